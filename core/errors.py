@@ -1,0 +1,62 @@
+"""Errors raised by the rules core.
+
+Every error the core raises derives from :class:`NarradorError`; the parsing and
+crypto libraries' own exceptions never leak through the public API (they are
+translated at the boundary).  Callers at the edges turn these into a forum reply,
+an error page or CLI exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class NarradorError(Exception):
+    """Base class of every error raised on purpose by Narrador."""
+
+
+class RulesError(NarradorError, ValueError):
+    """Input that the rules cannot evaluate.
+
+    Raised for an unknown ruleset id, faces outside 1-10, a difficulty outside
+    the ruleset's range, a negative pool, or an option value the ruleset does
+    not know.  The message is in English and meant for logs and the CLI; the
+    ``code`` and ``params`` attributes let the reply renderer translate it.
+    """
+
+    def __init__(self, message: str, *, code: str = "rules", **params: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
+class TagError(NarradorError):
+    """A roll tag that cannot be rolled.
+
+    Attributes:
+        code: a stable machine code (``syntax``, ``too_many_tags``, ``too_many_dice``,
+            ``tag_too_long``, ...), used to choose the translated message.
+        position: 0-based character offset inside the tag body where the problem
+            was found, or ``None`` when it concerns the whole tag.
+        found: the text found at ``position`` (may be empty at end of input).
+        expected: human-readable descriptions of what would have been accepted.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "syntax",
+        position: int | None = None,
+        found: str = "",
+        expected: tuple[str, ...] = (),
+        **params: object,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.position = position
+        self.found = found
+        self.expected = tuple(expected)
+        self.params = params
+
+
+class VerificationError(NarradorError):
+    """A signed roll record, key or seed that does not check out (with the reason)."""
