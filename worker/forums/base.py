@@ -1,0 +1,175 @@
+"""The forum port: what the service layer may rely on from any forum adapter.
+
+An adapter (``worker.forums.flaskbb``, later phpBB, Discourse...) turns one forum engine's
+pages and forms into these few calls. The service layer never sees HTML, cookies or
+``requests`` exceptions: every failure of an adapter is a :class:`ForumError` whose
+``reason`` says what went wrong and whose ``transient`` flag says whether trying again later
+may help (a task retries on transient errors and gives up on the others).
+
+Identifiers (thread, post, forum) are strings everywhere, because forums disagree on their
+shape; an adapter documents what its ids look like.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "ForumError",
+    "ForumPort",
+    "ForumPost",
+    "ThreadPage",
+    "REASONS",
+    "TRANSIENT_REASONS",
+]
+
+#: Every ``ForumError.reason`` an adapter may use.
+REASONS = frozenset(
+    {
+        "timeout",  # the forum did not answer in time
+        "connection",  # DNS, refused, reset: nothing came back
+        "http_5xx",  # the forum answered with a server error
+        "http_4xx",  # the forum refused the request (other than the cases below)
+        "auth",  # login failed (wrong credentials, banned, login form changed)
+        "csrf",  # the forum rejected our form token even after refetching it
+        "markup",  # a page did not have the shape the parser expects
+        "not_found",  # the thread / forum does not exist (any more)
+        "forbidden",  # the bot may not read or post there (locked, no permission)
+        "flood",  # the forum asks us to wait before posting again
+        "rejected",  # the forum refused the content (too short, too long, ...)
+    }
+)
+
+#: Reasons for which trying again later is expected to help.
+TRANSIENT_REASONS = frozenset({"timeout", "connection", "http_5xx", "flood"})
+
+
+class ForumError(Exception):
+    """A forum call failed.
+
+    Attributes:
+        reason: one of :data:`REASONS` (a short machine-readable word).
+        transient: True when the same call may succeed later (defaults from the reason:
+            see :data:`TRANSIENT_REASONS`).
+        url: the URL involved, when there was one.
+        status: the HTTP status code, when there was one.
+        retry_after: seconds the forum asked us to wait (flood control), when known.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        message: str = "",
+        *,
+        transient: bool | None = None,
+        url: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        if reason not in REASONS:
+            raise ValueError(f"unknown ForumError reason {reason!r}")
+        self.reason = reason
+        self.transient = reason in TRANSIENT_REASONS if transient is None else transient
+        self.url = url
+        self.status = status
+        self.retry_after = retry_after
+        detail = message or reason
+        if status is not None:
+            detail += f" (HTTP {status})"
+        if url:
+            detail += f" [{url}]"
+        super().__init__(detail)
+
+
+@dataclass(frozen=True)
+class ForumPost:
+    """One post as read from a forum page.
+
+    Attributes:
+        forum: the forum's name in the configuration (e.g. ``"local"``), not its engine.
+        thread_id: the thread (topic) id as the adapter spells it, e.g. ``"3"``.
+        post_id: the post id, unique within the forum, e.g. ``"17"``.
+        author: the author's user name as shown on the page.
+        created_utc: when the post was made (timezone-aware, UTC).
+        edited_utc: when it was last edited (timezone-aware, UTC), or None if never.
+        body_html: the post body as HTML (quotes, code and signatures still inside: use
+            ``worker.extract`` to get the author's own text).
+        url: absolute URL that shows this post.
+        page: the 1-based page of the thread the post was found on.
+    """
+
+    forum: str
+    thread_id: str
+    post_id: str
+    author: str
+    created_utc: datetime
+    edited_utc: datetime | None
+    body_html: str
+    url: str
+    page: int
+
+    def __post_init__(self) -> None:
+        if self.created_utc.tzinfo is None:
+            raise ValueError("ForumPost.created_utc must be timezone-aware")
+        if self.edited_utc is not None and self.edited_utc.tzinfo is None:
+            raise ValueError("ForumPost.edited_utc must be timezone-aware")
+
+
+@dataclass(frozen=True)
+class ThreadPage:
+    """The posts of a thread read from ``first_page`` through ``last_page``.
+
+    Attributes:
+        thread_id: the thread read.
+        posts: posts in thread order (oldest first), each with the page it came from.
+        first_page: the first page fetched (1-based).
+        last_page: the last page of the thread (the last one fetched). A poller remembers
+            it and passes it as ``since_page`` next time.
+        title: the thread title, when the page shows it ("" otherwise).
+    """
+
+    thread_id: str
+    posts: tuple[ForumPost, ...]
+    first_page: int
+    last_page: int
+    title: str = field(default="")
+
+
+@runtime_checkable
+class ForumPort(Protocol):
+    """What Narrador needs from a forum. Every method may raise :class:`ForumError`."""
+
+    name: str
+    """The forum's name in the configuration; copied into every ``ForumPost.forum``."""
+
+    def login(self) -> None:
+        """Log the bot in (idempotent; adapters also log in again by themselves when a
+        session expires). Raises ``ForumError("auth")`` on bad credentials."""
+        ...
+
+    def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
+        """Read every post of a thread from page ``since_page`` (1-based) to the last page.
+
+        If ``since_page`` is past the last page, the last page is read instead (so a poller
+        that remembers "page 4" still sees new posts after posts were deleted).
+        Raises ``ForumError("not_found")`` when the thread does not exist.
+        """
+        ...
+
+    def post_reply(self, thread_id: str, content: str) -> str:
+        """Post ``content`` (the forum's own markup: BBCode or Markdown) as a reply in the
+        thread; return the new post's id. Not idempotent: callers use ``find_reply`` and a
+        lock to avoid double replies."""
+        ...
+
+    def find_reply(self, thread_id: str, marker: str) -> str | None:
+        """Return the id of a post by the bot in the thread whose text contains ``marker``
+        (e.g. a roll id), or None when there is none."""
+        ...
+
+    def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
+        """Open a new thread in the forum (board) ``forum_id``; return
+        ``(thread_id, first_post_id)``. Used by the demo and tests to post as a player."""
+        ...
