@@ -1,0 +1,884 @@
+"""Roll records: canonical JSON, roll ids, commitments, Ed25519 signatures and checks.
+
+Source: issue 5, "Signed records" and "Secret rolls, edits, deletes".  The record
+format and every byte-level rule are documented in ``docs/verification.md`` and
+pinned by ``tests/vectors/``.
+
+Pure: no clock, no randomness, no I/O.  Records are plain ``dict`` values built by
+:func:`build_record` and never mutated here: :func:`with_flags` returns a new one.
+The only library used besides the standard library is ``cryptography`` (Ed25519);
+its exceptions never leak: bad records are *reported* by :func:`verify_signed`,
+unusable input raises :class:`core.errors.VerificationError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from core import calendar
+from core.derive import SEED_BYTES, DiceStreamExhausted, derive_faces, roll_key
+from core.errors import NarradorError, VerificationError
+
+__all__ = [
+    "RECORD_FORMAT",
+    "FLAG_NAMES",
+    "MAX_SAFE_INT",
+    "canonical_json",
+    "roll_id",
+    "roll_key_of",
+    "commitment",
+    "record_hash",
+    "key_id_for",
+    "public_key_from_bytes",
+    "public_keys_from_pem",
+    "public_key_pem",
+    "build_record",
+    "with_flags",
+    "record_problems",
+    "sign_record",
+    "Check",
+    "VerificationReport",
+    "verify_signed",
+]
+
+#: Value of the record's ``format`` field.  Bump it for any incompatible change.
+RECORD_FORMAT = 1
+
+#: The flags every record carries, all booleans (issue 5, "Secret rolls, edits, deletes").
+FLAG_NAMES = ("edited_after_roll", "post_deleted", "rolled_again", "secret")
+
+#: Largest integer allowed in canonical JSON (2**53 - 1) so that every JSON parser,
+#: including JavaScript's, reads it exactly.
+MAX_SAFE_INT = 2**53 - 1
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX128 = re.compile(r"[0-9a-f]{128}")
+_KEY_ID = re.compile(r"[0-9a-f]{16}")
+_ROLL_ID = re.compile(r"[a-z2-7]{16}")
+_NONCE = re.compile(r"[0-9a-f]{32}")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_UTC_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+
+
+# --------------------------------------------------------------------------- canonical JSON
+
+
+def _check_json_value(value: object, path: str) -> None:
+    if value is None or isinstance(value, (bool, str)):
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"{path}: string is not valid Unicode (lone surrogate)") from exc
+        return
+    if isinstance(value, int):
+        if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
+            raise ValueError(f"{path}: integer outside +-(2**53 - 1)")
+        return
+    if isinstance(value, float):
+        raise ValueError(f"{path}: floats are not allowed in records (use ints or strings)")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{path}: object keys must be str, got {type(k).__name__}")
+            if not k.isascii():
+                raise ValueError(f"{path}: object keys must be ASCII, got {k!r}")
+            _check_json_value(v, f"{path}.{k}")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_json_value(v, f"{path}[{i}]")
+        return
+    raise ValueError(f"{path}: {type(value).__name__} is not allowed in records")
+
+
+def canonical_json(obj: object) -> bytes:
+    """Serialise a record (or any record-like value) to its canonical bytes.
+
+    Rules: UTF-8; object keys sorted (they must be ASCII, so code-point, UTF-16 and
+    byte order agree); no whitespace (separators ``,`` and ``:``); non-ASCII
+    characters written as themselves, only ``"``, ``\\`` and U+0000-U+001F escaped
+    (``\\b \\t \\n \\f \\r`` short forms, otherwise ``\\u00xx`` lowercase); values are
+    ``null``, ``true``/``false``, integers within +-(2**53 - 1), strings, arrays
+    (lists or tuples) and objects (mappings).  For the values it accepts this is
+    the same as RFC 8785 (JCS).
+
+    Args:
+        obj: a JSON-able value built from dict/Mapping, list/tuple, str, int, bool, None.
+
+    Returns:
+        the canonical UTF-8 bytes.
+
+    Raises:
+        ValueError: a float (NaN and infinities included), a non-str or non-ASCII
+            key, an integer outside the safe range, a lone surrogate, or any other
+            type.
+
+    Source: issue 5, "Signed records".
+    """
+    _check_json_value(obj, "$")
+    text = json.dumps(
+        obj,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    return text.encode("utf-8")
+
+
+# --------------------------------------------------------------------------- ids and hashes
+
+
+def roll_id(key: bytes) -> str:
+    """The short public id of a roll, derived from its roll key.
+
+    Args:
+        key: the roll key (:func:`core.derive.roll_key`), non-empty bytes.
+
+    Returns:
+        16 characters: lowercase RFC 4648 base32 (alphabet ``a-z2-7``, no padding) of
+        the first 10 bytes (80 bits) of ``SHA-256(key)``.  Deterministic, so
+        reprocessing the same post gives the same id and the forum reply can be
+        searched by it.
+
+    Raises:
+        TypeError / ValueError: ``key`` not bytes or empty.
+
+    Source: issue 5 ("the forum reply carries the roll id", ``/v/<roll_id>``).
+    """
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError(f"key must be bytes, got {type(key).__name__}")
+    if not key:
+        raise ValueError("key must not be empty")
+    digest = hashlib.sha256(bytes(key)).digest()[:10]
+    return base64.b32encode(digest).decode("ascii").lower()
+
+
+def roll_key_of(record: Mapping[str, object]) -> bytes:
+    """The roll key of a record, rebuilt from its ``game``, ``forum``, ``thread``,
+    ``post`` and ``tag_index`` fields.
+
+    Raises:
+        KeyError / TypeError / ValueError: a missing or malformed field.
+
+    Source: issue 5 (the verifier recomputes the key from the record).
+    """
+    return roll_key(
+        record["game"],  # type: ignore[arg-type]
+        record["forum"],  # type: ignore[arg-type]
+        record["thread"],  # type: ignore[arg-type]
+        record["post"],  # type: ignore[arg-type]
+        record["tag_index"],  # type: ignore[arg-type]
+    )
+
+
+def commitment(seed: bytes) -> str:
+    """The public commitment of a day seed: ``SHA-256(seed)`` as 64 lowercase hex digits.
+
+    Raises:
+        TypeError / ValueError: ``seed`` not bytes of length 32.
+
+    Source: issue 5 ("the SHA-256 commitment of each day's seed is published before
+    that day starts").
+    """
+    if not isinstance(seed, (bytes, bytearray)):
+        raise TypeError(f"seed must be bytes, got {type(seed).__name__}")
+    if len(seed) != SEED_BYTES:
+        raise ValueError(f"seed must be {SEED_BYTES} bytes, got {len(seed)}")
+    return hashlib.sha256(bytes(seed)).hexdigest()
+
+
+def record_hash(record: Mapping[str, object]) -> str:
+    """The commitment to a whole record: ``SHA-256(canonical_json(record))``, 64 hex digits.
+
+    Published in the reply of a secret roll instead of the result; when a master
+    reveals the record anyone can check it against this hash.  A secret record must
+    carry a random 128-bit ``nonce`` (see :func:`build_record`) so its few unknown
+    fields (faces, outcome) cannot be found by trying them all.
+
+    Raises:
+        ValueError: the record cannot be canonicalised, or it is flagged secret and
+            has no valid ``nonce``.
+
+    Source: issue 5, "Secret rolls, edits, deletes".
+    """
+    flags = record.get("flags")
+    if isinstance(flags, Mapping) and flags.get("secret") is True:
+        nonce = record.get("nonce")
+        if not (isinstance(nonce, str) and _NONCE.fullmatch(nonce)):
+            raise ValueError("a secret record needs a 32-hex-digit random nonce")
+    return hashlib.sha256(canonical_json(record)).hexdigest()
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def key_id_for(public_key: Ed25519PublicKey) -> str:
+    """The id of a public key: first 16 hex digits of ``SHA-256(raw 32-byte public key)``.
+
+    Raises:
+        TypeError: not an ``Ed25519PublicKey``.
+
+    Source: issue 5 ("old public keys stay published with their ids").
+    """
+    if not isinstance(public_key, Ed25519PublicKey):
+        raise TypeError(f"expected Ed25519PublicKey, got {type(public_key).__name__}")
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def public_key_from_bytes(raw: bytes) -> Ed25519PublicKey:
+    """An Ed25519 public key from its raw 32 bytes.
+
+    Raises:
+        VerificationError: not 32 bytes / not a valid key.
+
+    Source: issue 5 (verifiers in other languages publish raw keys).
+    """
+    try:
+        return Ed25519PublicKey.from_public_bytes(bytes(raw))
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise VerificationError(f"not a raw Ed25519 public key: {exc}") from exc
+
+
+_PEM_BLOCK = re.compile(
+    rb"-----BEGIN PUBLIC KEY-----\s.*?-----END PUBLIC KEY-----", re.DOTALL
+)
+
+
+def public_keys_from_pem(data: bytes | str) -> dict[str, Ed25519PublicKey]:
+    """Every Ed25519 public key in a PEM text (one or more ``PUBLIC KEY`` blocks).
+
+    A text that holds only 64 hex digits (a raw key) is accepted as well.
+
+    Args:
+        data: the file contents, bytes or str.
+
+    Returns:
+        ``{key_id: public_key}`` in file order.
+
+    Raises:
+        VerificationError: no key found, a block that is not an Ed25519 public key.
+
+    Source: issue 5 (``narrador verify --public-key FILE``, ``/keys``).
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    stripped = data.strip()
+    if re.fullmatch(rb"[0-9a-fA-F]{64}", stripped):
+        key = public_key_from_bytes(binascii.unhexlify(stripped))
+        return {key_id_for(key): key}
+    keys: dict[str, Ed25519PublicKey] = {}
+    for block in _PEM_BLOCK.findall(data):
+        try:
+            key = serialization.load_pem_public_key(block)
+        except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+            raise VerificationError(f"unreadable public key PEM block: {exc}") from exc
+        if not isinstance(key, Ed25519PublicKey):
+            raise VerificationError(f"not an Ed25519 public key: {type(key).__name__}")
+        keys[key_id_for(key)] = key
+    if not keys:
+        raise VerificationError("no Ed25519 public key found (expected PEM or 64 hex digits)")
+    return keys
+
+
+def public_key_pem(public_key: Ed25519PublicKey) -> str:
+    """The SubjectPublicKeyInfo PEM text of a public key (what ``/keys`` publishes).
+
+    Source: issue 5.
+    """
+    return public_key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ).decode("ascii")
+
+
+# --------------------------------------------------------------------------- records
+
+_STR = (str,)
+_OPT_STR = (str, type(None))
+
+# field -> accepted Python types (bool is excluded from int checks separately)
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "format": (int,),
+    "roll_id": _STR,
+    "key_id": _STR,
+    "game": _STR,
+    "ruleset": _STR,
+    "options": (dict,),
+    "forum": _STR,
+    "thread": _STR,
+    "post": _STR,
+    "post_url": _STR,
+    "author": _STR,
+    "character": _OPT_STR,
+    "tag": _STR,
+    "tag_index": (int,),
+    "params": (dict,),
+    "game_day": _STR,
+    "tz": _STR,
+    "seed_commitment": _STR,
+    "faces": (list,),
+    "successes": (int,),
+    "outcome": _STR,
+    "degree": (int, str, type(None)),
+    "time_utc": _STR,
+    "time_local": _STR,
+    "flags": (dict,),
+    "edited_tag": _OPT_STR,
+    "nonce": _OPT_STR,
+}
+
+#: Every top-level field of a format-1 record, in documentation order.
+RECORD_FIELDS = tuple(_FIELDS)
+
+
+def record_problems(record: object) -> list[str]:
+    """Why a value is not a well-formed format-1 record (empty list when it is).
+
+    Checks: it is a mapping with exactly the fields of :data:`RECORD_FIELDS`, each of
+    the documented type; ``format == 1``; ids, hashes, day and times in their
+    documented shapes; faces are ints 1..10; flags are exactly :data:`FLAG_NAMES`
+    as booleans; a secret record has a nonce; the whole record is canonicalisable.
+    Cross-field checks (roll id, game day) are made by :func:`verify_signed`.
+
+    Source: issue 5, "Signed records".
+    """
+    if not isinstance(record, Mapping):
+        return [f"record is not an object ({type(record).__name__})"]
+    problems: list[str] = []
+    missing = [f for f in _FIELDS if f not in record]
+    extra = sorted(str(f) for f in record if f not in _FIELDS)
+    if missing:
+        problems.append("missing fields: " + ", ".join(missing))
+    if extra:
+        problems.append("unknown fields: " + ", ".join(extra))
+    for name, types in _FIELDS.items():
+        if name not in record:
+            continue
+        value = record[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            problems.append(f"{name}: wrong type {type(value).__name__}")
+    if problems:
+        return problems
+
+    def shape(name: str, pattern: re.Pattern[str], what: str) -> None:
+        value = record[name]
+        if not pattern.fullmatch(value):  # type: ignore[arg-type]
+            problems.append(f"{name}: not {what}: {value!r}")
+
+    if record["format"] != RECORD_FORMAT:
+        problems.append(f"format: unsupported version {record['format']!r}")
+    shape("roll_id", _ROLL_ID, "16 base32 characters")
+    shape("key_id", _KEY_ID, "16 hex digits")
+    shape("seed_commitment", _HEX64, "64 hex digits")
+    shape("game_day", _DAY, "YYYY-MM-DD")
+    shape("time_utc", _UTC_TIME, "YYYY-MM-DDTHH:MM:SSZ")
+    for name in ("game", "forum", "thread", "post", "ruleset", "tz"):
+        if not record[name]:
+            problems.append(f"{name}: empty")
+    if not 0 <= record["tag_index"] <= 0xFFFFFFFF:  # type: ignore[operator]
+        problems.append("tag_index: out of range")
+    faces = record["faces"]
+    if not all(type(f) is int and 1 <= f <= 10 for f in faces):  # type: ignore[union-attr]
+        problems.append("faces: every face must be an int from 1 to 10")
+    flags = record["flags"]
+    if set(flags) != set(FLAG_NAMES) or not all(  # type: ignore[arg-type]
+        type(v) is bool for v in flags.values()  # type: ignore[union-attr]
+    ):
+        problems.append("flags: must be exactly " + ", ".join(FLAG_NAMES) + " as booleans")
+    elif flags["secret"]:  # type: ignore[index]
+        if record["nonce"] is None or not _NONCE.fullmatch(record["nonce"]):  # type: ignore[arg-type]
+            problems.append("nonce: a secret record needs 32 hex digits")
+    elif record["nonce"] is not None and not _NONCE.fullmatch(record["nonce"]):  # type: ignore[arg-type]
+        problems.append("nonce: not 32 hex digits")
+    try:
+        canonical_json(record)
+    except ValueError as exc:
+        problems.append(f"not canonical JSON: {exc}")
+    return problems
+
+
+def _format_utc(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _format_local(moment: datetime, tz: str) -> str:
+    return calendar.local_time(moment, tz).replace(microsecond=0).isoformat()
+
+
+def build_record(
+    *,
+    key_id: str,
+    game: str,
+    ruleset: str,
+    options: Mapping[str, object],
+    forum: str,
+    thread: str,
+    post: str,
+    post_url: str,
+    author: str,
+    character: str | None,
+    tag: str,
+    tag_index: int,
+    params: Mapping[str, object],
+    seed_commitment: str,
+    faces: Sequence[int],
+    successes: int,
+    outcome: str,
+    degree: int | str | None,
+    processed_at: datetime,
+    tz: str = calendar.DEFAULT_TZ,
+    secret: bool = False,
+    nonce: str | None = None,
+) -> dict[str, object]:
+    """Build the canonical format-1 record of one roll.
+
+    Args:
+        key_id: id of the signing key (:func:`key_id_for`), 16 hex digits.
+        game, forum, thread, post: the ids that make the roll key (non-empty str).
+        ruleset: ruleset id (``"vampiro"``, ``"exaltado"``, ``"gehena"``).
+        options: the ruleset options in force, a JSON-able mapping (no floats).
+        post_url: link to the post.  author: forum user name.  character: the
+            character rolling, or ``None``.
+        tag: the roll tag exactly as written; tag_index: its 0-based index in the post.
+        params: the parsed parameters (pool, difficulty, willpower, ...), JSON-able.
+        seed_commitment: ``commitment(seed)`` of the seed of the game day in which
+            the roll is processed (64 hex digits).  The caller must use the same
+            day as ``game_day(processed_at, tz)``.
+        faces: every face drawn from the dice stream, in order (ints 1..10).
+        successes: net successes (int); outcome: e.g. ``"success"``, ``"failure"``,
+            ``"botch"``; degree: the ruleset's degree of success (int, str or None).
+        processed_at: aware datetime of processing (stored as UTC, to the second,
+            and as game-local time).
+        tz: the game's IANA zone.
+        secret: a secret roll; then ``nonce`` (32 random hex digits, supplied by the
+            caller, e.g. ``secrets.token_hex(16)``) is required so that
+            :func:`record_hash` hides the result.
+
+    Returns:
+        a new ``dict`` with the fields of :data:`RECORD_FIELDS` (all flags false
+        except ``secret``; ``edited_tag`` None).
+
+    Raises:
+        ValueError: any field malformed (the message lists every problem).
+
+    Source: issue 5, "Signed records".
+    """
+    key = roll_key(game, forum, thread, post, tag_index)
+    record: dict[str, object] = {
+        "format": RECORD_FORMAT,
+        "roll_id": roll_id(key),
+        "key_id": key_id,
+        "game": game,
+        "ruleset": ruleset,
+        "options": dict(options),
+        "forum": forum,
+        "thread": thread,
+        "post": post,
+        "post_url": post_url,
+        "author": author,
+        "character": character,
+        "tag": tag,
+        "tag_index": tag_index,
+        "params": dict(params),
+        "game_day": calendar.game_day(processed_at, tz).isoformat(),
+        "tz": tz,
+        "seed_commitment": seed_commitment,
+        "faces": list(faces),
+        "successes": successes,
+        "outcome": outcome,
+        "degree": degree,
+        "time_utc": _format_utc(processed_at),
+        "time_local": _format_local(processed_at, tz),
+        "flags": {
+            "edited_after_roll": False,
+            "post_deleted": False,
+            "rolled_again": False,
+            "secret": bool(secret),
+        },
+        "edited_tag": None,
+        "nonce": nonce,
+    }
+    problems = record_problems(record)
+    if problems:
+        raise ValueError("invalid roll record: " + "; ".join(problems))
+    # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
+    return json.loads(canonical_json(record))
+
+
+def with_flags(
+    record: Mapping[str, object],
+    *,
+    edited_after_roll: bool | None = None,
+    edited_tag: str | None = None,
+    post_deleted: bool | None = None,
+    rolled_again: bool | None = None,
+) -> dict[str, object]:
+    """A copy of a record with flags changed (the caller signs it again).
+
+    The dice, result and every other field stay as first recorded ("the first
+    result stands").  ``edited_tag`` keeps the new tag text beside the original and
+    implies ``edited_after_roll=True``.  The ``secret`` flag cannot change here.
+
+    Raises:
+        ValueError: the result is not a well-formed record.
+
+    Source: issue 5, "Secret rolls, edits, deletes".
+    """
+    new = json.loads(canonical_json(record))
+    flags = dict(new["flags"])
+    if edited_tag is not None:
+        new["edited_tag"] = edited_tag
+        flags["edited_after_roll"] = True
+    for name, value in (
+        ("edited_after_roll", edited_after_roll),
+        ("post_deleted", post_deleted),
+        ("rolled_again", rolled_again),
+    ):
+        if value is not None:
+            flags[name] = bool(value)
+    new["flags"] = flags
+    problems = record_problems(new)
+    if problems:
+        raise ValueError("invalid roll record: " + "; ".join(problems))
+    return new
+
+
+# --------------------------------------------------------------------------- signing
+
+
+def sign_record(
+    record: Mapping[str, object], private_key: Ed25519PrivateKey, key_id: str
+) -> dict[str, object]:
+    """Sign a record with Ed25519.
+
+    Args:
+        record: a well-formed record (:func:`build_record`) whose ``key_id`` field
+            equals ``key_id``.
+        private_key: the active signing key.
+        key_id: the id of its public key (:func:`key_id_for`).
+
+    Returns:
+        the signed envelope ``{"record": record, "signature": hex, "key_id": key_id}``
+        where ``signature`` is the 64-byte Ed25519 signature of
+        ``canonical_json(record)`` as 128 lowercase hex digits.
+
+    Raises:
+        ValueError: malformed record, ``key_id`` not the id of ``private_key``'s
+            public key, or the record names another key.
+
+    Source: issue 5, "Signed records".
+    """
+    if not isinstance(private_key, Ed25519PrivateKey):
+        raise TypeError(f"expected Ed25519PrivateKey, got {type(private_key).__name__}")
+    actual = key_id_for(private_key.public_key())
+    if key_id != actual:
+        raise ValueError(f"key_id {key_id!r} is not the id of this key ({actual})")
+    problems = record_problems(record)
+    if problems:
+        raise ValueError("invalid roll record: " + "; ".join(problems))
+    if record["key_id"] != key_id:
+        raise ValueError(f"record names key {record['key_id']!r}, signing with {key_id!r}")
+    message = canonical_json(record)
+    return {
+        "record": json.loads(message),
+        "signature": private_key.sign(message).hex(),
+        "key_id": key_id,
+    }
+
+
+# --------------------------------------------------------------------------- verification
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verification check.
+
+    Attributes:
+        name: stable id: ``envelope``, ``format``, ``key_id``, ``signature``,
+            ``roll_id``, ``game_day``, ``seed``, ``dice``, ``rules``, ``secret_hash``.
+        ok: ``True`` holds, ``False`` fails, ``None`` not checked.
+        reason: one English sentence saying what was found.
+    """
+
+    name: str
+    ok: bool | None
+    reason: str
+
+    @property
+    def status(self) -> str:
+        """``"OK"``, ``"FAIL"`` or ``"SKIP"``."""
+        return {True: "OK", False: "FAIL", None: "SKIP"}[self.ok]
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """What :func:`verify_signed` found, check by check (immutable).
+
+    Attributes:
+        checks: the checks in the order they were made.
+        roll_id: the record's roll id when it had one, else ``None``.
+    """
+
+    checks: tuple[Check, ...]
+    roll_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when no check failed and the signature was checked and holds."""
+        return not self.failures and self.check("signature") is not None and bool(
+            self.check("signature").ok  # type: ignore[union-attr]
+        )
+
+    @property
+    def failures(self) -> tuple[Check, ...]:
+        """The checks that failed."""
+        return tuple(c for c in self.checks if c.ok is False)
+
+    @property
+    def skipped(self) -> tuple[Check, ...]:
+        """The checks that could not be made (missing key, seed not revealed, ...)."""
+        return tuple(c for c in self.checks if c.ok is None)
+
+    def check(self, name: str) -> Check | None:
+        """The check with that name, or ``None`` if it was not made."""
+        return next((c for c in self.checks if c.name == name), None)
+
+    def lines(self) -> list[str]:
+        """One human-readable line per check: ``"OK   signature: ..."``."""
+        return [f"{c.status:<4} {c.name}: {c.reason}" for c in self.checks]
+
+
+def _fields_for_key(record: Mapping[str, object]) -> bytes | None:
+    try:
+        return roll_key_of(record)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def verify_signed(
+    signed: Mapping[str, object],
+    public_keys: Mapping[str, Ed25519PublicKey],
+    *,
+    seed: bytes | None = None,
+    recompute: Callable[[Mapping[str, object]], Mapping[str, object]] | None = None,
+    expected_hash: str | None = None,
+) -> VerificationReport:
+    """Check a signed record and report every check with its reason.
+
+    Checks, in order (each ``ok``, ``fail`` or ``skip``):
+
+    - ``envelope``: ``signed`` has ``record`` (object), ``signature`` (128 hex) and
+      ``key_id``; if not, the other checks are skipped.
+    - ``format``: :func:`record_problems` finds nothing.
+    - ``key_id``: the envelope's key id is among ``public_keys``, maps to a key with
+      that id, and equals the record's ``key_id`` (skipped if ``public_keys`` is empty).
+    - ``signature``: Ed25519 over ``canonical_json(record)`` (skipped if no key).
+    - ``roll_id``: equals :func:`roll_id` of the key rebuilt from the record.
+    - ``game_day``: ``game_day`` and ``time_local`` agree with ``time_utc`` in ``tz``.
+    - ``seed``: ``commitment(seed) == seed_commitment`` (skipped without a seed).
+    - ``dice``: ``derive_faces(seed, key, len(faces)) == faces`` (skipped without a
+      seed or if the seed does not match).
+    - ``rules``: every field returned by ``recompute(record)`` (e.g. successes,
+      outcome, degree recomputed by ``core.rules`` from the record's ruleset,
+      options, params and faces) equals the record's (skipped without it).
+    - ``secret_hash``: ``record_hash(record) == expected_hash`` (only if given).
+
+    Args:
+        signed: the envelope from :func:`sign_record` (``/v/<roll_id>.json``);
+            extra envelope keys are ignored (they are not signed).
+        public_keys: ``{key_id: Ed25519PublicKey}`` the verifier trusts.
+        seed: the revealed 32-byte seed of the record's game day, if known.
+        recompute: optional rules check, ``record -> {field: expected value}``;
+            exceptions it raises are reported as a failed ``rules`` check.
+        expected_hash: for a revealed secret roll, the record hash published earlier.
+
+    Returns:
+        a :class:`VerificationReport`; ``report.ok`` is the overall verdict.
+
+    Raises:
+        VerificationError: only for unusable input — ``signed`` or ``public_keys``
+            not a mapping, a value of ``public_keys`` that is not an Ed25519 public
+            key, ``seed`` not bytes, ``recompute`` not callable.  A bad record never
+            raises: it is reported.
+
+    Source: issue 5, "Signed records" and "Secret rolls, edits, deletes".
+    """
+    if not isinstance(signed, Mapping):
+        raise VerificationError(f"signed record must be an object, got {type(signed).__name__}")
+    if not isinstance(public_keys, Mapping) or not all(
+        isinstance(k, Ed25519PublicKey) for k in public_keys.values()
+    ):
+        raise VerificationError("public_keys must map key ids to Ed25519 public keys")
+    if seed is not None and not isinstance(seed, (bytes, bytearray)):
+        raise VerificationError(f"seed must be bytes, got {type(seed).__name__}")
+    if recompute is not None and not callable(recompute):
+        raise VerificationError("recompute must be callable")
+
+    checks: list[Check] = []
+    add = lambda name, ok, reason: checks.append(Check(name, ok, reason))  # noqa: E731
+
+    record = signed.get("record")
+    signature = signed.get("signature")
+    env_key_id = signed.get("key_id")
+    envelope_problems = []
+    if not isinstance(record, Mapping):
+        envelope_problems.append("no record object")
+    if not (isinstance(signature, str) and _HEX128.fullmatch(signature)):
+        envelope_problems.append("signature is not 128 lowercase hex digits")
+    if not isinstance(env_key_id, str):
+        envelope_problems.append("no key_id")
+    if envelope_problems:
+        add("envelope", False, "; ".join(envelope_problems))
+        return VerificationReport(tuple(checks))
+    assert isinstance(record, Mapping) and isinstance(signature, str)
+    assert isinstance(env_key_id, str)
+    add("envelope", True, "record, signature and key id present")
+
+    problems = record_problems(record)
+    add("format", not problems, "; ".join(problems) or f"well-formed format {RECORD_FORMAT} record")
+    rid = record.get("roll_id") if isinstance(record.get("roll_id"), str) else None
+
+    # key id and signature
+    key = None
+    if not public_keys:
+        add("key_id", None, f"no public keys given; record says key {env_key_id}")
+    elif env_key_id not in public_keys:
+        add("key_id", False, f"key {env_key_id} is not a known public key")
+    elif key_id_for(public_keys[env_key_id]) != env_key_id:
+        add("key_id", False, f"the key given as {env_key_id} has another id")
+    elif record.get("key_id") != env_key_id:
+        add("key_id", False, f"record names key {record.get('key_id')!r}, envelope {env_key_id}")
+        key = public_keys[env_key_id]
+    else:
+        add("key_id", True, f"key {env_key_id} is known")
+        key = public_keys[env_key_id]
+    if key is None:
+        add("signature", None, "not checked: no usable public key")
+    else:
+        try:
+            message = canonical_json(record)
+        except ValueError as exc:
+            add("signature", False, f"record cannot be canonicalised: {exc}")
+        else:
+            try:
+                key.verify(bytes.fromhex(signature), message)
+            except InvalidSignature:
+                add(
+                    "signature",
+                    False,
+                    f"signature does not match: the record was altered or not signed by key "
+                    f"{env_key_id}",
+                )
+            else:
+                add("signature", True, f"Ed25519 signature by key {env_key_id} holds")
+
+    # roll id
+    rkey = _fields_for_key(record)
+    if rkey is None:
+        add("roll_id", False, "cannot rebuild the roll key from game/forum/thread/post/tag_index")
+    elif record.get("roll_id") != roll_id(rkey):
+        add("roll_id", False, f"roll id should be {roll_id(rkey)}, record says {rid!r}")
+    else:
+        add("roll_id", True, f"roll id {rid} matches the roll key")
+
+    # game day vs time
+    add(*_check_game_day(record))
+
+    # seed and dice
+    committed = record.get("seed_commitment")
+    faces = record.get("faces")
+    if seed is None:
+        add("seed", None, "seed not given (not revealed yet?)")
+        add("dice", None, "not checked: no seed")
+    elif len(seed) != SEED_BYTES:
+        add("seed", False, f"seed must be {SEED_BYTES} bytes, got {len(seed)}")
+        add("dice", None, "not checked: unusable seed")
+    elif commitment(bytes(seed)) != committed:
+        add("seed", False, f"seed does not match the record's commitment {committed!r}")
+        add("dice", None, "not checked: seed does not match its commitment")
+    elif rkey is None or not isinstance(faces, list) or not all(type(f) is int for f in faces):
+        add("seed", True, "seed matches the commitment")
+        add("dice", False, "not checked: the record's key fields or faces are malformed")
+    else:
+        add("seed", True, "seed matches the commitment")
+        try:
+            derived = list(derive_faces(bytes(seed), rkey, len(faces)))
+        except DiceStreamExhausted as exc:
+            add("dice", False, str(exc))
+        else:
+            if derived == faces:
+                add("dice", True, f"{len(faces)} faces recomputed and equal")
+            else:
+                first = next(i for i, (a, b) in enumerate(zip(derived, faces)) if a != b)
+                add(
+                    "dice",
+                    False,
+                    f"faces differ from the derived dice at position {first}: "
+                    f"record {faces[first]}, derived {derived[first]}",
+                )
+
+    # rules
+    if recompute is None:
+        add("rules", None, "not checked: no rules recomputation given")
+    else:
+        try:
+            expected = recompute(record)
+            wrong = [
+                f"{k}: record {record.get(k)!r}, rules {v!r}"
+                for k, v in dict(expected).items()
+                if record.get(k) != v
+            ]
+        except (NarradorError, KeyError, TypeError, ValueError) as exc:
+            add("rules", False, f"rules cannot evaluate the record: {exc}")
+        else:
+            if wrong:
+                add("rules", False, "; ".join(wrong))
+            else:
+                add("rules", True, "result recomputed by the rules: " + ", ".join(sorted(expected)))
+
+    if expected_hash is not None:
+        try:
+            actual_hash = record_hash(record)
+        except ValueError as exc:
+            add("secret_hash", False, f"cannot hash the record: {exc}")
+        else:
+            if actual_hash == expected_hash:
+                add("secret_hash", True, "record matches the hash published with the roll")
+            else:
+                add("secret_hash", False, "record does not match the hash published with the roll")
+
+    return VerificationReport(tuple(checks), rid)
+
+
+def _check_game_day(record: Mapping[str, object]) -> tuple[str, bool, str]:
+    time_utc, tz = record.get("time_utc"), record.get("tz")
+    day, local = record.get("game_day"), record.get("time_local")
+    if not (isinstance(time_utc, str) and _UTC_TIME.fullmatch(time_utc) and isinstance(tz, str)):
+        return ("game_day", False, "time_utc or tz malformed")
+    try:
+        moment = datetime.strptime(time_utc, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        expected_day: date = calendar.game_day(moment, tz)
+        expected_local = _format_local(moment, tz)
+    except (ValueError, TypeError) as exc:
+        return ("game_day", False, f"cannot place time_utc in {tz!r}: {exc}")
+    if day != expected_day.isoformat():
+        return ("game_day", False, f"{time_utc} is game day {expected_day} in {tz}, not {day!r}")
+    if local != expected_local:
+        return ("game_day", False, f"time_local should be {expected_local}, not {local!r}")
+    return ("game_day", True, f"{time_utc} is {expected_local}, game day {day} in {tz}")

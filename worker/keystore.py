@@ -1,0 +1,451 @@
+"""The instance folder: Ed25519 signing keys and per-day seeds, as files.
+
+Source: issue 5, "Dice that were fixed before the post existed" and "Signed
+records".  These are files, not Redis keys, so losing Redis loses none of them;
+back the folder up as described in ``docs/verification.md``.
+
+Layout (directories 0700, files 0600)::
+
+    <instance_dir>/
+      keys/
+        <key_id>.key            private key, PKCS#8 PEM, unencrypted
+        <key_id>.pub            public key, SubjectPublicKeyInfo PEM
+        active                  the active key id + "\\n"
+      seeds/<game>/
+        <YYYY-MM-DD>            the day seed, 64 lowercase hex digits + "\\n"
+        <YYYY-MM-DD>.revealed   marker: the seed may be published
+
+Every file is written to a temporary name in the same directory, fsynced, and
+then linked (``os.link``, which fails if the name exists) or renamed into place,
+so a crash never leaves a half-written file and two processes creating the same
+day's seed at once end up with one seed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Callable, Iterable
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from core import calendar
+from core.derive import SEED_BYTES
+from core.errors import NarradorError
+from core.record import commitment, key_id_for, public_key_pem
+
+__all__ = ["Keystore", "KeystoreError", "SeedRevealedError"]
+
+_GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_DAY_FILE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_KEY_FILE = re.compile(r"([0-9a-f]{16})\.pub")
+
+
+class KeystoreError(NarradorError):
+    """The instance folder is missing something, unreadable, or inconsistent."""
+
+
+class SeedRevealedError(KeystoreError):
+    """A seed was requested for rolling after it was revealed (its dice are public)."""
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+class Keystore:
+    """Keys and seeds of one Narrador instance, kept in ``instance_dir``.
+
+    Args:
+        instance_dir: the instance folder (created 0700 on first write).
+        token_bytes: randomness source ``n -> n random bytes``; defaults to
+            ``secrets.token_bytes``.  Tests inject a deterministic one.
+
+    Raises (from methods):
+        KeystoreError: keys not initialised, unreadable or corrupt files, a game id
+            that is not safe as a file name (``[A-Za-z0-9][A-Za-z0-9_.-]*``, max 100).
+
+    Source: issue 5.
+    """
+
+    def __init__(
+        self,
+        instance_dir: Path | str,
+        *,
+        token_bytes: Callable[[int], bytes] = secrets.token_bytes,
+    ) -> None:
+        self.root = Path(instance_dir)
+        self._token_bytes = token_bytes
+
+    # ------------------------------------------------------------------ files
+
+    @property
+    def keys_dir(self) -> Path:
+        """``<instance_dir>/keys``."""
+        return self.root / "keys"
+
+    @property
+    def seeds_dir(self) -> Path:
+        """``<instance_dir>/seeds``."""
+        return self.root / "seeds"
+
+    def _mkdir(self, path: Path) -> Path:
+        """Create ``path`` and its parents up from the instance folder, each 0700."""
+        rel = path.relative_to(self.root)
+        chain = [self.root, *(self.root / p for p in reversed(rel.parents) if p != Path("."))]
+        chain.append(path)
+        for folder in chain:
+            if not folder.is_dir():
+                try:
+                    folder.mkdir(mode=0o700)
+                except FileExistsError:
+                    continue
+                os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask
+        return path
+
+    def _write_exclusive(self, path: Path, data: bytes) -> bool:
+        """Create ``path`` with ``data`` (mode 0600) unless it exists; True if we created it."""
+        self._mkdir(path.parent)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, data)
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            _fsync_dir(path.parent)
+            return True
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            os.unlink(tmp)
+
+    def _write_replace(self, path: Path, data: bytes) -> None:
+        """Write ``path`` atomically (mode 0600), replacing any previous content."""
+        self._mkdir(path.parent)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        _fsync_dir(path.parent)
+
+    @staticmethod
+    def _read(path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise KeystoreError(f"cannot read {path}: {exc}") from exc
+
+    # ------------------------------------------------------------------ keys
+
+    def _new_key(self) -> str:
+        private = Ed25519PrivateKey.from_private_bytes(self._token_bytes(32))
+        kid = key_id_for(private.public_key())
+        pem = private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        self._write_exclusive(self.keys_dir / f"{kid}.key", pem)
+        self._write_exclusive(
+            self.keys_dir / f"{kid}.pub", public_key_pem(private.public_key()).encode("ascii")
+        )
+        return kid
+
+    def active_key_id(self) -> str | None:
+        """The id of the active signing key, or ``None`` before :meth:`init_keys`."""
+        try:
+            kid = self._read(self.keys_dir / "active").decode("ascii").strip()
+        except FileNotFoundError:
+            return None
+        except UnicodeDecodeError as exc:
+            raise KeystoreError("keys/active is corrupt") from exc
+        if not re.fullmatch(r"[0-9a-f]{16}", kid):
+            raise KeystoreError(f"keys/active is corrupt: {kid!r}")
+        return kid
+
+    def init_keys(self) -> str:
+        """Create the first key pair unless one is active (``narrador keys init``).
+
+        Idempotent and safe against a concurrent call: both callers get the same
+        active key id.
+
+        Returns:
+            the active key id.
+
+        Source: issue 5 ("narrador keys init creates the key pair").
+        """
+        kid = self.active_key_id()
+        if kid is not None:
+            return kid
+        kid = self._new_key()
+        if not self._write_exclusive(self.keys_dir / "active", f"{kid}\n".encode("ascii")):
+            # someone else initialised first; our key stays unused but harmless
+            # (remove it so it is never published as if it had signed anything)
+            for suffix in (".key", ".pub"):
+                (self.keys_dir / f"{kid}{suffix}").unlink(missing_ok=True)
+        active = self.active_key_id()
+        assert active is not None
+        return active
+
+    def rotate_keys(self) -> str:
+        """Create a new key pair and make it active (``narrador keys rotate``).
+
+        Old key pairs stay in ``keys/``; their public keys stay in
+        :meth:`public_keys` so old records still verify.
+
+        Returns:
+            the new active key id.
+
+        Source: issue 5 ("narrador keys rotate adds a new one; old public keys stay
+        published with their ids").
+        """
+        kid = self._new_key()
+        self._write_replace(self.keys_dir / "active", f"{kid}\n".encode("ascii"))
+        return kid
+
+    def active_signing_key(self) -> tuple[str, Ed25519PrivateKey]:
+        """The active ``(key_id, private_key)``.
+
+        Raises:
+            KeystoreError: keys not initialised, or the key file is missing, corrupt
+                or does not match its id.
+        """
+        kid = self.active_key_id()
+        if kid is None:
+            raise KeystoreError(f"no signing key in {self.keys_dir}: run `narrador keys init`")
+        path = self.keys_dir / f"{kid}.key"
+        try:
+            pem = self._read(path)
+        except FileNotFoundError as exc:
+            raise KeystoreError(f"active key file missing: {path}") from exc
+        try:
+            private = serialization.load_pem_private_key(pem, password=None)
+        except (ValueError, TypeError) as exc:
+            raise KeystoreError(f"cannot load {path}: {exc}") from exc
+        if not isinstance(private, Ed25519PrivateKey):
+            raise KeystoreError(f"{path} is not an Ed25519 key")
+        if key_id_for(private.public_key()) != kid:
+            raise KeystoreError(f"{path} does not hold key {kid}")
+        return kid, private
+
+    def public_keys(self) -> dict[str, Ed25519PublicKey]:
+        """Every public key ever created here, ``{key_id: public_key}``, sorted by id.
+
+        Raises:
+            KeystoreError: a ``.pub`` file that is corrupt or does not match its name.
+        """
+        out: dict[str, Ed25519PublicKey] = {}
+        if not self.keys_dir.is_dir():
+            return out
+        for path in sorted(self.keys_dir.iterdir()):
+            m = _KEY_FILE.fullmatch(path.name)
+            if not m:
+                continue
+            try:
+                key = serialization.load_pem_public_key(self._read(path))
+            except (ValueError, TypeError) as exc:
+                raise KeystoreError(f"cannot load {path}: {exc}") from exc
+            if not isinstance(key, Ed25519PublicKey) or key_id_for(key) != m.group(1):
+                raise KeystoreError(f"{path} does not hold Ed25519 key {m.group(1)}")
+            out[m.group(1)] = key
+        return out
+
+    def public_keys_pem(self) -> dict[str, str]:
+        """``{key_id: PEM text}`` of every public key (what ``/keys`` publishes)."""
+        return {kid: public_key_pem(key) for kid, key in self.public_keys().items()}
+
+    # ------------------------------------------------------------------ seeds
+
+    def _game_dir(self, game: str) -> Path:
+        if not isinstance(game, str) or not _GAME_ID.fullmatch(game) or game in {".", ".."}:
+            raise KeystoreError(f"game id not usable as a folder name: {game!r}")
+        return self.seeds_dir / game
+
+    @staticmethod
+    def _day(day: date) -> str:
+        if isinstance(day, datetime) or not isinstance(day, date):
+            raise TypeError(f"day must be a date, got {type(day).__name__}")
+        return day.isoformat()
+
+    def _read_seed(self, path: Path) -> bytes:
+        text = self._read(path).decode("ascii", "replace").strip()
+        try:
+            seed = bytes.fromhex(text)
+        except ValueError as exc:
+            raise KeystoreError(f"corrupt seed file {path}") from exc
+        if len(seed) != SEED_BYTES:
+            raise KeystoreError(f"corrupt seed file {path}: {len(seed)} bytes")
+        return seed
+
+    def seed_for(
+        self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False
+    ) -> bytes:
+        """The 32-byte seed of a game day, created on first use.
+
+        Creation is atomic: two processes asking at once get the same seed.
+
+        Args:
+            game: the game id.
+            day: the game-local date.
+            create: create the seed if absent (else raise ``KeystoreError``).
+            allow_revealed: return a revealed seed too.  Off by default because
+                rolling with a revealed seed would make the dice predictable; the
+                public pages use :meth:`revealed_seed` instead.
+
+        Raises:
+            KeystoreError: absent and ``create`` is false; corrupt file; bad game id.
+            SeedRevealedError: the seed is revealed and ``allow_revealed`` is false.
+
+        Source: issue 5 ("one 32-byte random server seed per game day").
+        """
+        path = self._game_dir(game) / self._day(day)
+        if not allow_revealed and self.is_revealed(game, day):
+            raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
+        try:
+            return self._read_seed(path)
+        except FileNotFoundError:
+            if not create:
+                raise KeystoreError(f"no seed for {game} {day}") from None
+        fresh = self._token_bytes(SEED_BYTES)
+        if len(fresh) != SEED_BYTES:
+            raise KeystoreError("token_bytes returned the wrong length")
+        self._write_exclusive(path, fresh.hex().encode("ascii") + b"\n")
+        return self._read_seed(path)  # ours, or the one a concurrent process linked first
+
+    def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]:
+        """Make sure seeds exist for ``today`` and the ``days`` following days.
+
+        Run at every rollover so each day's commitment is published before the day
+        starts.
+
+        Returns:
+            the days covered (``today`` .. ``today + days``), in order.
+
+        Source: issue 5 ("Seeds are generated ahead"), issue 7 (rollover).
+        """
+        if days < 0:
+            raise ValueError("days must be >= 0")
+        covered = [today + timedelta(days=i) for i in range(days + 1)]
+        for day in covered:
+            if not self.is_revealed(game, day):
+                self.seed_for(game, day)
+        return covered
+
+    def _days(self, game: str) -> list[date]:
+        folder = self._game_dir(game)
+        if not folder.is_dir():
+            return []
+        days = []
+        for path in folder.iterdir():
+            if _DAY_FILE.fullmatch(path.name):
+                try:
+                    days.append(date.fromisoformat(path.name))
+                except ValueError:
+                    continue
+        return sorted(days)
+
+    def is_revealed(self, game: str, day: date) -> bool:
+        """True once the day's seed has been marked revealed by :meth:`reveal_due`."""
+        return (self._game_dir(game) / f"{self._day(day)}.revealed").exists()
+
+    def revealed_seed(self, game: str, day: date) -> bytes | None:
+        """The day's seed if it is revealed, else ``None`` (for the public pages)."""
+        if not self.is_revealed(game, day):
+            return None
+        return self.seed_for(game, day, create=False, allow_revealed=True)
+
+    def commitments(self, game: str) -> list[dict[str, object]]:
+        """Every seed of a game: ``[{"day": "YYYY-MM-DD", "commitment": hex,
+        "revealed_seed": hex | None}]`` sorted by day (what ``/seeds`` publishes).
+
+        Source: issue 5 ("/seeds list ... commitments/reveals").
+        """
+        out: list[dict[str, object]] = []
+        for day in self._days(game):
+            seed = self.seed_for(game, day, create=False, allow_revealed=True)
+            revealed = self.is_revealed(game, day)
+            out.append(
+                {
+                    "day": day.isoformat(),
+                    "commitment": commitment(seed),
+                    "revealed_seed": seed.hex() if revealed else None,
+                }
+            )
+        return out
+
+    def reveal_due(
+        self,
+        game: str,
+        now_utc: datetime,
+        tz: str | ZoneInfo = calendar.DEFAULT_TZ,
+        grace_seconds: int = 3600,
+    ) -> list[date]:
+        """Mark revealed every stored seed whose day ended at least ``grace_seconds`` ago.
+
+        Idempotent; safe to run from two processes (the marker is created
+        exclusively).
+
+        Args:
+            game: the game id.
+            now_utc: the current instant (aware datetime; injected clock).
+            tz: the game's zone.
+            grace_seconds: delay after the day's end (UTC) covering late processing.
+
+        Returns:
+            the days revealed by this call, in order (already revealed ones excluded).
+
+        Source: issue 5 ("After a day closes, plus a grace period ..., its seed is
+        revealed").
+        """
+        if grace_seconds < 0:
+            raise ValueError("grace_seconds must be >= 0")
+        if now_utc.tzinfo is None or now_utc.utcoffset() is None:
+            raise ValueError("now_utc must be an aware datetime")
+        grace = timedelta(seconds=grace_seconds)
+        newly: list[date] = []
+        for day in self._days(game):
+            if self.is_revealed(game, day):
+                continue
+            end = calendar.day_bounds(day, tz)[1]
+            if end + grace <= now_utc:
+                marker = self._game_dir(game) / f"{day.isoformat()}.revealed"
+                if self._write_exclusive(marker, b""):
+                    newly.append(day)
+        return newly
+
+    def days_with_seeds(self, game: str) -> Iterable[date]:
+        """The days that have a seed, in order."""
+        return list(self._days(game))
