@@ -1,0 +1,281 @@
+"""The forum reply: one message per post covering all its roll tags.
+
+Rendering is separate from evaluation (``core.rules``) and from the tag parse
+(``core.tags``): the service builds one :class:`RollView` per rolled tag and one
+:class:`TagProblem` per malformed tag, and :func:`render_reply` turns them into
+the forum's markup (``markdown`` or ``bbcode``) in the game's language (``es``
+default, ``en``).  Source: issue 4, «Replies».
+
+Dice marks: a die that counted as a success is bold, a 1 is struck through, a
+success cancelled by a 1 is struck through and bold; the others are plain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.errors import RulesError
+
+LANGS = ("es", "en")
+FLAVOURS = ("markdown", "bbcode")
+
+_TEXT = {
+    "es": {
+        "header": "Tiradas de {author}",
+        "header_char": "Tiradas de {author} ({character})",
+        "pool": "{pool} dados",
+        "dif": "dif {difficulty}",
+        "needs": "necesita {difficulty} éxitos",
+        "willpower": "+FV",
+        "auto": "éxito automático",
+        "dice": "dados",
+        "successes": "éxitos",
+        "chance": "prob. de este resultado o mejor: {pct}",
+        "code": "código",
+        "secret": "Tirada secreta. Compromiso: {commitment}",
+        "error": "No se ha tirado",
+        "botch": "Fracaso",
+        "failure": "Fallo",
+        "success": "Éxito",
+        "marginal": "Éxito marginal",
+        "moderate": "Éxito moderado",
+        "complete": "Éxito completo",
+        "exceptional": "Éxito excepcional",
+        "phenomenal": "Éxito fenomenal",
+        "ones": "unos",
+        "footer": "Narrador · dados verificables",
+        "comment": "comentario",
+    },
+    "en": {
+        "header": "Rolls by {author}",
+        "header_char": "Rolls by {author} ({character})",
+        "pool": "{pool} dice",
+        "dif": "diff {difficulty}",
+        "needs": "needs {difficulty} successes",
+        "willpower": "+WP",
+        "auto": "automatic success",
+        "dice": "dice",
+        "successes": "successes",
+        "chance": "chance of this result or better: {pct}",
+        "code": "code",
+        "secret": "Secret roll. Commitment: {commitment}",
+        "error": "Not rolled",
+        "botch": "Botch",
+        "failure": "Failure",
+        "success": "Success",
+        "marginal": "Marginal success",
+        "moderate": "Moderate success",
+        "complete": "Complete success",
+        "exceptional": "Exceptional success",
+        "phenomenal": "Phenomenal success",
+        "ones": "ones",
+        "footer": "Narrador · verifiable dice",
+        "comment": "comment",
+    },
+}
+
+
+@dataclass(frozen=True)
+class RollView:
+    """Everything the reply shows about one rolled tag.
+
+    Attributes:
+        index: the tag's 0-based position in the author's text.
+        tag: the tag as written (``[tirada]5 dif 6[/tirada]``).
+        pool: dice rolled (after modifiers).
+        difficulty: target number (vampiro, gehena) or successes required (exaltado).
+        difficulty_kind: ``target_number`` or ``successes_required``.
+        faces: all dice drawn, in order (1-10).
+        success_dice / one_dice / cancelled: 0-based indexes into ``faces``.
+        successes: successes counting toward the verdict (willpower included).
+        outcome: ``botch``, ``failure`` or ``success``.
+        degree_label: ``marginal`` ... ``phenomenal`` (vampiro degrees) or ``""``.
+        willpower: willpower was spent.
+        automatic: the success was automatic (no dice counted).
+        chance: probability (0-1) of this result or better, or None if unknown.
+        roll_id: the verification code.
+        verify_url: link to the public verification page.
+        secret: show only the code and ``commitment``.
+        commitment: hash of the secret record.
+        comment: the free comment of the tag, echoed.
+    """
+
+    index: int
+    tag: str
+    pool: int
+    difficulty: int
+    difficulty_kind: str
+    faces: tuple[int, ...]
+    success_dice: tuple[int, ...]
+    one_dice: tuple[int, ...]
+    cancelled: tuple[int, ...]
+    successes: int
+    outcome: str
+    degree_label: str
+    roll_id: str
+    verify_url: str
+    willpower: bool = False
+    automatic: bool = False
+    chance: float | None = None
+    secret: bool = False
+    commitment: str = ""
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class TagProblem:
+    """A tag that was not rolled, with the explanation already in the game's language."""
+
+    index: int
+    tag: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ReplyContext:
+    """Who the reply is for and how to write it.
+
+    Attributes:
+        author: forum user name of the post's author.
+        character: character name, or ``""``.
+        lang: ``es`` or ``en``.
+        flavour: ``markdown`` or ``bbcode``.
+        marker: the reference the bot embeds to recognise its own reply (``(ref p12)``).
+    """
+
+    author: str
+    marker: str
+    character: str = ""
+    lang: str = "es"
+    flavour: str = "markdown"
+    extra_lines: tuple[str, ...] = field(default=())
+
+
+def post_marker(post_id: str) -> str:
+    """The reference embedded in the reply to post ``post_id``: ``(ref p<post_id>)``.
+
+    The closing parenthesis keeps ``(ref p12)`` from matching the reply to post 123.
+    """
+    return f"(ref p{post_id})"
+
+
+def outcome_label(outcome: str, degree_label: str, lang: str) -> str:
+    """Translated verdict, e.g. ``Éxito completo`` / ``Fracaso``.
+
+    Raises:
+        RulesError: unknown language.
+    """
+    t = _texts(lang)
+    if outcome == "success":
+        return t.get(degree_label, t["success"]) if degree_label else t["success"]
+    return t.get(outcome, outcome)
+
+
+def _texts(lang: str) -> dict[str, str]:
+    try:
+        return _TEXT[lang]
+    except KeyError:
+        raise RulesError(f"unknown language {lang!r}", code="unknown_language", lang=lang) from None
+
+
+def _bold(s: str, flavour: str) -> str:
+    return f"[b]{s}[/b]" if flavour == "bbcode" else f"**{s}**"
+
+
+def _strike(s: str, flavour: str) -> str:
+    return f"[s]{s}[/s]" if flavour == "bbcode" else f"~~{s}~~"
+
+
+def _code(s: str, flavour: str) -> str:
+    if flavour == "bbcode":
+        return s
+    return "`" + s.replace("`", "'") + "`"
+
+
+def _link(text: str, url: str, flavour: str) -> str:
+    return f"[url={url}]{text}[/url]" if flavour == "bbcode" else f"[{text}]({url})"
+
+
+def render_dice(view: RollView, flavour: str) -> str:
+    """The dice of a roll with their marks (see the module docstring), space-separated."""
+    succ, ones, canc = set(view.success_dice), set(view.one_dice), set(view.cancelled)
+    out = []
+    for i, face in enumerate(view.faces):
+        s = str(face)
+        if i in canc and i in succ:
+            s = _strike(_bold(s, flavour), flavour)
+        elif i in ones or i in canc:
+            s = _strike(s, flavour)
+        elif i in succ:
+            s = _bold(s, flavour)
+        out.append(s)
+    return " ".join(out)
+
+
+def _pct(p: float, lang: str) -> str:
+    value = p * 100
+    text = f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+    if lang == "es":
+        text = text.replace(".", ",")
+    return f"{text} %" if lang == "es" else f"{text}%"
+
+
+def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
+    """One roll as a compact paragraph (tag, parameters, dice, verdict, chance, code)."""
+    t, fl = _texts(ctx.lang), ctx.flavour
+    tag = _code(view.tag, fl)
+    code = _link(view.roll_id, view.verify_url, fl)
+    if view.secret:
+        return f"{tag} → {t['secret'].format(commitment=view.commitment[:16])} · {t['code']} {code}"
+    params = [t["pool"].format(pool=view.pool)]
+    if view.difficulty_kind == "successes_required":
+        params.append(t["needs"].format(difficulty=view.difficulty))
+    else:
+        params.append(t["dif"].format(difficulty=view.difficulty))
+    if view.willpower:
+        params.append(t["willpower"])
+    verdict = outcome_label(view.outcome, view.degree_label, ctx.lang)
+    if view.outcome == "success" or view.successes:
+        verdict = f"{verdict} ({view.successes})"
+    parts = [f"{tag} → {_bold(verdict, fl)}", ", ".join(params)]
+    if view.automatic and not view.faces:
+        parts.append(t["auto"])
+    else:
+        parts.append(f"{t['dice']}: {render_dice(view, fl)}")
+    if view.chance is not None:
+        parts.append(t["chance"].format(pct=_pct(view.chance, ctx.lang)))
+    parts.append(f"{t['code']} {code}")
+    line = " · ".join(parts)
+    if view.comment:
+        line += f" — {view.comment}"
+    return line
+
+
+def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagProblem]) -> str:
+    """The whole reply to one post, tags in the author's order.
+
+    Args:
+        ctx: author, language, flavour, marker.
+        rolls: the rolled tags.
+        problems: the tags that were not rolled, with their explanation.
+
+    Returns:
+        The reply text in the forum's markup; it always contains ``ctx.marker``.
+
+    Raises:
+        RulesError: unknown language or flavour.
+    """
+    if ctx.flavour not in FLAVOURS:
+        raise RulesError(f"unknown reply flavour {ctx.flavour!r}", code="unknown_flavour")
+    t = _texts(ctx.lang)
+    who = f"@{ctx.author}"
+    header = t["header_char"].format(author=who, character=ctx.character) if ctx.character else t["header"].format(author=who)
+    items: list[tuple[int, str]] = [(v.index, render_roll_line(v, ctx)) for v in rolls]
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {_bold(t['error'], ctx.flavour)}: {p.message}") for p in problems]
+    items.sort(key=lambda x: x[0])
+    lines = [_bold(header, ctx.flavour), ""]
+    for n, (_, text) in enumerate(items, 1):
+        lines.append(f"{n}. {text}")
+    lines.extend(ctx.extra_lines)
+    lines += ["", f"{t['footer']} {ctx.marker}"]
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""Per-app service objects (store, keystore), built on first use and cached on the app."""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from worker.keystore import Keystore
+from worker.settings import Settings
+from worker.store import Store
+
+
+def settings() -> Settings:
+    """The app's settings."""
+    return current_app.config["NARRADOR_SETTINGS"]
+
+
+def store() -> Store:
+    """The app's Redis store (from ``NARRADOR_STORE`` or the settings' Redis URL)."""
+    if "NARRADOR_STORE" not in current_app.config:
+        url = settings().redis_url
+        if not url:
+            raise RuntimeError("no Redis configured: set REDIS_URL")
+        current_app.config["NARRADOR_STORE"] = Store.from_url(url)
+    return current_app.config["NARRADOR_STORE"]
+
+
+def keystore() -> Keystore:
+    """The instance folder's keystore (public keys and seed commitments)."""
+    if "NARRADOR_KEYSTORE" not in current_app.config:
+        current_app.config["NARRADOR_KEYSTORE"] = Keystore(settings().instance_dir)
+    return current_app.config["NARRADOR_KEYSTORE"]

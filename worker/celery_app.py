@@ -1,0 +1,67 @@
+"""The Celery app, configured from Narrador's settings.
+
+Configuration is added lazily (``Celery.add_defaults`` with a callable): importing
+this module reads no file and opens no connection; the settings are loaded the
+first time Celery needs its configuration, in the worker or beat process.
+
+Choices: JSON serializer only (tasks take ids and strings), ``acks_late`` with
+``task_reject_on_worker_lost`` so a task whose worker dies is delivered again
+(every task is idempotent: see ``worker.service``), prefetch 1, UTC.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+
+from worker.settings import Settings, load_settings
+
+
+def broker_url_for(redis_url: str) -> str:
+    """Kombu's spelling of a Redis URL (``unix://`` becomes ``redis+socket://``)."""
+    if redis_url.startswith("unix://"):
+        return "redis+socket://" + redis_url[len("unix://"):]
+    return redis_url
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings of this process (``$NARRADOR_CONFIG`` and the environment), loaded once."""
+    return load_settings()
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """Celery configuration for ``settings`` (broker, serializers, beat schedule)."""
+    if not settings.redis_url:
+        raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
+    broker = broker_url_for(settings.redis_url)
+    intervals = [f.poll_interval for f in settings.forums.values()] or [30.0]
+    return {
+        "broker_url": broker,
+        "result_backend": None,
+        "task_ignore_result": True,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "result_serializer": "json",
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "enable_utc": True,
+        "timezone": "UTC",
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {"visibility_timeout": 600},
+        "worker_hijack_root_logger": False,
+        "beat_schedule": {
+            "poll-forums": {
+                "task": "narrador.poll_all",
+                "schedule": max(1.0, min(intervals)),
+                "options": {"expires": max(1.0, min(intervals))},
+            },
+        },
+    }
+
+
+app = Celery("narrador", include=["worker.tasks"])
+app.add_defaults(lambda: celery_config(get_settings()))

@@ -1,0 +1,321 @@
+"""The ``narrador`` command.
+
+Subcommands: ``up`` (everything in one supervised process group), ``demo`` (the
+whole system against a real local FlaskBB forum), ``web``, ``worker``, ``beat``,
+``poll`` (one synchronous poll cycle), ``eval`` and ``prob`` (the rules core),
+``tags`` (what Narrador reads in a post), ``verify`` (check a signed record
+offline), ``keys`` (signing keys), ``forum`` (the local FlaskBB forum).
+
+Exit codes: 0 success, 1 a check failed or a process died, 2 bad input (usage,
+unknown system, faces out of range, invalid configuration...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from core.errors import NarradorError, RulesError
+
+EXIT_BAD_INPUT = 2
+
+
+class BadInput(click.ClickException):
+    """Bad input: message on stderr, exit code 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+def _settings(config: str | None):  # type: ignore[no-untyped-def]
+    from worker.settings import ConfigError, load_settings
+
+    try:
+        return load_settings(config)
+    except ConfigError as exc:
+        raise BadInput(str(exc)) from None
+
+
+config_option = click.option(
+    "--config", "-c", type=click.Path(dir_okay=False), default=None,
+    help="Configuration file (default: $NARRADOR_CONFIG).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="narrador", prog_name="narrador")
+def main() -> None:
+    """Narrador: verifiable Storyteller dice for play-by-forum games."""
+
+
+# --------------------------------------------------------------------------- processes
+@main.command()
+@config_option
+@click.option("--bind", default="127.0.0.1:5000", show_default=True, help="host:port of the web app.")
+def up(config: str | None, bind: str) -> None:
+    """Run Redis (embedded when no REDIS_URL), worker, beat and web together; Ctrl-C stops all."""
+    from worker.up import run_up
+
+    settings = _settings(config)
+    sys.exit(run_up(settings, bind=bind, config_path=config or os.environ.get("NARRADOR_CONFIG")))
+
+
+@main.command()
+@click.option("--instance-dir", type=click.Path(file_okay=False), default=".narrador/demo", show_default=True,
+              help="Folder for the demo's forum, keys, seeds and Redis.")
+@click.option("--bind", default="127.0.0.1:5000", show_default=True, help="host:port of the web app.")
+@click.option("--exit-when-done", is_flag=True, help="Stop everything once the replies are checked (for scripts).")
+@click.option("--timeout", type=click.FloatRange(10, 3600), default=240, show_default=True,
+              help="Seconds to wait for Narrador's replies.")
+def demo(instance_dir: str, bind: str, exit_when_done: bool, timeout: float) -> None:
+    """Start a real local FlaskBB forum and Narrador, post roll tags as a player, show the replies."""
+    from worker.demo import run_demo
+
+    sys.exit(run_demo(Path(instance_dir), bind=bind, exit_when_done=exit_when_done, timeout=timeout))
+
+
+@main.command()
+@config_option
+@click.option("--bind", default="127.0.0.1:5000", show_default=True)
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True)
+def web(config: str | None, bind: str, workers: int) -> None:
+    """Run the web app under gunicorn."""
+    _settings(config)
+    env = {"NARRADOR_CONFIG": str(Path(config).resolve())} if config else {}
+    os.environ.update(env)
+    os.execv(sys.executable, [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", bind,
+                              "--access-logfile", "-", "web:create_app()"])
+
+
+@main.command()
+@config_option
+@click.option("--concurrency", type=click.IntRange(1, 64), default=2, show_default=True)
+def worker(config: str | None, concurrency: int) -> None:
+    """Run a Celery worker."""
+    _settings(config)
+    if config:
+        os.environ["NARRADOR_CONFIG"] = str(Path(config).resolve())
+    os.execv(sys.executable, [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+                              "--loglevel", "INFO", "--concurrency", str(concurrency)])
+
+
+@main.command()
+@config_option
+def beat(config: str | None) -> None:
+    """Run Celery beat (the poll schedule). Run exactly one per deployment."""
+    settings = _settings(config)
+    if config:
+        os.environ["NARRADOR_CONFIG"] = str(Path(config).resolve())
+    settings.instance_dir.mkdir(parents=True, exist_ok=True)
+    os.execv(sys.executable, [sys.executable, "-m", "celery", "-A", "worker.celery_app", "beat", "--loglevel",
+                              "INFO", "--schedule", str(settings.instance_dir / "celerybeat-schedule")])
+
+
+@main.command()
+@config_option
+def poll(config: str | None) -> None:
+    """Poll every watched thread once, synchronously: roll new posts and send their replies."""
+    from worker.bootstrap import build_services
+    from worker.service import discover_threads, poll_thread, process_post, send_reply
+
+    settings = _settings(config)
+    if not settings.redis_url:
+        raise BadInput("no Redis configured: set REDIS_URL")
+    svc = build_services(settings)
+    replies = 0
+    for name, fs in settings.forums.items():
+        for thread_id in sorted(set(fs.watch_threads) | discover_threads(svc, name)):
+            for post in poll_thread(svc, name, thread_id):
+                outcome = process_post(svc, post)
+                if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
+                    replies += 1
+    click.echo(f"{replies} replies sent")
+
+
+# --------------------------------------------------------------------------- rules
+def _parse_faces(text: str) -> list[int]:
+    try:
+        faces = [int(x) for x in text.replace(" ", "").split(",") if x != ""]
+    except ValueError:
+        raise BadInput(f"--faces must be comma-separated integers, got {text!r}") from None
+    if not faces:
+        raise BadInput("--faces needs at least one die")
+    if len(faces) > 1000:
+        raise BadInput("--faces: at most 1000 dice")
+    return faces
+
+
+@main.command("eval")
+@click.option("--system", "-s", required=True, help="Ruleset: vampiro, exaltado, gehena (vtm, exalted).")
+@click.option("--faces", "-f", required=True, help="Dice faces, e.g. 1,4,4,6,6,7,9.")
+@click.option("--difficulty", "-d", type=int, default=None,
+              help="Target number (vampiro, gehena) or successes required (exaltado).")
+@click.option("--willpower", is_flag=True, help="Spend willpower.")
+@click.option("--specialty", is_flag=True, help="Apply a specialty.")
+@click.option("--stress", is_flag=True, help="Stress / combat situation.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Ruleset option (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def eval_cmd(system: str, faces: str, difficulty: int | None, willpower: bool, specialty: bool, stress: bool,
+             options: tuple[str, ...], as_json: bool) -> None:
+    """Evaluate given dice faces under a ruleset."""
+    from core import rules
+    from core.render import outcome_label
+
+    values = _parse_faces(faces)
+    try:
+        ruleset = rules.get_ruleset(system)
+        opts = rules.RulesOptions.from_mapping(_options(options)) if options else rules.RulesOptions()
+        result = rules.evaluate(ruleset, values, difficulty=difficulty, willpower=willpower,
+                                specialty=specialty, stress=stress, options=opts)
+    except RulesError as exc:
+        raise BadInput(str(exc)) from None
+    data = result.to_dict()
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
+        return
+    label = outcome_label(result.outcome, result.degree_label, "es")
+    click.echo(f"{ruleset.id}: {' '.join(map(str, result.faces))} dif {result.difficulty}"
+               f"{' +FV' if willpower else ''} -> {label} ({result.successes} éxitos, {result.ones} unos)")
+
+
+def _options(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise BadInput(f"--option must be KEY=VALUE, got {pair!r}")
+        k, v = pair.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+@main.command()
+@click.option("--system", "-s", required=True, help="Ruleset: vampiro, exaltado, gehena (vtm, exalted).")
+@click.option("--pool", "-p", type=click.IntRange(0, 60), required=True, help="Dice pool (0-60).")
+@click.option("--difficulty", "-d", type=int, default=None, help="Difficulty (default: the ruleset's).")
+@click.option("--willpower", is_flag=True, help="Spend willpower.")
+@click.option("--specialty", is_flag=True, help="Apply a specialty.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Ruleset option (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def prob(system: str, pool: int, difficulty: int | None, willpower: bool, specialty: bool,
+         options: tuple[str, ...], as_json: bool) -> None:
+    """Exact probabilities of a roll: P(success), P(botch), expected successes, distribution."""
+    from core import probability, rules
+
+    try:
+        ruleset = rules.get_ruleset(system)
+        opts = rules.RulesOptions.from_mapping(_options(options)) if options else rules.RulesOptions()
+        dist = probability.distribution(ruleset, pool, difficulty=difficulty, willpower=willpower,
+                                        specialty=specialty, options=opts)
+    except RulesError as exc:
+        raise BadInput(str(exc)) from None
+    data = dist.to_dict()
+    if as_json:
+        click.echo(json.dumps(data, sort_keys=True))
+        return
+    click.echo(f"P(success) = {data['p_success']:.6f}")
+    click.echo(f"P(botch)   = {data['p_botch']:.6f}")
+    click.echo(f"E[successes] = {data['expected_successes']:.4f}")
+    for k, v in data["distribution"].items():
+        click.echo(f"  {k:>5}: {v:.6f}")
+
+
+# --------------------------------------------------------------------------- tags
+@main.command()
+@click.argument("file_or_text")
+@click.option("--format", "fmt", type=click.Choice(["html", "bbcode", "markdown", "flaskbb", "phpbb", "text"]),
+              default="text", show_default=True, help="Markup of the input.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def tags(file_or_text: str, fmt: str, as_json: bool) -> None:
+    """Show the roll tags Narrador reads in a post (a file path, '-' for stdin, or the text itself)."""
+    from worker.extract import describe_tags
+
+    if file_or_text == "-":
+        text = sys.stdin.read(1_000_000)
+    elif len(file_or_text) < 4096 and Path(file_or_text).is_file():
+        text = Path(file_or_text).read_text(encoding="utf-8", errors="replace")
+    else:
+        text = file_or_text
+    try:
+        found = describe_tags(text, fmt)
+    except NarradorError as exc:
+        raise BadInput(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(found, ensure_ascii=False, indent=2, sort_keys=True))
+        return
+    if not found:
+        click.echo("no roll tags")
+    for item in found:
+        status = "ok" if item.get("spec") is not None else f"error: {item.get('error', {}).get('message')}"
+        click.echo(f"#{item['index']} {item['raw']} -> {status}")
+
+
+# --------------------------------------------------------------------------- verification
+@main.command()
+@click.argument("record", type=click.Path(exists=True, dir_okay=False))
+@click.option("--public-key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="PEM public key to check the signature with (default: the key embedded/known).")
+@click.option("--seed", "seed_hex", default=None, help="The revealed day seed (hex) to recompute the dice.")
+def verify(record: str, public_key: str | None, seed_hex: str | None) -> None:
+    """Check a signed roll record offline; exit 0 only if everything checked holds."""
+    from worker.verify_cli import verify_file
+
+    try:
+        ok, lines = verify_file(record, public_key_file=public_key, seed_hex=seed_hex)
+    except NarradorError as exc:
+        raise BadInput(str(exc)) from None
+    for line in lines:
+        click.echo(line)
+    sys.exit(0 if ok else 1)
+
+
+@main.group()
+def keys() -> None:
+    """Manage the Ed25519 signing keys in the instance folder."""
+
+
+@keys.command("init")
+@config_option
+def keys_init(config: str | None) -> None:
+    """Create the signing key pair if there is none."""
+    from worker.keystore import Keystore
+
+    ks = Keystore(_settings(config).instance_dir)
+    ks.init_keys()
+    kid, _ = ks.active_signing_key()
+    click.echo(f"active key: {kid}")
+
+
+@keys.command("rotate")
+@config_option
+def keys_rotate(config: str | None) -> None:
+    """Create a new active key; old public keys stay published."""
+    from worker.keystore import Keystore
+
+    ks = Keystore(_settings(config).instance_dir)
+    ks.rotate_keys()
+    kid, _ = ks.active_signing_key()
+    click.echo(f"active key: {kid}")
+
+
+@main.group()
+def forum() -> None:
+    """The local FlaskBB forum used by the demo and the end-to-end tests."""
+
+
+@forum.command("prepare")
+def forum_prepare() -> None:
+    """Install FlaskBB 2.2.0 in its own venv (needs Python >= 3.12 on this machine)."""
+    from worker.localforum import LocalForumError, prepare
+
+    try:
+        result = prepare()
+    except LocalForumError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"FlaskBB ready: {result}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,245 @@
+"""``narrador demo``: the whole system against a real local FlaskBB forum.
+
+1. Installs (once) and starts a FlaskBB 2.2.0 forum on 127.0.0.1 with a player
+   account and a bot account (``worker.localforum``).
+2. Writes a configuration for it under the instance folder and starts Narrador:
+   an embedded Redis when ``REDIS_URL`` is not set, a Celery worker, Celery beat
+   and the web app (``worker.up``).
+3. Posts as the player: a new thread whose first post has two roll tags (one
+   plain, one spending willpower), then a second post that quotes the first and
+   adds one tag of its own.
+4. Waits until Narrador, polling the forum, has replied to both posts (one reply
+   per post), reads the replies back from the forum's HTML, and checks every
+   roll: its record is served by the web app, its signature verifies, and
+   evaluating its faces again gives the same successes and verdict; the quoted
+   tag was not rolled.
+5. Prints the thread URL, the audit URL and how to stop; Ctrl-C stops everything.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core import record as records, rules
+from core.render import post_marker
+from worker.forums.base import ForumError
+from worker.forums.flaskbb import FlaskBBClient
+from worker.localforum import BOT, PLAYER, LocalForum, LocalForumError
+from worker.redisproc import EmbeddedRedisError
+from worker.settings import load_settings
+from worker.up import narrador_running
+
+GAME = "demo"
+
+FIRST_POST = """Lucía empuja la puerta del almacén y escucha pasos al otro lado.
+
+[tirada]5 dif 6[/tirada] # ¿oye quién viene?
+
+Sin pensarlo dos veces, aprieta los dientes y salta por la ventana:
+
+[tirada]4 dif 7 fv[/tirada]
+"""
+
+SECOND_POST_TEMPLATE = """**{player}** wrote:
+> [tirada]5 dif 6[/tirada] # ¿oye quién viene?
+
+Ya en el callejón, busca una salida antes de que la vean: [tirada]3 dif 6[/tirada]
+"""
+
+ROLL_ID_RE = re.compile(r"/v/([a-z0-9]{8,64})")
+
+
+@dataclass
+class DemoReport:
+    """What the demo observed (also used by the end-to-end test)."""
+
+    thread_url: str = ""
+    audit_url: str = ""
+    replies: dict[str, str] = field(default_factory=dict)  # player post id -> reply text
+    rolls: dict[str, list[str]] = field(default_factory=dict)  # player post id -> roll ids
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every check passed."""
+        return not self.problems and len(self.replies) == 2
+
+
+def write_config(instance: Path, forum: LocalForum, *, forum_name: str, public_url: str) -> Path:
+    """Write the demo's configuration file and return its path."""
+    path = instance / "narrador.toml"
+    path.write_text(
+        "\n".join([
+            "# Written by `narrador demo` on every run; see narrador.example.toml for every key.",
+            "[narrador]",
+            f'instance_dir = "{instance}"',
+            f'public_url = "{public_url}"',
+            "",
+            f"[games.{GAME}]",
+            'title = "Demo: Noches de Madrid"',
+            'ruleset = "vampiro"',
+            'timezone = "Europe/Madrid"',
+            'language = "es"',
+            "",
+            f'[forums."{forum_name}"]',
+            'kind = "flaskbb"',
+            f'base_url = "{forum.base_url}"',
+            f'username = "{BOT.username}"',
+            f'password = "{BOT.password}"',
+            f'game = "{GAME}"',
+            f'watch_forums = ["{forum.forum_id}"]',
+            "poll_interval = 2",
+            "timeout = 10",
+            "",
+        ]),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _forum_name(instance: Path) -> str:
+    """A forum name unique to this demo forum's database (Redis keys include it)."""
+    marker = instance / "forum-name"
+    if not marker.exists():
+        marker.write_text(f"local-{secrets.token_hex(4)}", encoding="utf-8")
+    return marker.read_text(encoding="utf-8").strip()
+
+
+def wait_for_replies(player: FlaskBBClient, thread_id: str, post_ids: list[str], timeout: float) -> dict[str, str]:
+    """Read the thread until the bot has replied to every post in ``post_ids``.
+
+    Returns: player post id -> reply text (as shown in the forum's HTML).
+    Raises: TimeoutError when some reply did not appear within ``timeout`` seconds.
+    """
+    from worker.extract import author_text
+
+    deadline = time.monotonic() + timeout
+    found: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        try:
+            page = player.list_posts(thread_id)
+        except ForumError:
+            time.sleep(1)
+            continue
+        for post in page.posts:
+            if post.author != BOT.username:
+                continue
+            text = author_text(post.body_html, "html")
+            for pid in post_ids:
+                if post_marker(pid) in text:
+                    found[pid] = post.body_html
+        if len(found) == len(post_ids):
+            return found
+        time.sleep(1)
+    raise TimeoutError(f"no reply from Narrador to posts {sorted(set(post_ids) - set(found))} in {timeout:.0f} s")
+
+
+def check_rolls(report: DemoReport, web_url: str, public_keys: dict) -> None:
+    """Check every roll of the report against the web app and the rules core."""
+    for pid, html in report.replies.items():
+        ids = list(dict.fromkeys(ROLL_ID_RE.findall(html)))
+        report.rolls[pid] = ids
+        for rid in ids:
+            try:
+                with urllib.request.urlopen(f"{web_url}/v/{rid}.json", timeout=10) as resp:
+                    envelope = json.loads(resp.read())
+            except OSError as exc:
+                report.problems.append(f"roll {rid}: web app did not serve it ({exc})")
+                continue
+            verdict = records.verify_signed(envelope, public_keys)
+            if not verdict.ok:
+                report.problems.append(f"roll {rid}: signature does not verify: {verdict}")
+            rec = envelope["record"]
+            again = rules.evaluate(rules.get_ruleset(rec["ruleset"]), rec["faces"],
+                                   difficulty=rec["difficulty"], willpower=rec["willpower"])
+            if (again.successes, again.outcome) != (rec["successes"], rec["outcome"]):
+                report.problems.append(f"roll {rid}: re-evaluation gives {again.successes} {again.outcome}")
+
+
+def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bool = False,
+             timeout: float = 240.0, out=sys.stdout) -> int:
+    """Run the demo (see the module docstring). Returns the process exit code."""
+    instance = instance.expanduser().resolve()
+    instance.mkdir(parents=True, exist_ok=True)
+    say = lambda *a: print(*a, file=out, flush=True)  # noqa: E731
+    forum = LocalForum(instance / "forum")
+    try:
+        say("Preparing the local FlaskBB forum (the first run installs it: about a minute)...")
+        forum.setup()
+        forum.start()
+    except LocalForumError as exc:
+        say(f"narrador demo: the local forum could not start: {exc}")
+        return 1
+    try:
+        config = write_config(instance, forum, forum_name=_forum_name(instance), public_url=f"http://{bind}")
+        settings = load_settings(config)
+        say(f"Forum: {forum.base_url} (player {PLAYER.username} / {PLAYER.password})")
+        try:
+            ctx = narrador_running(settings, bind=bind, config_path=str(config))
+            running = ctx.__enter__()
+        except EmbeddedRedisError as exc:
+            say(f"narrador demo: {exc}")
+            return 1
+        try:
+            report = _play(forum, settings, running.web_url, timeout, say)
+            say("")
+            say(f"Thread: {report.thread_url}")
+            say(f"Audit:  {report.audit_url}")
+            for pid, ids in report.rolls.items():
+                for rid in ids:
+                    say(f"Roll:   {running.web_url}/v/{rid}")
+            if report.problems:
+                say("PROBLEMS:")
+                for p in report.problems:
+                    say(f"  - {p}")
+            else:
+                say("All checks passed: 3 rolls, signatures verify, dice re-evaluate, the quoted tag was not rolled.")
+            if exit_when_done or not report.ok:
+                return 0 if report.ok else 1
+            say("Narrador keeps polling. Press Ctrl-C to stop the forum and every Narrador process.")
+            return running.group.wait()
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            ctx.__exit__(None, None, None)
+    finally:
+        forum.stop()
+
+
+def _play(forum: LocalForum, settings, web_url: str, timeout: float, say) -> DemoReport:  # type: ignore[no-untyped-def]
+    from worker.keystore import Keystore
+
+    report = DemoReport()
+    player = FlaskBBClient(forum.base_url, PLAYER.username, PLAYER.password, timeout=10)
+    player.login()
+    thread_id, first_id = player.create_thread(forum.forum_id, "Demo: el almacén", FIRST_POST)
+    second_id = player.post_reply(thread_id, SECOND_POST_TEMPLATE.format(player=PLAYER.username))
+    report.thread_url = f"{forum.base_url}/topic/{thread_id}"
+    report.audit_url = f"{web_url}/audit/{GAME}"
+    say(f"Posted as {PLAYER.username}: thread {report.thread_url} (posts {first_id}, {second_id}).")
+    say("Waiting for Narrador's replies...")
+    try:
+        report.replies = wait_for_replies(player, thread_id, [first_id, second_id], timeout)
+    except TimeoutError as exc:
+        report.problems.append(str(exc))
+        return report
+    check_rolls(report, web_url, Keystore(settings.instance_dir).public_keys())
+    counts = {pid: len(ids) for pid, ids in report.rolls.items()}
+    if counts.get(first_id) != 2:
+        report.problems.append(f"first post: expected 2 rolls, got {counts.get(first_id)}")
+    if counts.get(second_id) != 1:
+        report.problems.append(f"second post: expected 1 roll (the quoted tag must not roll), got {counts.get(second_id)}")
+    say("")
+    for pid in (first_id, second_id):
+        from worker.extract import author_text
+
+        say(f"--- Narrador's reply to post {pid} ---")
+        say(author_text(report.replies.get(pid, ""), "html"))
+    return report

@@ -1,0 +1,121 @@
+"""The embedded Redis: a private ``redis-server`` for runs with no ``REDIS_URL``.
+
+We run the ``redis-server`` binary found on ``PATH`` (Debian/Ubuntu package
+``redis-server``, Homebrew ``redis``) on a unix socket inside the instance folder,
+with TCP disabled, so it cannot clash with another Redis on the machine and is
+reachable only by this user.  It keeps an append-only file in the instance
+folder, so game state survives a restart of the demo.  We chose the system binary
+over a pip-installed embedded Redis because the pip packages that bundle one are
+unmaintained or pin old Redis versions; the binary is one ``apt-get install``
+away and is the same server production uses.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import NarradorError
+
+
+class EmbeddedRedisError(NarradorError):
+    """The embedded Redis could not be started (binary missing, or it did not answer)."""
+
+
+@dataclass
+class EmbeddedRedis:
+    """A private Redis server on a unix socket under ``folder``.
+
+    Attributes:
+        folder: where the socket, AOF and log live (created 0700).
+        process: the running server, once started.
+    """
+
+    folder: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        """Path of the unix socket."""
+        return self.folder / "redis.sock"
+
+    @property
+    def url(self) -> str:
+        """redis-py URL (``unix://...``) of this server."""
+        return f"unix://{self.socket_path}"
+
+    @property
+    def broker_url(self) -> str:
+        """Celery/kombu broker URL of this server."""
+        return f"redis+socket://{self.socket_path}"
+
+    def start(self, timeout: float = 10.0) -> "EmbeddedRedis":
+        """Start the server and wait until it answers PING.
+
+        Args:
+            timeout: seconds to wait for it to answer.
+
+        Raises:
+            EmbeddedRedisError: no ``redis-server`` on PATH, or it did not answer in time.
+        """
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise EmbeddedRedisError(
+                "no redis-server on PATH: install Redis (e.g. `apt-get install redis-server`) "
+                "or set REDIS_URL to a running server"
+            )
+        self.folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.folder, 0o700)
+        if self.socket_path.exists():
+            self.socket_path.unlink()
+        args = [
+            binary,
+            "--port", "0",
+            "--unixsocket", str(self.socket_path),
+            "--unixsocketperm", "700",
+            "--dir", str(self.folder),
+            "--appendonly", "yes",
+            "--save", "",
+            "--logfile", str(self.folder / "redis.log"),
+            "--daemonize", "no",
+        ]
+        self.process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        import redis
+
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise EmbeddedRedisError(
+                    f"redis-server exited with code {self.process.returncode}; see {self.folder / 'redis.log'}"
+                )
+            if self.socket_path.exists():
+                try:
+                    client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1)
+                    if client.ping():
+                        client.close()
+                        return self
+                except redis.RedisError:
+                    pass
+            time.sleep(0.05)
+        self.stop()
+        raise EmbeddedRedisError(f"redis-server did not answer within {timeout} s")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout`` seconds)."""
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)

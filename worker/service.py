@@ -1,0 +1,398 @@
+"""The service layer: what happens to a forum post, independent of Celery and Flask.
+
+Tasks (``worker.tasks``) and views (``web``) only turn I/O into calls of these
+functions.  Everything they need comes in a :class:`Services` bundle (settings,
+Redis store, keystore, forum adapters, clock), so tests pass fakes and a fixed
+clock.
+
+A post goes through two steps:
+
+1. :func:`process_post` — extract the author's own text, find and parse roll
+   tags, derive each roll's dice from the game day's committed seed, evaluate
+   them with the rules core, sign one record per roll, render the reply, and
+   store all of it in one Redis transaction.  The first processing of a post
+   wins; processing it again changes nothing and rolls nothing.
+2. :func:`send_reply` — post the stored reply exactly once: a per-post lock, the
+   post's state in Redis, and a search of the thread for the reply's marker
+   before posting (covers a worker that died after the forum accepted the
+   reply but before Redis recorded it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping
+
+from core import calendar, derive, record as records, render, rules
+from core.errors import NarradorError, RulesError, TagError
+from core.tags import extract_rolls
+from core.tags.messages import cheat_sheet, error_message
+from worker.extract import author_text
+from worker.forums.base import ForumError, ForumPort, ForumPost
+from worker.keystore import Keystore
+from worker.settings import ForumSettings, GameSettings, Settings
+from worker.store import Store
+
+log = logging.getLogger(__name__)
+
+#: Markup each forum kind expects in replies.
+REPLY_FLAVOUR = {"flaskbb": "markdown", "phpbb": "bbcode", "discourse": "markdown"}
+
+
+class ReplyBusy(NarradorError):
+    """Another worker holds the reply lock of this post; try again later."""
+
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The real clock (aware UTC); the only place the worker reads the time."""
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class Services:
+    """What the service functions need, injected.
+
+    Attributes:
+        settings: loaded settings.
+        store: Redis repository.
+        keystore: signing keys and day seeds in the instance folder.
+        forum_factory: builds the adapter of a configured forum.
+        clock: returns the current time, aware UTC.
+    """
+
+    settings: Settings
+    store: Store
+    keystore: Keystore
+    forum_factory: Callable[[ForumSettings], ForumPort]
+    clock: Clock = utc_now
+    _forums: dict[str, ForumPort] = field(default_factory=dict)
+
+    def forum(self, name: str) -> ForumPort:
+        """The adapter of forum ``name``, built once and reused."""
+        if name not in self._forums:
+            self._forums[name] = self.forum_factory(self.settings.forum(name))
+        return self._forums[name]
+
+
+@dataclass(frozen=True)
+class PostOutcome:
+    """What :func:`process_post` did.
+
+    Attributes:
+        status: ``no_tags``, ``pending_reply`` or ``replied``.
+        roll_ids: roll ids of the post, tag order.
+        new: True if this call processed the post, False if it had been processed before.
+        edited: True if the post's body changed since it was first processed.
+    """
+
+    status: str
+    roll_ids: tuple[str, ...]
+    new: bool
+    edited: bool = False
+
+
+def content_hash(body: str) -> str:
+    """SHA-256 hex of a post body (UTF-8), to notice edits."""
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _ruleset_and_options(game: GameSettings) -> tuple[rules.Ruleset, rules.RulesOptions]:
+    ruleset = rules.get_ruleset(game.ruleset)
+    options = rules.RulesOptions.from_mapping(dict(game.options)) if game.options else rules.RulesOptions()
+    return ruleset, options
+
+
+def _pool_of(spec: Any, lang: str) -> int:
+    """Dice pool of a parsed tag (numeric pools; trait names need a character sheet)."""
+    if spec.pool is None:
+        raise TagError(
+            "trait names need a character sheet", code="no_sheet", traits=", ".join(spec.traits)
+        )
+    return max(0, int(spec.pool) + int(spec.modifier))
+
+
+def _difficulty_of(spec: Any, ruleset: rules.Ruleset) -> int:
+    if ruleset.difficulty_kind == "successes_required":
+        value = spec.successes_required if spec.successes_required is not None else spec.difficulty
+    else:
+        value = spec.difficulty
+    return ruleset.default_difficulty if value is None else int(value)
+
+
+def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPost]:
+    """Read a watched thread and return the posts that need processing.
+
+    Reads from the last page seen before (the thread's poll state), skips the
+    bot's own posts and posts already processed, and flags posts whose body
+    changed after their rolls (``edited_hash``; the first result stands).
+
+    Raises:
+        ForumError: the forum could not be read (``transient`` tells whether to retry).
+    """
+    fs = svc.settings.forum(forum_name)
+    state = svc.store.get_thread(forum_name, thread_id)
+    since = int(state.get("last_page", "1") or 1)
+    page = svc.forum(forum_name).list_posts(thread_id, since_page=since)
+    svc.store.set_thread(
+        forum_name, thread_id, last_page=str(page.last_page), last_poll=svc.clock().isoformat()
+    )
+    todo: list[ForumPost] = []
+    for post in page.posts:
+        if post.author.casefold() == fs.username.casefold():
+            continue
+        known = svc.store.get_post(forum_name, post.post_id)
+        if known is None:
+            todo.append(post)
+        elif known.content_hash and known.content_hash != content_hash(post.body_html):
+            if known.fields.get("edited_hash") != content_hash(post.body_html):
+                svc.store.update_post(forum_name, post.post_id, edited_hash=content_hash(post.body_html))
+    return todo
+
+
+def discover_threads(svc: Services, forum_name: str) -> set[str]:
+    """Threads of the forum's watched boards (new ones are remembered in Redis).
+
+    Raises:
+        ForumError: a board could not be read.
+    """
+    fs = svc.settings.forum(forum_name)
+    found: set[str] = set()
+    if fs.watch_forums:
+        adapter = svc.forum(forum_name)
+        for board in fs.watch_forums:
+            found |= set(adapter.list_threads(board))
+        svc.store.add_threads(forum_name, found)
+    return found | svc.store.threads(forum_name)
+
+
+def process_post(svc: Services, post: ForumPost) -> PostOutcome:
+    """Roll every tag of ``post`` and store the signed records and the reply text.
+
+    Args:
+        svc: injected services.
+        post: the post as read from the forum.
+
+    Returns:
+        A :class:`PostOutcome`; ``new`` is False when the post had been processed
+        before (nothing is rolled again).
+
+    Raises:
+        ConfigError: the post's forum or game is not configured.
+        RulesError: the game's ruleset or options are invalid (a configuration error).
+    """
+    fs = svc.settings.forum(post.forum)
+    known = svc.store.get_post(post.forum, post.post_id)
+    if known is not None:
+        return PostOutcome(known.status, tuple(known.roll_ids), new=False)
+    if post.author.casefold() == fs.username.casefold():
+        return PostOutcome("no_tags", (), new=False)
+
+    game = svc.settings.game(fs.game)
+    ruleset, options = _ruleset_and_options(game)
+    now = svc.clock()
+    body_hash = content_hash(post.body_html)
+    text = author_text(post.body_html, fs.markup_flavour)
+    parsed = extract_rolls(text, ruleset_id=ruleset.id)
+    base_fields = {
+        "game": game.id,
+        "thread_id": post.thread_id,
+        "author": post.author,
+        "url": post.url,
+        "content_hash": body_hash,
+        "processed_at": now.isoformat(),
+    }
+    if not parsed:
+        stored = svc.store.record_post(
+            game=game.id, forum=post.forum, post_id=post.post_id,
+            fields={**base_fields, "status": "no_tags", "roll_ids": "[]"},
+            processed_ms=int(now.timestamp() * 1000),
+        )
+        return PostOutcome("no_tags", (), new=stored)
+
+    day = calendar.game_day(now, game.zone)
+    seed = svc.keystore.seed_for(game.id, day)
+    key_id, signing_key = svc.keystore.active_signing_key()
+    views: list[render.RollView] = []
+    problems: list[render.TagProblem] = []
+    envelopes: list[dict[str, Any]] = []
+    extra: list[str] = []
+    for tag in parsed:
+        if tag.error is not None:
+            problems.append(render.TagProblem(tag.index, tag.raw, error_message(tag.error, game.language)))
+            continue
+        spec = tag.spec
+        if spec.help:
+            extra += ["", cheat_sheet(game.language, ruleset.id)]
+            continue
+        try:
+            pool = _pool_of(spec, game.language)
+            difficulty = _difficulty_of(spec, ruleset)
+            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
+            result = rules.roll(
+                ruleset, pool, derive.DiceStream(seed, key),
+                difficulty=difficulty, willpower=spec.willpower, specialty=spec.specialty,
+                stress=spec.stress, automatic=spec.automatic, options=options,
+            )
+        except TagError as err:
+            problems.append(render.TagProblem(tag.index, tag.raw, error_message(err, game.language)))
+            continue
+        except RulesError as err:
+            problems.append(render.TagProblem(tag.index, tag.raw, _rules_error_message(err, game.language)))
+            continue
+        rid = records.roll_id(key)
+        record = build_roll_record(
+            roll_id=rid, key_id=key_id, game=game, ruleset=ruleset, options=options, post=post,
+            tag_raw=tag.raw, tag_index=tag.index, spec=spec, pool=pool, day=day,
+            seed_commitment=records.commitment(seed), result=result, now=now,
+        )
+        envelopes.append(records.sign_record(record, signing_key, key_id))
+        views.append(_view(svc, tag.index, tag.raw, pool, spec, ruleset, options, result, rid))
+
+    ctx = render.ReplyContext(
+        author=post.author, marker=render.post_marker(post.post_id), lang=game.language,
+        flavour=REPLY_FLAVOUR.get(fs.kind, "markdown"), extra_lines=tuple(extra),
+    )
+    reply = render.render_reply(ctx, views, problems)
+    roll_ids = [e["record"]["roll_id"] for e in envelopes]
+    stored = svc.store.record_post(
+        game=game.id, forum=post.forum, post_id=post.post_id,
+        fields={**base_fields, "status": "pending_reply", "roll_ids": json.dumps(roll_ids), "reply": reply},
+        signed_records=envelopes, processed_ms=int(now.timestamp() * 1000),
+    )
+    if not stored:  # another worker processed it meanwhile: its result stands
+        known = svc.store.get_post(post.forum, post.post_id)
+        assert known is not None
+        return PostOutcome(known.status, tuple(known.roll_ids), new=False)
+    log.info("post processed", extra={"forum": post.forum, "post": post.post_id, "rolls": roll_ids})
+    return PostOutcome("pending_reply", tuple(roll_ids), new=True)
+
+
+def _rules_error_message(err: RulesError, lang: str) -> str:
+    return str(err) if lang == "en" else {
+        "difficulty_range": "dificultad fuera de rango",
+    }.get(err.code, str(err))
+
+
+def _view(
+    svc: Services, index: int, raw: str, pool: int, spec: Any, ruleset: rules.Ruleset,
+    options: rules.RulesOptions, result: rules.RollResult, rid: str,
+) -> render.RollView:
+    chance = None
+    try:
+        from core import probability
+
+        chance = probability.p_result_or_better(
+            ruleset, result, pool=pool, willpower=spec.willpower, specialty=spec.specialty, options=options
+        )
+    except (ImportError, AttributeError, TypeError, NarradorError):  # pragma: no cover - optional
+        chance = None
+    return render.RollView(
+        index=index, tag=raw, pool=pool, difficulty=result.difficulty,
+        difficulty_kind=ruleset.difficulty_kind, faces=tuple(result.faces),
+        success_dice=tuple(result.success_dice), one_dice=tuple(i for i, f in enumerate(result.faces) if f == 1),
+        cancelled=tuple(result.cancelled), successes=result.successes, outcome=result.outcome,
+        degree_label=result.degree_label, roll_id=rid,
+        verify_url=f"{svc.settings.public_url}/v/{rid}", willpower=result.willpower,
+        automatic=result.automatic, chance=chance, secret=bool(spec.secret), comment=spec.comment or "",
+    )
+
+
+def build_roll_record(
+    *, roll_id: str, key_id: str, game: GameSettings, ruleset: rules.Ruleset,
+    options: rules.RulesOptions, post: ForumPost, tag_raw: str, tag_index: int, spec: Any,
+    pool: int, day: Any, seed_commitment: str, result: rules.RollResult, now: datetime,
+) -> dict[str, Any]:
+    """The canonical roll record (issue 5, «Signed records»): ints and strings only.
+
+    Times: ``processed_utc`` is UTC ISO 8601; ``processed_local`` is the game-local
+    wall time with its offset; ``game_day`` is the game-local date.
+    """
+    local = calendar.local_time(now, game.zone)
+    spec_dict = spec.to_dict() if hasattr(spec, "to_dict") else {}
+    return {
+        "v": 1,
+        "roll_id": roll_id,
+        "key_id": key_id,
+        "game": game.id,
+        "ruleset": ruleset.id,
+        "options": _json_safe(options.to_dict() if hasattr(options, "to_dict") else {}),
+        "forum": post.forum,
+        "thread_id": post.thread_id,
+        "post_id": post.post_id,
+        "post_url": post.url,
+        "author": post.author,
+        "character": "",
+        "tag": tag_raw,
+        "tag_index": tag_index,
+        "params": _json_safe(spec_dict),
+        "pool": pool,
+        "difficulty": result.difficulty,
+        "willpower": bool(result.willpower),
+        "game_day": day.isoformat(),
+        "seed_commitment": seed_commitment,
+        "faces": list(result.faces),
+        "successes": result.successes,
+        "outcome": result.outcome,
+        "degree": result.degree_label,
+        "processed_utc": now.astimezone(timezone.utc).isoformat(timespec="seconds"),
+        "processed_local": local.isoformat(timespec="seconds"),
+        "flags": {"edited_after_roll": False, "post_deleted": False, "rolled_again": False, "secret": bool(spec.secret)},
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    """Recursively turn a value into ints, strings, bools, lists and dicts (no floats)."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    return str(value)
+
+
+def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
+    """Post the stored reply of a processed post, exactly once.
+
+    Returns:
+        The reply's post id, or None if the post needs no reply.
+
+    Raises:
+        ReplyBusy: another worker holds the lock (retry later).
+        ForumError: the forum refused or failed (``transient`` tells whether to retry).
+    """
+    state = svc.store.get_post(forum_name, post_id)
+    if state is None or state.status == "no_tags":
+        return None
+    if state.status == "replied":
+        return state.fields.get("reply_post_id")
+    token = svc.store.acquire_reply_lock(forum_name, post_id)
+    if token is None:
+        raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
+    try:
+        state = svc.store.get_post(forum_name, post_id)
+        assert state is not None
+        if state.status == "replied":
+            return state.fields.get("reply_post_id")
+        thread_id = state.fields["thread_id"]
+        forum = svc.forum(forum_name)
+        existing = forum.find_reply(thread_id, render.post_marker(post_id))
+        reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
+        svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id))
+        log.info("reply sent", extra={"forum": forum_name, "post": post_id, "reply": reply_id, "found": bool(existing)})
+        return str(reply_id)
+    finally:
+        svc.store.release_reply_lock(forum_name, post_id, token)
+
+
+__all__ = [
+    "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
+    "send_reply", "discover_threads", "build_roll_record", "content_hash", "utc_now",
+]

@@ -1,0 +1,243 @@
+"""Redis repositories: roll records, post processing state, reply locks, thread state.
+
+Key schema (every key starts with ``nr:``; the part in braces is the Redis Cluster
+hash tag, so keys of one post or one game land in one slot):
+
+==========================================  ======  ==============================================
+key                                         type    content
+==========================================  ======  ==============================================
+``nr:roll:{<roll_id>}``                     string  signed roll record (canonical JSON envelope)
+``nr:game:{<game>}:rolls``                  zset    roll ids of a game, score = UTC epoch ms
+``nr:post:{<forum>}:<post_id>``             hash    processing state of one forum post (below)
+``nr:lock:{<forum>}:<post_id>``             string  reply lock token (PX expiry)
+``nr:thread:{<forum>}:<thread_id>``         hash    poll state of a watched thread
+``nr:threads:{<forum>}``                    set     threads discovered in watched boards
+==========================================  ======  ==============================================
+
+Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
+(SHA-256 of the body as first processed), ``roll_ids`` (JSON list, tag order),
+``status`` (``no_tags`` | ``pending_reply`` | ``replied``), ``reply`` (the reply
+text, kept so a retried send posts the same text), ``reply_post_id``,
+``processed_at`` (UTC ISO 8601), ``edited_hash`` (hash of the latest body if it
+changed after the roll).
+
+Records are written with ``SET NX``: the first result of a roll always stands.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+import redis
+
+_RELEASE_LOCK = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+def roll_key_name(roll_id: str) -> str:
+    """Redis key of a roll record."""
+    return f"nr:roll:{{{roll_id}}}"
+
+
+def game_rolls_key(game: str) -> str:
+    """Redis key of a game's roll index (zset)."""
+    return f"nr:game:{{{game}}}:rolls"
+
+
+def post_key(forum: str, post_id: str) -> str:
+    """Redis key of a post's processing state (hash)."""
+    return f"nr:post:{{{forum}}}:{post_id}"
+
+
+def lock_key(forum: str, post_id: str) -> str:
+    """Redis key of a post's reply lock."""
+    return f"nr:lock:{{{forum}}}:{post_id}"
+
+
+def thread_key(forum: str, thread_id: str) -> str:
+    """Redis key of a watched thread's poll state (hash)."""
+    return f"nr:thread:{{{forum}}}:{thread_id}"
+
+
+def threads_key(forum: str) -> str:
+    """Redis key of the set of threads discovered in a forum's watched boards."""
+    return f"nr:threads:{{{forum}}}"
+
+
+@dataclass(frozen=True)
+class PostState:
+    """What Narrador knows about one forum post (see the module's key schema)."""
+
+    forum: str
+    post_id: str
+    fields: Mapping[str, str]
+
+    @property
+    def status(self) -> str:
+        """``no_tags``, ``pending_reply`` or ``replied``."""
+        return self.fields.get("status", "")
+
+    @property
+    def roll_ids(self) -> list[str]:
+        """Roll ids of the post's tags, in tag order."""
+        return json.loads(self.fields.get("roll_ids", "[]"))
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 hex of the body when it was first processed."""
+        return self.fields.get("content_hash", "")
+
+
+class Store:
+    """Narrador's Redis repository.
+
+    Args:
+        client: a ``redis.Redis`` created with ``decode_responses=True``.
+    """
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+        self._release = client.register_script(_RELEASE_LOCK)
+
+    @classmethod
+    def from_url(cls, url: str) -> "Store":
+        """Connect to ``url`` (``redis://``, ``rediss://`` or ``unix://``) with 5 s timeouts."""
+        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5))
+
+    # -- rolls -------------------------------------------------------------------------
+    def get_roll(self, roll_id: str) -> dict[str, Any] | None:
+        """Return the signed record envelope of ``roll_id``, or ``None``."""
+        raw = self.r.get(roll_key_name(roll_id))
+        return json.loads(raw) if raw else None
+
+    def list_rolls(self, game: str, *, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
+        """Return a game's signed records, newest first (``limit`` capped at 500)."""
+        limit = max(0, min(int(limit), 500))
+        ids = self.r.zrevrange(game_rolls_key(game), offset, offset + limit - 1) if limit else []
+        if not ids:
+            return []
+        raws = self.r.mget([roll_key_name(i) for i in ids])
+        return [json.loads(raw) for raw in raws if raw]
+
+    def count_rolls(self, game: str) -> int:
+        """Number of rolls stored for ``game``."""
+        return int(self.r.zcard(game_rolls_key(game)))
+
+    # -- posts -------------------------------------------------------------------------
+    def get_post(self, forum: str, post_id: str) -> PostState | None:
+        """Return the processing state of a post, or ``None`` if never processed."""
+        fields = self.r.hgetall(post_key(forum, post_id))
+        return PostState(forum, post_id, fields) if fields else None
+
+    def record_post(
+        self,
+        *,
+        game: str,
+        forum: str,
+        post_id: str,
+        fields: Mapping[str, str],
+        signed_records: Iterable[Mapping[str, Any]] = (),
+        processed_ms: int,
+    ) -> bool:
+        """Store a processed post and its roll records in one transaction.
+
+        Only the first call for a post writes anything (a concurrent or redelivered
+        processing of the same post finds the hash already there and changes
+        nothing), so the first result of every roll stands.
+
+        Args:
+            game / forum / post_id: identify the post.
+            fields: the post hash fields (see the module docstring).
+            signed_records: envelopes ``{"record", "signature", "key_id"}`` whose
+                ``record["roll_id"]`` names them.
+            processed_ms: UTC epoch milliseconds, the score in the game's roll index.
+
+        Returns:
+            True if this call stored the post, False if it was already stored.
+        """
+        key = post_key(forum, post_id)
+        records = list(signed_records)
+
+        def txn(pipe: redis.client.Pipeline) -> bool:
+            if pipe.exists(key):
+                return False
+            pipe.multi()
+            pipe.hset(key, mapping=dict(fields))
+            for env in records:
+                rid = env["record"]["roll_id"]
+                pipe.set(roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True), nx=True)
+                pipe.zadd(game_rolls_key(game), {rid: processed_ms}, nx=True)
+            return True
+
+        return bool(self.r.transaction(txn, key, value_from_callable=True))
+
+    def update_post(self, forum: str, post_id: str, **fields: str) -> None:
+        """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``)."""
+        if fields:
+            self.r.hset(post_key(forum, post_id), mapping=fields)
+
+    # -- locks -------------------------------------------------------------------------
+    def acquire_reply_lock(self, forum: str, post_id: str, ttl_seconds: float = 120.0) -> str | None:
+        """Take the reply lock of a post; returns its token, or ``None`` if held elsewhere."""
+        token = secrets.token_hex(16)
+        ok = self.r.set(lock_key(forum, post_id), token, nx=True, px=int(ttl_seconds * 1000))
+        return token if ok else None
+
+    def release_reply_lock(self, forum: str, post_id: str, token: str) -> None:
+        """Release the lock if ``token`` still owns it."""
+        self._release(keys=[lock_key(forum, post_id)], args=[token])
+
+    # -- threads -----------------------------------------------------------------------
+    def get_thread(self, forum: str, thread_id: str) -> dict[str, str]:
+        """Poll state of a watched thread (``last_page``, ``last_poll``), possibly empty."""
+        return self.r.hgetall(thread_key(forum, thread_id))
+
+    def set_thread(self, forum: str, thread_id: str, **fields: str) -> None:
+        """Update the poll state of a watched thread."""
+        if fields:
+            self.r.hset(thread_key(forum, thread_id), mapping=fields)
+
+    def thread_due(self, forum: str, thread_id: str, interval: float, now: "datetime") -> bool:
+        """True if the thread was never polled or its last poll is ``interval`` seconds old.
+
+        Args:
+            interval: seconds between polls.
+            now: the current time, aware UTC.
+        """
+        from datetime import datetime
+
+        last = self.r.hget(thread_key(forum, thread_id), "last_poll")
+        if not last:
+            return True
+        try:
+            elapsed = (now - datetime.fromisoformat(last)).total_seconds()
+        except ValueError:
+            return True
+        return elapsed >= interval * 0.9
+
+    def add_threads(self, forum: str, thread_ids: Iterable[str]) -> None:
+        """Remember threads discovered in a watched board."""
+        ids = list(thread_ids)
+        if ids:
+            self.r.sadd(threads_key(forum), *ids)
+
+    def threads(self, forum: str) -> set[str]:
+        """Threads discovered in a forum's watched boards."""
+        return set(self.r.smembers(threads_key(forum)))
+
+    def ping(self) -> bool:
+        """True if Redis answers."""
+        try:
+            return bool(self.r.ping())
+        except redis.RedisError:
+            return False

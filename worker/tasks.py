@@ -1,0 +1,130 @@
+"""Celery tasks: thin wrappers that turn messages into service-layer calls.
+
+Tasks take ids and strings only.  Every task is idempotent, because
+``acks_late`` redelivers a task whose worker died:
+
+* ``narrador.poll_all`` (beat) — for every forum: discover threads in watched boards,
+  then queue ``poll_thread`` for each watched thread.
+* ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post.
+* ``narrador.process_post`` — roll, sign, store (first processing wins), then queue
+  ``send_reply``.
+* ``narrador.send_reply`` — post the reply once (lock + marker search).
+
+Transient forum failures are retried with exponential backoff and jitter.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from worker.celery_app import app, get_settings
+from worker.forums.base import ForumError, ForumPost
+from worker.service import ReplyBusy, Services
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES = 8
+
+
+@lru_cache(maxsize=1)
+def services() -> Services:
+    """The services of this worker process, built on first use."""
+    from worker.bootstrap import build_services
+
+    return build_services(get_settings())
+
+
+def _backoff(retries: int, base: float = 2.0, cap: float = 300.0) -> float:
+    """Seconds before retry number ``retries``: exponential with full jitter."""
+    return random.uniform(0, min(cap, base * (2 ** retries)))
+
+
+def post_to_message(post: ForumPost) -> dict[str, Any]:
+    """A ``ForumPost`` as a JSON-safe dict (the ``process_post`` task argument)."""
+    return {
+        "forum": post.forum, "thread_id": post.thread_id, "post_id": post.post_id,
+        "author": post.author, "created_utc": post.created_utc.isoformat(),
+        "edited_utc": post.edited_utc.isoformat() if post.edited_utc else None,
+        "body_html": post.body_html, "url": post.url, "page": post.page,
+    }
+
+
+def post_from_message(msg: dict[str, Any]) -> ForumPost:
+    """Inverse of :func:`post_to_message`."""
+    return ForumPost(
+        forum=str(msg["forum"]), thread_id=str(msg["thread_id"]), post_id=str(msg["post_id"]),
+        author=str(msg["author"]), created_utc=datetime.fromisoformat(msg["created_utc"]),
+        edited_utc=datetime.fromisoformat(msg["edited_utc"]) if msg.get("edited_utc") else None,
+        body_html=str(msg["body_html"]), url=str(msg["url"]), page=int(msg.get("page", 1)),
+    )
+
+
+@app.task(name="narrador.poll_all", ignore_result=True)
+def poll_all() -> int:
+    """Queue a poll of every watched thread of every forum; returns how many were queued."""
+    from worker.service import discover_threads
+
+    svc = services()
+    queued = 0
+    for name, fs in svc.settings.forums.items():
+        threads = set(fs.watch_threads)
+        try:
+            threads |= discover_threads(svc, name)
+        except ForumError as exc:
+            log.warning("thread discovery failed for %s: %s", name, exc)
+            threads |= svc.store.threads(name)
+        for thread_id in sorted(threads):
+            if svc.store.thread_due(name, thread_id, fs.poll_interval, svc.clock()):
+                poll_thread.delay(name, thread_id)
+                queued += 1
+    return queued
+
+
+@app.task(name="narrador.poll_thread", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
+def poll_thread(self, forum: str, thread_id: str) -> int:
+    """Read one thread and queue its new posts; returns how many were queued."""
+    from worker import service
+
+    try:
+        posts = service.poll_thread(services(), forum, thread_id)
+    except ForumError as exc:
+        if exc.transient:
+            raise self.retry(exc=exc, countdown=_backoff(self.request.retries))
+        log.error("poll of %s/%s failed: %s", forum, thread_id, exc)
+        return 0
+    for post in posts:
+        process_post.delay(post_to_message(post))
+    return len(posts)
+
+
+@app.task(name="narrador.process_post", ignore_result=True)
+def process_post(message: dict[str, Any]) -> str:
+    """Roll the tags of one post and queue its reply; returns the post's status."""
+    from worker import service
+
+    post = post_from_message(message)
+    outcome = service.process_post(services(), post)
+    if outcome.status == "pending_reply":
+        send_reply.delay(post.forum, post.post_id)
+    return outcome.status
+
+
+@app.task(name="narrador.send_reply", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
+def send_reply(self, forum: str, post_id: str) -> str | None:
+    """Post the stored reply of one post, exactly once; returns the reply's post id."""
+    from worker import service
+
+    try:
+        return service.send_reply(services(), forum, post_id)
+    except ReplyBusy as exc:
+        raise self.retry(exc=exc, countdown=5 + random.uniform(0, 5))
+    except ForumError as exc:
+        if exc.transient:
+            countdown = exc.retry_after if exc.retry_after else _backoff(self.request.retries)
+            raise self.retry(exc=exc, countdown=countdown)
+        log.error("reply to %s/%s failed for good: %s", forum, post_id, exc)
+        raise
