@@ -1,0 +1,443 @@
+"""Signed roll records (issue 5): canonical JSON, ids, signatures, tampering, seeds."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from datetime import datetime, timezone
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.derive import derive_faces, roll_key
+from core.errors import RulesError, VerificationError
+from core.record import (
+    FLAG_NAMES,
+    RECORD_FIELDS,
+    canonical_json,
+    commitment,
+    key_id_for,
+    public_key_pem,
+    public_keys_from_pem,
+    record_hash,
+    record_problems,
+    roll_id,
+    sign_record,
+    verify_signed,
+    with_flags,
+    build_record,
+)
+
+PRIVATE = Ed25519PrivateKey.from_private_bytes(bytes.fromhex("11" * 32))
+KEY_ID = key_id_for(PRIVATE.public_key())
+OTHER = Ed25519PrivateKey.from_private_bytes(bytes.fromhex("22" * 32))
+OTHER_ID = key_id_for(OTHER.public_key())
+KEYS = {KEY_ID: PRIVATE.public_key()}
+SEED = bytes.fromhex("5e" * 32)
+WHEN = datetime(2027, 10, 31, 1, 30, tzinfo=timezone.utc)  # the repeated hour in Madrid
+
+
+def make_record(**overrides):
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    faces = overrides.pop("faces", None) or list(derive_faces(SEED, key, 6))
+    fields = dict(
+        key_id=KEY_ID,
+        game="noches",
+        ruleset="vampiro",
+        options={"botch_cancels": True, "max_dice": 30},
+        forum="flaskbb",
+        thread="12",
+        post="345",
+        post_url="https://foro.example/t/12#p345",
+        author="Ana",
+        character="Lucía Ortega",
+        tag="[tirada Destreza+Pelea dif 6]",
+        tag_index=1,
+        params={"pool": 6, "difficulty": 6, "traits": ["Destreza", "Pelea"], "willpower": False},
+        seed_commitment=commitment(SEED),
+        faces=faces,
+        successes=2,
+        outcome="success",
+        degree=2,
+        processed_at=WHEN,
+        tz="Europe/Madrid",
+    )
+    fields.update(overrides)
+    return build_record(**fields)
+
+
+def signed_record(**overrides):
+    return sign_record(make_record(**overrides), PRIVATE, KEY_ID)
+
+
+def failed(report):
+    return {c.name for c in report.failures}
+
+
+# ---------------------------------------------------------------------------- canonical JSON
+
+
+def test_canonical_json_is_sorted_compact_utf8():
+    assert canonical_json({"b": 1, "a": ["ñ", None, True], "c": {"z": "x", "y": -3}}) == (
+        '{"a":["ñ",null,true],"b":1,"c":{"y":-3,"z":"x"}}'.encode("utf-8")
+    )
+
+
+def test_canonical_json_escapes_only_quotes_backslash_and_controls():
+    assert canonical_json(['"\\\n\t\x01\x7f€😀']) == '["\\"\\\\\\n\\t\\u0001\x7f€😀"]'.encode()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1.0, float("nan"), float("inf"), {"a": 0.5}, {1: "x"}, {"ñ": 1}, 2**53, -(2**53),
+     "\ud800", {1, 2}, b"bytes", object()],
+)
+def test_canonical_json_refuses_what_cannot_be_canonical(value):
+    with pytest.raises(ValueError):
+        canonical_json(value)
+
+
+def test_canonical_json_accepts_the_safe_integer_range_and_tuples():
+    assert canonical_json((2**53 - 1, -(2**53 - 1))) == b"[9007199254740991,-9007199254740991]"
+
+
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.text().filter(lambda s: not any(0xD800 <= ord(c) <= 0xDFFF for c in s)),
+    lambda inner: st.lists(inner) | st.dictionaries(
+        st.text(alphabet=st.characters(max_codepoint=127)), inner),
+))
+def test_canonical_json_round_trips(value):
+    data = canonical_json(value)
+    assert canonical_json(json.loads(data)) == data
+
+
+# ---------------------------------------------------------------------------- ids and hashes
+
+
+def test_roll_id_is_base32_of_truncated_sha256():
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    import base64
+
+    assert roll_id(key) == base64.b32encode(hashlib.sha256(key).digest()[:10]).decode().lower()
+    assert len(roll_id(key)) == 16 and roll_id(key) == roll_id(bytes(key))
+    assert roll_id(roll_key("noches", "flaskbb", "12", "345", 2)) != roll_id(key)
+    with pytest.raises(ValueError):
+        roll_id(b"")
+
+
+def test_commitment_is_sha256_hex_of_the_seed():
+    assert commitment(SEED) == hashlib.sha256(SEED).hexdigest()
+    with pytest.raises(ValueError):
+        commitment(b"short")
+
+
+def test_key_id_is_sha256_of_the_raw_public_key():
+    from cryptography.hazmat.primitives import serialization
+
+    raw = PRIVATE.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    assert KEY_ID == hashlib.sha256(raw).hexdigest()[:16]
+
+
+def test_public_keys_from_pem_reads_several_blocks_and_raw_hex():
+    text = public_key_pem(PRIVATE.public_key()) + "\n" + public_key_pem(OTHER.public_key())
+    assert set(public_keys_from_pem(text)) == {KEY_ID, OTHER_ID}
+    from cryptography.hazmat.primitives import serialization
+
+    raw = OTHER.public_key().public_bytes(serialization.Encoding.Raw,
+                                          serialization.PublicFormat.Raw)
+    assert set(public_keys_from_pem(raw.hex() + "\n")) == {OTHER_ID}
+    for junk in ("", "hello", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"):
+        with pytest.raises(VerificationError):
+            public_keys_from_pem(junk)
+
+
+# ---------------------------------------------------------------------------- building
+
+
+def test_build_record_has_every_field_of_issue_5():
+    record = make_record()
+    assert tuple(sorted(record)) == tuple(sorted(RECORD_FIELDS))
+    assert record["format"] == 1
+    assert record["roll_id"] == roll_id(roll_key("noches", "flaskbb", "12", "345", 1))
+    assert record["game_day"] == "2027-10-31"
+    assert record["time_utc"] == "2027-10-31T01:30:00Z"
+    assert record["time_local"] == "2027-10-31T02:30:00+01:00"
+    assert record["flags"] == dict.fromkeys(FLAG_NAMES, False)
+    assert record_problems(record) == []
+
+
+def test_build_record_drops_microseconds_and_normalises_offsets():
+    from zoneinfo import ZoneInfo
+
+    moment = datetime(2027, 1, 5, 0, 30, 15, 999_999, tzinfo=ZoneInfo("Europe/Madrid"))
+    record = make_record(processed_at=moment)
+    assert record["time_utc"] == "2027-01-04T23:30:15Z"
+    assert record["time_local"] == "2027-01-05T00:30:15+01:00"
+    assert record["game_day"] == "2027-01-05"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"faces": [0, 3]},
+        {"faces": [11]},
+        {"seed_commitment": "abc"},
+        {"key_id": "XYZ"},
+        {"successes": 1.5},
+        {"options": {"x": 0.5}},
+        {"character": 3},
+        {"secret": True},  # no nonce
+        {"secret": True, "nonce": "zz" * 16},
+        {"ruleset": ""},
+    ],
+)
+def test_build_record_refuses_malformed_fields(overrides):
+    with pytest.raises(ValueError):
+        make_record(**overrides)
+
+
+def test_with_flags_returns_a_new_record_and_keeps_the_result():
+    record = make_record()
+    edited = with_flags(record, edited_tag="[tirada Destreza+Pelea dif 4]")
+    assert record["flags"]["edited_after_roll"] is False  # unchanged
+    assert edited["flags"]["edited_after_roll"] is True
+    assert edited["edited_tag"] == "[tirada Destreza+Pelea dif 4]"
+    assert edited["faces"] == record["faces"] and edited["tag"] == record["tag"]
+    deleted = with_flags(edited, post_deleted=True, rolled_again=True)
+    assert deleted["flags"] == {"edited_after_roll": True, "post_deleted": True,
+                                "rolled_again": True, "secret": False}
+    assert verify_signed(sign_record(deleted, PRIVATE, KEY_ID), KEYS, seed=SEED).ok
+
+
+# ---------------------------------------------------------------------------- signing
+
+
+def test_sign_and_verify_round_trip_with_seed():
+    signed = signed_record()
+    assert set(signed) == {"record", "signature", "key_id"}
+    assert len(signed["signature"]) == 128
+    report = verify_signed(signed, KEYS, seed=SEED)
+    assert report.ok, report.lines()
+    assert report.roll_id == signed["record"]["roll_id"]
+    assert [c.name for c in report.checks] == [
+        "envelope", "format", "key_id", "signature", "roll_id", "game_day", "seed", "dice",
+        "rules",
+    ]
+    assert report.check("dice").ok and report.check("rules").ok is None
+
+
+def test_signature_is_over_canonical_json_and_survives_a_json_round_trip():
+    signed = signed_record()
+    PRIVATE.public_key().verify(bytes.fromhex(signed["signature"]),
+                                canonical_json(signed["record"]))
+    reloaded = json.loads(json.dumps(signed, indent=2, ensure_ascii=True))
+    assert verify_signed(reloaded, KEYS, seed=SEED).ok
+
+
+def test_signing_is_reproducible():
+    assert signed_record() == signed_record()
+
+
+def test_sign_record_refuses_a_mismatched_key_id():
+    with pytest.raises(ValueError):
+        sign_record(make_record(), PRIVATE, OTHER_ID)
+    with pytest.raises(ValueError):
+        sign_record(make_record(), OTHER, OTHER_ID)  # record names KEY_ID
+
+
+def test_without_a_seed_dice_are_skipped_but_the_record_verifies():
+    report = verify_signed(signed_record(), KEYS)
+    assert report.ok
+    assert report.check("seed").ok is None and report.check("dice").ok is None
+
+
+def test_without_public_keys_the_report_is_not_ok():
+    report = verify_signed(signed_record(), {}, seed=SEED)
+    assert not report.ok and not report.failures
+    assert report.check("signature").ok is None and report.check("dice").ok
+
+
+# ---------------------------------------------------------------------------- tampering
+
+
+def _other_value(name, value):
+    if name == "flags":
+        return {**value, "post_deleted": not value["post_deleted"]}
+    if name in ("options", "params"):
+        return {**value, "extra": 1}
+    if name == "faces":
+        return [value[0] % 10 + 1, *value[1:]]
+    if name in ("nonce",):
+        return "ab" * 16
+    if name == "edited_tag":
+        return "[tirada 1]"
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if name in ("roll_id",):
+        return "a" * 16
+    if name in ("key_id",):
+        return "0" * 16
+    if name in ("seed_commitment",):
+        return "0" * 64
+    if name == "game_day":
+        return "2027-10-30"
+    if name == "time_utc":
+        return "2027-10-31T01:31:00Z"
+    if name == "time_local":
+        return "2027-10-31T02:31:00+01:00"
+    if name == "tz":
+        return "Europe/Lisbon"
+    return value + "x"
+
+
+@pytest.mark.parametrize("name", RECORD_FIELDS)
+def test_tampering_with_any_field_is_reported(name):
+    signed = signed_record()
+    tampered = copy.deepcopy(signed)
+    tampered["record"][name] = _other_value(name, tampered["record"][name])
+    assert tampered["record"] != signed["record"]
+    report = verify_signed(tampered, KEYS, seed=SEED)
+    assert not report.ok
+    assert "signature" in failed(report), report.lines()
+
+
+@pytest.mark.parametrize("name", ["faces", "successes", "outcome", "post", "tag_index",
+                                  "game_day", "roll_id"])
+def test_a_resigned_lie_is_caught_by_the_other_checks(name):
+    # the server's own key signed a record that does not follow from its inputs
+    record = make_record()
+    record[name] = _other_value(name, record[name])
+    signed = sign_record(record, PRIVATE, KEY_ID)
+
+    def rules(rec):
+        return {"successes": 2, "outcome": "success"}
+
+    report = verify_signed(signed, KEYS, seed=SEED, recompute=rules)
+    assert report.check("signature").ok
+    assert not report.ok
+    assert failed(report) & {"dice", "rules", "roll_id", "game_day"}, report.lines()
+
+
+def test_tampered_signature_and_envelope():
+    signed = signed_record()
+    bad = dict(signed, signature=("0" if signed["signature"][0] != "0" else "1")
+               + signed["signature"][1:])
+    assert failed(verify_signed(bad, KEYS)) == {"signature"}
+    for broken in ({**signed, "signature": "zz"}, {**signed, "record": "x"},
+                   {"record": signed["record"]}, {}):
+        report = verify_signed(broken, KEYS)
+        assert failed(report) == {"envelope"} and not report.ok
+
+
+def test_wrong_key_is_reported():
+    signed = signed_record()
+    report = verify_signed(signed, {OTHER_ID: OTHER.public_key()}, seed=SEED)
+    assert failed(report) == {"key_id"} and report.check("signature").ok is None
+    # a key published under a wrong id
+    report = verify_signed(signed, {KEY_ID: OTHER.public_key()})
+    assert "key_id" in failed(report)
+
+
+def test_record_signed_by_another_key_claiming_our_id_is_reported():
+    record = make_record()
+    forged = {"record": record, "signature": OTHER.sign(canonical_json(record)).hex(),
+              "key_id": KEY_ID}
+    assert failed(verify_signed(forged, KEYS)) == {"signature"}
+
+
+def test_envelope_and_record_key_ids_must_agree():
+    record = make_record(key_id=OTHER_ID)
+    signed = sign_record(record, OTHER, OTHER_ID)
+    signed["key_id"] = KEY_ID
+    keys = {KEY_ID: PRIVATE.public_key(), OTHER_ID: OTHER.public_key()}
+    assert "key_id" in failed(verify_signed(signed, keys))
+
+
+def test_wrong_seed_is_reported_and_dice_are_not_checked():
+    report = verify_signed(signed_record(), KEYS, seed=bytes(32))
+    assert failed(report) == {"seed"}
+    assert report.check("dice").ok is None
+    report = verify_signed(signed_record(), KEYS, seed=b"short")
+    assert failed(report) == {"seed"}
+
+
+def test_rules_recomputation_failures_are_reported():
+    def broken(rec):
+        raise RulesError("unknown ruleset", code="unknown_ruleset")
+
+    report = verify_signed(signed_record(), KEYS, seed=SEED, recompute=broken)
+    assert failed(report) == {"rules"}
+    report = verify_signed(signed_record(), KEYS, seed=SEED,
+                           recompute=lambda rec: {"successes": 3, "degree": 2})
+    assert failed(report) == {"rules"}
+    assert "successes" in report.check("rules").reason
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: verify_signed("not a mapping", KEYS),  # type: ignore[arg-type]
+        lambda: verify_signed({}, {KEY_ID: "pem text"}),  # type: ignore[dict-item]
+        lambda: verify_signed({}, KEYS, seed="00" * 32),  # type: ignore[arg-type]
+        lambda: verify_signed({}, KEYS, recompute=3),  # type: ignore[arg-type]
+    ],
+)
+def test_unusable_input_raises_verification_error(call):
+    with pytest.raises(VerificationError):
+        call()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                 max_size=3),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.sampled_from(RECORD_FIELDS), json_values), json_values, json_values)
+@settings(max_examples=200)
+def test_garbage_is_reported_never_raised(record_fields, signature, key_id):
+    base = make_record()
+    record = {**base, **record_fields}
+    report = verify_signed({"record": record, "signature": signature, "key_id": key_id},
+                           KEYS, seed=SEED)
+    assert not report.ok
+
+
+@given(st.dictionaries(st.sampled_from(RECORD_FIELDS), json_values))
+@settings(max_examples=200)
+def test_garbage_records_with_a_valid_envelope_are_reported(fields):
+    signed = signed_record()
+    signed["record"] = {**signed["record"], **fields}
+    report = verify_signed(signed, KEYS, seed=SEED)
+    assert report.ok == (signed["record"] == make_record())
+
+
+# ---------------------------------------------------------------------------- secret rolls
+
+
+def test_secret_roll_hash_commits_to_the_whole_record():
+    record = make_record(secret=True, nonce="0f" * 16)
+    published = record_hash(record)
+    assert published == hashlib.sha256(canonical_json(record)).hexdigest()
+    signed = sign_record(record, PRIVATE, KEY_ID)
+    report = verify_signed(signed, KEYS, seed=SEED, expected_hash=published)
+    assert report.ok and report.check("secret_hash").ok
+    other = sign_record(make_record(secret=True, nonce="1f" * 16), PRIVATE, KEY_ID)
+    assert failed(verify_signed(other, KEYS, expected_hash=published)) == {"secret_hash"}
+
+
+def test_secret_record_without_nonce_cannot_be_hashed():
+    record = make_record()
+    record["flags"]["secret"] = True
+    with pytest.raises(ValueError):
+        record_hash(record)
