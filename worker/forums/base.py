@@ -17,12 +17,12 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "REASONS",
+    "TRANSIENT_REASONS",
     "ForumError",
     "ForumPort",
     "ForumPost",
     "ThreadPage",
-    "REASONS",
-    "TRANSIENT_REASONS",
 ]
 
 #: Every ``ForumError.reason`` an adapter may use.

@@ -1,0 +1,593 @@
+"""FlaskBB 2.2 adapter: an HTTP client (:class:`FlaskBBClient`) and pure ``parse_*`` functions.
+
+FlaskBB has no API, feed or webhook, so Narrador reads its HTML pages and posts through its
+own forms, like a person with a browser would. What the client relies on (checked against a
+running FlaskBB 2.2.0, see ``tests/fixtures/flaskbb``):
+
+- Login: ``GET /auth/login``, then ``POST`` the form (``csrf_token``, ``login``,
+  ``password``). A failed login re-renders the form with an ``div.alert`` message. Logged-in
+  pages have a link to ``/auth/logout``.
+- Topic ``/topic/<id>?page=N`` (10 posts a page by default); a page past the last one is a
+  404; a topic that does not exist answers **200** with a tiny "Unknown Error" page.
+- Each post is ``div.post-row`` whose ``id`` is the post id; author ``.author-name a``; body
+  ``div.post-content`` (its signature, ``div.post-signature``, is removed here); creation time
+  ``.post-meta a[href^="/post/"] time[datetime]`` (ISO 8601 with offset); an edited post has
+  a second ``time`` in ``.post-meta`` ("Last modified: ... by ...").
+- Quick reply: ``POST /topic/<id>`` with the page's ``csrf_token`` and ``content``. Success
+  is a 302 to ``/post/<new id>`` (which redirects to ``/topic/<id>-<slug>?page=N#pid<id>``);
+  a refused reply (e.g. empty) is a 302 back to the topic; a bad or missing token is a 400.
+- New topic: ``GET`` then ``POST /<forum_id>/topic/new`` (``csrf_token``, ``title``,
+  ``content``); success is a 302 to ``/topic/<id>-<slug>``.
+- Board ``/forum/<id>?page=N``: topics are ``.topic-name > a[href^="/topic/"]``.
+- Posts are Markdown: ``*`` and ``_`` inside a roll tag get formatted, so callers extract
+  from text, not from the HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from bs4 import BeautifulSoup, Tag
+
+from worker.forums.base import ForumError, ForumPost, ThreadPage
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "FlaskBBClient",
+    "PageInfo",
+    "is_logged_in",
+    "parse_alerts",
+    "parse_board_page",
+    "parse_csrf_token",
+    "parse_post_id_from_location",
+    "parse_topic_page",
+]
+
+DEFAULT_USER_AGENT = "Narrador/0.1 (+https://github.com/narrador/narrador)"
+#: Upper bound on pages read by one ``list_posts`` call (500 pages = 5000 posts).
+MAX_PAGES = 500
+_MAX_POSTS_PER_PAGE = 1000  # bounded parsing of untrusted pages
+
+_TOPIC_HREF = re.compile(r"/topic/(\d+)(?:-[^/?#]*)?(?:[?#]|$)")
+_POST_HREF = re.compile(r"/post/(\d+)(?:[?#/]|$)")
+_PID_FRAGMENT = re.compile(r"#pid(\d+)$")
+
+
+# --------------------------------------------------------------------------- pure parsing
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """What a topic page says about itself.
+
+    Attributes:
+        thread_id: the topic id (from the topic header link).
+        title: the topic title.
+        page: this page's number (1-based, from ``ul.pagination``).
+        last_page: the highest page number the pagination shows (>= ``page``).
+        logged_in: True when the page was rendered for a logged-in user.
+        reply_token: the quick-reply form's ``csrf_token`` (None when there is no reply
+            form: guest, or topic locked).
+    """
+
+    thread_id: str
+    title: str
+    page: int
+    last_page: int
+    logged_in: bool
+    reply_token: str | None
+
+
+def _soup(html: str) -> BeautifulSoup:
+    return BeautifulSoup(html, "lxml")
+
+
+def is_error_page(html: str) -> bool:
+    """True for FlaskBB's bare "Unknown Error" page (what a missing topic or forum gives,
+    with HTTP 200)."""
+    head = html[:2000]
+    return "<h1>Unknown Error</h1>" in head or "Unknown Error</title>" in head
+
+
+def is_logged_in(html: str) -> bool:
+    """True when the page shows the logout link (rendered for a logged-in user)."""
+    return _soup(html).select_one('a[href$="/auth/logout"]') is not None
+
+
+def parse_alerts(html: str) -> list[str]:
+    """The flashed messages (``div.alert``) of a page, as plain text, in page order."""
+    return [a.get_text(" ", strip=True) for a in _soup(html).select("div.alert")][:20]
+
+
+def parse_csrf_token(html: str, form_selector: str = "form") -> str | None:
+    """The ``csrf_token`` of the first form matching ``form_selector`` (CSS), falling back
+    to ``<meta name="csrf-token">`` when ``form_selector`` is the default. None if absent.
+
+    Tokens are bound to the session cookie that fetched the page."""
+    soup = _soup(html)
+    field = soup.select_one(f"{form_selector} input[name=csrf_token]")
+    if field is not None and field.get("value"):
+        return str(field["value"])
+    if form_selector == "form":
+        meta = soup.select_one('meta[name="csrf-token"]')
+        if meta is not None and meta.get("content"):
+            return str(meta["content"])
+    return None
+
+
+def parse_post_id_from_location(location: str) -> str | None:
+    """The new post's id from the redirect after posting: ``/post/<id>`` or a URL ending in
+    ``#pid<id>``; None when the redirect names no post (the reply was refused)."""
+    m = _PID_FRAGMENT.search(location)
+    if m:
+        return m.group(1)
+    m = _POST_HREF.search(urlsplit(location).path + "/")
+    return m.group(1) if m else None
+
+
+def parse_thread_id_from_location(location: str) -> str | None:
+    """The topic id from a ``/topic/<id>[-slug]`` URL, else None."""
+    m = _TOPIC_HREF.search(urlsplit(location).path)
+    return m.group(1) if m else None
+
+
+def _parse_time(value: str | None, where: str) -> datetime:
+    if not value:
+        raise ForumError("markup", f"post without a time[datetime] ({where})")
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise ForumError("markup", f"bad datetime {value!r} ({where})") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)  # FlaskBB stores UTC
+    return parsed.astimezone(UTC)
+
+
+def _pagination(soup: BeautifulSoup) -> tuple[int, int]:
+    """(current page, highest page shown) from the first ``ul.pagination``; (1, 1) if none."""
+    ul = soup.select_one("ul.pagination")
+    if ul is None:
+        return 1, 1
+    current = None
+    numbers: list[int] = []
+    for li in ul.select("li")[:200]:
+        text = li.get_text(strip=True)
+        if not text.isdigit():
+            continue
+        numbers.append(int(text))
+        if "active" in (li.get("class") or []):
+            current = int(text)
+    current = current or 1
+    return current, max([current, *numbers])
+
+
+def _post_from_row(row: Tag, *, base_url: str, forum: str, thread_id: str,
+                   page: int) -> ForumPost:
+    post_id = str(row.get("id") or "").strip()
+    if not post_id.isdigit():
+        raise ForumError("markup", f"div.post-row with id {post_id!r}")
+    where = f"post {post_id}"
+    author_a = row.select_one(".author-name a")
+    # a deleted user's post has no link; fall back to the author block's text
+    author_el = author_a or row.select_one(".author-name")
+    if author_el is None:
+        raise ForumError("markup", f"no .author-name ({where})")
+    author = author_el.get_text(strip=True)
+    meta = row.select_one(".post-meta")
+    if meta is None:
+        raise ForumError("markup", f"no .post-meta ({where})")
+    created_el = meta.select_one('a[href^="/post/"] time[datetime]') or meta.select_one(
+        "time[datetime]")
+    created = _parse_time(created_el.get("datetime") if created_el else None, where)
+    edited = None
+    others = [t for t in meta.select("time[datetime]") if t is not created_el]
+    if others:
+        edited = _parse_time(others[0].get("datetime"), where)
+    body = row.select_one("div.post-content")
+    if body is None:
+        raise ForumError("markup", f"no div.post-content ({where})")
+    for sig in body.select("div.post-signature"):
+        sig.decompose()
+    body_html = body.decode_contents().strip()
+    body_html = re.sub(r"\s*<!-- Signature (Begin|End) -->\s*", "\n", body_html).strip()
+    return ForumPost(
+        forum=forum, thread_id=thread_id, post_id=post_id, author=author,
+        created_utc=created, edited_utc=edited, body_html=body_html,
+        url=urljoin(base_url.rstrip("/") + "/", f"post/{post_id}"), page=page,
+    )
+
+
+def parse_topic_page(html: str, base_url: str, *, forum: str = "flaskbb",
+                     thread_id: str | None = None) -> tuple[list[ForumPost], PageInfo]:
+    """Parse one page of a FlaskBB topic.
+
+    Args:
+        html: the page (``/topic/<id>?page=N``) as text.
+        base_url: the forum's root URL, e.g. ``http://127.0.0.1:5000``; post URLs are
+            ``<base_url>/post/<id>``.
+        forum: copied into every ``ForumPost.forum`` (the forum's configured name).
+        thread_id: the topic id, when known; otherwise read from the topic header link.
+
+    Returns:
+        (posts in page order, :class:`PageInfo`).
+
+    Raises:
+        ForumError: ``not_found`` for FlaskBB's "Unknown Error" page; ``markup`` when the
+            page is not a topic page or a post lacks an id, author, time or body.
+    """
+    if is_error_page(html):
+        raise ForumError("not_found", "FlaskBB answered 'Unknown Error' (no such topic?)",
+                         transient=False)
+    soup = _soup(html)
+    view = soup.select_one("div.topic-view")
+    if view is None:
+        raise ForumError("markup", "no div.topic-view: not a topic page")
+    header = view.select_one(".topic-header a[href]")
+    title = header.get_text(strip=True) if header else ""
+    if thread_id is None:
+        thread_id = parse_thread_id_from_location(str(header["href"])) if header else None
+        if thread_id is None:
+            raise ForumError("markup", "no topic id in the topic header")
+    page, last_page = _pagination(soup)
+    rows = view.select("div.post-row")
+    if not rows:
+        raise ForumError("markup", "a topic page without div.post-row")
+    if len(rows) > _MAX_POSTS_PER_PAGE:
+        raise ForumError("markup", f"{len(rows)} posts on one page")
+    posts = [_post_from_row(r, base_url=base_url, forum=forum, thread_id=thread_id, page=page)
+             for r in rows]
+    reply_form_token = None
+    textarea = soup.select_one('form textarea[name="content"]')
+    if textarea is not None:
+        form = textarea.find_parent("form")
+        token = form.select_one("input[name=csrf_token]") if form else None
+        if token is not None and token.get("value"):
+            reply_form_token = str(token["value"])
+    info = PageInfo(
+        thread_id=thread_id, title=title, page=page, last_page=last_page,
+        logged_in=soup.select_one('a[href$="/auth/logout"]') is not None,
+        reply_token=reply_form_token,
+    )
+    return posts, info
+
+
+def parse_board_page(html: str) -> tuple[list[str], int, int]:
+    """Parse a FlaskBB forum (board) page ``/forum/<id>?page=N``.
+
+    Returns:
+        (topic ids in page order, this page number, highest page number shown).
+
+    Raises:
+        ForumError: ``not_found`` for the "Unknown Error" page, ``markup`` when the page
+            has no topic list.
+    """
+    if is_error_page(html):
+        raise ForumError("not_found", "FlaskBB answered 'Unknown Error' (no such forum?)",
+                         transient=False)
+    soup = _soup(html)
+    if soup.select_one(".forum-meta, .topic-info, .forum-row") is None:
+        raise ForumError("markup", "not a forum page (no .forum-meta / .topic-info)")
+    ids: list[str] = []
+    for a in soup.select('.topic-name > a[href*="/topic/"]')[:_MAX_POSTS_PER_PAGE]:
+        tid = parse_thread_id_from_location(str(a["href"]))
+        if tid and tid not in ids:
+            ids.append(tid)
+    page, last = _pagination(soup)
+    return ids, page, last
+
+
+def _plain_text(html: str) -> str:
+    return " ".join(_soup(html).get_text(" ").split())
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class FlaskBBClient:
+    """The FlaskBB implementation of :class:`worker.forums.base.ForumPort`.
+
+    Args:
+        base_url: the forum's root, e.g. ``"http://127.0.0.1:5000"`` (no trailing slash
+            needed).
+        username, password: the bot's account (a member is enough).
+        session: the ``requests.Session`` to use (injected for tests); a new one if None.
+        timeout: seconds for each HTTP request (connect and read).
+        user_agent: sent on every request; name the bot and a contact URL.
+        name: the forum's configured name, copied into ``ForumPost.forum``.
+
+    Thread ids are FlaskBB topic ids (``"2"``), forum ids are board ids (``"1"``), post
+    ids are FlaskBB post ids; all strings of digits.
+
+    Every method raises :class:`ForumError` on failure: ``timeout`` / ``connection`` /
+    ``http_5xx`` (transient), ``not_found``, ``auth``, ``csrf``, ``forbidden``,
+    ``rejected``, ``markup``, ``http_4xx``.
+    """
+
+    def __init__(self, base_url: str, username: str, password: str,
+                 session: requests.Session | None = None, timeout: float = 10.0,
+                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "flaskbb") -> None:
+        self.base_url = base_url.rstrip("/")
+        self.username = username
+        self._password = password
+        self.session = session if session is not None else requests.Session()
+        self.session.headers["User-Agent"] = user_agent
+        self.timeout = timeout
+        self.name = name
+        self._logged_in = False
+
+    # ---- transport
+    def _url(self, path: str) -> str:
+        return urljoin(self.base_url + "/", path.lstrip("/"))
+
+    def _request(self, method: str, path: str, *, data: dict[str, str] | None = None,
+                 allow_redirects: bool = True) -> requests.Response:
+        """One HTTP request with the timeout; transport failures and 5xx/429 become
+        ``ForumError``. Other statuses are returned for the caller to judge."""
+        url = self._url(path)
+        try:
+            resp = self.session.request(method, url, data=data, timeout=self.timeout,
+                                        allow_redirects=allow_redirects)
+        except requests.Timeout as exc:
+            raise ForumError("timeout", str(exc), url=url) from exc
+        except requests.ConnectionError as exc:
+            raise ForumError("connection", str(exc), url=url) from exc
+        except requests.RequestException as exc:
+            raise ForumError("connection", str(exc), url=url) from exc
+        if resp.status_code >= 500:
+            raise ForumError("http_5xx", url=url, status=resp.status_code)
+        if resp.status_code == 429:
+            retry = resp.headers.get("Retry-After", "")
+            raise ForumError("flood", url=url, status=429,
+                             retry_after=float(retry) if retry.isdigit() else None)
+        return resp
+
+    # ---- ForumPort
+    def login(self) -> None:
+        """Log in with the bot's credentials (a fresh form token each time).
+
+        Raises:
+            ForumError: ``auth`` on refused credentials, ``csrf`` when the form token is
+                refused, transport reasons otherwise.
+        """
+        self._logged_in = False
+        page = self._request("GET", "/auth/login")
+        token = parse_csrf_token(page.text)
+        if token is None:
+            if is_logged_in(page.text):  # FlaskBB redirects logged-in users away
+                self._logged_in = True
+                return
+            raise ForumError("markup", "login form without csrf_token", url=page.url)
+        resp = self._request("POST", "/auth/login", data={
+            "csrf_token": token, "login": self.username, "password": self._password,
+            "submit": "Login"})
+        if resp.status_code == 400:
+            raise ForumError("csrf", "login form token refused", url=resp.url, status=400)
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", "login failed", url=resp.url, status=resp.status_code)
+        if not is_logged_in(resp.text):
+            msg = "; ".join(parse_alerts(resp.text)) or "login refused"
+            raise ForumError("auth", f"{self.username}: {msg}", url=resp.url)
+        self._logged_in = True
+
+    def _ensure_login(self) -> None:
+        if not self._logged_in:
+            self.login()
+
+    def _topic_page(self, thread_id: str, page: int) -> requests.Response:
+        return self._request("GET", f"/topic/{thread_id}?page={page}")
+
+    def _read_page(self, thread_id: str, page: int) -> tuple[list[ForumPost], PageInfo] | None:
+        """One topic page parsed, or None when the page is past the last one (404)."""
+        resp = self._topic_page(thread_id, page)
+        if resp.status_code == 404:
+            return None
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
+        try:
+            return parse_topic_page(resp.text, self.base_url, forum=self.name,
+                                    thread_id=thread_id)
+        except ForumError as exc:
+            exc.url = exc.url or resp.url
+            raise
+
+    def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
+        """Read topic ``thread_id`` from page ``since_page`` to its last page.
+
+        Reads as a guest first (no login request while polling); logs in and retries once
+        when the topic is not visible to guests. If ``since_page`` is past the last page
+        (posts were deleted), reads the last page instead. At most :data:`MAX_PAGES` pages.
+
+        Raises:
+            ForumError: ``not_found`` (no such topic, even logged in), ``markup``, transport.
+        """
+        _check_id(thread_id, "thread id")
+        first = max(1, int(since_page))
+        try:
+            got = self._read_page(thread_id, first)
+            if got is None and first > 1:
+                # past the end: find the real last page from page 1
+                head = self._read_page(thread_id, 1)
+                if head is None:
+                    raise ForumError("not_found", f"topic {thread_id} has no page 1")
+                first = head[1].last_page
+                got = head if first == 1 else self._read_page(thread_id, first)
+            if got is None:
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+        except ForumError as exc:
+            if exc.reason != "not_found" or self._logged_in:
+                raise
+            self.login()  # maybe hidden from guests
+            return self.list_posts(thread_id, since_page=since_page)
+        posts, info = got
+        all_posts = list(posts)
+        current, last, title = info.page, info.last_page, info.title
+        pages_read = 1
+        while current < last and pages_read < MAX_PAGES:
+            nxt = self._read_page(thread_id, current + 1)
+            pages_read += 1
+            if nxt is None:  # the thread shrank while we read it
+                break
+            posts, info = nxt
+            if info.page != current + 1:
+                raise ForumError("markup", f"asked for page {current + 1}, got {info.page}")
+            all_posts.extend(posts)
+            current, last = info.page, max(last, info.last_page)
+        return ThreadPage(thread_id=thread_id, posts=tuple(all_posts), first_page=first,
+                          last_page=current, title=title)
+
+    def list_threads(self, forum_id: str, *, max_pages: int = 1) -> list[str]:
+        """Topic ids of board ``forum_id``, most recently active first, from its first
+        ``max_pages`` pages.
+
+        Raises:
+            ForumError: ``not_found`` (no such board), ``markup``, transport.
+        """
+        _check_id(forum_id, "forum id")
+        found: list[str] = []
+        for page in range(1, max(1, min(max_pages, MAX_PAGES)) + 1):
+            resp = self._request("GET", f"/forum/{forum_id}?page={page}")
+            if resp.status_code == 404 and page > 1:
+                break
+            if resp.status_code >= 400:
+                raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
+                                 url=resp.url, status=resp.status_code)
+            ids, current, last = parse_board_page(resp.text)
+            found.extend(i for i in ids if i not in found)
+            if current >= last:
+                break
+        return found
+
+    def post_reply(self, thread_id: str, content: str) -> str:
+        """Post ``content`` (Markdown) as a quick reply in topic ``thread_id``; return the
+        new post id.
+
+        Logs in if needed; when the session expired or the token was refused (HTTP 400),
+        logs in again, refetches the token and tries once more. It never resubmits after
+        the forum may have accepted the reply.
+
+        Raises:
+            ForumError: ``forbidden`` (no reply form: topic locked or no permission),
+                ``csrf`` (token refused twice), ``rejected`` (the forum refused the
+                content), ``auth``, ``not_found``, transport reasons.
+        """
+        _check_id(thread_id, "thread id")
+        self._ensure_login()
+        for attempt in range(2):
+            token = self._reply_token(thread_id)
+            resp = self._request("POST", f"/topic/{thread_id}", allow_redirects=False,
+                                 data={"csrf_token": token, "content": content,
+                                       "submit": "Reply"})
+            if resp.status_code == 400 and attempt == 0:
+                self.login()
+                continue
+            if resp.status_code == 400:
+                raise ForumError("csrf", "reply form token refused twice", url=resp.url,
+                                 status=400)
+            location = resp.headers.get("Location", "")
+            if resp.is_redirect and "/auth/login" in location and attempt == 0:
+                self.login()
+                continue
+            return self._posted_id(resp, "reply")
+        raise ForumError("auth", "session lost twice while replying")
+
+    def _reply_token(self, thread_id: str) -> str:
+        for attempt in range(2):
+            got = self._read_page(thread_id, 1)
+            if got is None:
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+            info = got[1]
+            if info.reply_token:
+                return info.reply_token
+            if info.logged_in or attempt == 1:
+                raise ForumError("forbidden", f"no reply form in topic {thread_id} "
+                                 "(locked, or the bot may not reply)", transient=False)
+            self.login()  # the session expired: the page was rendered for a guest
+        raise AssertionError("unreachable")
+
+    def _posted_id(self, resp: requests.Response, what: str) -> str:
+        """The post id from the redirect after a submitted form, or a ``rejected`` error
+        carrying the forum's messages."""
+        location = resp.headers.get("Location", "")
+        if resp.is_redirect:
+            post_id = parse_post_id_from_location(location)
+            if post_id:
+                return post_id
+            # refused: FlaskBB flashes why and redirects back; read the message
+            back = self._request("GET", location)
+            msg = "; ".join(parse_alerts(back.text)) or "no post id in the redirect"
+            raise ForumError("rejected", f"{what} refused: {msg}", url=resp.url,
+                             transient=False)
+        if resp.status_code == 200:
+            msg = "; ".join(parse_alerts(resp.text)) or "the form came back"
+            raise ForumError("rejected", f"{what} refused: {msg}", url=resp.url,
+                             transient=False)
+        raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
+
+    def find_reply(self, thread_id: str, marker: str) -> str | None:
+        """The id of the bot's newest post in topic ``thread_id`` whose text contains
+        ``marker`` (whitespace-normalized), or None. Reads the whole topic.
+
+        Raises:
+            ForumError: as :meth:`list_posts`.
+        """
+        wanted = " ".join(marker.split())
+        if not wanted:
+            raise ValueError("empty marker")
+        me = self.username.casefold()
+        for post in reversed(self.list_posts(thread_id).posts):
+            if post.author.casefold() != me:
+                continue
+            if wanted in _plain_text(post.body_html) or wanted in post.body_html:
+                return post.post_id
+        return None
+
+    def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
+        """Open a topic in board ``forum_id`` as the logged-in user; return
+        ``(topic id, first post id)``.
+
+        Raises:
+            ForumError: ``forbidden`` (no new-topic form), ``rejected``, ``csrf``,
+                ``auth``, transport reasons.
+        """
+        _check_id(forum_id, "forum id")
+        self._ensure_login()
+        path = f"/{forum_id}/topic/new"
+        for attempt in range(2):
+            page = self._request("GET", path)
+            if page.status_code == 404 or is_error_page(page.text):
+                raise ForumError("not_found", f"forum {forum_id} not found", url=page.url,
+                                 transient=False)
+            token = parse_csrf_token(page.text, 'form:has(input[name="title"])')
+            if token is None:
+                if is_logged_in(page.text) or attempt == 1:
+                    raise ForumError("forbidden", f"no new-topic form in forum {forum_id}",
+                                     url=page.url, transient=False)
+                self.login()
+                continue
+            resp = self._request("POST", path, allow_redirects=False, data={
+                "csrf_token": token, "title": title, "content": content,
+                "submit": "Post Topic"})
+            if resp.status_code == 400 and attempt == 0:
+                self.login()
+                continue
+            if resp.status_code == 400:
+                raise ForumError("csrf", "new-topic token refused twice", status=400)
+            location = resp.headers.get("Location", "")
+            thread_id = parse_thread_id_from_location(location) if resp.is_redirect else None
+            if thread_id is None:
+                self._posted_id(resp, "new topic")  # raises with the forum's message
+                raise ForumError("markup", f"new topic redirect {location!r}")
+            got = self._read_page(thread_id, 1)
+            if got is None or not got[0]:
+                raise ForumError("markup", f"new topic {thread_id} has no first post")
+            return thread_id, got[0][0].post_id
+        raise ForumError("auth", "session lost twice while creating a topic")
+
+
+def _check_id(value: str, what: str) -> None:
+    if not isinstance(value, str) or not value.isdigit():
+        raise ValueError(f"FlaskBB {what} must be a string of digits, got {value!r}")
