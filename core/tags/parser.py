@@ -1,0 +1,450 @@
+"""Parse the body of one roll tag into a :class:`~core.tags.model.RollSpec`.
+
+Source: issue 4, "The language"; the grammar is ``core/tags/grammar.lark`` and the
+player-facing reference is ``docs/tags.md``.  Parsing happens in two steps, like
+avrae/d20: lark turns the body into a parse tree (LALR, contextual lexer, grammar loaded
+once per process), then :func:`_assemble` checks the meaning (one pool, no option given
+twice, values in range) and builds the immutable spec.  lark's exceptions never leave
+this module; every problem is a :class:`~core.errors.TagError` with a stable ``code``,
+the ``position`` in the body, what was ``found`` and what was ``expected``.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from importlib import resources
+
+import lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from core.errors import TagError
+from core.tags.model import ExtendedSpec, RollSpec, VersusSpec
+
+__all__ = [
+    "MAX_DICE",
+    "MAX_TAG_CHARS",
+    "RANGES",
+    "fold",
+    "parse_tag",
+    "ruleset_family",
+]
+
+#: Most dice one roll may throw (numeric pool plus modifiers, or an NPC pool) — issue 4.
+MAX_DICE = 100
+#: Longest tag body accepted, in characters — issue 4.
+MAX_TAG_CHARS = 300
+
+#: Accepted range (inclusive) of each numeric option, by option name.
+#: difficulty: vampiro-reglas.txt "Dificultades" (2 to 10); stunt: exaltado-reglas.txt
+#: "ACROBACIAS" (one to three dice); the others are sanity bounds.
+RANGES: dict[str, tuple[int, int]] = {
+    "pool": (0, MAX_DICE),
+    "difficulty": (2, 10),
+    "successes_required": (1, MAX_DICE),
+    "stunt": (1, 3),
+    "actions": (1, 10),
+    "extended_target": (1, MAX_DICE),
+    "interval_seconds": (60, 30 * 86400),
+    "npc_pool": (1, MAX_DICE),
+    "npc_difficulty": (2, 10),
+}
+
+_EXALTED_IDS = frozenset({"exaltado", "exalted"})
+
+# One-for-one character replacements applied before lexing (positions are preserved).
+_CHAR_MAP = {
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
+    "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-",
+    "\uff0b": "+", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
+}
+
+# What each terminal means to a player, for ``TagError.expected`` (see messages.py).
+_EXPECTED = {
+    "INT": "number",
+    "WORD": "trait",
+    "SIGN": "+/-",
+    "NAME": '"name"',
+    "DIF_KW": "dif N",
+    "SUCC_KW": "df N",
+    "WP_KW": "fv",
+    "SPEC_KW": "esp",
+    "AUTO_KW": "auto",
+    "STRESS_KW": "estres",
+    "SECRET_KW": "secreta",
+    "STUNT_KW": "acrobacia N",
+    "ACTIONS_KW": "acciones N",
+    "EXT_KW": 'ext N "name"',
+    "EVERY_KW": "cada 4h",
+    "TEAM_KW": 'equipo "name"',
+    "VS_KW": 'vs "name"',
+    "DICE_UNIT": "dados",
+    "TIME_UNIT": "time unit (m, h, d)",
+    "COMMENT": "# comment",
+    "HELP": "ayuda",
+    "$END": "end of tag",
+}
+_EXPECTED_ORDER = list(_EXPECTED)
+
+_TIME_UNITS = {"m": 60, "h": 3600, "d": 86400}
+_WILLPOWER_WORDS = frozenset({"voluntad", "willpower"})
+_FLAG_FIELDS = {
+    "WP_KW": "willpower",
+    "SPEC_KW": "specialty",
+    "AUTO_KW": "automatic",
+    "STRESS_KW": "stress",
+    "SECRET_KW": "secret",
+}
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    """The lark parser for ``grammar.lark``, built once per process."""
+    text = resources.files("core.tags").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return lark.Lark(text, parser="lalr", lexer="contextual", start="start")
+
+
+@functools.cache
+def _fold_char(c: str) -> str:
+    mapped = _CHAR_MAP.get(c)
+    if mapped is not None:
+        return mapped
+    decomposed = unicodedata.normalize("NFD", c)
+    if len(decomposed) > 1 and all(unicodedata.combining(x) for x in decomposed[1:]):
+        c = decomposed[0]
+    low = c.lower()
+    return low if len(low) == 1 else c
+
+
+def fold(text: str) -> str:
+    """Lower-case ``text``, strip accents and make smart quotes/dashes ASCII.
+
+    Replaces every character by exactly one character, so offsets in the result are
+    offsets in ``text`` (``len(fold(t)) == len(t)``).  Used to lex keywords in any case
+    and with or without accents (``Éxitos`` reads as ``exitos``).  Never raises.
+    """
+    return "".join(_fold_char(c) for c in text)
+
+
+def ruleset_family(ruleset_id: str) -> str:
+    """``"exaltado"`` for the exaltado ruleset (ids ``exaltado``/``exalted``), else ``"storyteller"``.
+
+    The tag language only differs by family: in exaltado ``dif N`` is the number of
+    successes required (exaltado-reglas.txt, "DIFICULTAD Y ACCIONES DIFÍCILES").
+    """
+    return "exaltado" if ruleset_id.strip().lower() in _EXALTED_IDS else "storyteller"
+
+
+def parse_tag(body: str, *, ruleset_id: str = "vampiro") -> RollSpec:
+    """Parse one tag body (the text between ``[tirada]`` and ``[/tirada]``).
+
+    Args:
+        body: the body as written; may contain smart quotes, accents, any case.
+        ruleset_id: the game's ruleset id (``vampiro``, ``gehena``, ``exaltado`` or an
+            alias); only decides what ``dif N`` means (see :func:`ruleset_family`).
+
+    Returns:
+        The :class:`RollSpec`; ``help=True`` for ``ayuda`` / ``help`` / ``?``.
+
+    Raises:
+        TagError: codes ``empty_tag``, ``tag_too_long`` (over :data:`MAX_TAG_CHARS`),
+            ``syntax`` (with position/found/expected), ``unclosed_quote``,
+            ``missing_pool``,
+            ``duplicate_pool``, ``mixed_pool``, ``too_many_traits``, ``negative_trait``,
+            ``duplicate_option``, ``out_of_range``, ``too_many_dice`` (over
+            :data:`MAX_DICE`), ``empty_name``, ``interval_without_extended``.
+            ``position`` is a 0-based offset into ``body``.
+
+    Source: issue 4, "The language"; docs/tags.md has the table of examples.
+    """
+    if len(body) > MAX_TAG_CHARS:
+        raise TagError(
+            f"tag body has {len(body)} characters, at most {MAX_TAG_CHARS} are allowed",
+            code="tag_too_long", position=MAX_TAG_CHARS, found=body[MAX_TAG_CHARS:][:20],
+            length=len(body), limit=MAX_TAG_CHARS,
+        )
+    if not body.strip():
+        raise TagError("empty tag", code="empty_tag", position=0)
+    folded = fold(body)
+    try:
+        tree = _parser().parse(folded)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, body) from None
+    return _assemble(tree.children[0], body, ruleset_family(ruleset_id))
+
+
+# ---- errors ---------------------------------------------------------------------------
+
+
+def _word_at(body: str, pos: int) -> str:
+    """The run of non-space characters of ``body`` at ``pos`` (at most 20)."""
+    end = pos
+    while end < len(body) and end - pos < 20 and not body[end].isspace():
+        end += 1
+    return body[pos:end]
+
+
+def _describe(terminals) -> tuple[str, ...]:
+    names = {_EXPECTED[t] for t in terminals if t in _EXPECTED}
+    return tuple(sorted(names, key=lambda n: _EXPECTED_ORDER.index(_key_of(n))))
+
+
+def _key_of(description: str) -> str:
+    for key, value in _EXPECTED.items():
+        if value == description:
+            return key
+    return "$END"  # pragma: no cover - descriptions come from _EXPECTED
+
+
+def _syntax_error(exc: UnexpectedInput, body: str) -> TagError:
+    """Translate a lark exception into a ``syntax`` TagError (never re-raises lark's)."""
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        pos = exc.token.start_pos or 0
+        found = body[pos:exc.token.end_pos] if exc.token.end_pos is not None else str(exc.token)
+        expected = _describe(exc.accepts or exc.expected)
+    elif isinstance(exc, (UnexpectedToken, UnexpectedEOF)):
+        pos, found = len(body), ""
+        expected = _describe(getattr(exc, "accepts", None) or exc.expected)
+    elif isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        found = _word_at(body, pos)
+        expected = _describe(exc.allowed or ())
+    else:  # pragma: no cover - lark has no other UnexpectedInput subclass today
+        pos, found, expected = 0, "", ()
+    folded_found = fold(found[:1])
+    if folded_found in ("\"", "'") and folded_found not in found[1:]:
+        return TagError(
+            f"quote opened at character {pos} is never closed", code="unclosed_quote",
+            position=pos, found=found, expected=(folded_found,),
+        )
+    where = f"at character {pos}" if found else "at the end of the tag"
+    shown = f" {found!r}" if found else ""
+    message = f"unexpected{shown} {where}"
+    if expected:
+        message += "; expected " + ", ".join(expected[:6])
+    return TagError(message, code="syntax", position=pos, found=found, expected=expected)
+
+
+# ---- meaning --------------------------------------------------------------------------
+
+
+def _text(body: str, start: int, end: int) -> str:
+    return " ".join(body[start:end].split())
+
+
+def _int(tok: lark.Token, option: str) -> int:
+    value = int(tok)
+    low, high = RANGES[option]
+    if option in ("pool", "npc_pool") and value > high:
+        raise TagError(
+            f"{value} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
+            position=tok.start_pos, found=str(tok), option=option, value=value, limit=MAX_DICE,
+        )
+    if not low <= value <= high:
+        raise TagError(
+            f"{option} must be between {low} and {high}, got {value}", code="out_of_range",
+            position=tok.start_pos, found=str(tok), option=option, value=value, min=low, max=high,
+        )
+    return value
+
+
+def _name(tok: lark.Token, body: str) -> str:
+    name = _text(body, tok.start_pos + 1, tok.end_pos - 1)
+    if not name:
+        raise TagError("empty name in quotes", code="empty_name", position=tok.start_pos, found=str(tok))
+    return name
+
+
+def _trait_text(tree: lark.Tree, body: str) -> tuple[str, int]:
+    tokens = tree.children
+    return _text(body, tokens[0].start_pos, tokens[-1].end_pos), tokens[0].start_pos
+
+
+def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
+    """Check the meaning of a parse tree and build the spec (see :func:`parse_tag`)."""
+    comment = ""
+    if node.children and isinstance(node.children[-1], lark.Tree) and node.children[-1].data == "comment":
+        comment = body[node.children[-1].children[0].start_pos + 1:].strip()
+    if node.data == "help_tag":
+        return RollSpec(help=True, comment=comment)
+
+    options: dict[str, object] = {}
+    option_pos: dict[str, int] = {}
+    pool: int | None = None
+    pool_pos = -1
+    traits: list[tuple[str, int]] = []
+    trait_group_started = False
+    modifier = 0
+    flags: list[lark.Token] = []
+    last_versus: tuple[str, lark.Tree] | None = None  # lets `vs N dif M` give the NPC's dif
+
+    def set_option(name: str, value: object, pos: int, found: str) -> None:
+        if name in options:
+            raise TagError(
+                f"{name} given twice", code="duplicate_option", position=pos, found=found,
+                option=name, first_position=option_pos[name],
+            )
+        options[name] = value
+        option_pos[name] = pos
+
+    items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
+    for i, item in enumerate(items):
+        kind = item.data
+        kids = item.children
+        first = kids[0]
+        pos = first.start_pos if isinstance(first, lark.Token) else first.children[0].start_pos
+        npc_dif_slot = last_versus is not None and last_versus[1] is items[i - 1] if i else False
+        if kind == "number_pool":
+            if pool is not None or traits:
+                code = "duplicate_pool" if pool is not None else "mixed_pool"
+                raise TagError(
+                    "a roll has one pool: a number or traits joined by +", code=code,
+                    position=pos, found=_text(body, pos, (kids[-1]).end_pos),
+                )
+            pool, pool_pos = _int(first, "pool"), pos
+        elif kind == "trait_pool":
+            if pool is not None or trait_group_started:
+                code = "mixed_pool" if pool is not None else "duplicate_pool"
+                raise TagError(
+                    "a roll has one pool: a number or traits joined by +", code=code,
+                    position=pos, found=_trait_text(first, body)[0],
+                )
+            trait_group_started = True
+            traits.append(_trait_text(first, body))
+        elif kind == "signed":
+            sign = -1 if str(first) == "-" else 1
+            target = kids[1]
+            if isinstance(target, lark.Tree):  # +Trait
+                name, tpos = _trait_text(target, body)
+                if sign < 0:
+                    raise TagError(
+                        "a trait cannot be subtracted", code="negative_trait",
+                        position=pos, found=body[pos:target.children[-1].end_pos],
+                    )
+                if pool is not None:
+                    raise TagError(
+                        "a roll has one pool: a number or traits joined by +", code="mixed_pool",
+                        position=tpos, found=name,
+                    )
+                trait_group_started = True
+                traits.append((name, tpos))
+            else:
+                amount = int(target)
+                if amount > MAX_DICE:
+                    raise TagError(
+                        f"modifier {amount} is over {MAX_DICE} dice", code="too_many_dice",
+                        position=target.start_pos, found=str(target), value=amount, limit=MAX_DICE,
+                    )
+                modifier += sign * amount
+        elif kind == "difficulty":
+            value_tok = kids[-1]
+            if npc_dif_slot and last_versus is not None and last_versus[0] == "npc":
+                set_option("npc_difficulty", _int(value_tok, "npc_difficulty"), pos, str(first))
+            elif family == "exaltado":
+                set_option("successes_required", _int(value_tok, "successes_required"), pos, str(first))
+            else:
+                set_option("difficulty", _int(value_tok, "difficulty"), pos, str(first))
+        elif kind == "successes":
+            set_option("successes_required", _int(kids[-1], "successes_required"), pos, str(first))
+        elif kind == "flag":
+            flags.append(first)
+        elif kind == "stunt":
+            set_option("stunt", _int(kids[-1], "stunt"), pos, str(first))
+        elif kind == "actions":
+            set_option("actions", _int(kids[-1], "actions"), pos, str(first))
+        elif kind == "extended":
+            target = _int(kids[1], "extended_target")
+            name = _name(kids[2], body) if len(kids) > 2 else ""
+            set_option("extended", (target, name), pos, str(first))
+        elif kind == "interval":
+            unit = _fold_unit(str(kids[2]))
+            seconds = int(kids[1]) * _TIME_UNITS[unit]
+            low, high = RANGES["interval_seconds"]
+            if not low <= seconds <= high:
+                raise TagError(
+                    f"interval must be between {low} and {high} seconds, got {seconds}",
+                    code="out_of_range", position=kids[1].start_pos,
+                    found=_text(body, kids[1].start_pos, kids[2].end_pos),
+                    option="interval_seconds", value=seconds, min=low, max=high,
+                )
+            set_option("interval", seconds, pos, str(first))
+        elif kind == "team":
+            set_option("teamwork", _name(kids[1], body), pos, str(first))
+        elif kind == "versus":
+            name = ""
+            npc_pool = None
+            for tok in kids[1:]:
+                if tok.type == "NAME":
+                    name = _name(tok, body)
+                else:
+                    npc_pool = _int(tok, "npc_pool")
+            set_option("versus", (name, npc_pool), pos, str(first))
+            last_versus = ("npc" if npc_pool is not None else "named", item)
+        else:  # pragma: no cover - every grammar rule is handled above
+            raise TagError(f"unknown item {kind}", code="syntax", position=pos)
+
+    # `voluntad` / `willpower` alone is the Willpower trait being rolled (issue 4 keeps
+    # it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
+    if pool is None and not traits:
+        for tok in flags:
+            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
+                flags.remove(tok)
+                traits.append((_text(body, tok.start_pos, tok.end_pos), tok.start_pos))
+                break
+    if pool is None and not traits:
+        raise TagError(
+            "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
+            position=0, found="",
+        )
+    if len(traits) > 2:
+        name, tpos = traits[2]
+        raise TagError(
+            "at most two traits can be added to a roll", code="too_many_traits",
+            position=tpos, found=name, limit=2,
+        )
+    if pool is not None and pool + modifier > MAX_DICE:
+        raise TagError(
+            f"{pool + modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
+            position=pool_pos, found=str(pool), value=pool + modifier, limit=MAX_DICE,
+        )
+    if "interval" in options and "extended" not in options:
+        raise TagError(
+            "'cada' needs an extended action (ext N \"name\")", code="interval_without_extended",
+            position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
+        )
+
+    flag_values = {field: False for field in _FLAG_FIELDS.values()}
+    for tok in flags:
+        flag_values[_FLAG_FIELDS[tok.type]] = True
+    extended = None
+    if "extended" in options:
+        target, name = options["extended"]  # type: ignore[misc]
+        extended = ExtendedSpec(target=target, name=name, interval_seconds=options.get("interval"))  # type: ignore[arg-type]
+    versus = None
+    if "versus" in options:
+        vs_name, npc_pool = options["versus"]  # type: ignore[misc]
+        versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=options.get("npc_difficulty"))  # type: ignore[arg-type]
+    return RollSpec(
+        pool=pool,
+        traits=tuple(name for name, _ in traits),
+        modifier=modifier,
+        difficulty=options.get("difficulty"),  # type: ignore[arg-type]
+        successes_required=options.get("successes_required"),  # type: ignore[arg-type]
+        stunt=options.get("stunt", 0),  # type: ignore[arg-type]
+        actions=options.get("actions", 1),  # type: ignore[arg-type]
+        extended=extended,
+        teamwork=options.get("teamwork"),  # type: ignore[arg-type]
+        versus=versus,
+        comment=comment,
+        **flag_values,
+    )
+
+
+def _fold_unit(unit: str) -> str:
+    """Map a TIME_UNIT spelling (``horas``, ``min``, ``d``...) to m / h / d."""
+    if unit.startswith("m"):
+        return "m"
+    if unit.startswith("h"):
+        return "h"
+    return "d"

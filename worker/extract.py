@@ -1,0 +1,299 @@
+"""The author's own text from a forum post's markup, ready for ``core.tags``.
+
+Source: issue 4, "Extraction from posts".  Narrador must read exactly what the author
+meant to roll, never anything else: quotes of other posts, code blocks and signatures
+are removed; smart quotes, non-breaking and zero-width spaces and HTML entities are
+normalised; Markdown emphasis that a renderer put inside a tag is undone (HTML is read
+as text, so ``<em>`` disappears).
+
+Flavours (:data:`FLAVOURS`):
+
+``flaskbb``
+    HTML of a FlaskBB post body (``div.post-content``), rendered from Markdown.  A quote
+    is a paragraph ending in "wrote:" followed by a ``blockquote``: both are dropped.
+``phpbb``
+    phpBB HTML: ``blockquote`` (with ``cite``), ``div.codebox``, ``div.signature``.
+``discourse_html``
+    Discourse "cooked" HTML: ``aside.quote``, ``aside.onebox``, ``pre``/``code``.
+``html``
+    Any other HTML: ``blockquote``, ``pre``, ``code``, elements whose class names a
+    signature or a quote.
+``bbcode``
+    Raw BBCode: ``[quote]`` / ``[quote=...]`` (nested), ``[code]``, ``[noparse]``.
+``markdown``
+    Raw Markdown: ``>`` quote lines, fenced and indented code, inline code, Discourse
+    ``[quote=...]...[/quote]``; ``*``/``_`` emphasis inside roll tags is removed.
+``text``
+    Plain text: only normalised.
+
+Bounds: markup over :data:`MAX_MARKUP_CHARS` characters is cut there; HTML elements
+nested deeper than :data:`MAX_DEPTH` are dropped; BBCode quotes nested deeper than
+:data:`MAX_DEPTH` are dropped with their content.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+from bs4 import BeautifulSoup, NavigableString, Tag
+
+from core.tags import extract_rolls, find_tags
+
+__all__ = ["FLAVOURS", "MAX_DEPTH", "MAX_MARKUP_CHARS", "author_text", "describe_tags", "normalize_text"]
+
+FLAVOURS = ("flaskbb", "phpbb", "discourse_html", "html", "bbcode", "markdown", "text")
+#: Markup longer than this (characters) is cut before extraction.
+MAX_MARKUP_CHARS = 500_000
+#: Deepest HTML element / BBCode quote nesting read.
+MAX_DEPTH = 64
+
+_HTML_FLAVOURS = {"flaskbb", "phpbb", "discourse_html", "html"}
+
+# Removed in every HTML flavour: never the author's own rollable text.
+_DROP_ALWAYS = (
+    "blockquote", "pre", "code", "script", "style", "template", "noscript", "textarea",
+    "aside.quote", "aside.onebox", "div.codebox", ".signature", ".post-signature",
+    "div.quotetitle", "div.quotecontent",
+)
+_DROP_BY_FLAVOUR = {
+    "flaskbb": (),
+    "phpbb": ("div.postbody > div.signature", "dl.codebox"),
+    "discourse_html": ("div.quote", ".quote-title__text-content"),
+    "html": ("[class*=signature]", "[class*=quote]"),
+}
+_BLOCK_TAGS = (
+    "p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
+    "table", "tr", "td", "th", "section", "article", "header", "footer", "details",
+    "summary", "hr", "figure", "figcaption", "aside",
+)
+# The paragraph a forum puts before a quote: "Ana wrote:", "Ana escribió:".
+_ATTRIBUTION = re.compile(r"(wrote|said|escribi[oó]|dijo)\s*:\s*$", re.IGNORECASE)
+
+_CHAR_MAP = str.maketrans({
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
+    "\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u2009": " ", "\u200a": " ", "\u3000": " ",
+    "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None,
+    "\u00ad": None, "\r": None,
+})
+
+
+def normalize_text(text: str) -> str:
+    """Normalise plain text for tag finding (used by every flavour).
+
+    NFC-composes accents, replaces smart double quotes and guillemets (“ ” „ « ») by
+    ``"`` and smart single quotes (‘ ’) by ``'``, non-breaking and thin spaces by a
+    space, removes zero-width characters, soft hyphens and carriage returns, strips
+    trailing spaces of lines and squeezes runs of blank lines to one.  Never raises.
+    """
+    text = unicodedata.normalize("NFC", text).translate(_CHAR_MAP)
+    lines = [line.rstrip() for line in text.split("\n")]
+    text = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def author_text(markup: str, flavour: str) -> str:
+    """The author's own plain text of a post, with quotes, code and signatures removed.
+
+    Args:
+        markup: the post as the forum gives it (HTML of the post body, raw BBCode or
+            raw Markdown), at most :data:`MAX_MARKUP_CHARS` characters are read.
+        flavour: one of :data:`FLAVOURS` (see the module docstring).
+
+    Returns:
+        Normalised plain text (see :func:`normalize_text`); block elements and ``<br>``
+        become line breaks, so a tag split over ``<br>`` lines keeps its words apart
+        (the tag grammar treats line breaks as spaces).
+
+    Raises:
+        ValueError: for an unknown ``flavour``.
+    """
+    if flavour not in FLAVOURS:
+        raise ValueError(f"unknown markup flavour {flavour!r}; expected one of {', '.join(FLAVOURS)}")
+    markup = markup[:MAX_MARKUP_CHARS]
+    if flavour in _HTML_FLAVOURS:
+        text = _html_text(markup, flavour)
+    elif flavour == "bbcode":
+        text = html.unescape(_strip_bbcode(markup))
+    elif flavour == "markdown":
+        text = _undo_emphasis_in_tags(html.unescape(_strip_markdown(markup)))
+    else:
+        text = markup
+    return normalize_text(text)
+
+
+def describe_tags(text_or_markup: str, flavour: str = "text", *, ruleset_id: str = "vampiro") -> list[dict]:
+    """Every tag of a post with its parse result, as JSON-safe dicts (``narrador tags``).
+
+    Args:
+        text_or_markup: a post in ``flavour`` (plain text by default).
+        flavour: one of :data:`FLAVOURS`.
+        ruleset_id: the game's ruleset id (decides what ``dif`` means in exaltado).
+
+    Returns:
+        One dict per tag in order: ``index``, ``raw`` and either ``spec`` (the
+        ``RollSpec.to_dict()``) or ``error`` (``code``, ``message``, ``position``,
+        ``found``, ``expected``, ``params``).
+
+    Raises:
+        ValueError: for an unknown ``flavour``.
+    """
+    text = author_text(text_or_markup, flavour)
+    return [parsed.to_dict() for parsed in extract_rolls(text, ruleset_id=ruleset_id)]
+
+
+# ---- HTML -----------------------------------------------------------------------------
+
+
+def _html_text(markup: str, flavour: str) -> str:
+    soup = BeautifulSoup(markup, "lxml")
+    _drop_too_deep(soup)
+    if flavour in ("flaskbb", "html"):
+        for quote in soup.find_all("blockquote"):
+            _drop_attribution(quote)
+    for selector in _DROP_ALWAYS + _DROP_BY_FLAVOUR[flavour]:
+        for node in soup.select(selector):
+            node.decompose()
+    for br in soup.find_all("br"):
+        br.replace_with("\n")
+    for block in soup.find_all(_BLOCK_TAGS):
+        block.insert_before("\n")
+        block.insert_after("\n")
+    return soup.get_text()
+
+
+def _drop_attribution(quote: Tag) -> None:
+    """Remove the "X wrote:" paragraph right before a quote (FlaskBB, generic HTML)."""
+    prev = quote.previous_sibling
+    while isinstance(prev, NavigableString) and not prev.strip():
+        prev = prev.previous_sibling
+    if prev is None:
+        return
+    text = prev.get_text() if isinstance(prev, Tag) else str(prev)
+    if _ATTRIBUTION.search(text) and len(text) < 200:
+        prev.extract()
+
+
+def _drop_too_deep(soup: BeautifulSoup) -> None:
+    """Remove elements nested deeper than MAX_DEPTH (iterative, no recursion)."""
+    stack: list[tuple[Tag, int]] = [(soup, 0)]
+    too_deep: list[Tag] = []
+    while stack:
+        node, depth = stack.pop()
+        for child in node.children:
+            if isinstance(child, Tag):
+                if depth + 1 > MAX_DEPTH:
+                    too_deep.append(child)
+                else:
+                    stack.append((child, depth + 1))
+    for node in too_deep:
+        node.extract()
+
+
+# ---- BBCode ---------------------------------------------------------------------------
+
+_BB_BLOCK = re.compile(
+    r"\[(/?)(quote|code|noparse)(?:[= ][^\]\n]{0,300})?\]", re.IGNORECASE
+)
+# Inline formatting removed so that "[b]5[/b] dif 6" reads "5 dif 6".
+_BB_INLINE = re.compile(
+    r"\[/?(?:b|i|u|s|em|strong|color|colour|size|font|highlight|sup|sub|center|left|right)"
+    r"(?:=[^\]\n]{0,100})?\]",
+    re.IGNORECASE,
+)
+
+
+def _strip_bbcode(source: str) -> str:
+    """Remove [quote] (nested), [code] and [noparse] blocks and inline formatting tags.
+
+    An unclosed [quote] hides everything after it (never read quoted text); an unclosed
+    [code] likewise.
+    """
+    out: list[str] = []
+    pos = 0
+    depth = 0
+    skip_until: str | None = None  # "code"/"noparse": skip to its closing tag
+    for m in _BB_BLOCK.finditer(source):
+        closing, name = m.group(1) == "/", m.group(2).lower()
+        if skip_until is not None:
+            if closing and name == skip_until:
+                skip_until = None
+                pos = m.end()
+            continue
+        if depth == 0:
+            out.append(source[pos:m.start()])
+        if name == "quote":
+            if closing:
+                depth = max(depth - 1, 0)
+            else:
+                depth += 1
+                if depth > MAX_DEPTH:  # hostile nesting: drop the rest of the post
+                    return _BB_INLINE.sub("", "".join(out))
+        elif not closing and depth == 0:
+            skip_until = name
+        pos = m.end()
+    if depth == 0 and skip_until is None:
+        out.append(source[pos:])
+    return _BB_INLINE.sub("", "".join(out))
+
+
+# ---- Markdown -------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_QUOTE_LINE = re.compile(r"^ {0,3}>")
+_INDENTED = re.compile(r"^(?: {4}|\t)")
+_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).){1,2000}?\1", re.DOTALL)
+_EMPHASIS = re.compile(r"(?<!\\)(\*{1,3}|_{1,3})")
+
+
+def _strip_markdown(source: str) -> str:
+    """Remove quote lines, fenced/indented code, inline code and [quote] blocks."""
+    source = _strip_bbcode(source)  # Discourse raw keeps quotes as [quote="ana, post:3"]
+    kept: list[str] = []
+    fence: str | None = None
+    paragraph_open = False  # indented code cannot interrupt a paragraph (CommonMark)
+    in_quote = False
+    in_indented = False
+    for line in source.split("\n"):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        m = _FENCE.match(line)
+        if m:
+            fence = m.group(1)
+            paragraph_open = in_indented = False
+            continue
+        blank = not line.strip()
+        if _QUOTE_LINE.match(line):
+            in_quote = True
+        elif blank:
+            in_quote = False
+        if in_quote:  # a quote and its lazy continuation lines
+            paragraph_open = False
+            continue
+        if not blank and _INDENTED.match(line) and (in_indented or not paragraph_open):
+            in_indented = True
+            continue
+        if not blank:
+            in_indented = False
+        paragraph_open = not blank
+        kept.append(line)
+    return _INLINE_CODE.sub(" ", "\n".join(kept))
+
+
+def _undo_emphasis_in_tags(text: str) -> str:
+    """Remove ``*``/``_`` emphasis markers inside roll tags of raw Markdown."""
+    matches = find_tags(text)
+    if not matches:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for match in matches:
+        parts.append(text[pos:match.start])
+        parts.append(_EMPHASIS.sub("", match.raw))
+        pos = match.end
+    parts.append(text[pos:])
+    return "".join(parts)
