@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -442,7 +443,7 @@ def build_record(
     outcome: str,
     degree: int | str | None,
     processed_at: datetime,
-    tz: str = calendar.DEFAULT_TZ,
+    tz: str | ZoneInfo = calendar.DEFAULT_TZ,
     secret: bool = False,
     nonce: str | None = None,
 ) -> dict[str, object]:
@@ -465,7 +466,7 @@ def build_record(
             ``"botch"``; degree: the ruleset's degree of success (int, str or None).
         processed_at: aware datetime of processing (stored as UTC, to the second,
             and as game-local time).
-        tz: the game's IANA zone.
+        tz: the game's IANA zone, a name or a ``ZoneInfo`` (stored by name).
         secret: a secret roll; then ``nonce`` (32 random hex digits, supplied by the
             caller, e.g. ``secrets.token_hex(16)``) is required so that
             :func:`record_hash` hides the result.
@@ -479,6 +480,7 @@ def build_record(
 
     Source: issue 5, "Signed records".
     """
+    tz = calendar.zone(tz).key
     key = roll_key(game, forum, thread, post, tag_index)
     record: dict[str, object] = {
         "format": RECORD_FORMAT,

@@ -1,0 +1,71 @@
+"""``verify_file``, the function behind ``narrador verify`` (issue 5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.errors import VerificationError
+from worker.verify_cli import verify_file
+
+VECTORS = Path(__file__).resolve().parents[1] / "vectors"
+RECORD = VECTORS / "record.signed.json"
+KEY = VECTORS / "public_key.pem"
+SEED = (VECTORS / "seed.hex").read_text().strip()
+
+
+def test_everything_holds():
+    ok, lines = verify_file(RECORD, KEY, SEED)
+    assert ok and lines[-1] == "RESULT: OK"
+    assert any(line.startswith("OK   dice:") for line in lines)
+
+
+def test_without_a_seed_the_signature_still_counts():
+    ok, lines = verify_file(str(RECORD), str(KEY))
+    assert ok and "pass --seed" in lines[-1]
+
+
+def test_without_a_public_key_it_is_not_verified():
+    ok, lines = verify_file(RECORD, seed_hex=SEED)
+    assert not ok and lines[-1].startswith("RESULT: NOT VERIFIED")
+
+
+def test_a_tampered_record_is_invalid(tmp_path):
+    signed = json.loads(RECORD.read_text())
+    signed["record"]["successes"] += 1
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(signed))
+    ok, lines = verify_file(path, KEY, SEED)
+    assert not ok and lines[-1] == "RESULT: INVALID (signature)"
+
+
+def test_a_wrong_seed_is_invalid():
+    ok, lines = verify_file(RECORD, KEY, "00" * 32)
+    assert not ok and lines[-1] == "RESULT: INVALID (seed)"
+
+
+@pytest.mark.parametrize(
+    "contents, key, seed",
+    [
+        ("not json", KEY, None),
+        ("[1, 2]", KEY, None),
+        (None, KEY, "abc"),
+        (None, KEY, "zz" * 32),
+        (None, "missing.pem", None),
+        (None, RECORD, None),  # not a key file
+    ],
+)
+def test_unusable_input_raises(tmp_path, contents, key, seed):
+    path = RECORD
+    if contents is not None:
+        path = tmp_path / "r.json"
+        path.write_text(contents)
+    with pytest.raises(VerificationError):
+        verify_file(path, key if key != "missing.pem" else tmp_path / key, seed)
+
+
+def test_missing_record_file_raises(tmp_path):
+    with pytest.raises(VerificationError):
+        verify_file(tmp_path / "nope.json", KEY)

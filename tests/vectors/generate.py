@@ -1,0 +1,167 @@
+"""Generate the published test vectors of the verifiable-results machinery (issue 5).
+
+Run ``python tests/vectors/generate.py`` from the repository root to rewrite
+``tests/vectors/*``.  Everything is derived from fixed bytes (seeds from SHA-256 of
+labels, the Ed25519 key from fixed private bytes; Ed25519 signatures are
+deterministic), so the output never changes unless the algorithm does —
+``tests/unit/test_vectors.py`` fails if the files and this generator disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import struct
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from core.derive import derive_faces, roll_key
+from core.record import (
+    build_record,
+    canonical_json,
+    commitment,
+    key_id_for,
+    public_key_pem,
+    record_hash,
+    roll_id,
+    sign_record,
+)
+
+HERE = Path(__file__).resolve().parent
+
+PRIVATE_KEY_HEX = hashlib.sha256(b"narrador test vector signing key").hexdigest()
+
+
+def seed_of(label: str) -> bytes:
+    """A fixed 32-byte seed: SHA-256 of a label."""
+    return hashlib.sha256(label.encode("utf-8")).digest()
+
+
+def _first_block(seed: bytes, key: bytes) -> bytes:
+    return hmac.new(seed, key + struct.pack(">I", 0), hashlib.sha256).digest()
+
+
+def dice_case(name: str, seed: bytes, fields: tuple[str, str, str, str, int], n: int) -> dict:
+    key = roll_key(*fields)
+    block = _first_block(seed, key)
+    return {
+        "name": name,
+        "seed_hex": seed.hex(),
+        "seed_commitment": commitment(seed),
+        "game": fields[0],
+        "forum": fields[1],
+        "thread_id": fields[2],
+        "post_id": fields[3],
+        "tag_index": fields[4],
+        "roll_key_hex": key.hex(),
+        "roll_id": roll_id(key),
+        "first_block_hex": block.hex(),
+        "rejected_bytes_in_first_block": sum(b >= 250 for b in block),
+        "n": n,
+        "faces": list(derive_faces(seed, key, n)),
+    }
+
+
+def dice_cases() -> list[dict]:
+    seed1 = seed_of("narrador test vector seed 1")
+    seed2 = seed_of("narrador test vector seed 2")
+    cases = [
+        dice_case("basic", seed1, ("noches-de-madrid", "flaskbb", "12", "345", 0), 10),
+        dice_case("second tag of the same post", seed1,
+                  ("noches-de-madrid", "flaskbb", "12", "345", 1), 10),
+        dice_case("non-ASCII ids", seed2, ("Crónicas ñ", "foro €", "hilo-7", "🎲42", 3), 7),
+        dice_case("many dice (several blocks)", seed2, ("g", "f", "1", "2", 0), 100),
+    ]
+    # the first tag index whose first block contains a rejected byte (>= 250)
+    for i in range(1000):
+        key = roll_key("rechazo", "f", "1", "1", i)
+        if any(b >= 250 for b in _first_block(seed1, key)):
+            cases.append(dice_case("rejection in the first block", seed1,
+                                   ("rechazo", "f", "1", "1", i), 40))
+            break
+    return cases
+
+
+def record_vector() -> tuple[dict, dict, str]:
+    private = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(PRIVATE_KEY_HEX))
+    public = private.public_key()
+    kid = key_id_for(public)
+    seed = seed_of("narrador test vector seed 1")
+    fields = ("noches-de-madrid", "flaskbb", "12", "345", 1)
+    faces = derive_faces(seed, roll_key(*fields), 6)
+    common = dict(
+        key_id=kid,
+        game=fields[0],
+        ruleset="vampiro",
+        options={"botch_cancels": True},
+        forum=fields[1],
+        thread=fields[2],
+        post=fields[3],
+        post_url="https://foro.example/viewtopic/12#p345",
+        author="Ana",
+        character="Lucía Ortega",
+        tag="[tirada Destreza+Pelea dif 6]",
+        tag_index=fields[4],
+        params={"difficulty": 6, "pool": 6, "traits": ["Destreza", "Pelea"]},
+        seed_commitment=commitment(seed),
+        faces=faces,
+        # illustrative result fields; the rules core owns their meaning
+        successes=max(0, sum(f >= 6 for f in faces) - sum(f == 1 for f in faces)),
+        outcome="success" if sum(f >= 6 for f in faces) > sum(f == 1 for f in faces) else "failure",
+        degree=None,
+        processed_at=datetime(2027, 10, 31, 1, 30, 5, tzinfo=timezone.utc),
+        tz="Europe/Madrid",
+    )
+    record = build_record(**common)
+    signed = sign_record(record, private, kid)
+    secret = build_record(**{**common, "tag": "[tirada secreta 6 dif 6]"}, secret=True,
+                          nonce=hashlib.sha256(b"narrador test vector nonce").hexdigest()[:32])
+    raw_public = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    vector = {
+        "private_key_hex": PRIVATE_KEY_HEX,
+        "public_key_hex": raw_public.hex(),
+        "key_id": kid,
+        "seed_hex": seed.hex(),
+        "record": record,
+        "canonical_json": canonical_json(record).decode("utf-8"),
+        "canonical_json_sha256": hashlib.sha256(canonical_json(record)).hexdigest(),
+        "signature_hex": signed["signature"],
+        "secret_record": secret,
+        "secret_record_hash": record_hash(secret),
+    }
+    return vector, signed, public_key_pem(public)
+
+
+def build_files() -> dict[str, str]:
+    """``{file name: exact text}`` of every vector file."""
+    vector, signed, pem = record_vector()
+    vectors = {
+        "about": "Narrador test vectors (issue 5). Algorithm and formats: docs/verification.md. "
+                 "Regenerate with: python tests/vectors/generate.py",
+        "roll_key_version": "narrador-roll-v1",
+        "dice": dice_cases(),
+        "signed_record": vector,
+    }
+    dump = lambda obj: json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"  # noqa: E731
+    return {
+        "vectors.json": dump(vectors),
+        "record.signed.json": dump(signed),
+        "public_key.pem": pem,
+        "seed.hex": vector["seed_hex"] + "\n",
+    }
+
+
+def main() -> int:
+    for name, text in build_files().items():
+        (HERE / name).write_text(text, encoding="utf-8")
+        print(f"wrote {HERE / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
