@@ -94,8 +94,9 @@ class ForumPost:
         author: the author's user name as shown on the page.
         created_utc: when the post was made (timezone-aware, UTC).
         edited_utc: when it was last edited (timezone-aware, UTC), or None if never.
-        body_html: the post body as HTML (quotes, code and signatures still inside: use
-            ``worker.extract`` to get the author's own text).
+        body_html: the post body as HTML; the adapter removes the forum's signature
+            block, but quotes and code are still inside (use ``worker.extract`` to get the
+            author's own text).
         url: absolute URL that shows this post.
         page: the 1-based page of the thread the post was found on.
     """
@@ -156,6 +157,12 @@ class ForumPort(Protocol):
         that remembers "page 4" still sees new posts after posts were deleted).
         Raises ``ForumError("not_found")`` when the thread does not exist.
         """
+        ...
+
+    def list_threads(self, forum_id: str) -> list[str]:
+        """Ids of the threads in the forum (board) ``forum_id``, most recently active
+        first (adapters may read only the first page(s)).
+        Raises ``ForumError("not_found")`` when the board does not exist."""
         ...
 
     def post_reply(self, thread_id: str, content: str) -> str:
