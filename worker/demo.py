@@ -157,8 +157,10 @@ def check_rolls(report: DemoReport, web_url: str, public_keys: dict) -> None:
             if not verdict.ok:
                 report.problems.append(f"roll {rid}: signature does not verify: {verdict}")
             rec = envelope["record"]
+            params = rec["params"]
             again = rules.evaluate(rules.get_ruleset(rec["ruleset"]), rec["faces"],
-                                   difficulty=rec["difficulty"], willpower=rec["willpower"])
+                                   difficulty=params["difficulty"], willpower=params["willpower"],
+                                   specialty=params["specialty"], stress=params["stress"])
             if (again.successes, again.outcome) != (rec["successes"], rec["outcome"]):
                 report.problems.append(f"roll {rid}: re-evaluation gives {again.successes} {again.outcome}")
 

@@ -20,7 +20,9 @@ A post goes through two steps:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import secrets
 import json
 import logging
 from dataclasses import dataclass, field
@@ -246,14 +248,21 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         except RulesError as err:
             problems.append(render.TagProblem(tag.index, tag.raw, _rules_error_message(err, game.language)))
             continue
-        rid = records.roll_id(key)
-        record = build_roll_record(
-            roll_id=rid, key_id=key_id, game=game, ruleset=ruleset, options=options, post=post,
-            tag_raw=tag.raw, tag_index=tag.index, spec=spec, pool=pool, day=day,
-            seed_commitment=records.commitment(seed), result=result, now=now,
+        record = records.build_record(
+            key_id=key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(options.to_dict()),
+            forum=post.forum, thread=post.thread_id, post=post.post_id, post_url=post.url,
+            author=post.author, character=None, tag=tag.raw, tag_index=tag.index,
+            params=roll_params(spec, pool=pool, difficulty=difficulty),
+            seed_commitment=records.commitment(seed), faces=result.faces, successes=result.successes,
+            outcome=result.outcome, degree=result.degree_label or None, processed_at=now, tz=game.zone,
+            secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
         )
+        rid = str(record["roll_id"])
         envelopes.append(records.sign_record(record, signing_key, key_id))
-        views.append(_view(svc, tag.index, tag.raw, pool, spec, ruleset, options, result, rid))
+        view = _view(svc, tag.index, tag.raw, pool, spec, ruleset, options, result, rid)
+        if spec.secret:
+            view = dataclasses.replace(view, commitment=records.record_hash(record))
+        views.append(view)
 
     ctx = render.ReplyContext(
         author=post.author, marker=render.post_marker(post.post_id), lang=game.language,
@@ -304,51 +313,25 @@ def _view(
     )
 
 
-def build_roll_record(
-    *, roll_id: str, key_id: str, game: GameSettings, ruleset: rules.Ruleset,
-    options: rules.RulesOptions, post: ForumPost, tag_raw: str, tag_index: int, spec: Any,
-    pool: int, day: Any, seed_commitment: str, result: rules.RollResult, now: datetime,
-) -> dict[str, Any]:
-    """The canonical roll record (issue 5, «Signed records»): ints and strings only.
+def roll_params(spec: Any, *, pool: int, difficulty: int) -> dict[str, Any]:
+    """The record's ``params``: the resolved roll (what ``narrador eval`` needs) plus the tag's parse.
 
-    Times: ``processed_utc`` is UTC ISO 8601; ``processed_local`` is the game-local
-    wall time with its offset; ``game_day`` is the game-local date.
+    ``pool`` is in dice after modifiers; ``difficulty`` is the target number, or the
+    successes required in exaltado, after the ruleset default was applied.
     """
-    local = calendar.local_time(now, game.zone)
-    spec_dict = spec.to_dict() if hasattr(spec, "to_dict") else {}
-    return {
-        "v": 1,
-        "roll_id": roll_id,
-        "key_id": key_id,
-        "game": game.id,
-        "ruleset": ruleset.id,
-        "options": _json_safe(options.to_dict() if hasattr(options, "to_dict") else {}),
-        "forum": post.forum,
-        "thread_id": post.thread_id,
-        "post_id": post.post_id,
-        "post_url": post.url,
-        "author": post.author,
-        "character": "",
-        "tag": tag_raw,
-        "tag_index": tag_index,
-        "params": _json_safe(spec_dict),
+    return _json_safe({
         "pool": pool,
-        "difficulty": result.difficulty,
-        "willpower": bool(result.willpower),
-        "game_day": day.isoformat(),
-        "seed_commitment": seed_commitment,
-        "faces": list(result.faces),
-        "successes": result.successes,
-        "outcome": result.outcome,
-        "degree": result.degree_label,
-        "processed_utc": now.astimezone(timezone.utc).isoformat(timespec="seconds"),
-        "processed_local": local.isoformat(timespec="seconds"),
-        "flags": {"edited_after_roll": False, "post_deleted": False, "rolled_again": False, "secret": bool(spec.secret)},
-    }
+        "difficulty": difficulty,
+        "willpower": bool(spec.willpower),
+        "specialty": bool(spec.specialty),
+        "stress": bool(spec.stress),
+        "automatic": bool(spec.automatic),
+        "spec": spec.to_dict(),
+    })
 
 
 def _json_safe(value: Any) -> Any:
-    """Recursively turn a value into ints, strings, bools, lists and dicts (no floats)."""
+    """Recursively turn a value into ints, strings, bools, None, lists and dicts (no floats)."""
     if isinstance(value, Mapping):
         return {str(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -394,5 +377,5 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
 
 __all__ = [
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
-    "send_reply", "discover_threads", "build_roll_record", "content_hash", "utc_now",
+    "send_reply", "discover_threads", "roll_params", "content_hash", "utc_now",
 ]

@@ -1,0 +1,66 @@
+"""Shared fixtures: a real Redis for integration tests, settings and services for a unique game.
+
+Redis: ``$REDIS_URL`` (``./dev test`` and ``.ci/run`` set it), else 127.0.0.1:6379. Tests never
+flush a database: every test uses game and forum names with a random suffix and deletes its
+own keys afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+FIXED_NOW = datetime(2026, 11, 29, 18, 30, tzinfo=timezone.utc)
+
+
+def redis_url() -> str:
+    """The Redis the tests use."""
+    return os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(scope="session")
+def redis_client():
+    """A connected ``redis.Redis`` (decode_responses) or a clear failure when none answers."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url(), decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
+    try:
+        client.ping()
+    except redis.RedisError as exc:  # pragma: no cover - environment problem
+        pytest.fail(f"integration tests need Redis at {redis_url()} ({exc}); run them through ./dev test")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def unique() -> str:
+    """A random suffix for game and forum names."""
+    return secrets.token_hex(4)
+
+
+@pytest.fixture
+def cleanup_keys(redis_client, unique):
+    """Delete every key containing this test's unique suffix at teardown."""
+    yield
+    keys = list(redis_client.scan_iter(match=f"*{unique}*", count=1000))
+    if keys:
+        redis_client.delete(*keys)
+
+
+def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", language: str = "es", options=None):
+    """Settings with one game ``g-<unique>`` and one FlaskBB-kind forum ``f-<unique>``."""
+    from worker.settings import settings_from_mapping
+
+    data = {
+        "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": redis_url(),
+                     "public_url": "http://narrador.test"},
+        "games": {f"g-{unique}": {"ruleset": ruleset, "language": language, "options": options or {}}},
+        "forums": {f"f-{unique}": {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
+                                   "password": "x", "game": f"g-{unique}", "watch_forums": ["1"],
+                                   "poll_interval": 5}},
+    }
+    return settings_from_mapping(data, base_dir=tmp_path, environ={})

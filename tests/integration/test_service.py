@@ -1,0 +1,164 @@
+"""The service layer against a real Redis and the in-memory FakeForum."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import derive, record as records, rules
+from tests.conftest import FIXED_NOW, make_settings
+from worker import service
+from worker.forums.fake import FakeForum
+from worker.keystore import Keystore
+from worker.store import Store
+
+pytestmark = pytest.mark.integration
+
+QUOTE_HTML = (
+    "<p><strong>jugadora</strong> wrote:</p>"
+    "<blockquote><p>[tirada]5 dif 6[/tirada]</p></blockquote>"
+    "<p>Ahora busco la salida: [tirada]3 dif 7[/tirada]</p>"
+)
+
+
+@pytest.fixture
+def env(tmp_path, unique, redis_client, cleanup_keys):
+    settings = make_settings(tmp_path, unique)
+    forum = FakeForum(f"f-{unique}")
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    svc = service.Services(
+        settings=settings, store=Store(redis_client), keystore=keystore,
+        forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW,
+    )
+    return svc, forum, unique
+
+
+def _roll_all(svc, forum, unique):
+    sent = []
+    for thread_id in service.discover_threads(svc, f"f-{unique}"):
+        for post in service.poll_thread(svc, f"f-{unique}", thread_id):
+            outcome = service.process_post(svc, post)
+            if outcome.status == "pending_reply":
+                sent.append(service.send_reply(svc, f"f-{unique}", post.post_id))
+    return sent
+
+
+def test_post_with_two_tags_gets_one_reply_with_two_signed_rolls(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "Salto [tirada]5 dif 6[/tirada] y [tirada]4 dif 7 fv[/tirada]")
+    _roll_all(svc, forum, unique)
+
+    assert len(forum.replies) == 1
+    reply = forum.replies[0].content
+    assert f"(ref p{post_id})" in reply
+    state = svc.store.get_post(f"f-{unique}", post_id)
+    assert state.status == "replied"
+    assert len(state.roll_ids) == 2
+    keys = svc.keystore.public_keys()
+    seed = svc.keystore.seed_for(f"g-{unique}", FIXED_NOW.date())
+    for index, rid in enumerate(state.roll_ids):
+        assert rid in reply
+        envelope = svc.store.get_roll(rid)
+        rec = envelope["record"]
+        assert rec["tag_index"] == index
+        assert records.verify_signed(envelope, keys, seed=seed).ok
+        key = derive.roll_key(f"g-{unique}", f"f-{unique}", thread_id, post_id, index)
+        assert tuple(rec["faces"]) == derive.derive_faces(seed, key, len(rec["faces"]))
+        params = rec["params"]
+        again = rules.evaluate(rules.get_ruleset("vampiro"), rec["faces"], difficulty=params["difficulty"],
+                               willpower=params["willpower"])
+        assert (again.successes, again.outcome) == (rec["successes"], rec["outcome"])
+    first, second = (svc.store.get_roll(r)["record"] for r in state.roll_ids)
+    assert (first["params"]["pool"], first["params"]["difficulty"], first["params"]["willpower"]) == (5, 6, False)
+    assert (second["params"]["pool"], second["params"]["difficulty"], second["params"]["willpower"]) == (4, 7, True)
+    assert second["successes"] >= 1  # willpower guarantees one success (default option)
+
+
+def test_quoted_tag_is_not_rolled_again(env):
+    svc, forum, unique = env
+    thread_id, first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    second = forum.add_post(thread_id, "", body_html=QUOTE_HTML)
+    _roll_all(svc, forum, unique)
+    assert len(forum.replies) == 2
+    state = svc.store.get_post(f"f-{unique}", second)
+    assert len(state.roll_ids) == 1
+    rec = svc.store.get_roll(state.roll_ids[0])["record"]
+    assert rec["tag"] == "[tirada]3 dif 7[/tirada]"
+    assert rec["tag_index"] == 0
+
+
+def test_processing_again_rolls_nothing_and_replies_nothing(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]6 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    before = svc.store.get_post(f"f-{unique}", post_id).roll_ids
+    again = service.process_post(svc, forum.post(post_id))
+    assert again.new is False
+    assert list(again.roll_ids) == before
+    assert service.send_reply(svc, f"f-{unique}", post_id) == forum.replies[0].post_id
+    assert _roll_all(svc, forum, unique) == []
+    assert len(forum.replies) == 1
+    assert svc.store.count_rolls(f"g-{unique}") == 1
+
+
+def test_reply_already_in_forum_is_found_not_posted_twice(env):
+    """A worker died after the forum accepted the reply but before Redis recorded it."""
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]6 dif 6[/tirada]")
+    for post in service.poll_thread(svc, f"f-{unique}", thread_id):
+        service.process_post(svc, post)
+    text = svc.store.get_post(f"f-{unique}", post_id).fields["reply"]
+    orphan = forum.post_reply(thread_id, text)  # the forum has it; Redis still says pending
+    assert svc.store.get_post(f"f-{unique}", post_id).status == "pending_reply"
+    assert service.send_reply(svc, f"f-{unique}", post_id) == orphan
+    assert len(forum.replies) == 1
+    assert svc.store.get_post(f"f-{unique}", post_id).status == "replied"
+
+
+def test_reply_lock_held_elsewhere_raises_busy(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]6 dif 6[/tirada]")
+    for post in service.poll_thread(svc, f"f-{unique}", thread_id):
+        service.process_post(svc, post)
+    token = svc.store.acquire_reply_lock(f"f-{unique}", post_id)
+    assert token
+    with pytest.raises(service.ReplyBusy):
+        service.send_reply(svc, f"f-{unique}", post_id)
+    assert forum.replies == []
+    svc.store.release_reply_lock(f"f-{unique}", post_id, token)
+    assert service.send_reply(svc, f"f-{unique}", post_id)
+    assert len(forum.replies) == 1
+
+
+def test_malformed_tag_is_explained_and_the_others_still_roll(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada] [tirada]dif dif[/tirada]")
+    _roll_all(svc, forum, unique)
+    state = svc.store.get_post(f"f-{unique}", post_id)
+    assert len(state.roll_ids) == 1
+    reply = forum.replies[0].content
+    assert "No se ha tirado" in reply
+    assert "[tirada]dif dif[/tirada]" in reply
+
+
+def test_bot_posts_and_posts_without_tags_are_not_answered(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "Solo rol, sin tiradas.")
+    forum.add_post(thread_id, "[tirada]5[/tirada]", author="narrador")
+    assert _roll_all(svc, forum, unique) == []
+    assert forum.replies == []
+    assert svc.store.get_post(f"f-{unique}", post_id).status == "no_tags"
+
+
+def test_edit_after_roll_keeps_first_result_and_flags_the_post(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    rid = svc.store.get_post(f"f-{unique}", post_id).roll_ids[0]
+    faces = svc.store.get_roll(rid)["record"]["faces"]
+    forum.edit_post(post_id, "[tirada]9 dif 3[/tirada]")
+    assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+    state = svc.store.get_post(f"f-{unique}", post_id)
+    assert state.fields.get("edited_hash")
+    assert svc.store.get_roll(rid)["record"]["faces"] == faces
+    assert len(forum.replies) == 1

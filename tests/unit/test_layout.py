@@ -1,0 +1,83 @@
+"""Project invariants: core is pure, deployment files are well-formed, the CLI lists its commands."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+FORBIDDEN = ("flask", "celery", "redis", "requests", "bs4", "kombu", "werkzeug", "lxml")
+
+
+def test_importing_core_loads_no_io_or_framework_module():
+    code = (
+        "import sys, core, core.rules, core.probability, core.tags, core.derive, core.record, core.calendar, "
+        "core.render, core.actions\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == ""
+
+
+def test_docker_compose_structure():
+    doc = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = doc["services"]
+    assert set(services) == {"redis", "web", "worker", "beat"}
+    for name in ("web", "worker", "beat"):
+        svc = services[name]
+        assert svc["environment"]["NARRADOR_CONFIG"] == "/config/narrador.toml"
+        assert "./narrador.toml:/config/narrador.toml:ro" in svc["volumes"]
+        assert "redis" in svc["depends_on"]
+        assert (ROOT / svc["build"]["dockerfile"]).is_file()
+    assert "gunicorn" in services["web"]["command"]
+    assert services["beat"]["command"][:4] == ["celery", "-A", "worker.celery_app", "beat"]
+    conf = (ROOT / "deploy" / "redis.conf").read_text()
+    assert "appendonly yes" in conf
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
+    head = (ROOT / "README.md").read_text().splitlines()[:6]
+    assert any(line.startswith("./dev demo") for line in head)
+    assert any(line.startswith("./dev test") for line in head)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.rstrip().splitlines()[-1] == "exec ./dev test"
+
+
+SUBCOMMANDS = ["up", "demo", "web", "worker", "beat", "poll", "eval", "prob", "tags", "verify", "keys", "forum"]
+
+
+def test_cli_help_lists_every_subcommand_and_each_has_help():
+    from worker.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for name in SUBCOMMANDS:
+        assert f"  {name}" in result.output
+        sub = runner.invoke(main, [name, "--help"])
+        assert sub.exit_code == 0, (name, sub.output)
+        assert "Usage:" in sub.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "--system", "vampiro", "--faces", "1,4,11"],
+        ["eval", "--system", "klingon", "--faces", "1,4"],
+        ["eval", "--system", "vampiro", "--faces", "1,4", "--difficulty", "11"],
+        ["eval", "--system", "vampiro", "--faces", "uno"],
+        ["prob", "--system", "vampiro", "--pool", "5", "--difficulty", "1"],
+        ["eval"],
+    ],
+)
+def test_cli_bad_input_exits_2(args):
+    from worker.cli import main
+
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output

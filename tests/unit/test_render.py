@@ -1,0 +1,69 @@
+"""The reply text: marks on dice, languages, flavours, the marker."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import render
+from core.errors import RulesError
+
+
+def view(**kw):
+    base = dict(
+        index=0, tag="[tirada]7 dif 6[/tirada]", pool=7, difficulty=6, difficulty_kind="target_number",
+        faces=(1, 4, 4, 6, 6, 7, 9), success_dice=(3, 5, 6), one_dice=(0,), cancelled=(4,), successes=3,
+        outcome="success", degree_label="complete", roll_id="abcdefgh23456789", verify_url="http://n/v/abcdefgh23456789",
+    )
+    base.update(kw)
+    return render.RollView(**base)
+
+
+def test_markdown_dice_marks_successes_ones_and_cancelled():
+    assert render.render_dice(view(), "markdown") == "~~1~~ 4 4 **6** ~~6~~ **7** **9**"
+    assert render.render_dice(view(), "bbcode") == "[s]1[/s] 4 4 [b]6[/b] [s]6[/s] [b]7[/b] [b]9[/b]"
+
+
+def test_reply_lists_tags_in_author_order_with_marker_and_code():
+    ctx = render.ReplyContext(author="jugadora", marker=render.post_marker("12"))
+    problem = render.TagProblem(1, "[tirada]x[/tirada]", "falta la reserva de dados")
+    text = render.render_reply(ctx, [view(index=2), view(index=0, roll_id="zzzzzzzzzzzzzzzz")], [problem])
+    lines = text.splitlines()
+    assert lines[0] == "**Tiradas de @jugadora**"
+    assert lines[2].startswith("1. `[tirada]7 dif 6[/tirada]` → **Éxito completo (3)**")
+    assert "zzzzzzzzzzzzzzzz" in lines[2]
+    assert lines[3] == "2. `[tirada]x[/tirada]` → **No se ha tirado**: falta la reserva de dados"
+    assert "abcdefgh23456789" in lines[4]
+    assert lines[-1].endswith("(ref p12)")
+
+
+def test_english_botch_and_chance():
+    ctx = render.ReplyContext(author="p", marker="(ref p1)", lang="en")
+    v = view(faces=(1, 3), success_dice=(), one_dice=(0,), cancelled=(), successes=0, outcome="botch",
+             degree_label="", chance=0.0456)
+    line = render.render_roll_line(v, ctx)
+    assert "**Botch**" in line
+    assert "chance of this result or better: 4.6%" in line
+
+
+def test_spanish_percentages_use_comma():
+    ctx = render.ReplyContext(author="p", marker="(ref p1)")
+    assert "62 %" in render.render_roll_line(view(chance=0.62), ctx)
+    assert "4,6 %" in render.render_roll_line(view(chance=0.0456), ctx)
+
+
+def test_secret_roll_shows_only_code_and_commitment():
+    ctx = render.ReplyContext(author="p", marker="(ref p1)")
+    line = render.render_roll_line(view(secret=True, commitment="c0ffee" * 10), ctx)
+    assert "c0ffeec0ffeec0ff" in line
+    assert "dados" not in line and "**7**" not in line
+
+
+def test_marker_of_post_12_is_not_inside_marker_of_post_123():
+    assert render.post_marker("12") not in render.post_marker("123")
+
+
+def test_unknown_language_or_flavour_is_an_error():
+    with pytest.raises(RulesError):
+        render.render_reply(render.ReplyContext(author="p", marker="m", lang="fr"), [view()], [])
+    with pytest.raises(RulesError):
+        render.render_reply(render.ReplyContext(author="p", marker="m", flavour="html"), [view()], [])

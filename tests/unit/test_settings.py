@@ -1,0 +1,73 @@
+"""Settings: TOML plus environment overrides, validated in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worker.settings import ConfigError, load_settings, settings_from_mapping
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "narrador.example.toml"
+
+
+def test_example_file_loads_with_password_from_env():
+    s = load_settings(EXAMPLE, environ={"NARRADOR_MIFORO_PASSWORD": "pw"})
+    assert s.games["noches"].ruleset == "vampiro"
+    assert s.games["noches"].timezone == "Europe/Madrid"
+    forum = s.forum("miforo")
+    assert forum.password == "pw"
+    assert forum.watch_forums == ("3",)
+    assert forum.poll_interval == 30.0
+    assert s.instance_dir == (EXAMPLE.parent / "instance").resolve()
+
+
+def test_env_overrides_nested_keys_and_short_names(tmp_path):
+    env = {
+        "NARRADOR_MIFORO_PASSWORD": "pw",
+        "NARRADOR__forums__miforo__poll_interval": "7",
+        "NARRADOR__games__noches__language": "en",
+        "REDIS_URL": "redis://r:6379/1",
+        "NARRADOR_INSTANCE_DIR": str(tmp_path),
+    }
+    s = load_settings(EXAMPLE, environ=env)
+    assert s.forum("miforo").poll_interval == 7.0
+    assert s.game("noches").language == "en"
+    assert s.redis_url == "redis://r:6379/1"
+    assert s.instance_dir == tmp_path
+
+
+def test_narrador_redis_url_wins_over_redis_url():
+    s = settings_from_mapping({}, base_dir=Path("/"), environ={"REDIS_URL": "redis://a", "NARRADOR_REDIS_URL": "redis://b"})
+    assert s.redis_url == "redis://b"
+
+
+@pytest.mark.parametrize(
+    "mutation, message",
+    [
+        (lambda d: d["games"]["g"].update(timezone="Mars/Olympus"), "unknown time zone"),
+        (lambda d: d["games"]["g"].update(language="fr"), "language"),
+        (lambda d: d["forums"]["f"].update(kind="vbulletin"), "kind"),
+        (lambda d: d["forums"]["f"].update(game="nope"), "unknown game"),
+        (lambda d: d["forums"]["f"].pop("password"), "no password"),
+        (lambda d: d["forums"]["f"].update(poll_interval=0), "poll_interval"),
+        (lambda d: d["forums"]["f"].update(poll_interval="often"), "must be a number"),
+    ],
+)
+def test_invalid_values_name_the_key(mutation, message):
+    data = {
+        "games": {"g": {"ruleset": "vampiro"}},
+        "forums": {"f": {"kind": "flaskbb", "base_url": "http://x", "username": "bot", "password": "p", "game": "g"}},
+    }
+    mutation(data)
+    with pytest.raises(ConfigError, match=message):
+        settings_from_mapping(data, base_dir=Path("/"), environ={})
+
+
+def test_missing_and_broken_files_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.toml", environ={})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[narrador\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_settings(bad, environ={})
