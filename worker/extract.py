@@ -37,7 +37,7 @@ import html
 import re
 import unicodedata
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 
 from core.tags import extract_rolls, find_tags
 
@@ -59,7 +59,7 @@ _DROP_ALWAYS = (
 )
 _DROP_BY_FLAVOUR = {
     "flaskbb": (),
-    "phpbb": ("div.postbody > div.signature", "dl.codebox"),
+    "phpbb": ("div.postbody h3", "div.postbody p.author", "dl.codebox"),
     "discourse_html": ("div.quote", ".quote-title__text-content"),
     "html": ("[class*=signature]", "[class*=quote]"),
 }
@@ -71,6 +71,7 @@ _BLOCK_TAGS = (
 # The paragraph a forum puts before a quote: "Ana wrote:", "Ana escribió:".
 _ATTRIBUTION = re.compile(r"(wrote|said|escribi[oó]|dijo)\s*:\s*$", re.IGNORECASE)
 
+_SPACES = re.compile(r"\s+")
 _CHAR_MAP = str.maketrans({
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
@@ -86,10 +87,10 @@ def normalize_text(text: str) -> str:
     NFC-composes accents, replaces smart double quotes and guillemets (“ ” „ « ») by
     ``"`` and smart single quotes (‘ ’) by ``'``, non-breaking and thin spaces by a
     space, removes zero-width characters, soft hyphens and carriage returns, strips
-    trailing spaces of lines and squeezes runs of blank lines to one.  Never raises.
+    spaces around lines and squeezes runs of blank lines to one.  Never raises.
     """
     text = unicodedata.normalize("NFC", text).translate(_CHAR_MAP)
-    lines = [line.rstrip() for line in text.split("\n")]
+    lines = [line.strip() for line in text.split("\n")]
     text = "\n".join(lines)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
@@ -118,10 +119,10 @@ def author_text(markup: str, flavour: str) -> str:
     elif flavour == "bbcode":
         text = html.unescape(_strip_bbcode(markup))
     elif flavour == "markdown":
-        text = _undo_emphasis_in_tags(html.unescape(_strip_markdown(markup)))
+        text = html.unescape(_strip_markdown(markup))
     else:
         text = markup
-    return normalize_text(text)
+    return _tidy_tags(normalize_text(text), undo_emphasis=flavour == "markdown")
 
 
 def describe_tags(text_or_markup: str, flavour: str = "text", *, ruleset_id: str = "vampiro") -> list[dict]:
@@ -156,6 +157,9 @@ def _html_text(markup: str, flavour: str) -> str:
     for selector in _DROP_ALWAYS + _DROP_BY_FLAVOUR[flavour]:
         for node in soup.select(selector):
             node.decompose()
+    for string in soup.find_all(string=True):  # source line breaks are spaces in HTML
+        if not isinstance(string, Comment):
+            string.replace_with(_SPACES.sub(" ", str(string)))
     for br in soup.find_all("br"):
         br.replace_with("\n")
     for block in soup.find_all(_BLOCK_TAGS):
@@ -245,6 +249,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE_LINE = re.compile(r"^ {0,3}>")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).){1,2000}?\1", re.DOTALL)
+_LINE_BREAKS = re.compile(r"[ \t]*\n[\s]*")
 _EMPHASIS = re.compile(r"(?<!\\)(\*{1,3}|_{1,3})")
 
 
@@ -284,8 +289,9 @@ def _strip_markdown(source: str) -> str:
     return _INLINE_CODE.sub(" ", "\n".join(kept))
 
 
-def _undo_emphasis_in_tags(text: str) -> str:
-    """Remove ``*``/``_`` emphasis markers inside roll tags of raw Markdown."""
+def _tidy_tags(text: str, *, undo_emphasis: bool) -> str:
+    """Join the lines of a tag split over several lines (``<br>``, hard wraps) with spaces;
+    in raw Markdown also remove ``*``/``_`` emphasis markers inside tags."""
     matches = find_tags(text)
     if not matches:
         return text
@@ -293,7 +299,8 @@ def _undo_emphasis_in_tags(text: str) -> str:
     pos = 0
     for match in matches:
         parts.append(text[pos:match.start])
-        parts.append(_EMPHASIS.sub("", match.raw))
+        raw = _LINE_BREAKS.sub(" ", match.raw)
+        parts.append(_EMPHASIS.sub("", raw) if undo_emphasis else raw)
         pos = match.end
     parts.append(text[pos:])
     return "".join(parts)

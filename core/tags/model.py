@@ -28,6 +28,8 @@ __all__ = [
 def normalize_trait(name: str) -> str:
     """Return the comparison key of a trait name: no accents, case-folded, single spaces.
 
+    ``_`` counts as a space (``Armas_de_Fuego`` is ``armas de fuego``).
+
     ``normalize_trait("  Fuerza de  VOLUNTAD ")`` is ``"fuerza de voluntad"``;
     ``normalize_trait("Supervivencia")`` equals ``normalize_trait("supervivéncia")``.
     Character sheets look traits up by this key (issue 4: "accents and case ignored").
@@ -35,7 +37,7 @@ def normalize_trait(name: str) -> str:
     """
     decomposed = unicodedata.normalize("NFKD", name)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(stripped.casefold().split())
+    return " ".join(stripped.casefold().replace("_", " ").split())
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ _CHAR_MAP = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
     "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-",
-    "\uff0b": "+", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
+    "\uff0b": "+", "_": " ", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
 }
 
 # What each terminal means to a player, for ``TagError.expected`` (see messages.py).
@@ -121,7 +121,8 @@ def fold(text: str) -> str:
     """Lower-case ``text``, strip accents and make smart quotes/dashes ASCII.
 
     Replaces every character by exactly one character, so offsets in the result are
-    offsets in ``text`` (``len(fold(t)) == len(t)``).  Used to lex keywords in any case
+    offsets in ``text`` (``len(fold(t)) == len(t)``).  ``_`` becomes a space, so
+    ``Armas_de_Fuego`` (written so Markdown leaves it alone) is ``armas de fuego``.  Used to lex keywords in any case
     and with or without accents (``Éxitos`` reads as ``exitos``).  Never raises.
     """
     return "".join(_fold_char(c) for c in text)
@@ -258,7 +259,8 @@ def _name(tok: lark.Token, body: str) -> str:
 
 def _trait_text(tree: lark.Tree, body: str) -> tuple[str, int]:
     tokens = tree.children
-    return _text(body, tokens[0].start_pos, tokens[-1].end_pos), tokens[0].start_pos
+    text = _text(body.replace("_", " "), tokens[0].start_pos, tokens[-1].end_pos)
+    return text, tokens[0].start_pos
 
 
 def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
