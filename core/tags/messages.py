@@ -1,0 +1,182 @@
+"""Player-facing texts of the tag language: translated errors and the cheat sheet.
+
+Source: issue 4, "The language" ("a malformed tag gets a reply explaining the problem in
+the game's language"; ``[tirada]ayuda[/tirada]`` "replies with the cheat sheet").  Plain
+text with no forum markup (the reply renderer wraps it); Spanish by default, English
+available.  ``TagError`` messages themselves stay English, for logs.
+"""
+
+from __future__ import annotations
+
+from core.errors import TagError
+from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, ruleset_family
+
+__all__ = ["LANGS", "cheat_sheet", "error_message"]
+
+LANGS = ("es", "en")
+
+# Descriptions used in TagError.expected (core/tags/parser.py, _EXPECTED) in Spanish.
+_EXPECTED_ES = {
+    "number": "un número",
+    "trait": "un Rasgo",
+    '"name"': 'un "nombre" entre comillas',
+    "end of tag": "el final de la etiqueta",
+    "time unit (m, h, d)": "una unidad de tiempo (m, h, d)",
+    'ext N "name"': 'ext N "nombre"',
+    'equipo "name"': 'equipo "nombre"',
+    'vs "name"': 'vs "nombre"',
+    "# comment": "# comentario",
+}
+_EXPECTED_EN = {"dif N": "diff N", "fv": "wp", "esp": "spec", "estres": "stress", "secreta": "secret",
+                "acrobacia N": "stunt N", "acciones N": "actions N", "cada 4h": "every 4h",
+                'equipo "name"': 'team "name"', "ayuda": "help"}
+
+_OPTION_ES = {
+    "pool": "la reserva", "difficulty": "la dificultad", "successes_required": "los éxitos necesarios",
+    "stunt": "la acrobacia", "actions": "las acciones", "extended_target": "el objetivo de ext",
+    "interval_seconds": "el intervalo (segundos)", "npc_pool": "la reserva del PNJ",
+    "npc_difficulty": "la dificultad del PNJ", "extended": "ext", "interval": "cada",
+    "teamwork": "equipo", "versus": "vs",
+}
+_OPTION_EN = {
+    "pool": "the pool", "difficulty": "the difficulty", "successes_required": "successes required",
+    "stunt": "the stunt", "actions": "actions", "extended_target": "the ext target",
+    "interval_seconds": "the interval (seconds)", "npc_pool": "the NPC pool",
+    "npc_difficulty": "the NPC difficulty", "extended": "ext", "interval": "every",
+    "teamwork": "team", "versus": "vs",
+}
+
+_TEXTS = {
+    "es": {
+        "syntax": "no entiendo {found_at}{expected}",
+        "unclosed_quote": "falta cerrar las comillas de {found}",
+        "empty_tag": "la etiqueta está vacía: escribe los dados, p. ej. [tirada]Destreza+Atletismo dif 6[/tirada]",
+        "tag_too_long": "la etiqueta es demasiado larga ({length} caracteres; máximo {limit})",
+        "too_many_tags": "demasiadas etiquetas en un mensaje: solo se tiran las {limit} primeras",
+        "too_many_dice": "demasiados dados ({value}; máximo {limit})",
+        "missing_pool": "faltan los dados: un número (5) o Rasgos (Destreza+Atletismo)",
+        "duplicate_pool": "hay dos reservas de dados ({found}); escribe una sola, con Rasgos unidos por +",
+        "mixed_pool": "no se mezclan número y Rasgos ({found}); usa +N para añadir dados",
+        "too_many_traits": "como mucho se suman dos Rasgos ({found} sobra)",
+        "negative_trait": "un Rasgo no se puede restar ({found})",
+        "duplicate_option": "{option} aparece dos veces",
+        "out_of_range": "{option} debe estar entre {min} y {max} (pone {value})",
+        "empty_name": "el nombre entre comillas está vacío",
+        "interval_without_extended": '"cada" solo vale con una acción extendida (ext 10 "nombre")',
+        "unknown": "etiqueta no válida ({code})",
+        "found_at": "«{found}» (carácter {position})",
+        "at_end": "el final de la etiqueta",
+        "expected": "; se esperaba {items}",
+        "or": " o ",
+    },
+    "en": {
+        "syntax": "cannot read {found_at}{expected}",
+        "unclosed_quote": "the quote {found} is never closed",
+        "empty_tag": "the tag is empty: write the dice, e.g. [roll]Dexterity+Athletics diff 6[/roll]",
+        "tag_too_long": "the tag is too long ({length} characters; at most {limit})",
+        "too_many_tags": "too many tags in one post: only the first {limit} are rolled",
+        "too_many_dice": "too many dice ({value}; at most {limit})",
+        "missing_pool": "no dice: write a number (5) or traits (Dexterity+Athletics)",
+        "duplicate_pool": "two dice pools ({found}); write one, traits joined by +",
+        "mixed_pool": "a number and traits cannot be mixed ({found}); use +N to add dice",
+        "too_many_traits": "at most two traits can be added ({found} is one too many)",
+        "negative_trait": "a trait cannot be subtracted ({found})",
+        "duplicate_option": "{option} is given twice",
+        "out_of_range": "{option} must be between {min} and {max} (got {value})",
+        "empty_name": "the name in quotes is empty",
+        "interval_without_extended": '"every" only goes with an extended action (ext 10 "name")',
+        "unknown": "invalid tag ({code})",
+        "found_at": "'{found}' (character {position})",
+        "at_end": "the end of the tag",
+        "expected": "; expected {items}",
+        "or": " or ",
+    },
+}
+
+
+def _lang(lang: str) -> str:
+    return lang if lang in _TEXTS else "es"
+
+
+def error_message(err: TagError, lang: str = "es") -> str:
+    """One sentence explaining a tag error to the player, in ``lang``.
+
+    Args:
+        err: a ``TagError`` from ``parse_tag`` / ``extract_rolls`` (any ``code``; an
+            unknown code gets a generic sentence naming it).
+        lang: ``"es"`` (default) or ``"en"``; anything else falls back to Spanish.
+
+    Returns:
+        Plain text without forum markup, e.g. ``no entiendo «siete» (carácter 23); se
+        esperaba un número``.  Never raises.
+    """
+    t = _TEXTS[_lang(lang)]
+    params: dict[str, object] = {"limit": "", "length": "", "value": "", "min": "", "max": ""}
+    params.update(err.params)
+    options = _OPTION_ES if _lang(lang) == "es" else _OPTION_EN
+    option = str(params.get("option", ""))
+    params["option"] = options.get(option, option)
+    params["found"] = err.found
+    params["code"] = err.code
+    if err.found:
+        params["found_at"] = t["found_at"].format(found=err.found, position=err.position)
+    else:
+        params["found_at"] = t["at_end"]
+    items = [_expected(e, lang) for e in err.expected[:5]]
+    params["expected"] = t["expected"].format(items=t["or"].join(items)) if items else ""
+    template = t.get(err.code, t["unknown"])
+    try:
+        return template.format(**params)
+    except (KeyError, IndexError, ValueError):  # a param missing from an unusual error
+        return t["unknown"].format(code=err.code)
+
+
+def _expected(description: str, lang: str) -> str:
+    if _lang(lang) == "es":
+        return _EXPECTED_ES.get(description, description)
+    return _EXPECTED_EN.get(description, description)
+
+
+_SHEET_ES = """Tiradas: [tirada]...[/tirada] (o [roll]...[/roll]), varias por mensaje (máx. 20).
+Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + (Destreza+Atletismo), con +2, -1, -2 dados.
+{difficulty}
+Palabras: fv (gastar Voluntad), esp (especialidad), auto (éxito automático), acrobacia N, acciones N, estres / combate, secreta.
+Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
+Comentario: tras # o : (se repite en la respuesta).
+Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
+Límites: {max_dice} dados, {max_chars} caracteres por etiqueta."""
+
+_SHEET_EN = """Rolls: [roll]...[/roll] (or [tirada]...[/tirada]), several per post (max 20).
+Dice: a number (7, 7d10) or one or two traits joined by + (Dexterity+Athletics), with +2, -1, -2 dice.
+{difficulty}
+Words: wp (spend Willpower), spec (specialty), auto (automatic success), stunt N, actions N, stress / combat, secret.
+Extended: ext 10 "wall" (every 4h to wait between rolls). Teamwork: team "name". Contest: vs "name", or vs 4 diff 6 to roll an NPC at once.
+Comment: after # or : (echoed in the reply).
+Examples: [roll]Dexterity+Athletics diff 7 wp[/roll] · [roll]5 diff 6 # jump[/roll] · [roll]Intelligence+Science ext 10 "wall" every 4h[/roll]
+Limits: {max_dice} dice, {max_chars} characters per tag."""
+
+_DIFFICULTY = {
+    ("es", "storyteller"): "Dificultad: dif 7 (por defecto 6). Éxitos necesarios: exitos 3.",
+    ("en", "storyteller"): "Difficulty: diff 7 (default 6). Successes required: successes 3.",
+    ("es", "exaltado"): "Éxitos necesarios: df 3 (o exitos 3, dif 3); por defecto 1.",
+    ("en", "exaltado"): "Successes required: df 3 (or successes 3, diff 3); default 1.",
+}
+
+
+def cheat_sheet(lang: str = "es", ruleset_id: str = "vampiro") -> str:
+    """The text replied to ``[tirada]ayuda[/tirada]`` / ``[roll]help[/roll]``.
+
+    Args:
+        lang: ``"es"`` (default) or ``"en"``; anything else falls back to Spanish.
+        ruleset_id: the game's ruleset (exaltado explains ``df``; the others ``dif``).
+
+    Returns:
+        Plain text, one line per topic, no forum markup.  Never raises.
+    """
+    lang = _lang(lang)
+    sheet = _SHEET_ES if lang == "es" else _SHEET_EN
+    return sheet.format(
+        difficulty=_DIFFICULTY[(lang, ruleset_family(ruleset_id))],
+        max_dice=MAX_DICE,
+        max_chars=MAX_TAG_CHARS,
+    )

@@ -1,0 +1,177 @@
+"""Hypothesis strategies for the roll-tag language, one per grammar rule (grammar.lark).
+
+Each item strategy draws ``(text, fields)``: how the item is written (synonyms, case,
+accents, spacing chosen at random) and the RollSpec fields it means.  ``roll_tags()``
+shuffles the items of one tag and draws ``(body, expected RollSpec)``, so a test can
+check that every spelling and every order parses to the same roll (issue 4).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from core.tags import ExtendedSpec, RollSpec, VersusSpec
+
+TRAITS = ["Destreza", "Atletismo", "Armas de Fuego", "Percepción", "Pelea", "Sigilo", "Astucia",
+          "Fuerza de Voluntad", "Strength", "Brawl", "Investigación", "Supervivencia", "Alerta"]
+
+space = st.sampled_from([" ", "  ", "\t", "\n", ", ", " ; "])
+optional_space = st.sampled_from(["", " "])
+
+
+@st.composite
+def spelled(draw, words: list[str]) -> str:
+    """One of ``words`` in random case (accents kept or not as listed)."""
+    word = draw(st.sampled_from(words))
+    return "".join(c.upper() if draw(st.booleans()) else c for c in word) if draw(st.booleans()) else word
+
+
+@st.composite
+def number_pool(draw):
+    n = draw(st.integers(0, 30))
+    unit = draw(st.sampled_from(["", "d10", " d10", " dados", " dice", "D10"]))
+    return f"{n}{unit}", {"pool": n}
+
+
+@st.composite
+def trait_pool(draw):
+    names = draw(st.lists(st.sampled_from(TRAITS), min_size=1, max_size=2))
+    joiner = draw(st.sampled_from(["+", " + ", "+ "]))
+    return joiner.join(names), {"traits": tuple(names)}
+
+
+@st.composite
+def modifier(draw):
+    n = draw(st.integers(0, 5))
+    sign = draw(st.sampled_from(["+", "-", "−"]))
+    unit = draw(st.sampled_from(["", " dados", " dice", "d"]))
+    return f"{sign}{draw(optional_space)}{n}{unit}", {"modifier": n if sign == "+" else -n}
+
+
+@st.composite
+def difficulty(draw):
+    n = draw(st.integers(2, 10))
+    kw = draw(spelled(["dif", "diff", "dificultad", "difficulty"]))
+    return f"{kw}{draw(st.sampled_from([' ', '', ': ', '=']))}{n}", {"difficulty": n}
+
+
+@st.composite
+def successes(draw):
+    n = draw(st.integers(1, 10))
+    kw = draw(spelled(["df", "exitos", "éxitos", "successes", "Éxitos"]))
+    return f"{kw} {n}", {"successes_required": n}
+
+
+FLAGS = {
+    "willpower": ["fv", "wp", "voluntad", "willpower", "FV"],
+    "specialty": ["esp", "spec", "especialidad", "specialty"],
+    "automatic": ["auto", "automático"],
+    "stress": ["estres", "estrés", "combate", "stress", "combat"],
+    "secret": ["secreta", "secret", "secreto"],
+}
+
+
+@st.composite
+def flag(draw, name: str):
+    return draw(spelled(FLAGS[name])), {name: True}
+
+
+@st.composite
+def stunt(draw):
+    n = draw(st.integers(1, 3))
+    return f"{draw(spelled(['acrobacia', 'stunt']))} {n}", {"stunt": n}
+
+
+@st.composite
+def actions(draw):
+    n = draw(st.integers(1, 10))
+    return f"{draw(spelled(['acciones', 'actions']))} {n}", {"actions": n}
+
+
+names = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyzñáé ABC"), min_size=1, max_size=12).filter(
+    lambda s: s.strip())
+
+
+@st.composite
+def quoted(draw):
+    name = draw(names)
+    left, right = draw(st.sampled_from([('"', '"'), ("“", "”"), ("«", "»"), ("'", "'"), ("‘", "’")]))
+    return f"{left}{name}{right}", " ".join(name.split())
+
+
+@st.composite
+def extended(draw):
+    target = draw(st.integers(1, 50))
+    text, name = draw(quoted())
+    return f"{draw(spelled(['ext', 'extendida', 'extended']))} {target} {text}", {"_ext": (target, name)}
+
+
+@st.composite
+def interval(draw):
+    n = draw(st.integers(1, 20))
+    unit, seconds = draw(st.sampled_from([("h", 3600), ("horas", 3600), ("m", 60), ("min", 60),
+                                          ("d", 86400), ("días", 86400), ("hours", 3600)]))
+    return f"{draw(spelled(['cada', 'every']))} {n}{draw(optional_space)}{unit}", {"_every": n * seconds}
+
+
+@st.composite
+def team(draw):
+    text, name = draw(quoted())
+    return f"{draw(spelled(['equipo', 'team']))} {text}", {"teamwork": name}
+
+
+@st.composite
+def versus(draw, allow_bare_name: bool):
+    kw = draw(spelled(["vs", "versus"]))
+    if allow_bare_name and draw(st.booleans()):
+        text, name = draw(quoted())
+        return f"{kw} {text}", {"versus": VersusSpec(name)}
+    npc, dif = draw(st.integers(1, 10)), draw(st.integers(2, 10))
+    if draw(st.booleans()):
+        text, name = draw(quoted())
+        return f"{kw} {text} {npc} dif {dif}", {"versus": VersusSpec(name, npc, dif)}
+    return f"{kw} {npc} dif {dif}", {"versus": VersusSpec("", npc, dif)}
+
+
+@st.composite
+def roll_tags(draw):
+    """``(body, expected RollSpec)`` for a valid tag with its items in random order."""
+    pool = draw(st.one_of(number_pool(), trait_pool()))
+    items = [pool]
+    if draw(st.booleans()):
+        items.append(draw(modifier()))
+    if draw(st.booleans()):
+        items.append(draw(st.one_of(difficulty(), successes())))
+    for name in FLAGS:
+        if draw(st.integers(0, 3)) == 0:
+            items.append(draw(flag(name)))
+    for strategy in (stunt(), actions(), team()):
+        if draw(st.integers(0, 3)) == 0:
+            items.append(draw(strategy))
+    if draw(st.integers(0, 2)) == 0:
+        items.append(draw(extended()))
+        if draw(st.booleans()):
+            items.append(draw(interval()))
+    if draw(st.integers(0, 2)) == 0:
+        # `vs "name"` swallows a number right after it: only with a trait pool.
+        items.append(draw(versus(allow_bare_name="traits" in pool[1])))
+    order = draw(st.permutations(items))
+    parts = [order[0][0]]
+    for text, _ in order[1:]:
+        parts.append(draw(space))
+        parts.append(text)
+    fields: dict = {}
+    for _, meaning in items:
+        fields.update(meaning)
+    comment = ""
+    if draw(st.booleans()):
+        comment = draw(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
+        parts.append(f" {draw(st.sampled_from(['#', ':']))}{comment}")
+        comment = comment.strip()
+    if "willpower" in fields and "pool" not in fields and "traits" not in fields:
+        pass  # a pool is always drawn
+    ext = fields.pop("_ext", None)
+    every = fields.pop("_every", None)
+    if ext is not None:
+        fields["extended"] = ExtendedSpec(ext[0], ext[1], every)
+    return draw(optional_space) + "".join(parts) + draw(optional_space), RollSpec(comment=comment, **fields)

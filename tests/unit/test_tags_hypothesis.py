@@ -1,0 +1,47 @@
+"""Property tests of the roll-tag language (issue 4: any text yields tags or errors)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.errors import TagError
+from core.tags import extract_rolls, parse_tag
+from core.tags.messages import error_message
+from tests.unit.strategies_tags import roll_tags
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+tag_alphabet = st.sampled_from(list("[]/tiradaroll +-#:\"'“”dif 7 fv ext vs 10 Destreza\n\t_*é"))
+tagish = st.text(tag_alphabet, max_size=120)
+
+
+@FAST
+@given(roll_tags())
+def test_generated_tags_parse_to_their_meaning(case) -> None:
+    body, expected = case
+    assert parse_tag(body) == expected
+
+
+@FAST
+@given(st.one_of(st.text(max_size=200), tagish))
+def test_any_body_parses_or_raises_tag_error(body: str) -> None:
+    try:
+        spec = parse_tag(body)
+    except TagError as err:
+        assert err.code
+        assert err.position is None or 0 <= err.position <= len(body)
+        assert error_message(err, "es") and error_message(err, "en")
+    else:
+        assert spec.help or spec.pool is not None or spec.traits
+
+
+@FAST
+@given(st.one_of(st.text(max_size=400), st.lists(st.one_of(tagish, st.just("[tirada]"),
+       st.just("[/tirada]"), st.just("[roll]"), st.just("[/roll]")), max_size=40).map("".join)))
+def test_any_text_yields_tags_or_errors(text: str) -> None:
+    for i, parsed in enumerate(extract_rolls(text)):
+        assert parsed.index == i
+        assert (parsed.spec is None) != (parsed.error is None)
+        assert parsed.raw in text
+        parsed.to_dict()
