@@ -12,10 +12,10 @@ the current time.  All returned instants are aware datetimes in UTC.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["DEFAULT_TZ", "zone", "game_day", "day_bounds", "next_rollover", "local_time"]
+__all__ = ["DEFAULT_TZ", "day_bounds", "game_day", "local_time", "next_rollover", "zone"]
 
 #: The default game time zone (Spain's peninsular time).
 DEFAULT_TZ = "Europe/Madrid"
@@ -53,7 +53,7 @@ def _aware_utc(utc: datetime) -> datetime:
         raise TypeError(f"expected a datetime, got {type(utc).__name__}")
     if utc.tzinfo is None or utc.utcoffset() is None:
         raise ValueError("naive datetime: pass an aware datetime (UTC)")
-    return utc.astimezone(timezone.utc)
+    return utc.astimezone(UTC)
 
 
 def local_time(utc: datetime, tz: TzLike | None = None) -> datetime:
@@ -95,7 +95,7 @@ def _start_of(day: date, z: ZoneInfo) -> datetime:
     # pre-transition offset is used, which maps to the transition instant, i.e. the
     # first instant whose local date is ``day``.  If midnight is repeated, the first
     # occurrence is taken.
-    return datetime.combine(day, time(0), tzinfo=z).astimezone(timezone.utc)
+    return datetime.combine(day, time(0), tzinfo=z).astimezone(UTC)
 
 
 def day_bounds(day: date, tz: TzLike | None = None) -> tuple[datetime, datetime]:

@@ -29,13 +29,13 @@ from collections.abc import Iterator
 from core.errors import NarradorError
 
 __all__ = [
+    "MAX_BLOCKS",
     "ROLL_KEY_VERSION",
     "SEED_BYTES",
-    "MAX_BLOCKS",
-    "DiceStreamExhausted",
-    "roll_key",
     "DiceStream",
+    "DiceStreamExhausted",
     "derive_faces",
+    "roll_key",
 ]
 
 #: The first length-prefixed field of every roll key (domain separation + versioning).
@@ -155,7 +155,7 @@ class DiceStream(Iterator[int]):
     Source: issue 5, "Dice that were fixed before the post existed".
     """
 
-    __slots__ = ("_mac", "_buffer", "_pos", "faces_drawn", "blocks_used")
+    __slots__ = ("_buffer", "_mac", "_pos", "blocks_used", "faces_drawn")
 
     def __init__(self, seed: bytes, key: bytes) -> None:
         self._mac = hmac.new(_check_seed(seed), _check_key(key), hashlib.sha256)

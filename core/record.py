@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -35,25 +35,25 @@ from core.derive import SEED_BYTES, DiceStreamExhausted, derive_faces, roll_key
 from core.errors import NarradorError, VerificationError
 
 __all__ = [
-    "RECORD_FORMAT",
     "FLAG_NAMES",
     "MAX_SAFE_INT",
-    "canonical_json",
-    "roll_id",
-    "roll_key_of",
-    "commitment",
-    "record_hash",
-    "key_id_for",
-    "public_key_from_bytes",
-    "public_keys_from_pem",
-    "public_key_pem",
-    "build_record",
-    "with_flags",
-    "record_problems",
-    "sign_record",
+    "RECORD_FORMAT",
     "Check",
     "VerificationReport",
+    "build_record",
+    "canonical_json",
+    "commitment",
+    "key_id_for",
+    "public_key_from_bytes",
+    "public_key_pem",
+    "public_keys_from_pem",
+    "record_hash",
+    "record_problems",
+    "roll_id",
+    "roll_key_of",
+    "sign_record",
     "verify_signed",
+    "with_flags",
 ]
 
 #: Value of the record's ``format`` field.  Bump it for any incompatible change.
@@ -91,11 +91,11 @@ def _check_json_value(value: object, path: str) -> None:
             raise ValueError(f"{path}: integer outside +-(2**53 - 1)")
         return
     if isinstance(value, float):
-        raise ValueError(f"{path}: floats are not allowed in records (use ints or strings)")
+        raise ValueError(f"{path}: floats are not allowed in records (use ints or strings)")  # noqa: TRY004 (ValueError by contract)
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ValueError(f"{path}: object keys must be str, got {type(k).__name__}")
+                raise ValueError(f"{path}: object keys must be str, got {type(k).__name__}")  # noqa: TRY004
             if not k.isascii():
                 raise ValueError(f"{path}: object keys must be ASCII, got {k!r}")
             _check_json_value(v, f"{path}.{k}")
@@ -415,7 +415,7 @@ def record_problems(record: object) -> list[str]:
 
 
 def _format_utc(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _format_local(moment: datetime, tz: str) -> str:
@@ -733,7 +733,9 @@ def verify_signed(
         raise VerificationError("recompute must be callable")
 
     checks: list[Check] = []
-    add = lambda name, ok, reason: checks.append(Check(name, ok, reason))  # noqa: E731
+
+    def add(name: str, ok: bool | None, reason: str) -> None:
+        checks.append(Check(name, ok, reason))
 
     record = signed.get("record")
     signature = signed.get("signature")
@@ -874,7 +876,7 @@ def _check_game_day(record: Mapping[str, object]) -> tuple[str, bool, str]:
     if not (isinstance(time_utc, str) and _UTC_TIME.fullmatch(time_utc) and isinstance(tz, str)):
         return ("game_day", False, "time_utc or tz malformed")
     try:
-        moment = datetime.strptime(time_utc, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        moment = datetime.strptime(time_utc, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         expected_day: date = calendar.game_day(moment, tz)
         expected_local = _format_local(moment, tz)
     except (ValueError, TypeError) as exc:

@@ -15,7 +15,7 @@ from core.derive import SEED_BYTES
 from core.errors import VerificationError
 from core.record import public_keys_from_pem, verify_signed
 
-__all__ = ["verify_file", "MAX_RECORD_BYTES"]
+__all__ = ["MAX_RECORD_BYTES", "verify_file"]
 
 #: A signed record is a few kilobytes; refuse anything absurdly large.
 MAX_RECORD_BYTES = 1_000_000

@@ -8,7 +8,7 @@ dice derivation is the difference.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -33,7 +33,7 @@ def test_records_per_second_against_bare_ed25519():
     kid = key_id_for(public)
     keys = {kid: public}
     seed = bytes(32)
-    when = datetime(2027, 3, 28, 12, tzinfo=timezone.utc)
+    when = datetime(2027, 3, 28, 12, tzinfo=UTC)
 
     start = time.perf_counter()
     for i in range(N):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -10,8 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.calendar import DEFAULT_TZ, day_bounds, game_day, local_time, next_rollover, zone
-
-UTC = timezone.utc
 
 
 def utc(*args: int) -> datetime:

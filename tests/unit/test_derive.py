@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.derive as derive
+from core import derive
 from core.derive import (
     MAX_BLOCKS,
     DiceStream,

@@ -6,14 +6,13 @@ import multiprocessing
 import os
 import stat
 import threading
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from core.record import build_record, commitment, key_id_for, sign_record, verify_signed
 from worker.keystore import Keystore, KeystoreError, SeedRevealedError
 
-UTC = timezone.utc
 DAY = date(2027, 3, 28)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -17,6 +17,7 @@ from core.errors import RulesError, VerificationError
 from core.record import (
     FLAG_NAMES,
     RECORD_FIELDS,
+    build_record,
     canonical_json,
     commitment,
     key_id_for,
@@ -28,7 +29,6 @@ from core.record import (
     sign_record,
     verify_signed,
     with_flags,
-    build_record,
 )
 
 PRIVATE = Ed25519PrivateKey.from_private_bytes(bytes.fromhex("11" * 32))
@@ -37,13 +37,13 @@ OTHER = Ed25519PrivateKey.from_private_bytes(bytes.fromhex("22" * 32))
 OTHER_ID = key_id_for(OTHER.public_key())
 KEYS = {KEY_ID: PRIVATE.public_key()}
 SEED = bytes.fromhex("5e" * 32)
-WHEN = datetime(2027, 10, 31, 1, 30, tzinfo=timezone.utc)  # the repeated hour in Madrid
+WHEN = datetime(2027, 10, 31, 1, 30, tzinfo=UTC)  # the repeated hour in Madrid
 
 
 def make_record(**overrides):
     key = roll_key("noches", "flaskbb", "12", "345", 1)
     faces = overrides.pop("faces", None) or list(derive_faces(SEED, key, 6))
-    fields = dict(
+    fields = dict(  # noqa: C408 - keyword form mirrors build_record
         key_id=KEY_ID,
         game="noches",
         ruleset="vampiro",
@@ -82,7 +82,7 @@ def failed(report):
 
 def test_canonical_json_is_sorted_compact_utf8():
     assert canonical_json({"b": 1, "a": ["ñ", None, True], "c": {"z": "x", "y": -3}}) == (
-        '{"a":["ñ",null,true],"b":1,"c":{"y":-3,"z":"x"}}'.encode("utf-8")
+        '{"a":["ñ",null,true],"b":1,"c":{"y":-3,"z":"x"}}'.encode()
     )
 
 
