@@ -509,7 +509,8 @@ def ensure_installed(venv_dir: str | os.PathLike[str] | None = None, *,
     def ready() -> bool:
         found = _read_marker(venv)
         return found is not None and {k: v for k, v in found.items() if k != "python"} == (
-            wanted_cmp) and (venv / "bin" / "flaskbb").exists()
+            wanted_cmp) and (venv / "bin" / "flaskbb").exists() and (
+            venv / "bin" / "python").exists()  # False when its interpreter was removed
 
     if ready():
         return venv

@@ -217,3 +217,10 @@ def test_ids_must_be_digits():
     c, _ = client({})
     with pytest.raises(ValueError):
         c.list_posts("../admin")
+
+
+def test_find_reply_reads_from_the_last_page_backwards_and_stops_early():
+    c, s = client({("GET", "/topic/2?page=1"): [response(text=page("topic_p1.html"))],
+                   ("GET", "/topic/2?page=2"): [response(text=page("topic_p2.html"))]})
+    assert c.find_reply("2", "Relleno 8") == "12"
+    assert [p for _, p, _ in s.calls] == ["/topic/2?page=1", "/topic/2?page=2"]

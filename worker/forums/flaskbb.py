@@ -529,7 +529,11 @@ class FlaskBBClient:
 
     def find_reply(self, thread_id: str, marker: str) -> str | None:
         """The id of the bot's newest post in topic ``thread_id`` whose text contains
-        ``marker`` (whitespace-normalized), or None. Reads the whole topic.
+        ``marker`` (whitespace-normalized), or None.
+
+        Reads page 1 (to learn the last page), then from the last page backwards and stops
+        at the first match, so a recent reply costs two requests. At most
+        :data:`MAX_PAGES` pages.
 
         Raises:
             ForumError: as :meth:`list_posts`.
@@ -538,12 +542,31 @@ class FlaskBBClient:
         if not wanted:
             raise ValueError("empty marker")
         me = self.username.casefold()
-        for post in reversed(self.list_posts(thread_id).posts):
-            if post.author.casefold() != me:
-                continue
-            if wanted in _plain_text(post.body_html) or wanted in post.body_html:
-                return post.post_id
-        return None
+
+        def match(posts: list[ForumPost]) -> str | None:
+            for post in reversed(posts):
+                if post.author.casefold() == me and (
+                        wanted in _plain_text(post.body_html) or wanted in post.body_html):
+                    return post.post_id
+            return None
+
+        try:
+            first = self._read_page(thread_id, 1)
+            if first is None:
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+        except ForumError as exc:
+            if exc.reason != "not_found" or self._logged_in:
+                raise
+            self.login()  # maybe hidden from guests
+            return self.find_reply(thread_id, marker)
+        first_posts, info = first
+        for number in range(info.last_page, max(1, info.last_page - MAX_PAGES), -1):
+            got = self._read_page(thread_id, number)
+            if got is not None:
+                found = match(got[0])
+                if found:
+                    return found
+        return match(first_posts)
 
     def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
         """Open a topic in board ``forum_id`` as the logged-in user; return
