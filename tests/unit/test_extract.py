@@ -39,3 +39,43 @@ def test_unknown_flavour() -> None:
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_every_flavour_handles_empty(flavour: str) -> None:
     assert author_text("", flavour) == ""
+
+
+def test_deep_nesting_is_bounded() -> None:
+    html = "<div>" * 2000 + "[tirada]9[/tirada]" + "</div>" * 2000 + "<p>[tirada]5[/tirada]</p>"
+    assert bodies(html, "html") == ["5"]
+    bb = "[quote]" * 500 + "[tirada]9[/tirada]" + "[/quote]" * 500 + "[tirada]5[/tirada]"
+    assert bodies(bb, "bbcode") == []  # hostile nesting hides the rest, never reads quotes
+
+
+def test_input_size_is_bounded() -> None:
+    from worker.extract import MAX_MARKUP_CHARS
+
+    text = "x" * MAX_MARKUP_CHARS + "[tirada]5[/tirada]"
+    assert bodies(text, "text") == []
+
+
+def test_bbcode_quote_and_inline_formatting() -> None:
+    src = '[quote="ana"]a [tirada]9[/tirada][/quote][b][tirada]5[/b] dif 6[/tirada]'
+    assert bodies(src, "bbcode") == ["5 dif 6"]
+
+
+def test_markdown_indented_line_inside_paragraph_is_text() -> None:
+    src = "Salto:\n    [tirada]5[/tirada]\n\n    [tirada]9[/tirada]\n"
+    assert bodies(src, "markdown") == ["5"]
+
+
+def test_core_tags_imports_no_web_or_markup_libraries() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, core.tags, core.tags.messages; "
+            "bad = {'bs4', 'lxml', 'flask', 'requests', 'celery', 'redis'} & set(sys.modules); "
+            "sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_grammar_is_loaded_once() -> None:
+    from core.tags.parser import _parser
+
+    assert _parser() is _parser()
