@@ -39,11 +39,13 @@ __all__ = [
     "DEFAULT_USER_AGENT",
     "FlaskBBClient",
     "PageInfo",
+    "is_error_page",
     "is_logged_in",
     "parse_alerts",
     "parse_board_page",
     "parse_csrf_token",
     "parse_post_id_from_location",
+    "parse_thread_id_from_location",
     "parse_topic_page",
 ]
 
