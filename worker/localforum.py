@@ -40,7 +40,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -471,7 +471,8 @@ def _read_marker(venv: Path) -> dict[str, object] | None:
 
 
 def ensure_installed(venv_dir: str | os.PathLike[str] | None = None, *,
-                     python: str | None = None, quiet: bool = True) -> Path:
+                     python: str | None = None, quiet: bool = True,
+                     progress: Callable[[str], None] | None = None) -> Path:
     """Make sure a patched FlaskBB 2.2.0 venv exists; return its folder.
 
     Fast (one file read) when the marker of a finished install matches. Otherwise, under a
@@ -486,11 +487,16 @@ def ensure_installed(venv_dir: str | os.PathLike[str] | None = None, *,
             ``<default_cache_dir()>/flaskbb-2.2.0-py3.X``.
         python: interpreter to use instead of searching.
         quiet: log progress at DEBUG instead of INFO.
+        progress: also called with each progress line (e.g. ``click.echo``).
 
     Raises:
         LocalForumError: no interpreter, pip failure, patch or import check failure.
     """
-    say = log.debug if quiet else log.info
+    def say(msg: str, *args: object) -> None:
+        log.log(logging.DEBUG if quiet else logging.INFO, msg, *args)
+        if progress is not None:
+            progress(msg % args)
+
     if python is None:
         python, version = find_python()
     else:
@@ -807,15 +813,17 @@ class LocalForum:
             self.stop(timeout=2.0)
 
 
-def prepare(venv_dir: str | os.PathLike[str] | None = None) -> Path:
+def prepare(venv_dir: str | os.PathLike[str] | None = None, *,
+            progress: Callable[[str], None] | None = None) -> Path:
     """Pre-install the patched FlaskBB venv (for ``narrador forum prepare`` and ``.ci/run``),
-    logging progress at INFO. Returns the venv folder.
+    logging progress at INFO and passing each line to ``progress`` when given (nothing
+    is printed when the install is already there). Returns the venv folder.
 
     Raises:
         LocalForumError: see :func:`ensure_installed`.
     """
     started = time.monotonic()
-    venv = ensure_installed(venv_dir, quiet=False)
+    venv = ensure_installed(venv_dir, quiet=False, progress=progress)
     log.info("FlaskBB %s ready in %s (%.1f s)", FLASKBB_VERSION, venv,
              time.monotonic() - started)
     return venv
