@@ -7,7 +7,7 @@ the forum's markup (``markdown`` or ``bbcode``) in the game's language (``es``
 default, ``en``).  Source: issue 4, «Replies».
 
 Dice marks: a die that counted as a success is bold, a 1 is struck through, a
-success cancelled by a 1 is struck through and bold; the others are plain.
+success cancelled by a 1 is bold and struck through; the others are plain.
 """
 
 from __future__ import annotations
@@ -202,9 +202,9 @@ def render_dice(view: RollView, flavour: str) -> str:
     out = []
     for i, face in enumerate(view.faces):
         s = str(face)
-        if i in canc and i in succ:
+        if i in canc:
             s = _strike(_bold(s, flavour), flavour)
-        elif i in ones or i in canc:
+        elif i in ones:
             s = _strike(s, flavour)
         elif i in succ:
             s = _bold(s, flavour)

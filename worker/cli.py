@@ -256,7 +256,7 @@ def tags(file_or_text: str, fmt: str, as_json: bool) -> None:
 @main.command()
 @click.argument("record", type=click.Path(exists=True, dir_okay=False))
 @click.option("--public-key", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="PEM public key to check the signature with (default: the key embedded/known).")
+              help="PEM public key(s) to check the signature with; without it nothing is verified (exit 1).")
 @click.option("--seed", "seed_hex", default=None, help="The revealed day seed (hex) to recompute the dice.")
 def verify(record: str, public_key: str | None, seed_hex: str | None) -> None:
     """Check a signed roll record offline; exit 0 only if everything checked holds."""

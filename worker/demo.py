@@ -40,15 +40,15 @@ GAME = "demo"
 
 FIRST_POST = """Lucía empuja la puerta del almacén y escucha pasos al otro lado.
 
-[tirada]5 dif 6[/tirada] # ¿oye quién viene?
+[tirada]5 dif 6 # ¿oye quién viene?[/tirada]
 
 Sin pensarlo dos veces, aprieta los dientes y salta por la ventana:
 
 [tirada]4 dif 7 fv[/tirada]
 """
 
-SECOND_POST_TEMPLATE = """**{player}** wrote:
-> [tirada]5 dif 6[/tirada] # ¿oye quién viene?
+SECOND_POST_TEMPLATE = """**[{player}](/user/{player}) wrote:**
+> [tirada]5 dif 6 # ¿oye quién viene?[/tirada]
 
 Ya en el callejón, busca una salida antes de que la vean: [tirada]3 dif 6[/tirada]
 """
@@ -70,6 +70,17 @@ class DemoReport:
     def ok(self) -> bool:
         """True when every check passed."""
         return not self.problems and len(self.replies) == 2
+
+
+def reply_text(html: str) -> str:
+    """A reply's HTML as the plain text a reader sees (list items numbered)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "lxml")
+    for n, li in enumerate(soup.find_all("li"), 1):
+        li.insert(0, f"{n}. ")
+    lines = (line.strip() for line in soup.get_text("").splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def write_config(instance: Path, forum: LocalForum, *, forum_name: str, public_url: str) -> Path:
@@ -240,8 +251,6 @@ def _play(forum: LocalForum, settings, web_url: str, timeout: float, say) -> Dem
         report.problems.append(f"second post: expected 1 roll (the quoted tag must not roll), got {counts.get(second_id)}")
     say("")
     for pid in (first_id, second_id):
-        from worker.extract import author_text
-
         say(f"--- Narrador's reply to post {pid} ---")
-        say(author_text(report.replies.get(pid, ""), "html"))
+        say(reply_text(report.replies.get(pid, "")))
     return report

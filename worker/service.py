@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
-from core import calendar, derive, record as records, render, rules
+from core import calendar, derive, probability, record as records, render, rules
 from core.errors import NarradorError, RulesError, TagError
 from core.tags import extract_rolls
 from core.tags.messages import cheat_sheet, error_message
@@ -293,14 +293,9 @@ def _view(
     svc: Services, index: int, raw: str, pool: int, spec: Any, ruleset: rules.Ruleset,
     options: rules.RulesOptions, result: rules.RollResult, rid: str,
 ) -> render.RollView:
-    chance = None
     try:
-        from core import probability
-
-        chance = probability.p_result_or_better(
-            ruleset, result, pool=pool, willpower=spec.willpower, specialty=spec.specialty, options=options
-        )
-    except (ImportError, AttributeError, TypeError, NarradorError):  # pragma: no cover - optional
+        chance: float | None = probability.p_result_or_better(ruleset, result, options=options)
+    except RulesError:  # pools above the engine's range (60 dice) show no chance
         chance = None
     return render.RollView(
         index=index, tag=raw, pool=pool, difficulty=result.difficulty,

@@ -19,8 +19,8 @@ def view(**kw):
 
 
 def test_markdown_dice_marks_successes_ones_and_cancelled():
-    assert render.render_dice(view(), "markdown") == "~~1~~ 4 4 **6** ~~6~~ **7** **9**"
-    assert render.render_dice(view(), "bbcode") == "[s]1[/s] 4 4 [b]6[/b] [s]6[/s] [b]7[/b] [b]9[/b]"
+    assert render.render_dice(view(), "markdown") == "~~1~~ 4 4 **6** ~~**6**~~ **7** **9**"
+    assert render.render_dice(view(), "bbcode") == "[s]1[/s] 4 4 [b]6[/b] [s][b]6[/b][/s] [b]7[/b] [b]9[/b]"
 
 
 def test_reply_lists_tags_in_author_order_with_marker_and_code():
