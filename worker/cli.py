@@ -311,7 +311,7 @@ def forum_prepare() -> None:
     from worker.localforum import LocalForumError, prepare
 
     try:
-        result = prepare()
+        result = prepare(progress=click.echo)
     except LocalForumError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"FlaskBB ready: {result}")

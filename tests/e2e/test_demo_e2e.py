@@ -33,10 +33,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def forum(tmp_path_factory):
-    with LocalForum(tmp_path_factory.mktemp("flaskbb")) as f:
-        yield f
+@pytest.fixture
+def forum(local_forum):
+    """The session's shared local FlaskBB forum (tests/e2e/conftest.py)."""
+    return local_forum
 
 
 def bot_posts(forum: LocalForum, thread_id: str) -> list:
