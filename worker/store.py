@@ -8,6 +8,10 @@ key                                         type    content
 ==========================================  ======  ==============================================
 ``nr:roll:{<roll_id>}``                     string  signed roll record (canonical JSON envelope)
 ``nr:game:{<game>}:rolls``                  zset    roll ids of a game, score = UTC epoch ms
+``nr:game:{<game>}:rolls:author:<name>``    zset    the same, one author's rolls (name casefolded)
+``nr:game:{<game>}:rolls:thread:<f>:<t>``   zset    the same, rolls of forum ``f`` thread ``t``
+``nr:game:{<game>}:rolls:day:<YYYY-MM-DD>`` zset    the same, rolls of one game day (game-local)
+``nr:game:{<game>}:rolls:outcome:<o>``      zset    the same, rolls with outcome ``o``
 ``nr:post:{<forum>}:<post_id>``             hash    processing state of one forum post (below)
 ``nr:lock:{<forum>}:<post_id>``             string  reply lock token (PX expiry)
 ``nr:thread:{<forum>}:<thread_id>``         hash    poll state of a watched thread
@@ -52,6 +56,29 @@ def roll_key_name(roll_id: str) -> str:
 def game_rolls_key(game: str) -> str:
     """Redis key of a game's roll index (zset)."""
     return f"nr:game:{{{game}}}:rolls"
+
+
+def roll_index_key(game: str, dimension: str = "", value: str = "") -> str:
+    """Redis key of a game's roll index, whole (no ``dimension``) or filtered.
+
+    Args:
+        dimension: ``""`` (all rolls), ``author``, ``thread`` (value ``forum:thread``),
+            ``day`` (value ``YYYY-MM-DD``, game-local) or ``outcome``.
+    """
+    base = game_rolls_key(game)
+    return f"{base}:{dimension}:{value}" if dimension else base
+
+
+def roll_index_keys(record: Mapping[str, Any]) -> list[str]:
+    """Every index key a roll record belongs to (see the module's key schema)."""
+    game = str(record["game"])
+    return [
+        roll_index_key(game),
+        roll_index_key(game, "author", str(record["author"]).casefold()),
+        roll_index_key(game, "thread", f"{record['forum']}:{record['thread']}"),
+        roll_index_key(game, "day", str(record["game_day"])),
+        roll_index_key(game, "outcome", str(record["outcome"])),
+    ]
 
 
 def post_key(forum: str, post_id: str) -> str:
@@ -120,10 +147,16 @@ class Store:
         raw = self.r.get(roll_key_name(roll_id))
         return json.loads(raw) if raw else None
 
-    def list_rolls(self, game: str, *, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
-        """Return a game's signed records, newest first (``limit`` capped at 500)."""
+    def list_rolls(
+        self, game: str, *, offset: int = 0, limit: int = 50, dimension: str = "", value: str = ""
+    ) -> list[dict[str, Any]]:
+        """Return a game's signed records, newest first (``limit`` capped at 500).
+
+        ``dimension``/``value`` select one index (see :func:`roll_index_key`).
+        """
         limit = max(0, min(int(limit), 500))
-        ids = self.r.zrevrange(game_rolls_key(game), offset, offset + limit - 1) if limit else []
+        key = roll_index_key(game, dimension, value)
+        ids = self.r.zrevrange(key, offset, offset + limit - 1) if limit else []
         if not ids:
             return []
         raws = self.r.mget([roll_key_name(i) for i in ids])
@@ -176,7 +209,8 @@ class Store:
             for env in records:
                 rid = env["record"]["roll_id"]
                 pipe.set(roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True), nx=True)
-                pipe.zadd(game_rolls_key(game), {rid: processed_ms}, nx=True)
+                for index_key in roll_index_keys(env["record"]):
+                    pipe.zadd(index_key, {rid: processed_ms}, nx=True)
             return True
 
         return bool(self.r.transaction(txn, key, value_from_callable=True))

@@ -162,3 +162,19 @@ def test_edit_after_roll_keeps_first_result_and_flags_the_post(env):
     assert state.fields.get("edited_hash")
     assert svc.store.get_roll(rid)["record"]["faces"] == faces
     assert len(forum.replies) == 1
+
+
+def test_rolls_are_indexed_by_author_thread_day_and_outcome(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada] [tirada]3 dif 6[/tirada]")
+    forum.add_post(thread_id, "[tirada]2 dif 6[/tirada]", author="Otro")
+    _roll_all(svc, forum, unique)
+    game = f"g-{unique}"
+    assert len(svc.store.list_rolls(game)) == 3
+    assert len(svc.store.list_rolls(game, dimension="author", value="jugadora")) == 2
+    assert len(svc.store.list_rolls(game, dimension="author", value="otro")) == 1
+    assert len(svc.store.list_rolls(game, dimension="thread", value=f"f-{unique}:{thread_id}")) == 3
+    assert len(svc.store.list_rolls(game, dimension="day", value="2026-11-29")) == 3
+    outcomes = [r["record"]["outcome"] for r in svc.store.list_rolls(game)]
+    for outcome in set(outcomes):
+        assert len(svc.store.list_rolls(game, dimension="outcome", value=outcome)) == outcomes.count(outcome)
