@@ -132,8 +132,11 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
     """Read a watched thread and return the posts that need processing.
 
     Reads from the last page seen before (the thread's poll state), skips the
-    bot's own posts and posts already processed, and flags posts whose body
-    changed after their rolls (``edited_hash``; the first result stands).
+    bot's own posts and posts already processed.  Posts already rolled whose tags
+    changed are flagged "edited after roll" (the first result stands, the new tag
+    text is kept beside it); when the whole thread was read (from page 1), a
+    processed post that is gone is flagged "post deleted".  Source: issue 5,
+    «Secret rolls, edits, deletes».
 
     Raises:
         ForumError: the forum could not be read (``transient`` tells whether to retry).
@@ -146,16 +149,96 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
         forum_name, thread_id, last_page=str(page.last_page), last_poll=svc.clock().isoformat()
     )
     todo: list[ForumPost] = []
+    seen: set[str] = set()
     for post in page.posts:
+        seen.add(post.post_id)
         if post.author.casefold() == fs.username.casefold():
             continue
         known = svc.store.get_post(forum_name, post.post_id)
         if known is None:
             todo.append(post)
-        elif known.content_hash and known.content_hash != content_hash(post.body_html):
-            if known.fields.get("edited_hash") != content_hash(post.body_html):
-                svc.store.update_post(forum_name, post.post_id, edited_hash=content_hash(post.body_html))
+        elif known.content_hash != content_hash(post.body_html) and known.fields.get("edited_hash") != content_hash(post.body_html):
+            flag_edited(svc, post, known)
+    if page.first_page == 1:
+        for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
+            if post_id not in seen:
+                flag_deleted(svc, forum_name, post_id)
     return todo
+
+
+def _resign(svc: Services, envelope: Mapping[str, Any], **flags: Any) -> None:
+    key_id, signing_key = svc.keystore.active_signing_key()
+    record = dict(records.with_flags(envelope["record"], **flags))
+    record["key_id"] = key_id
+    svc.store.replace_roll(records.sign_record(record, signing_key, key_id))
+
+
+def flag_edited(svc: Services, post: ForumPost, known: Any) -> list[str]:
+    """Flag the rolls of an edited post whose tag text changed; returns their roll ids.
+
+    The dice and result stay as first recorded; the record gets
+    ``flags.edited_after_roll`` and ``edited_tag`` (the tag's new text, or ``""``
+    when the tag was removed) and is signed again.
+    """
+    fs = svc.settings.forum(post.forum)
+    game = svc.settings.game(fs.game)
+    new_tags = {t.index: t.raw for t in extract_rolls(author_text(post.body_html, fs.markup_flavour),
+                                                      ruleset_id=rules.get_ruleset(game.ruleset).id)}
+    flagged = []
+    for rid in known.roll_ids:
+        envelope = svc.store.get_roll(rid)
+        if envelope is None:
+            continue
+        rec = envelope["record"]
+        new_text = new_tags.get(int(rec["tag_index"]), "")
+        if new_text != rec["tag"] and rec.get("edited_tag") != new_text:
+            _resign(svc, envelope, edited_tag=new_text)
+            flagged.append(rid)
+    svc.store.update_post(post.forum, post.post_id, edited_hash=content_hash(post.body_html))
+    if flagged:
+        log.info("rolls flagged edited after roll", extra={"forum": post.forum, "post": post.post_id, "rolls": flagged})
+    return flagged
+
+
+def flag_deleted(svc: Services, forum_name: str, post_id: str) -> list[str]:
+    """Flag the rolls of a post that disappeared from its thread ("post deleted")."""
+    known = svc.store.get_post(forum_name, post_id)
+    if known is None or known.fields.get("deleted") == "1":
+        return []
+    flagged = []
+    for rid in known.roll_ids:
+        envelope = svc.store.get_roll(rid)
+        if envelope is not None and not envelope["record"]["flags"]["post_deleted"]:
+            _resign(svc, envelope, post_deleted=True)
+            flagged.append(rid)
+    svc.store.update_post(forum_name, post_id, deleted="1")
+    return flagged
+
+
+def _same_action(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two rolls' params describe the same action (comment and secrecy aside)."""
+    def key(p: Mapping[str, Any]) -> tuple:
+        spec = dict(p.get("spec") or {})
+        spec.pop("comment", None)
+        return (p.get("pool"), p.get("difficulty"), p.get("willpower"), p.get("specialty"),
+                p.get("stress"), json.dumps(spec, sort_keys=True))
+    return key(a) == key(b)
+
+
+#: How many earlier rolls of the thread are compared to notice "rolled again".
+ROLLED_AGAIN_WINDOW = 50
+
+
+def rolled_again(svc: Services, game: str, forum: str, thread_id: str, author: str, params: Mapping[str, Any]) -> bool:
+    """True if ``author`` already rolled the same action in this thread (last 50 rolls).
+
+    The audit page uses the flag to show that a player rolled an action again,
+    e.g. after deleting a botch.  Source: issue 5, «Secret rolls, edits, deletes».
+    """
+    recent = svc.store.list_rolls(game, dimension="thread", value=f"{forum}:{thread_id}", limit=ROLLED_AGAIN_WINDOW)
+    who = author.casefold()
+    return any(env["record"]["author"].casefold() == who and _same_action(env["record"]["params"], params)
+               for env in recent)
 
 
 def discover_threads(svc: Services, forum_name: str) -> set[str]:
@@ -214,7 +297,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         stored = svc.store.record_post(
             game=game.id, forum=post.forum, post_id=post.post_id,
             fields={**base_fields, "status": "no_tags", "roll_ids": "[]"},
-            processed_ms=int(now.timestamp() * 1000),
+            processed_ms=int(now.timestamp() * 1000), page=post.page,
         )
         return PostOutcome("no_tags", (), new=stored)
 
@@ -257,6 +340,8 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
             outcome=result.outcome, degree=result.degree_label or None, processed_at=now, tz=game.zone,
             secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
         )
+        if rolled_again(svc, game.id, post.forum, post.thread_id, post.author, record["params"]):
+            record = records.with_flags(record, rolled_again=True)
         rid = str(record["roll_id"])
         envelopes.append(records.sign_record(record, signing_key, key_id))
         view = _view(svc, tag.index, tag.raw, pool, spec, ruleset, options, result, rid)
@@ -273,7 +358,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     stored = svc.store.record_post(
         game=game.id, forum=post.forum, post_id=post.post_id,
         fields={**base_fields, "status": "pending_reply", "roll_ids": json.dumps(roll_ids), "reply": reply},
-        signed_records=envelopes, processed_ms=int(now.timestamp() * 1000),
+        signed_records=envelopes, processed_ms=int(now.timestamp() * 1000), page=post.page,
     )
     if not stored:  # another worker processed it meanwhile: its result stands
         known = svc.store.get_post(post.forum, post.post_id)
@@ -372,5 +457,5 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
 
 __all__ = [
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
-    "send_reply", "discover_threads", "roll_params", "content_hash", "utc_now",
+    "send_reply", "discover_threads", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "content_hash", "utc_now",
 ]

@@ -16,6 +16,7 @@ key                                         type    content
 ``nr:lock:{<forum>}:<post_id>``             string  reply lock token (PX expiry)
 ``nr:thread:{<forum>}:<thread_id>``         hash    poll state of a watched thread
 ``nr:threads:{<forum>}``                    set     threads discovered in watched boards
+``nr:thread:{<forum>}:<thread_id>:posts``   zset    processed posts of a thread, score = page
 ==========================================  ======  ==============================================
 
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
@@ -94,6 +95,11 @@ def lock_key(forum: str, post_id: str) -> str:
 def thread_key(forum: str, thread_id: str) -> str:
     """Redis key of a watched thread's poll state (hash)."""
     return f"nr:thread:{{{forum}}}:{thread_id}"
+
+
+def thread_posts_key(forum: str, thread_id: str) -> str:
+    """Redis key of the processed posts of a thread (zset, score = page where last seen)."""
+    return f"nr:thread:{{{forum}}}:{thread_id}:posts"
 
 
 def threads_key(forum: str) -> str:
@@ -181,6 +187,7 @@ class Store:
         fields: Mapping[str, str],
         signed_records: Iterable[Mapping[str, Any]] = (),
         processed_ms: int,
+        page: int = 1,
     ) -> bool:
         """Store a processed post and its roll records in one transaction.
 
@@ -194,6 +201,7 @@ class Store:
             signed_records: envelopes ``{"record", "signature", "key_id"}`` whose
                 ``record["roll_id"]`` names them.
             processed_ms: UTC epoch milliseconds, the score in the game's roll index.
+            page: the thread page the post was read from (1-based).
 
         Returns:
             True if this call stored the post, False if it was already stored.
@@ -206,6 +214,8 @@ class Store:
                 return False
             pipe.multi()
             pipe.hset(key, mapping=dict(fields))
+            if fields.get("thread_id"):
+                pipe.zadd(thread_posts_key(forum, str(fields["thread_id"])), {post_id: page})
             for env in records:
                 rid = env["record"]["roll_id"]
                 pipe.set(roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True), nx=True)
@@ -214,6 +224,15 @@ class Store:
             return True
 
         return bool(self.r.transaction(txn, key, value_from_callable=True))
+
+    def replace_roll(self, envelope: Mapping[str, Any]) -> bool:
+        """Overwrite an existing roll record (flags changed and signed again); never creates one."""
+        rid = envelope["record"]["roll_id"]
+        return bool(self.r.set(roll_key_name(rid), json.dumps(envelope, ensure_ascii=False, sort_keys=True), xx=True))
+
+    def thread_posts(self, forum: str, thread_id: str, first_page: int, last_page: int) -> list[str]:
+        """Processed posts of a thread last seen on pages ``first_page``..``last_page``."""
+        return list(self.r.zrangebyscore(thread_posts_key(forum, thread_id), first_page, last_page))
 
     def update_post(self, forum: str, post_id: str, **fields: str) -> None:
         """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``)."""

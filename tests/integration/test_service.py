@@ -150,18 +150,45 @@ def test_bot_posts_and_posts_without_tags_are_not_answered(env):
     assert svc.store.get_post(f"f-{unique}", post_id).status == "no_tags"
 
 
-def test_edit_after_roll_keeps_first_result_and_flags_the_post(env):
+def test_edit_after_roll_keeps_first_result_and_flags_the_record(env):
     svc, forum, unique = env
-    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada] y [tirada]3 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    first, second = svc.store.get_post(f"f-{unique}", post_id).roll_ids
+    before = svc.store.get_roll(first)["record"]
+    forum.edit_post(post_id, "[tirada]9 dif 3[/tirada] y [tirada]3 dif 6[/tirada] (corregido)")
+    assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+    after = svc.store.get_roll(first)
+    rec = after["record"]
+    assert rec["faces"] == before["faces"] and rec["successes"] == before["successes"]
+    assert rec["tag"] == "[tirada]5 dif 6[/tirada]"
+    assert rec["edited_tag"] == "[tirada]9 dif 3[/tirada]"
+    assert rec["flags"]["edited_after_roll"] is True
+    assert records.verify_signed(after, svc.keystore.public_keys()).ok
+    assert svc.store.get_roll(second)["record"]["flags"]["edited_after_roll"] is False
+    # polling again changes nothing more and never replies again
+    assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+    assert svc.store.get_roll(first) == after
+    assert len(forum.replies) == 1
+
+
+def test_deleted_post_flags_its_rolls_and_rolling_again_is_flagged(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]4 dif 8 # saltar[/tirada]")
     _roll_all(svc, forum, unique)
     rid = svc.store.get_post(f"f-{unique}", post_id).roll_ids[0]
-    faces = svc.store.get_roll(rid)["record"]["faces"]
-    forum.edit_post(post_id, "[tirada]9 dif 3[/tirada]")
-    assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
-    state = svc.store.get_post(f"f-{unique}", post_id)
-    assert state.fields.get("edited_hash")
-    assert svc.store.get_roll(rid)["record"]["faces"] == faces
-    assert len(forum.replies) == 1
+    forum.delete_post(post_id)
+    second = forum.add_post(thread_id, "Otra vez: [tirada]4 dif 8 # saltar de nuevo[/tirada]")
+    _roll_all(svc, forum, unique)
+    deleted = svc.store.get_roll(rid)
+    assert deleted["record"]["flags"]["post_deleted"] is True
+    assert records.verify_signed(deleted, svc.keystore.public_keys()).ok
+    again = svc.store.get_roll(svc.store.get_post(f"f-{unique}", second).roll_ids[0])["record"]
+    assert again["flags"]["rolled_again"] is True
+    assert again["flags"]["post_deleted"] is False
+    other = forum.add_post(thread_id, "[tirada]5 dif 8[/tirada]")
+    _roll_all(svc, forum, unique)
+    assert svc.store.get_roll(svc.store.get_post(f"f-{unique}", other).roll_ids[0])["record"]["flags"]["rolled_again"] is False
 
 
 def test_rolls_are_indexed_by_author_thread_day_and_outcome(env):
