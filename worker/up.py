@@ -52,6 +52,8 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
     group = ProcessGroup(log_dir=settings.instance_dir / "logs")
     # SIGTERM (e.g. from a test harness) behaves like Ctrl-C: stop everything in order.
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    # A shell starts background jobs with SIGINT ignored; a supervisor must still stop on Ctrl-C.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         commands = narrador_commands(settings.instance_dir, bind)
         for name in ("worker", "beat", "web"):
@@ -62,6 +64,7 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
         if embedded is not None:
             embedded.stop()
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def run_up(settings: Settings, *, bind: str, config_path: str | None) -> int:
