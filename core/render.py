@@ -141,6 +141,7 @@ class ReplyContext:
         lang: ``es`` or ``en``.
         flavour: ``markdown`` or ``bbcode``.
         marker: the reference the bot embeds to recognise its own reply (``(ref p12)``).
+        extra_lines: plain-text lines added after the rolls (e.g. the cheat sheet).
     """
 
     author: str
@@ -276,6 +277,7 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
     lines = [_bold(header, ctx.flavour), ""]
     for n, (_, text) in enumerate(items, 1):
         lines.append(f"{n}. {text}")
-    lines.extend(ctx.extra_lines)
+    for extra in ctx.extra_lines:  # plain text: keep its line breaks in Markdown too
+        lines.append(f"{extra}  " if ctx.flavour == "markdown" and extra else extra)
     lines += ["", f"{t['footer']} {ctx.marker}"]
     return "\n".join(lines)

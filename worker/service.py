@@ -314,7 +314,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
             continue
         spec = tag.spec
         if spec.help:
-            extra += ["", cheat_sheet(game.language, ruleset.id)]
+            extra += ["", *cheat_sheet(game.language, ruleset.id).splitlines()]
             continue
         try:
             pool = _pool_of(spec, game.language)

@@ -205,3 +205,15 @@ def test_rolls_are_indexed_by_author_thread_day_and_outcome(env):
     outcomes = [r["record"]["outcome"] for r in svc.store.list_rolls(game)]
     for outcome in set(outcomes):
         assert len(svc.store.list_rolls(game, dimension="outcome", value=outcome)) == outcomes.count(outcome)
+
+
+def test_help_tag_replies_with_the_cheat_sheet_and_rolls_nothing(env):
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Dudas", "¿Cómo se tira? [tirada]ayuda[/tirada]")
+    _roll_all(svc, forum, unique)
+    assert svc.store.get_post(f"f-{unique}", post_id).roll_ids == []
+    reply = forum.replies[0].content
+    assert "Dificultad: dif 7 (por defecto 6)." in reply
+    assert "(ref p" in reply
+    # Markdown hard breaks keep the cheat sheet's lines apart
+    assert "máx. 20).  \n" in reply
