@@ -12,6 +12,7 @@ shape; an adapter documents what its ids look like.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -23,6 +24,7 @@ __all__ = [
     "ForumPort",
     "ForumPost",
     "ThreadPage",
+    "log_forum_alert",
 ]
 
 #: Every ``ForumError.reason`` an adapter may use.
@@ -39,11 +41,16 @@ REASONS = frozenset(
         "forbidden",  # the bot may not read or post there (locked, no permission)
         "flood",  # the forum asks us to wait before posting again
         "rejected",  # the forum refused the content (too short, too long, ...)
+        "throttled",  # Narrador's own per-host rate limit says wait (worker.forums.polite)
     }
 )
 
 #: Reasons for which trying again later is expected to help.
-TRANSIENT_REASONS = frozenset({"timeout", "connection", "http_5xx", "flood"})
+TRANSIENT_REASONS = frozenset({"timeout", "connection", "http_5xx", "flood", "throttled"})
+
+#: Logger of forum alerts: problems a person must look at (a page changed shape, a thread
+#: vanished). Records carry ``extra`` fields ``alert``, ``forum``, ``reason``, ``url``.
+alerts = logging.getLogger("narrador.alerts")
 
 
 class ForumError(Exception):
@@ -180,3 +187,25 @@ class ForumPort(Protocol):
         """Open a new thread in the forum (board) ``forum_id``; return
         ``(thread_id, first_post_id)``. Used by the demo and tests to post as a player."""
         ...
+
+
+def log_forum_alert(forum: str, error: ForumError, **context: object) -> None:
+    """Log ``error`` at ERROR on the ``narrador.alerts`` logger with structured fields.
+
+    Called by adapters for failures a person must look at, above all ``markup`` (a
+    selector found nothing: the forum changed its theme or version) so that they are never
+    a silent skip. Does not depend on the Redis store; whoever shows alerts (the audit
+    page) can attach a handler to this logger.
+
+    Args:
+        forum: the forum's configured name.
+        error: the error being reported (its ``reason``, ``url`` and ``status`` are logged).
+        context: more fields (e.g. ``thread="12"``, ``selector="div.post"``), logged as
+            ``extra`` under the same names.
+    """
+    fields = {"alert": error.reason, "forum": forum, "reason": error.reason,
+              "url": error.url or "", "status": error.status}
+    reserved = logging.makeLogRecord({}).__dict__.keys() | {"message", "asctime"}
+    for key, value in context.items():
+        fields.setdefault(f"ctx_{key}" if key in reserved else key, value)
+    alerts.error("forum alert %s on %s: %s", error.reason, forum, error, extra=fields)
