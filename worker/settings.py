@@ -24,7 +24,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from core.errors import NarradorError
 
 ENV_PREFIX = "NARRADOR__"
-FORUM_KINDS = ("flaskbb",)
+FORUM_KINDS = ("flaskbb", "phpbb", "discourse", "profile")
+#: Markup flavour (``worker.extract``) of each kind's post bodies, when it is not the kind.
+DEFAULT_FLAVOURS = {"discourse": "discourse_html", "profile": "html"}
 LANGUAGES = ("es", "en")
 
 
@@ -64,7 +66,8 @@ class ForumSettings:
 
     Attributes:
         name: the forum's id in Narrador (used in roll keys).
-        kind: adapter kind (``flaskbb``).
+        kind: adapter kind: ``flaskbb``, ``phpbb``, ``discourse`` or ``profile`` (a
+            configurable HTML forum; see ``docs/forums.md``).
         base_url: the forum's root URL, no trailing slash.
         username / password: the bot account's credentials.
         game: id of the game played in this forum.
@@ -72,7 +75,17 @@ class ForumSettings:
         watch_forums: board ids whose threads are all watched (new threads found by polling).
         poll_interval: seconds between polls of one watched thread (>= 1).
         timeout: seconds for each HTTP request.
-        flavour: markup flavour for tag extraction (defaults to ``kind``).
+        flavour: markup flavour for tag extraction (defaults from ``kind``: see
+            :data:`DEFAULT_FLAVOURS`).
+        webhook_secret: shared secret of the forum's webhooks (Discourse: the secret typed
+            in its webhook settings; Standard Webhooks: ``whsec_<base64>``); "" = no webhooks.
+        api_key: Discourse API key (sent as ``Api-Key`` with ``Api-Username: username``).
+        profile: kind ``profile`` only: a shipped profile name (``mybb18``, ``smf21``) or
+            the path of a profile TOML file.
+        request_interval: seconds between two requests to the forum's host, across all
+            workers (>= 0).
+        flood_interval: seconds the forum wants between two posts of one user (phpBB's
+            default is 15); the bot waits for it (>= 0).
     """
 
     name: str
@@ -86,11 +99,16 @@ class ForumSettings:
     poll_interval: float = 30.0
     timeout: float = 10.0
     flavour: str = ""
+    webhook_secret: str = ""
+    api_key: str = ""
+    profile: str = ""
+    request_interval: float = 1.0
+    flood_interval: float = 15.0
 
     @property
     def markup_flavour(self) -> str:
         """Markup flavour used to extract the author's text from a post."""
-        return self.flavour or self.kind
+        return self.flavour or DEFAULT_FLAVOURS.get(self.kind, self.kind)
 
 
 @dataclass(frozen=True)
@@ -235,11 +253,21 @@ def settings_from_mapping(
         game = str(f["game"])
         if game not in games:
             raise ConfigError(f"forums.{name}.game: unknown game {game!r}")
-        password = f.get("password")
-        if password is None and f.get("password_env"):
-            password = os.environ.get(str(f["password_env"])) if environ is None else environ.get(str(f["password_env"]))
-        if not password:
-            raise ConfigError(f"forums.{name}: no password (set password or password_env)")
+        env = os.environ if environ is None else environ
+
+        def secret(key: str) -> str:
+            value = f.get(key)
+            if value is None and f.get(f"{key}_env"):
+                value = env.get(str(f[f"{key}_env"]))
+            return str(value or "")
+
+        password = secret("password")
+        api_key = secret("api_key")
+        if not password and not (kind == "discourse" and api_key):
+            what = "api_key or api_key_env" if kind == "discourse" else "password or password_env"
+            raise ConfigError(f"forums.{name}: no {'API key' if kind == 'discourse' else 'password'} (set {what})")
+        if kind == "profile" and not f.get("profile"):
+            raise ConfigError(f"forums.{name}.profile is required for kind 'profile' (mybb18, smf21 or a file)")
         forums[name] = ForumSettings(
             name=name,
             kind=kind,
@@ -252,6 +280,11 @@ def settings_from_mapping(
             poll_interval=_number(f.get("poll_interval", 30), f"forums.{name}.poll_interval", 1),
             timeout=_number(f.get("timeout", 10), f"forums.{name}.timeout", 0.5),
             flavour=str(f.get("flavour", "")),
+            webhook_secret=secret("webhook_secret"),
+            api_key=api_key,
+            profile=str(f.get("profile", "")),
+            request_interval=_number(f.get("request_interval", 1), f"forums.{name}.request_interval", 0),
+            flood_interval=_number(f.get("flood_interval", 15), f"forums.{name}.flood_interval", 0),
         )
 
     return Settings(

@@ -157,9 +157,9 @@ def test_idle_resource_is_unchanged_until_revalidation(etag):
     assert not first.unchanged and first.response.text == "<p>v1</p>"
     again = p.conditional(url, send)
     assert not again.unchanged, "nothing is remembered before commit()"
-    again.commit()
+    again.commit({"last_page": "3"})
     idle = p.conditional(url, send)
-    assert idle.unchanged
+    assert idle.unchanged and idle.memo == {"last_page": "3"}
     assert idle.response.status_code == (304 if etag else 200)
     if etag:
         assert web.log[-1].headers["If-None-Match"] == etag

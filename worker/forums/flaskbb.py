@@ -33,7 +33,9 @@ from urllib.parse import urljoin, urlsplit
 import requests
 from bs4 import BeautifulSoup, Tag
 
-from worker.forums.base import ForumError, ForumPost, ThreadPage
+from worker.forums import polite as politeness
+from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.polite import Politeness
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -57,6 +59,13 @@ _MAX_POSTS_PER_PAGE = 1000  # bounded parsing of untrusted pages
 _TOPIC_HREF = re.compile(r"/topic/(\d+)(?:-[^/?#]*)?(?:[?#]|$)")
 _POST_HREF = re.compile(r"/post/(\d+)(?:[?#/]|$)")
 _PID_FRAGMENT = re.compile(r"#pid(\d+)$")
+_UNCHANGED = object()  # marker: the page polled is the same as last time
+#: Parts of a FlaskBB page that change on every request although the topic did not
+#: (Flask-WTF signs a timestamp into each CSRF token): ignored when comparing pages.
+VOLATILE = (
+    re.compile(r'<meta name="csrf-token" content="[^"]*"'),
+    re.compile(r'<input[^>]*name="csrf_token"[^>]*>'),
+)
 
 
 # --------------------------------------------------------------------------- pure parsing
@@ -300,6 +309,10 @@ class FlaskBBClient:
         timeout: seconds for each HTTP request (connect and read).
         user_agent: sent on every request; name the bot and a contact URL.
         name: the forum's configured name, copied into ``ForumPost.forum``.
+        polite: shared rate limit, host backoff and conditional GETs (None: none of
+            them). With it, polling an idle thread from its last page costs one request
+            and no parse: FlaskBB 2.2 sends no ``ETag`` or ``Last-Modified`` (checked on
+            a running 2.2.0), so the page body minus its CSRF tokens is compared by hash.
 
     Thread ids are FlaskBB topic ids (``"2"``), forum ids are board ids (``"1"``), post
     ids are FlaskBB post ids; all strings of digits.
@@ -311,8 +324,10 @@ class FlaskBBClient:
 
     def __init__(self, base_url: str, username: str, password: str,
                  session: requests.Session | None = None, timeout: float = 10.0,
-                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "flaskbb") -> None:
+                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "flaskbb",
+                 polite: Politeness | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.polite = polite
         self.username = username
         self._password = password
         self.session = session if session is not None else requests.Session()
@@ -326,26 +341,14 @@ class FlaskBBClient:
         return urljoin(self.base_url + "/", path.lstrip("/"))
 
     def _request(self, method: str, path: str, *, data: dict[str, str] | None = None,
-                 allow_redirects: bool = True) -> requests.Response:
-        """One HTTP request with the timeout; transport failures and 5xx/429 become
-        ``ForumError``. Other statuses are returned for the caller to judge."""
-        url = self._url(path)
-        try:
-            resp = self.session.request(method, url, data=data, timeout=self.timeout,
-                                        allow_redirects=allow_redirects)
-        except requests.Timeout as exc:
-            raise ForumError("timeout", str(exc), url=url) from exc
-        except requests.ConnectionError as exc:
-            raise ForumError("connection", str(exc), url=url) from exc
-        except requests.RequestException as exc:
-            raise ForumError("connection", str(exc), url=url) from exc
-        if resp.status_code >= 500:
-            raise ForumError("http_5xx", url=url, status=resp.status_code)
-        if resp.status_code == 429:
-            retry = resp.headers.get("Retry-After", "")
-            raise ForumError("flood", url=url, status=429,
-                             retry_after=float(retry) if retry.isdigit() else None)
-        return resp
+                 allow_redirects: bool = True,
+                 headers: dict[str, str] | None = None) -> requests.Response:
+        """One HTTP request with the timeout, through the politeness layer; transport
+        failures and 5xx/429 become ``ForumError`` (see ``worker.forums.polite.request``).
+        Other statuses are returned for the caller to judge."""
+        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
+                                  polite=self.polite, headers=headers, data=data,
+                                  allow_redirects=allow_redirects)
 
     # ---- ForumPort
     def login(self) -> None:
@@ -382,9 +385,11 @@ class FlaskBBClient:
     def _topic_page(self, thread_id: str, page: int) -> requests.Response:
         return self._request("GET", f"/topic/{thread_id}?page={page}")
 
-    def _read_page(self, thread_id: str, page: int) -> tuple[list[ForumPost], PageInfo] | None:
-        """One topic page parsed, or None when the page is past the last one (404)."""
-        resp = self._topic_page(thread_id, page)
+    def _read_page(self, thread_id: str, page: int,
+                   resp: requests.Response | None = None) -> tuple[list[ForumPost], PageInfo] | None:
+        """One topic page parsed (fetched unless ``resp`` is given), or None when the page
+        is past the last one (404). A page that does not parse is logged as an alert."""
+        resp = resp if resp is not None else self._topic_page(thread_id, page)
         if resp.status_code == 404:
             return None
         if resp.status_code >= 400:
@@ -394,7 +399,23 @@ class FlaskBBClient:
                                     thread_id=thread_id)
         except ForumError as exc:
             exc.url = exc.url or resp.url
+            if exc.reason == "markup":
+                log_forum_alert(self.name, exc, thread_id=thread_id, page=page)
             raise
+
+    def _read_first(self, thread_id: str, page: int):  # type: ignore[no-untyped-def]
+        """Page ``page`` read conditionally: ``(_UNCHANGED, fetched)`` when it is the same as
+        at the last poll and was then the last page, else ``(parsed or None, fetched)``
+        (``fetched`` is None without politeness)."""
+        if self.polite is None:
+            return self._read_page(thread_id, page), None
+        path = f"/topic/{thread_id}?page={page}"
+        fetched = self.polite.conditional(
+            self._url(path), lambda headers: self._request("GET", path, headers=headers),
+            volatile=VOLATILE)
+        if fetched.unchanged and fetched.memo.get("last_page") == str(page):
+            return _UNCHANGED, fetched
+        return self._read_page(thread_id, page, fetched.response), fetched
 
     def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
         """Read topic ``thread_id`` from page ``since_page`` to its last page.
@@ -402,14 +423,21 @@ class FlaskBBClient:
         Reads as a guest first (no login request while polling); logs in and retries once
         when the topic is not visible to guests. If ``since_page`` is past the last page
         (posts were deleted), reads the last page instead. At most :data:`MAX_PAGES` pages.
+        With politeness, when page ``since_page`` is unchanged since the last call and was
+        then the last page, returns no posts (``first_page == last_page == since_page``)
+        after one request and no parse.
 
         Raises:
             ForumError: ``not_found`` (no such topic, even logged in), ``markup``, transport.
         """
         _check_id(thread_id, "thread id")
         first = max(1, int(since_page))
+        fetched = None
         try:
-            got = self._read_page(thread_id, first)
+            got, fetched = self._read_first(thread_id, first)
+            if got is _UNCHANGED:  # idle thread: one request, no parse
+                return ThreadPage(thread_id=thread_id, posts=(), first_page=first,
+                                  last_page=first)
             if got is None and first > 1:
                 # past the end: find the real last page from page 1
                 head = self._read_page(thread_id, 1)
@@ -438,6 +466,8 @@ class FlaskBBClient:
                 raise ForumError("markup", f"asked for page {current + 1}, got {info.page}")
             all_posts.extend(posts)
             current, last = info.page, max(last, info.last_page)
+        if fetched is not None and first == int(since_page):
+            fetched.commit({"last_page": str(current)})
         return ThreadPage(thread_id=thread_id, posts=tuple(all_posts), first_page=first,
                           last_page=current, title=title)
 

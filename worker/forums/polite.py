@@ -220,18 +220,22 @@ class Fetched:
         unchanged: True when the resource is the same as at the last :meth:`commit`:
             the caller must not parse it.
         digest: SHA-256 hex of the normalised body ("" for a 304 or a non-200).
+        memo: what the caller stored with :meth:`commit` last time (e.g. the last page
+            number), so an unchanged answer can be acted on without parsing.
     """
 
     response: requests.Response
     unchanged: bool
     digest: str
-    _commit: Callable[[], None] | None = field(default=None, repr=False)
+    memo: dict[str, str] = field(default_factory=dict)
+    _commit: Callable[[Mapping[str, str]], None] | None = field(default=None, repr=False)
 
-    def commit(self) -> None:
-        """Remember this response's validators (call it after the body was parsed
-        successfully, so a page that failed to parse is read again next time)."""
+    def commit(self, memo: Mapping[str, str] | None = None) -> None:
+        """Remember this response's validators and ``memo`` (short strings; call it after
+        the body was parsed successfully, so a page that failed to parse is read again next
+        time). Does nothing for an unchanged response."""
         if self._commit is not None:
-            self._commit()
+            self._commit(memo or {})
             self._commit = None
 
 
@@ -370,7 +374,7 @@ class Politeness:
             if not headers:
                 raise ForumError("http_4xx", "304 to a request without validators", url=url,
                                  status=304)
-            return Fetched(resp, True, state.get("digest", ""))
+            return Fetched(resp, True, state.get("digest", ""), _memo_of(state))
         if resp.status_code != 200:
             return Fetched(resp, False, "")
         etag = resp.headers.get("ETag", "")
@@ -378,18 +382,24 @@ class Politeness:
         digest = content_digest(resp.text, volatile)
         unchanged = fresh and digest == state.get("digest")
         if unchanged:
-            return Fetched(resp, True, digest)
+            return Fetched(resp, True, digest, _memo_of(state))
         ttl = int(max(3600.0, 4 * self.revalidate_after))
 
-        def commit() -> None:
-            self.backend.put(key, {"etag": etag, "last_modified": last_modified,
-                                   "digest": digest, "stored_at": f"{now:.3f}"}, ttl)
+        def commit(memo: Mapping[str, str]) -> None:
+            stored = {f"memo_{k}": str(v) for k, v in memo.items()}
+            stored.update(etag=etag, last_modified=last_modified, digest=digest,
+                          stored_at=f"{now:.3f}")
+            self.backend.put(key, stored, ttl)
 
-        return Fetched(resp, False, digest, commit)
+        return Fetched(resp, False, digest, _memo_of(state), commit)
 
     def forget(self, url: str) -> None:
         """Drop the validators of ``url`` (the next conditional GET is a full read)."""
         self.backend.delete(self._validators_key(url))
+
+
+def _memo_of(state: Mapping[str, str]) -> dict[str, str]:
+    return {k[5:]: v for k, v in state.items() if k.startswith("memo_")}
 
 
 def request(session: requests.Session, method: str, url: str, *, timeout: float,
