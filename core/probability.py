@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
-from typing import Any
+from typing import Any, NamedTuple
 
 from core import rules as _rules
 from core.errors import RulesError
@@ -78,7 +78,7 @@ class Distribution:
     @property
     def success_threshold(self) -> int:
         """Successes a roll needs to succeed: 1 (vampiro, gehena) or the difficulty."""
-        return 1 if get_ruleset(self.ruleset).target_number else self.difficulty
+        return self.difficulty if self.ruleset == "exaltado" else 1
 
     def fraction(self, key: int | str) -> Fraction:
         """Exact probability of ``key``: an int ``k`` (exactly ``k`` successes, no botch) or
@@ -137,8 +137,9 @@ class Distribution:
         ``distribution`` (``"0"``, ``"1"``, ... for non-botch success counts, and
         ``"botch"``), plus the parameters.  The distribution's floats sum to 1 within 1e-12.
         """
-        dist: dict[str, float] = {str(k): w / self.total for k, w in enumerate(self.weights)}
-        dist["botch"] = self.botch_weight / self.total
+        total = self.total
+        dist: dict[str, float] = {str(k): w / total for k, w in enumerate(self.weights)}
+        dist["botch"] = self.botch_weight / total
         return {
             "ruleset": self.ruleset,
             "pool": self.pool,
@@ -158,8 +159,7 @@ class Distribution:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _DieModel:
+class _DieModel(NamedTuple):
     """One die as integer weights: total weight ``10 * scale``.
 
     ``one``/``blank``: weights of a 1 and of a non-success other than 1 (pool dice).
@@ -288,25 +288,27 @@ def _fast_target_number(
     for u, c in enumerate(model.ten):
         die[u + 1] += c
     q = _poly_pow(tuple(die), n)
+    # q[j] is the weight of net = j - n.  Successes are max(0, net) + wp, or max(0, net + wp)
+    # when 1s may cancel Willpower: index z of q is where that count is 0.
     cancel_wp = opts.ones_cancel_willpower
-    weights: dict[int, int] = {}
+    z = n - (wp if cancel_wp else 0)
+    if z < 0:  # no dice, cancellable Willpower: one success for sure
+        base = [0] * (-z) + q
+    else:
+        base = [sum(q[: z + 1])] + q[z + 1 :]
     botch = 0
-    for j, w in enumerate(q):
-        if not w:
-            continue
-        net = j - n
-        if opts.botch_rule == "net_negative" and not (wp and not cancel_wp):
-            if net + (wp if cancel_wp else 0) < 0:
-                botch += w
-                continue
-        k = _successes(net, wp, cancel_wp)
-        weights[k] = weights.get(k, 0) + w
-    if opts.botch_rule == "no_success" and not wp:
+    if wp and not cancel_wp:
+        pass  # an uncancellable Willpower success never botches
+    elif opts.botch_rule == "net_negative":
+        if z > 0:
+            botch = sum(q[:z])
+            base[0] = q[z]
+    elif not wp:
         # no success rolled and at least one 1: every die a 1 or a blank, not all blanks
         botch = (model.one + model.blank) ** n - model.blank**n
-        if botch:
-            weights[0] -= botch
-    return _to_list(weights), botch
+        base[0] -= botch
+    weights = [0] * wp + base if not cancel_wp else base
+    return weights, botch
 
 
 def _slow_target_number(
@@ -376,7 +378,7 @@ def _compute(
     max_depth: int,
     slow: bool,
 ) -> Distribution:
-    rs = get_ruleset(rs_id)
+    rs = _rules.RULESETS[rs_id]
     model = _die_model(rs.target_number, difficulty, mode, max_depth)
     wp = 1 if willpower else 0
     if not rs.target_number:

@@ -250,6 +250,9 @@ def get_ruleset(name: str | Ruleset) -> Ruleset:
     """
     if isinstance(name, Ruleset):
         return name
+    found = RULESETS.get(name)  # type: ignore[arg-type]
+    if found is not None:
+        return found
     if not isinstance(name, str):
         raise RulesError(f"unknown system {name!r}", code="unknown_system", system=repr(name))
     key = name.strip().lower()

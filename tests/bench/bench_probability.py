@@ -1,0 +1,149 @@
+"""Benchmark: core.probability against icepool and dyce (not part of the test suite).
+
+Run:  /work/venv/bin/python tests/bench/bench_probability.py [--repeat N]
+
+For each cell (ruleset, pool, difficulty) every engine computes the same thing from
+scratch: the distribution of a Vampiro-style roll's net successes with the botch separate
+(or Exaltado successes with the botch separate).  "Cold" clears core.probability's caches
+before every timing and builds fresh icepool / dyce objects; the median of ``--repeat``
+runs is reported, in microseconds, plus the ratio other/ours.  The results of the three
+engines are checked against each other (to 1e-12) before anything is timed.
+
+The second table times the whole Vampiro table (pools 1-30 x difficulties 2-10), cold and
+warm (cached).  Output is Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import icepool  # noqa: E402
+from dyce import H  # noqa: E402
+
+from core import probability  # noqa: E402
+from core.probability import distribution, distribution_table  # noqa: E402
+
+BOTCH = -1
+
+
+def _clear() -> None:
+    probability._compute.cache_clear()
+    probability._die_model.cache_clear()
+    probability._chain.cache_clear()
+
+
+def _faces(system: str, difficulty: int) -> dict[int, int]:
+    """One die as an integer code: 100 per success unit, 1 per 1 (a 1 is never a success)."""
+    if system == "exaltado":
+        return {0: 5, 1: 1, 100: 3, 200: 1}
+    return {0: difficulty - 2, 1: 1, 100: 11 - difficulty} if difficulty > 2 else {1: 1, 100: 9}
+
+
+def _classify(system: str):
+    def vampiro(code: int) -> int:
+        s, o = divmod(code, 100)
+        if s == 0 and o > 0:
+            return BOTCH
+        return max(0, s - o)
+
+    def exaltado(code: int) -> int:
+        s, o = divmod(code, 100)
+        if s == 0 and o > 0:
+            return BOTCH
+        return s
+
+    return exaltado if system == "exaltado" else vampiro
+
+
+def ours(system: str, pool: int, difficulty: int) -> dict[int, float]:
+    d = distribution(system, pool, difficulty=difficulty).to_dict()["distribution"]
+    return {(BOTCH if k == "botch" else int(k)): p for k, p in d.items()}
+
+
+def with_icepool(system: str, pool: int, difficulty: int) -> dict[int, float]:
+    die = icepool.Die({k: v for k, v in _faces(system, difficulty).items() if v})
+    result = (pool @ die).map(_classify(system))
+    return {k: float(p) for k, p in zip(result.outcomes(), result.probabilities())}
+
+
+def with_dyce(system: str, pool: int, difficulty: int) -> dict[int, float]:
+    h = H({k: v for k, v in _faces(system, difficulty).items() if v})
+    summed = pool @ h
+    total = summed.total
+    classify = _classify(system)
+    out: dict[int, int] = {}
+    for code, count in summed.items():
+        key = classify(code)
+        out[key] = out.get(key, 0) + count
+    return {k: c / total for k, c in out.items()}
+
+
+ENGINES = {"ours": ours, "icepool": with_icepool, "dyce": with_dyce}
+
+
+def _time(fn, *args, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        _clear()
+        start = time.perf_counter()
+        fn(*args)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+
+
+def _agree(a: dict[int, float], b: dict[int, float]) -> bool:
+    keys = set(a) | set(b)
+    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) < 1e-12 for k in keys)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=21)
+    args = parser.parse_args(argv)
+    cells = [
+        ("vampiro", 5, 6), ("vampiro", 10, 6), ("vampiro", 10, 8), ("vampiro", 20, 6),
+        ("vampiro", 30, 4), ("vampiro", 60, 6), ("gehena", 8, 7), ("exaltado", 10, 1),
+        ("exaltado", 30, 1),
+    ]
+    print("| cell | ours µs | icepool µs | dyce µs | icepool / ours | dyce / ours |")
+    print("|---|---:|---:|---:|---:|---:|")
+    worst = float("inf")
+    for cell in cells:
+        results = {name: fn(*cell) for name, fn in ENGINES.items()}
+        for name in ("icepool", "dyce"):
+            if not _agree(results["ours"], results[name]):
+                print(f"MISMATCH {cell} ours vs {name}", file=sys.stderr)
+                return 1
+        times = {name: _time(fn, *cell, repeat=args.repeat) for name, fn in ENGINES.items()}
+        ratio_ice = times["icepool"] / times["ours"]
+        worst = min(worst, ratio_ice)
+        print(
+            f"| {cell[0]} pool {cell[1]} diff {cell[2]} | {times['ours']:.1f} | "
+            f"{times['icepool']:.1f} | {times['dyce']:.1f} | {ratio_ice:.1f}x | "
+            f"{times['dyce'] / times['ours']:.1f}x |"
+        )
+    print()
+    _clear()
+    start = time.perf_counter()
+    distribution_table("vampiro", range(1, 31), range(2, 11))
+    cold = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
+    distribution_table("vampiro", range(1, 31), range(2, 11))
+    warm = (time.perf_counter() - start) * 1e3
+    print("| whole vampiro table, pools 1-30 x difficulties 2-10 | ms |")
+    print("|---|---:|")
+    print(f"| cold | {cold:.2f} |")
+    print(f"| warm (cached) | {warm:.2f} |")
+    print()
+    print(f"worst icepool/ours ratio on a cold cell: {worst:.1f}x (target >= 20x)")
+    return 0 if worst >= 20 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
