@@ -64,6 +64,8 @@ MAX_POOL = 100
 MAX_REROLL_DEPTH = 10
 
 _SPECIALTY_MODES = ("double", "reroll", "off")
+_TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
+_FALSE_WORDS = frozenset({"false", "no", "off", "0"})
 _BOTCH_RULES = ("no_success", "net_negative")
 
 # ---------------------------------------------------------------------------------------
@@ -335,7 +337,9 @@ class RulesOptions:
         """Build options from a settings mapping (e.g. a game's TOML table).
 
         Unknown keys and bad values raise ``RulesError(code="bad_option")``.  ``None`` or an
-        empty mapping gives the defaults.  Booleans must be real booleans.
+        empty mapping gives the defaults.  Boolean options take real booleans or, for
+        command lines and environment variables, the strings ``true/false``, ``yes/no``,
+        ``on/off``, ``1/0`` (any case); anything else is rejected.
         """
         if data is None:
             return cls()
@@ -349,7 +353,20 @@ class RulesOptions:
                     code="bad_option",
                     option=str(key),
                 )
-        return cls(**dict(data))
+        values = dict(data)
+        for name in ("ones_cancel_willpower", "ten_cancels_one", "retry_penalty"):
+            raw = values.get(name)
+            if isinstance(raw, str):
+                word = raw.strip().lower()
+                if word in _TRUE_WORDS:
+                    values[name] = True
+                elif word in _FALSE_WORDS:
+                    values[name] = False
+        if isinstance(values.get("specialty"), str):
+            values["specialty"] = values["specialty"].strip().lower()
+        if isinstance(values.get("botch_rule"), str):
+            values["botch_rule"] = values["botch_rule"].strip().lower()
+        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a JSON-safe dict (``from_mapping`` accepts it back)."""

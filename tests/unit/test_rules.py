@@ -455,8 +455,12 @@ def test_options_from_mapping_validates():
     opts = RulesOptions.from_mapping({"specialty": "reroll", "botch_rule": "net_negative"})
     assert opts.specialty == "reroll" and opts.botch_rule == "net_negative"
     assert RulesOptions.from_mapping(opts.to_dict()) == opts
-    for bad in ({"specialty": "triple"}, {"botch_rule": "x"}, {"ten_cancels_one": "yes"},
-                {"colour": "red"}):
+    strings = RulesOptions.from_mapping(
+        {"ten_cancels_one": "Yes", "ones_cancel_willpower": "false", "specialty": "Reroll"}
+    )
+    assert strings == RulesOptions(ten_cancels_one=True, specialty="reroll")
+    for bad in ({"specialty": "triple"}, {"botch_rule": "x"}, {"ten_cancels_one": "maybe"},
+                {"retry_penalty": 1}, {"colour": "red"}):
         with pytest.raises(RulesError) as err:
             RulesOptions.from_mapping(bad)
         assert err.value.code == "bad_option"
