@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
-from typing import Any, Union
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from core.errors import RulesError
 from core.rules import (
@@ -49,25 +49,25 @@ from core.rules import (
 )
 
 __all__ = [
-    "ActionEvent",
-    "RollEvent",
     "Abandon",
+    "ActionEvent",
     "Attempt",
-    "TakeAction",
-    "ReflexiveRoll",
-    "SpendWillpower",
-    "ExtendedAction",
     "Contest",
+    "ExtendedAction",
     "ExtendedContest",
-    "Teamwork",
+    "MultipleActions",
+    "ReflexiveRoll",
     "Retries",
     "RetryTrack",
-    "MultipleActions",
+    "RollEvent",
+    "SpendWillpower",
+    "TakeAction",
+    "Teamwork",
     "WillpowerTurn",
     "apply",
-    "state_from_dict",
     "event_from_dict",
     "resolve_contest",
+    "state_from_dict",
 ]
 
 _OUTCOMES = ("botch", "failure", "success")
@@ -89,7 +89,7 @@ def _utc(value: datetime | None, name: str = "at") -> datetime | None:
             code="naive_datetime",
             field=name,
         )
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -106,7 +106,9 @@ def _parse_time(value: object, name: str = "at") -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise RulesError(f"{name} is not ISO 8601: {value!r}", code="bad_time", field=name) from None
+        raise RulesError(
+            f"{name} is not ISO 8601: {value!r}", code="bad_time", field=name
+        ) from None
     return _utc(parsed, name)
 
 
@@ -133,7 +135,9 @@ def _choice(value: object, name: str, allowed: Sequence[str]) -> str:
 def _kind(data: Mapping[str, Any], kind: str) -> None:
     if not isinstance(data, Mapping) or data.get("kind") != kind:
         raise RulesError(
-            f"expected a {kind!r} dict", code="bad_state", expected=kind,
+            f"expected a {kind!r} dict",
+            code="bad_state",
+            expected=kind,
             found=repr(data.get("kind") if isinstance(data, Mapping) else data),
         )
 
@@ -309,7 +313,7 @@ class SpendWillpower:
         return {"kind": "spend_willpower", "character": self.character, "turn": self.turn}
 
 
-Event = Union[RollEvent, Abandon, Attempt, TakeAction, ReflexiveRoll, SpendWillpower]
+Event = RollEvent | Abandon | Attempt | TakeAction | ReflexiveRoll | SpendWillpower
 
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:
@@ -469,7 +473,9 @@ class ExtendedAction:
             target=target,
             subtract=subtract,
             min_interval_seconds=seconds,
-            on_failure=_choice(on_failure or rs.extended_failure, "on_failure", ("continue", "fail")),
+            on_failure=_choice(
+                on_failure or rs.extended_failure, "on_failure", ("continue", "fail")
+            ),
             on_botch=_choice(on_botch or rs.extended_botch, "on_botch", ("reset", "keep", "fail")),
         )
 
@@ -527,11 +533,15 @@ class ExtendedAction:
 
         if event.botch:
             if self.on_botch == "keep":
-                new = replace(self, history=self.history + (step(0, self.total),), last_roll_at=last)
+                new = replace(
+                    self, history=self.history + (step(0, self.total),), last_roll_at=last
+                )
                 return new, (ActionEvent("botch", {"total": self.total}),)
             if self.on_botch == "fail":
                 new = replace(
-                    self, history=self.history + (step(0, self.total),), status="failed",
+                    self,
+                    history=self.history + (step(0, self.total),),
+                    status="failed",
                     last_roll_at=last,
                 )
                 return new, (ActionEvent("failed", {"reason": "botch", "total": self.total}),)
@@ -541,7 +551,9 @@ class ExtendedAction:
         if gained == 0:
             if self.on_failure == "fail":
                 new = replace(
-                    self, history=self.history + (step(0, self.total),), status="failed",
+                    self,
+                    history=self.history + (step(0, self.total),),
+                    status="failed",
                     last_roll_at=last,
                 )
                 return new, (ActionEvent("failed", {"reason": "failure", "total": self.total}),)
@@ -559,8 +571,12 @@ class ExtendedAction:
         events = [
             ActionEvent(
                 "progress",
-                {"gained": gained, "total": total, "target": self.target,
-                 "remaining": max(0, self.target - total)},
+                {
+                    "gained": gained,
+                    "total": total,
+                    "target": self.target,
+                    "remaining": max(0, self.target - total),
+                },
             )
         ]
         if done:
@@ -858,8 +874,10 @@ class ExtendedContest:
             events.append(
                 ActionEvent(
                     "won",
-                    {"winner": self.sides[decided],
-                     "totals": {self.sides[0]: totals[0], self.sides[1]: totals[1]}},
+                    {
+                        "winner": self.sides[decided],
+                        "totals": {self.sides[0]: totals[0], self.sides[1]: totals[1]},
+                    },
                 )
             )
         return new, tuple(events)
@@ -1033,7 +1051,9 @@ class Teamwork:
             ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
             participants=tuple(str(p) for p in data.get("participants") or ()),
             target=None if target is None else _int(target, "target", minimum=1),
-            botch_policy=_choice(data.get("botch_policy"), "botch_policy", ("shared", "individual")),
+            botch_policy=_choice(
+                data.get("botch_policy"), "botch_policy", ("shared", "individual")
+            ),
             total=_int(data.get("total"), "total"),
             round_rollers=tuple(str(p) for p in data.get("round_rollers") or ()),
             history=tuple(
@@ -1262,12 +1282,20 @@ class WillpowerTurn:
     def from_dict(cls, data: Mapping[str, Any]) -> WillpowerTurn:
         """Inverse of :meth:`to_dict`."""
         _kind(data, "willpower_turn")
-        return cls(turn=str(data.get("turn") or ""), spent=tuple(str(s) for s in data.get("spent") or ()))
+        return cls(
+            turn=str(data.get("turn") or ""), spent=tuple(str(s) for s in data.get("spent") or ())
+        )
 
 
-State = Union[
-    ExtendedAction, Contest, ExtendedContest, Teamwork, Retries, MultipleActions, WillpowerTurn
-]
+State = (
+    ExtendedAction
+    | Contest
+    | ExtendedContest
+    | Teamwork
+    | Retries
+    | MultipleActions
+    | WillpowerTurn
+)
 
 _STATE_KINDS: dict[str, Any] = {
     "extended_action": ExtendedAction,

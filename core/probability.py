@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from math import comb
 from typing import Any, NamedTuple
 
@@ -123,7 +123,7 @@ class Distribution:
     @property
     def p_failure(self) -> float:
         """P(neither success nor botch)."""
-        return (self.total - self.botch_weight - sum(self.weights[self.success_threshold:])) / (
+        return (self.total - self.botch_weight - sum(self.weights[self.success_threshold :])) / (
             self.total
         )
 
@@ -175,7 +175,7 @@ class _DieModel(NamedTuple):
     ten: tuple[int, ...]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chain(threshold: int, ten_units: int, depth: int, max_depth: int) -> tuple[int, ...]:
     """Polynomial (over success units) of one extra die at ``depth`` and what it triggers.
 
@@ -199,7 +199,7 @@ def _chain(threshold: int, ten_units: int, depth: int, max_depth: int) -> tuple[
     return tuple(poly)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _die_model(target_number: bool, difficulty: int, mode: str, max_depth: int) -> _DieModel:
     threshold = difficulty if target_number else 7
     ten_units = 2 if (not target_number or mode == "double") else 1
@@ -257,11 +257,7 @@ def _poly_mul(a: list[int] | tuple[int, ...], b: list[int] | tuple[int, ...]) ->
 
 
 def _check_pool(pool: object) -> int:
-    if (
-        isinstance(pool, bool)
-        or not isinstance(pool, int)
-        or not 0 <= pool <= MAX_PROBABILITY_POOL
-    ):
+    if isinstance(pool, bool) or not isinstance(pool, int) or not 0 <= pool <= MAX_PROBABILITY_POOL:
         raise RulesError(
             f"pool must be an integer 0-{MAX_PROBABILITY_POOL}, got {pool!r}",
             code="bad_pool",

@@ -31,29 +31,29 @@ from core.errors import RulesError
 __all__ = [
     "MAX_POOL",
     "MAX_REROLL_DEPTH",
-    "Ruleset",
-    "RulesOptions",
-    "RollResult",
-    "StuntReward",
-    "Trait",
-    "PoolCheck",
+    "RULESETS",
     "ActionPool",
     "Movement",
-    "RULESETS",
-    "get_ruleset",
-    "evaluate",
-    "roll",
-    "difficulty_label",
-    "degree_label",
-    "check_pool",
+    "PoolCheck",
+    "RollResult",
+    "RulesOptions",
+    "Ruleset",
+    "StuntReward",
+    "Trait",
     "apply_pool_penalty",
-    "penalty_as_difficulty",
-    "difficulty_as_penalty",
-    "stunt_reward",
-    "multiple_action_pools",
-    "movement",
-    "needs_extended_action",
     "automatic_allowed",
+    "check_pool",
+    "degree_label",
+    "difficulty_as_penalty",
+    "difficulty_label",
+    "evaluate",
+    "get_ruleset",
+    "movement",
+    "multiple_action_pools",
+    "needs_extended_action",
+    "penalty_as_difficulty",
+    "roll",
+    "stunt_reward",
 ]
 
 #: Largest pool :func:`roll` accepts (bounded work; far above any legal pool).
@@ -721,9 +721,7 @@ def _check_stunt(rs: Ruleset, stunt: object) -> int:
             f"stunt dice must be 0-3, got {stunt!r}", code="bad_stunt", dice=repr(stunt)
         )
     if stunt and rs.id != "exaltado":
-        raise RulesError(
-            f"stunts are an Exaltado rule, not {rs.id}", code="bad_stunt", dice=stunt
-        )
+        raise RulesError(f"stunts are an Exaltado rule, not {rs.id}", code="bad_stunt", dice=stunt)
     return stunt
 
 
@@ -797,9 +795,7 @@ def evaluate(
 
     if automatic:
         if faces:
-            raise RulesError(
-                "an automatic success rolls no dice", code="automatic_with_faces"
-            )
+            raise RulesError("an automatic success rolls no dice", code="automatic_with_faces")
         if pool is None:
             raise RulesError("an automatic success needs the pool size", code="bad_pool")
         return _automatic_result(
@@ -868,9 +864,7 @@ def evaluate(
                 active_ones.remove(one_i)
         eff_ones = len(active_ones)
         # 1s cancel the weakest successes first (lowest face, later dice first).
-        order = sorted(
-            (i for i in range(len(faces)) if units[i]), key=lambda i: (faces[i], -i)
-        )
+        order = sorted((i for i in range(len(faces)) if units[i]), key=lambda i: (faces[i], -i))
         budget = eff_ones
         used_ones = 0
         for i in order:
@@ -978,8 +972,16 @@ def roll(
     stunt = _check_stunt(rs, stunt)
     if automatic:
         return evaluate(
-            rs, (), difficulty=difficulty, willpower=willpower, specialty=specialty,
-            stress=stress, automatic=True, options=options, pool=pool + stunt, stunt=stunt,
+            rs,
+            (),
+            difficulty=difficulty,
+            willpower=willpower,
+            specialty=specialty,
+            stress=stress,
+            automatic=True,
+            options=options,
+            pool=pool + stunt,
+            stunt=stunt,
         )
     opts = options if options is not None else DEFAULT_OPTIONS
     total = pool + stunt
@@ -994,8 +996,15 @@ def roll(
                 depth.append(depth[i] + 1)
             i += 1
     return evaluate(
-        rs, faces, difficulty=difficulty, willpower=willpower, specialty=specialty,
-        stress=stress, options=opts, pool=total, stunt=stunt,
+        rs,
+        faces,
+        difficulty=difficulty,
+        willpower=willpower,
+        specialty=specialty,
+        stress=stress,
+        options=opts,
+        pool=total,
+        stunt=stunt,
     )
 
 
@@ -1135,9 +1144,7 @@ class ActionPool:
         }
 
 
-def multiple_action_pools(
-    ruleset: Ruleset | str, pools: Sequence[int]
-) -> tuple[ActionPool, ...]:
+def multiple_action_pools(ruleset: Ruleset | str, pools: Sequence[int]) -> tuple[ActionPool, ...]:
     """Pools for several actions in one turn, in the order they happen.
 
     With N actions the first loses N dice, the second N+1, and so on; an action whose pool

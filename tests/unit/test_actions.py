@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -29,7 +29,7 @@ from core.actions import (
 from core.errors import RulesError
 from core.rules import RulesOptions, evaluate
 
-T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
 
 
 def ev(system, faces, roller="", **kw):
@@ -133,7 +133,7 @@ def test_extended_minimum_interval_between_rolls():
 def test_times_are_normalised_to_utc():
     madrid_ish = timezone(timedelta(hours=1))
     e = RollEvent(1, "success", at=datetime(2026, 3, 1, 21, 0, tzinfo=madrid_ish))
-    assert e.at == T0 and e.at.tzinfo == timezone.utc
+    assert e.at == T0 and e.at.tzinfo == UTC
     assert event_from_dict(json.loads(json.dumps(e.to_dict()))) == e
 
 

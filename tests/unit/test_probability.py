@@ -18,8 +18,7 @@ from math import factorial
 
 import pytest
 
-import core.rules as rules
-from core import probability
+from core import probability, rules
 from core.errors import RulesError
 from core.probability import distribution, distribution_table, p_result_or_better
 from core.rules import RulesOptions, evaluate, get_ruleset, roll
@@ -81,8 +80,13 @@ def brute_force(system, pool, *, difficulty, willpower, specialty, options):
             faces.extend(layer)
             level += 1
         r = evaluate(
-            rs, faces, difficulty=diff, willpower=willpower, specialty=specialty,
-            options=options, pool=pool,
+            rs,
+            faces,
+            difficulty=diff,
+            willpower=willpower,
+            specialty=specialty,
+            options=options,
+            pool=pool,
         )
         result["botch" if r.outcome == "botch" else r.successes] += ways * p
     return result
@@ -118,24 +122,36 @@ def short_rerolls(monkeypatch):
 
 
 @pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: repr(o.to_dict()))
-@pytest.mark.parametrize("system, difficulties", [
-    ("vampiro", (2, 3, 6, 9, 10)),
-    ("gehena", (4, 8)),
-    ("exaltado", (1, 3)),
-])
+@pytest.mark.parametrize(
+    "system, difficulties",
+    [
+        ("vampiro", (2, 3, 6, 9, 10)),
+        ("gehena", (4, 8)),
+        ("exaltado", (1, 3)),
+    ],
+)
 def test_brute_force_agreement_pools_0_to_6(system, difficulties, options, short_rerolls):
     for difficulty in difficulties:
         for willpower in (False, True):
             for specialty in (False, True):
                 for pool in range(7):
                     expected = brute_force(
-                        system, pool, difficulty=difficulty, willpower=willpower,
-                        specialty=specialty, options=options,
+                        system,
+                        pool,
+                        difficulty=difficulty,
+                        willpower=willpower,
+                        specialty=specialty,
+                        options=options,
                     )
                     for slow in (False, True):
                         dist = distribution(
-                            system, pool, difficulty=difficulty, willpower=willpower,
-                            specialty=specialty, options=options, _slow=slow,
+                            system,
+                            pool,
+                            difficulty=difficulty,
+                            willpower=willpower,
+                            specialty=specialty,
+                            options=options,
+                            _slow=slow,
                         )
                         assert_matches(dist, expected)
 
@@ -146,7 +162,11 @@ def test_brute_force_reroll_depth_2(monkeypatch):
     for system, difficulty in (("vampiro", 6), ("exaltado", 2)):
         for pool in range(5):
             expected = brute_force(
-                system, pool, difficulty=difficulty, willpower=False, specialty=True,
+                system,
+                pool,
+                difficulty=difficulty,
+                willpower=False,
+                specialty=True,
                 options=opts,
             )
             assert_matches(
@@ -155,11 +175,14 @@ def test_brute_force_reroll_depth_2(monkeypatch):
             )
 
 
-@pytest.mark.parametrize("system, difficulty, options", [
-    ("vampiro", 6, RulesOptions()),
-    ("vampiro", 2, RulesOptions(ten_cancels_one=True)),
-    ("exaltado", 2, RulesOptions()),
-])
+@pytest.mark.parametrize(
+    "system, difficulty, options",
+    [
+        ("vampiro", 6, RulesOptions()),
+        ("vampiro", 2, RulesOptions(ten_cancels_one=True)),
+        ("exaltado", 2, RulesOptions()),
+    ],
+)
 def test_face_by_face_enumeration_pools_0_to_3(system, difficulty, options):
     for pool in range(4):
         counts: Counter = Counter()
@@ -168,7 +191,11 @@ def test_face_by_face_enumeration_pools_0_to_3(system, difficulty, options):
             counts["botch" if r.outcome == "botch" else r.successes] += 1
         expected = {k: Fraction(v, 10**pool) for k, v in counts.items()}
         assert expected == brute_force(
-            system, pool, difficulty=difficulty, willpower=False, specialty=True,
+            system,
+            pool,
+            difficulty=difficulty,
+            willpower=False,
+            specialty=True,
             options=options,
         )
         assert_matches(
@@ -180,12 +207,15 @@ def test_face_by_face_enumeration_pools_0_to_3(system, difficulty, options):
 # --- Monte Carlo ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("system, pool, difficulty, options", [
-    ("vampiro", 5, 6, RulesOptions()),
-    ("vampiro", 4, 8, RulesOptions(specialty="reroll")),
-    ("gehena", 3, 7, RulesOptions(botch_rule="net_negative")),
-    ("exaltado", 6, 2, RulesOptions(specialty="reroll")),
-])
+@pytest.mark.parametrize(
+    "system, pool, difficulty, options",
+    [
+        ("vampiro", 5, 6, RulesOptions()),
+        ("vampiro", 4, 8, RulesOptions(specialty="reroll")),
+        ("gehena", 3, 7, RulesOptions(botch_rule="net_negative")),
+        ("exaltado", 6, 2, RulesOptions(specialty="reroll")),
+    ],
+)
 def test_monte_carlo_agrees_with_exact(system, pool, difficulty, options):
     rng = random.Random(20260301)
     stream = iter(lambda: rng.randint(1, 10), None)

@@ -276,8 +276,14 @@ def test_vampiro_ten_is_always_a_success_even_at_difficulty_10():
 
 @pytest.mark.parametrize(
     "successes, label",
-    [(1, "marginal"), (2, "moderate"), (3, "complete"), (4, "exceptional"), (5, "phenomenal"),
-     (7, "phenomenal")],
+    [
+        (1, "marginal"),
+        (2, "moderate"),
+        (3, "complete"),
+        (4, "exceptional"),
+        (5, "phenomenal"),
+        (7, "phenomenal"),
+    ],
 )
 def test_vampiro_degree_table(successes, label):
     """«Dificultades», table «Éxitos»."""
@@ -288,9 +294,17 @@ def test_vampiro_degree_table(successes, label):
 
 @pytest.mark.parametrize(
     "difficulty, label",
-    [(2, "trivial"), (3, "routine"), (4, "very_easy"), (5, "easy"), (6, "standard"),
-     (7, "challenging"), (8, "difficult"), (9, "extremely_difficult"),
-     (10, "extremely_difficult")],
+    [
+        (2, "trivial"),
+        (3, "routine"),
+        (4, "very_easy"),
+        (5, "easy"),
+        (6, "standard"),
+        (7, "challenging"),
+        (8, "difficult"),
+        (9, "extremely_difficult"),
+        (10, "extremely_difficult"),
+    ],
 )
 def test_vampiro_difficulty_labels(difficulty, label):
     assert difficulty_label("vampiro", difficulty) == label
@@ -459,8 +473,13 @@ def test_options_from_mapping_validates():
         {"ten_cancels_one": "Yes", "ones_cancel_willpower": "false", "specialty": "Reroll"}
     )
     assert strings == RulesOptions(ten_cancels_one=True, specialty="reroll")
-    for bad in ({"specialty": "triple"}, {"botch_rule": "x"}, {"ten_cancels_one": "maybe"},
-                {"retry_penalty": 1}, {"colour": "red"}):
+    for bad in (
+        {"specialty": "triple"},
+        {"botch_rule": "x"},
+        {"ten_cancels_one": "maybe"},
+        {"retry_penalty": 1},
+        {"colour": "red"},
+    ):
         with pytest.raises(RulesError) as err:
             RulesOptions.from_mapping(bad)
         assert err.value.code == "bad_option"

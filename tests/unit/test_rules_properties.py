@@ -40,8 +40,14 @@ def system_and_difficulty(draw):
 @given(system_and_difficulty(), FACES, NON_REROLL, st.booleans(), st.booleans())
 def test_evaluate_is_well_typed(sd, faces, options, willpower, specialty):
     system, difficulty = sd
-    r = evaluate(system, faces, difficulty=difficulty, willpower=willpower,
-                 specialty=specialty, options=options)
+    r = evaluate(
+        system,
+        faces,
+        difficulty=difficulty,
+        willpower=willpower,
+        specialty=specialty,
+        options=options,
+    )
     assert r.successes >= 0
     assert r.outcome in ("botch", "failure", "success")
     assert (r.outcome == "success") == (r.degree_label not in ("botch", "failure"))
@@ -63,8 +69,14 @@ def test_a_botch_never_has_a_rolled_success(sd, faces, options, willpower, speci
     """The texts' botch rule: no success rolled and at least one 1."""
     system, difficulty = sd
     options = RulesOptions(**{**options.to_dict(), "botch_rule": "no_success"})
-    r = evaluate(system, faces, difficulty=difficulty, willpower=willpower,
-                 specialty=specialty, options=options)
+    r = evaluate(
+        system,
+        faces,
+        difficulty=difficulty,
+        willpower=willpower,
+        specialty=specialty,
+        options=options,
+    )
     if r.outcome == "botch":
         assert r.rolled_successes == 0
         assert r.ones >= 1
@@ -83,16 +95,24 @@ def test_order_of_pool_dice_does_not_matter(sd, faces, rnd):
 
 
 @settings(max_examples=200, deadline=None)
-@given(system_and_difficulty(), st.integers(0, 20), OPTIONS, st.booleans(),
-       st.integers(0, 2**32), st.integers(1, 10))
+@given(
+    system_and_difficulty(),
+    st.integers(0, 20),
+    OPTIONS,
+    st.booleans(),
+    st.integers(0, 2**32),
+    st.integers(1, 10),
+)
 def test_roll_equals_evaluate_of_the_drawn_faces(sd, pool, options, specialty, seed, low):
     system, difficulty = sd
     rng = random.Random(seed)  # faces low..10: low close to 10 makes long reroll chains
     stream = [rng.randint(low, 10) for _ in range(pool * 12)]
-    r = roll(system, pool, iter(stream), difficulty=difficulty, specialty=specialty,
-             options=options)
-    again = evaluate(system, r.faces, difficulty=difficulty, specialty=specialty,
-                     options=options, pool=pool)
+    r = roll(
+        system, pool, iter(stream), difficulty=difficulty, specialty=specialty, options=options
+    )
+    again = evaluate(
+        system, r.faces, difficulty=difficulty, specialty=specialty, options=options, pool=pool
+    )
     assert again == r
     assert r.faces == tuple(stream[: len(r.faces)])
 
@@ -116,7 +136,12 @@ def test_adding_a_die_never_lowers_p_success(sd, pool, options, willpower, speci
     if get_ruleset(system).ones_cancel:
         assume(difficulty >= 3)
         assume(not (willpower and options.ones_cancel_willpower))
-    kw = dict(difficulty=difficulty, willpower=willpower, specialty=specialty, options=options)
+    kw = {
+        "difficulty": difficulty,
+        "willpower": willpower,
+        "specialty": specialty,
+        "options": options,
+    }
     small = distribution(system, pool, **kw)
     big = distribution(system, pool + 1, **kw)
     assert big.at_least_fraction(small.success_threshold) >= small.at_least_fraction(
@@ -126,11 +151,12 @@ def test_adding_a_die_never_lowers_p_success(sd, pool, options, willpower, speci
 
 @settings(max_examples=150, deadline=None)
 @given(SYSTEMS, st.integers(0, 40), OPTIONS, st.booleans(), st.booleans(), st.data())
-def test_higher_difficulty_never_raises_p_success(system, pool, options, willpower,
-                                                  specialty, data):
+def test_higher_difficulty_never_raises_p_success(
+    system, pool, options, willpower, specialty, data
+):
     rs = get_ruleset(system)
     d = data.draw(st.integers(rs.min_difficulty, rs.max_difficulty - 1))
-    kw = dict(willpower=willpower, specialty=specialty, options=options)
+    kw = {"willpower": willpower, "specialty": specialty, "options": options}
     easy = distribution(system, pool, difficulty=d, **kw)
     hard = distribution(system, pool, difficulty=d + 1, **kw)
     assert hard.at_least_fraction(hard.success_threshold) <= easy.at_least_fraction(
@@ -142,8 +168,14 @@ def test_higher_difficulty_never_raises_p_success(system, pool, options, willpow
 @given(system_and_difficulty(), st.integers(0, 60), OPTIONS, st.booleans(), st.booleans())
 def test_distributions_sum_to_one(sd, pool, options, willpower, specialty):
     system, difficulty = sd
-    d = distribution(system, pool, difficulty=difficulty, willpower=willpower,
-                     specialty=specialty, options=options)
+    d = distribution(
+        system,
+        pool,
+        difficulty=difficulty,
+        willpower=willpower,
+        specialty=specialty,
+        options=options,
+    )
     assert sum(d.weights) + d.botch_weight == d.total
     assert all(w >= 0 for w in d.weights) and d.botch_weight >= 0
     assert abs(sum(d.to_dict()["distribution"].values()) - 1.0) < 1e-12
