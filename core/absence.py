@@ -1,0 +1,138 @@
+"""Downtime notices in posts: ``[ausencia hasta=2026-12-24]motivo[/ausencia]``.
+
+Source: issue 7, "Absences and automatic inactivity handling"; gehena-reglas.txt «Tiempo»
+(«Inactividad»: "Cuando el jugador pase largos periodos de inactividad, rogamos que deje una
+explicación en off en el foro").  English alias: ``[absence until=2026-12-24]reason[/absence]``.
+
+Accepted spellings (case-insensitive; spaces around ``=`` allowed; the value may be quoted):
+
+* ``[ausencia hasta=2026-12-24]...[/ausencia]`` and ``[absence until=2026-12-24]...[/absence]``
+  (either keyword with either tag name);
+* dates as ``YYYY-MM-DD``, ``DD/MM/YYYY`` or ``DD-MM-YYYY`` (day first, as written in Spain).
+
+The end date is a game-local calendar date: a notice "hasta 2026-12-24" lasts through that day
+in the game's time zone (:func:`notice_end`).  Pure: no I/O, no clock; bounded (at most
+:data:`MAX_NOTICES` per text, reasons cut at :data:`MAX_REASON`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from core import calendar
+from core.errors import NarradorError
+
+__all__ = [
+    "MAX_NOTICES",
+    "MAX_REASON",
+    "AbsenceError",
+    "DowntimeNotice",
+    "ParsedAbsence",
+    "find_absences",
+    "notice_end",
+    "parse_date",
+]
+
+#: Notices read from one text; more are ignored.
+MAX_NOTICES = 5
+#: Longest reason kept (characters).
+MAX_REASON = 500
+_MAX_TEXT = 200_000
+
+_TAG = re.compile(
+    r"\[(?P<tag>ausencia|absence)\s+(?P<key>hasta|until)\s*=\s*(?P<q>[\"']?)(?P<value>[^\]\"']*)(?P=q)\s*\]"
+    r"(?P<reason>.*?)\[/(?:ausencia|absence)\s*\]",
+    re.IGNORECASE | re.DOTALL,
+)
+_ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_DMY = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4})")
+
+
+class AbsenceError(NarradorError):
+    """A downtime notice whose date cannot be read.
+
+    Attributes:
+        code: ``bad_date`` (not a date in an accepted form, or an impossible date).
+        value: the text found after ``hasta=`` / ``until=``.
+    """
+
+    def __init__(self, message: str, *, code: str = "bad_date", value: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.value = value
+
+
+@dataclass(frozen=True)
+class DowntimeNotice:
+    """A player's downtime notice: away ``until`` (game-local date, inclusive) because of
+    ``reason`` (free text, stripped, may be empty)."""
+
+    until: date
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict: ``until`` (ISO date) and ``reason``."""
+        return {"until": self.until.isoformat(), "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ParsedAbsence:
+    """One absence tag found in a text: exactly one of ``notice`` / ``error`` is set.
+
+    Attributes:
+        raw: the tag as written; start, end: its offsets in the text.
+    """
+
+    raw: str
+    start: int
+    end: int
+    notice: DowntimeNotice | None = None
+    error: AbsenceError | None = None
+
+
+def parse_date(value: str) -> date:
+    """A notice's date: ``YYYY-MM-DD``, ``DD/MM/YYYY`` or ``DD-MM-YYYY``.
+
+    Raises:
+        AbsenceError(code="bad_date").
+    """
+    text = value.strip()
+    m = _ISO.fullmatch(text)
+    parts: tuple[int, int, int] | None = None
+    if m:
+        parts = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    else:
+        m = _DMY.fullmatch(text)
+        if m:
+            parts = (int(m.group(3)), int(m.group(2)), int(m.group(1)))
+    if parts is None:
+        raise AbsenceError(f"not a date: {text!r} (use YYYY-MM-DD)", value=text)
+    try:
+        return date(*parts)
+    except ValueError:
+        raise AbsenceError(f"impossible date: {text!r}", value=text) from None
+
+
+def find_absences(text: str) -> list[ParsedAbsence]:
+    """Every absence tag of an author's text (quotes already removed), in order, at most
+    :data:`MAX_NOTICES`.  Never raises: a bad date is reported in ``error``."""
+    found: list[ParsedAbsence] = []
+    for m in _TAG.finditer(text[:_MAX_TEXT]):
+        if len(found) >= MAX_NOTICES:
+            break
+        reason = " ".join(m.group("reason").split())[:MAX_REASON]
+        try:
+            notice = DowntimeNotice(parse_date(m.group("value")), reason)
+            found.append(ParsedAbsence(m.group(0), m.start(), m.end(), notice=notice))
+        except AbsenceError as err:
+            found.append(ParsedAbsence(m.group(0), m.start(), m.end(), error=err))
+    return found
+
+
+def notice_end(notice: DowntimeNotice, tz: calendar.TzLike | None = None) -> datetime:
+    """The UTC instant a notice ends: the end of its ``until`` day in the game's zone (local
+    midnight after it, so the notice covers that whole local day; 23/25-hour days handled by
+    :func:`core.calendar.day_bounds`)."""
+    return calendar.day_bounds(notice.until, tz)[1]
