@@ -1,0 +1,207 @@
+"""Game state in Redis: sheets, actions that span posts, scenes, absences, inactivity, rollover.
+
+Source: issue 7 ("Game state in Redis").  Every function here takes an injected
+``redis.Redis`` client created with ``decode_responses=True`` and, where time matters, the
+current instant as an aware UTC ``datetime`` (never read inside).  Rules live in ``core``
+(``core.actions`` state machines, ``core.rules.check_pool``, ``core.calendar``,
+``core.absence``); these modules only load state, apply a pure function and save the result
+atomically (``WATCH``/``MULTI`` with a bounded number of attempts, or a Lua script).
+
+Modules: :mod:`worker.state.sheets`, :mod:`worker.state.actions`,
+:mod:`worker.state.scenes`, :mod:`worker.state.absences`, :mod:`worker.state.inactivity`,
+:mod:`worker.state.calendar`, :mod:`worker.state.outbox` (notices for the worker to post),
+:mod:`worker.state.messages` (es/en texts), :mod:`worker.state.traits` (trait aliases).
+
+Key schema
+----------
+Every key starts with ``nr:game:{<game>}:`` -- the game id in braces is the Redis Cluster
+hash tag, so all keys of one game share a slot and one transaction may touch several.
+``<char>``, ``<who>``, ``<name>``, ``<forum>``, ``<thread>`` are key parts: the value
+normalised (accents and case dropped for names, see :func:`worker.state.keys.part`) and
+percent-encoded, so they never contain ``:``, ``{``, ``}`` or spaces.
+
+=================================================  ======  ===================================================
+key (after ``nr:game:{<game>}:``)                  type    content
+=================================================  ======  ===================================================
+``chars``                                          hash    ``<char>`` -> character display name
+``char:<char>``                                    hash    sheet: name, owner, human, traits (JSON), wp_temp
+``owner:<who>``                                    set     ``<char>`` ids owned by forum user ``<who>``
+``wpturn:<char>:<turn>``                           string  op id that spent Willpower in that turn (PX ttl)
+``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)
+``exts``                                           set     ``<char>/<name>`` of every extended action
+``team:<name>``                                    string  teamwork envelope (JSON)
+``contest:<name>``                                 string  contest envelope (JSON)
+``contests:open``                                  zset    ``<name>``, score = expiry (UTC epoch seconds)
+``retries:<char>``                                 string  core ``Retries`` state (JSON)
+``op:<forum>:<post>:<tag>``                        string  result of one tag's state change (JSON, EX ttl)
+``scenes``                                         hash    ``<forum>:<thread>`` -> ``open`` | ``closed``
+``scene:<forum>:<thread>``                         hash    title, status, opened_at, closed_at, by, turn
+``scene:<forum>:<thread>:who``                     zset    ``<who>``, score = last post (UTC epoch seconds)
+``names``                                          hash    ``<who>`` -> forum user name as last written
+``absence:<who>``                                  hash    downtime notice: until, ends_at, reason, post...
+``absences``                                       zset    ``<who>``, score = notice end (UTC epoch seconds)
+``inactive``                                       hash    ``<who>`` -> JSON {since, scene}
+``noticed:<forum>:<thread>:<who>:<episode>``       string  notice id -- the "notice sent" claim (SET NX)
+``welcomed:<who>:<episode>``                       string  notice id of a welcome-back line (SET NX)
+``notice:<id>``                                    hash    an effect to post: forum, thread, kind, text, status
+``notices``                                        zset    notice ids, score = created (UTC epoch seconds)
+``notices:pending``                                zset    undelivered notice ids, score = created
+``rollover``                                       hash    last_day (game-local YYYY-MM-DD), last_run_at
+``daily:<YYYY-MM-DD>``                             hash    per-day counters (``<counter>:<who>`` -> count)
+``daily:days``                                     set     days that have counters
+=================================================  ======  ===================================================
+
+One key is global: ``nr:beat:lock:{<name>}`` (string, token, PX expiry) -- the scheduler lock.
+
+See ``docs/state.md`` for the persistence of the state machines and the inactivity
+guarantees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from core.errors import NarradorError
+
+__all__ = ["GameStateSettings", "SheetError", "StateError", "state_settings_for"]
+
+
+class StateError(NarradorError):
+    """A game-state operation that cannot be done, with a stable ``code`` for the reply.
+
+    ``code`` picks the translated text in :mod:`worker.state.messages`; ``params`` fill it.
+    Codes: ``no_sheet``, ``unknown_character``, ``ambiguous_character``, ``unknown_trait``,
+    ``too_many_traits``, ``ten_point_trait_combined``, ``no_willpower``, ``once_per_turn``,
+    ``bad_rating``, ``bad_name``, ``bad_game``, ``busy``, ``absence_past``,
+    ``unknown_scene``, ``bad_settings``.
+    """
+
+    def __init__(self, message: str, *, code: str, **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
+class SheetError(StateError):
+    """A sheets file that does not validate; ``problems`` lists ``(path, what)`` pairs."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{p}: {w}" for p, w in problems[:20])
+        super().__init__(f"invalid sheets file: {shown}", code="bad_sheet", problems=shown)
+        self.problems = list(problems)
+
+
+def _positive_int(value: Any, name: str, minimum: int = 0) -> int:
+    if isinstance(value, bool):
+        raise StateError(f"{name} must be an integer", code="bad_settings", setting=name)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise StateError(f"{name} must be an integer, got {value!r}", code="bad_settings", setting=name) from None
+    if number < minimum:
+        raise StateError(f"{name} must be >= {minimum}, got {number}", code="bad_settings", setting=name)
+    return number
+
+
+def _names(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)):
+        raise StateError(f"{name} must be a list of strings", code="bad_settings", setting=name)
+    return tuple(str(v).strip() for v in value)
+
+
+@dataclass(frozen=True)
+class GameStateSettings:
+    """Per-game settings of the state layer (the ``[games.<id>.state]`` table).
+
+    Attributes:
+        first_deadline_seconds: real time a scene participant may go without posting before
+            the one automatic notice (default 72 h = 259200 s).
+        second_deadline_seconds: real time without posting after which the participant is
+            marked inactive (default 7 days; must be >= the first).
+        contest_expiry_seconds: an open contest with no opponent roll expires after this
+            (default 7 days).
+        welcome_back: post a short welcome-back line when an inactive participant posts.
+        scenes: configured scene threads as ``"<forum>:<thread>"`` (masters may mark more).
+        absences_thread: the thread where downtime notices are posted, ``"<forum>:<thread>"``
+            or ``""`` (notices are read in any watched thread anyway).
+        masters: forum user names of the game's Storytellers.
+        turn_marker_ttl_seconds: how long a "Willpower spent this turn" marker lives
+            (default 30 days).
+        op_ttl_seconds: how long the per-tag idempotency record lives (default 30 days).
+        seeds_ahead_days: days of seeds committed ahead at each rollover (default 2).
+        max_sweep: bound on the participants examined per scene in one sweep (default 1000).
+
+    Source: issue 7, "Absences and automatic inactivity handling" and "Actions that span
+    posts" (contest expiry).
+    """
+
+    first_deadline_seconds: int = 72 * 3600
+    second_deadline_seconds: int = 7 * 24 * 3600
+    contest_expiry_seconds: int = 7 * 24 * 3600
+    welcome_back: bool = True
+    scenes: tuple[str, ...] = ()
+    absences_thread: str = ""
+    masters: tuple[str, ...] = ()
+    turn_marker_ttl_seconds: int = 30 * 24 * 3600
+    op_ttl_seconds: int = 30 * 24 * 3600
+    seeds_ahead_days: int = 2
+    max_sweep: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.second_deadline_seconds < self.first_deadline_seconds:
+            raise StateError(
+                "second_deadline_seconds must be >= first_deadline_seconds",
+                code="bad_settings", setting="second_deadline_seconds",
+            )
+        for scene in self.scenes + ((self.absences_thread,) if self.absences_thread else ()):
+            if scene.count(":") != 1 or not all(scene.split(":")):
+                raise StateError(f"scene {scene!r} must be '<forum>:<thread>'", code="bad_settings",
+                                 setting="scenes")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> GameStateSettings:
+        """Build from a mapping (TOML table or env overrides as strings); unknown keys refused.
+
+        Accepts ``first_deadline_hours`` / ``second_deadline_hours`` /
+        ``contest_expiry_hours`` as conveniences for the ``*_seconds`` keys.
+
+        Raises:
+            StateError(code="bad_settings") naming the offending key.
+        """
+        data = dict(data or {})
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for hours_key in ("first_deadline", "second_deadline", "contest_expiry"):
+            if f"{hours_key}_hours" in data:
+                values[f"{hours_key}_seconds"] = _positive_int(
+                    data.pop(f"{hours_key}_hours"), f"{hours_key}_hours") * 3600
+        for key, value in data.items():
+            if key not in known:
+                raise StateError(f"unknown state setting {key!r}", code="bad_settings", setting=key)
+            if key in ("scenes", "masters"):
+                values[key] = _names(value, key)
+            elif key == "absences_thread":
+                values[key] = str(value or "").strip()
+            elif key == "welcome_back":
+                values[key] = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
+            else:
+                values[key] = _positive_int(value, key, 1 if key == "max_sweep" else 0)
+        return cls(**values)
+
+    def is_master(self, author: str) -> bool:
+        """True when ``author`` (a forum user name, case-insensitive) is one of the masters."""
+        who = author.strip().casefold()
+        return any(m.casefold() == who for m in self.masters)
+
+
+def state_settings_for(game_settings: Any) -> GameStateSettings:
+    """The :class:`GameStateSettings` of a ``worker.settings.GameSettings`` (its ``state``
+    mapping; defaults when the attribute is missing or empty)."""
+    return GameStateSettings.from_mapping(getattr(game_settings, "state", None) or {})
+

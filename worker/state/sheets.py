@@ -1,0 +1,578 @@
+"""Character sheets per game: import, look-up by owner, pool resolution, Willpower.
+
+Source: issue 7, "Character sheets and willpower".  A character has a display ``name``, an
+``owner`` (the forum user name that plays it), whether it is a normal ``human`` (for the
+pool-over-10 flag), and traits: attributes, abilities, virtues, Humanity, Willpower
+(permanent rating as the trait ``willpower``, temporary points in ``wp_temp``) and any custom
+trait.  File format: ``docs/sheets.md``; example: ``examples/sheets.yaml``.
+
+Keys (see :mod:`worker.state`): ``chars``, ``char:<char>``, ``owner:<who>``,
+``wpturn:<char>:<turn>``.
+
+Rules enforced (core.rules.check_pool; vampiro-reglas.txt «Puntuaciones»): at most two traits
+in a roll, a 10-point trait (Humanidad, Fuerza de Voluntad) rolled alone, a normal human's
+pool above 10 flagged.  Willpower: one point for an automatic success, once per turn
+(vampiro-reglas.txt «Éxitos Automáticos»: "solo puede hacerse una vez por turno";
+exaltado-reglas.txt «Éxitos automáticos»: "Sólo podrás gastar un punto de Voluntad por
+turno"; gehena-reglas.txt «Éxitos Automáticos»).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import redis
+import yaml
+
+from core.rules import Trait, check_pool
+from core.tags import normalize_trait
+from worker.state import SheetError, StateError
+from worker.state._tx import transact
+from worker.state.keys import game_key, part, who
+from worker.state.traits import lookup, trait_key
+
+__all__ = [
+    "TEMPORARY_WILLPOWER",
+    "CharacterSheet",
+    "ImportReport",
+    "ResolvedPool",
+    "TraitRating",
+    "WillpowerSpend",
+    "adjust",
+    "character_for",
+    "delete_character",
+    "get_character",
+    "import_sheets",
+    "list_characters",
+    "load_sheets_file",
+    "parse_sheets",
+    "resolve_pool",
+    "spend_willpower",
+]
+
+MAX_RATING = 10
+MAX_CHARACTERS = 500
+MAX_TRAITS = 200
+_CATEGORIES = ("attributes", "abilities", "virtues", "other")
+#: Names accepted by :func:`adjust` for temporary Willpower.
+TEMPORARY_WILLPOWER = ("willpower_temporary", "fv temporal", "voluntad temporal",
+                       "temporary willpower", "wp temp", "fv temp")
+
+
+@dataclass(frozen=True)
+class TraitRating:
+    """One trait of a sheet: ``key`` (canonical), ``name`` (as shown), ``rating`` (dots),
+    ``max_rating`` (5 or 10) and ``category``."""
+
+    key: str
+    name: str
+    rating: int
+    max_rating: int
+    category: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"name": self.name, "rating": self.rating, "max": self.max_rating, "category": self.category}
+
+
+@dataclass(frozen=True)
+class CharacterSheet:
+    """A character of a game (immutable snapshot of what Redis holds).
+
+    Attributes:
+        id: the key part (normalised name).
+        name: display name.
+        owner: forum user name of the player.
+        human: a normal human (pools above 10 are flagged).
+        traits: by canonical key.
+        willpower_temporary: current Willpower points (0 .. permanent).
+    """
+
+    id: str
+    name: str
+    owner: str
+    human: bool
+    traits: Mapping[str, TraitRating]
+    willpower_temporary: int
+
+    @property
+    def willpower_permanent(self) -> int:
+        """The Willpower rating (0 when the sheet has none)."""
+        t = self.traits.get("willpower")
+        return t.rating if t else 0
+
+    def trait(self, name: str) -> TraitRating | None:
+        """The trait called ``name`` (Spanish or English, accents/case ignored) or ``None``."""
+        return self.traits.get(trait_key(name))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (for the CLI and web pages)."""
+        return {
+            "id": self.id, "name": self.name, "owner": self.owner, "human": self.human,
+            "traits": {k: t.to_dict() for k, t in sorted(self.traits.items())},
+            "willpower": {"permanent": self.willpower_permanent, "temporary": self.willpower_temporary},
+        }
+
+
+class ResolvedPool(NamedTuple):
+    """What :func:`resolve_pool` found: ``pool`` (dice after modifiers, >= 0), ``traits``
+    used (in tag order) and ``flags`` (``human_pool_over_10``)."""
+
+    pool: int
+    traits: tuple[TraitRating, ...]
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WillpowerSpend:
+    """Result of :func:`spend_willpower`: ``remaining`` temporary points, ``permanent``
+    rating, ``duplicate`` (this op had already spent it: nothing changed now)."""
+
+    character: str
+    remaining: int
+    permanent: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What :func:`import_sheets` did: character names ``created`` and ``updated``."""
+
+    created: tuple[str, ...]
+    updated: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _clean_name(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    if not text or len(text) > 80 or any(unicodedata.category(c).startswith("C") for c in text):
+        return None
+    return text
+
+
+def _rating(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RATING:
+        return None
+    return value
+
+
+def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[str, Any] | None:
+    if not isinstance(raw, Mapping):
+        problems.append((where, "a character must be a mapping"))
+        return None
+    known = {"name", "owner", "human", "willpower", "humanity", "notes", *_CATEGORIES}
+    for key in raw:
+        if key not in known:
+            problems.append((f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})"))
+    name = _clean_name(raw.get("name"))
+    owner = _clean_name(raw.get("owner"))
+    if name is None:
+        problems.append((f"{where}.name", "required: 1-80 printable characters"))
+    if owner is None:
+        problems.append((f"{where}.owner", "required: the player's forum user name"))
+    human = raw.get("human", False)
+    if not isinstance(human, bool):
+        problems.append((f"{where}.human", "must be true or false"))
+    traits: dict[str, TraitRating] = {}
+
+    def add(trait_name: Any, value: Any, path: str, category: str) -> None:
+        label = _clean_name(trait_name)
+        if label is None or len(label) > 60:
+            problems.append((path, "bad trait name"))
+            return
+        rating = _rating(value)
+        if rating is None:
+            problems.append((path, f"rating must be an integer 0-{MAX_RATING}, got {value!r}"))
+            return
+        info = lookup(label)
+        key = info.key if info else normalize_trait(label)
+        if key in traits:
+            problems.append((path, f"trait given twice ({traits[key].name})"))
+            return
+        traits[key] = TraitRating(
+            key=key, name=info.es if info else label, rating=rating,
+            max_rating=info.max_rating if info else 5,
+            category=info.category if info else category.rstrip("s"),
+        )
+
+    for category in _CATEGORIES:
+        block = raw.get(category) or {}
+        if not isinstance(block, Mapping):
+            problems.append((f"{where}.{category}", "must be a mapping of trait: rating"))
+            continue
+        for trait_name, value in block.items():
+            add(trait_name, value, f"{where}.{category}.{trait_name}", category)
+    if "humanity" in raw:
+        add("Humanidad", raw["humanity"], f"{where}.humanity", "humanity")
+    temporary: int | None = None
+    wp = raw.get("willpower")
+    if isinstance(wp, Mapping):
+        for key in wp:
+            if key not in ("permanent", "temporary"):
+                problems.append((f"{where}.willpower.{key}", "use permanent and temporary"))
+        add("Fuerza de Voluntad", wp.get("permanent"), f"{where}.willpower.permanent", "willpower")
+        if wp.get("temporary") is not None:
+            temporary = _rating(wp.get("temporary"))
+            if temporary is None:
+                problems.append((f"{where}.willpower.temporary", f"must be an integer 0-{MAX_RATING}"))
+    elif wp is not None:
+        add("Fuerza de Voluntad", wp, f"{where}.willpower", "willpower")
+    if len(traits) > MAX_TRAITS:
+        problems.append((where, f"more than {MAX_TRAITS} traits"))
+    permanent = traits["willpower"].rating if "willpower" in traits else 0
+    if temporary is not None and temporary > permanent:
+        problems.append((f"{where}.willpower.temporary", f"above the permanent rating {permanent}"))
+    if name is None or owner is None:
+        return None
+    return {"name": name, "owner": owner, "human": bool(human) if isinstance(human, bool) else False,
+            "traits": traits, "temporary": temporary}
+
+
+def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
+    """Validate a parsed sheets file (see ``docs/sheets.md``) without touching Redis.
+
+    Args:
+        data: ``{"game": optional id, "characters": [ {...}, ... ]}`` as loaded from YAML/JSON.
+        game: when given, a ``game`` field in the file must match it.
+
+    Returns:
+        one dict per character: ``name``, ``owner``, ``human``, ``traits`` (key ->
+        :class:`TraitRating`), ``temporary`` (int or ``None`` = keep / full).
+
+    Raises:
+        SheetError: listing every problem found as ``(path, what)`` (up to all of them).
+    """
+    problems: list[tuple[str, str]] = []
+    if not isinstance(data, Mapping):
+        raise SheetError([("(file)", "must be a mapping with a 'characters' list")])
+    for key in data:
+        if key not in ("game", "characters"):
+            problems.append((str(key), "unknown top-level field (use game, characters)"))
+    if game is not None and data.get("game") not in (None, game):
+        problems.append(("game", f"file is for game {data.get('game')!r}, not {game!r}"))
+    chars = data.get("characters")
+    if not isinstance(chars, list) or not chars:
+        raise SheetError(problems + [("characters", "must be a non-empty list")])
+    if len(chars) > MAX_CHARACTERS:
+        raise SheetError(problems + [("characters", f"at most {MAX_CHARACTERS} characters")])
+    parsed: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for i, raw in enumerate(chars):
+        one = _parse_one(raw, f"characters[{i}]", problems)
+        if one is None:
+            continue
+        cid = part(one["name"])
+        if cid in seen:
+            problems.append((f"characters[{i}].name", f"same name as {seen[cid]!r}"))
+            continue
+        seen[cid] = one["name"]
+        parsed.append(one)
+    if problems:
+        raise SheetError(problems)
+    return parsed
+
+
+def load_sheets_file(path: str | Path) -> Any:
+    """Read a sheets file (YAML or JSON -- JSON is YAML) into plain data.
+
+    Raises:
+        SheetError: unreadable file or bad YAML/JSON (the parser's error never leaks).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SheetError([(str(path), f"cannot read: {exc}")]) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SheetError([(str(path), f"not valid YAML/JSON: {exc}")]) from None
+
+
+# --------------------------------------------------------------------------- Redis
+
+
+def _char_key(game: str, cid: str) -> str:
+    return game_key(game, "char", cid)
+
+
+def _sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
+    traits = {
+        k: TraitRating(key=k, name=v["name"], rating=int(v["rating"]), max_rating=int(v["max"]),
+                       category=v["category"])
+        for k, v in json.loads(h.get("traits") or "{}").items()
+    }
+    return CharacterSheet(id=cid, name=h.get("name", cid), owner=h.get("owner", ""),
+                          human=h.get("human") == "1", traits=traits,
+                          willpower_temporary=int(h.get("wp_temp") or 0))
+
+
+def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
+    """Validate and store a sheets file's characters (create or replace each one), atomically.
+
+    A re-imported character keeps its current temporary Willpower (capped at the new
+    permanent rating) unless the file gives ``willpower.temporary``; a new one starts full.
+    Characters not in the file are left alone (see :func:`delete_character`).  An owner may
+    play several characters (then :func:`character_for` asks for a choice).
+
+    Args:
+        data: parsed file (see :func:`parse_sheets`).
+        now: aware UTC time stored as ``updated_at`` (optional).
+
+    Raises:
+        SheetError: the file does not validate (nothing is written).
+        StateError(code="busy"): contention.
+    """
+    parsed = parse_sheets(data, game=game)
+    chars_key = game_key(game, "chars")
+    keys = [chars_key] + [_char_key(game, part(c["name"])) for c in parsed]
+
+    def fn(pipe: Any) -> ImportReport:
+        existing = {k: pipe.hgetall(k) for k in keys[1:]}
+        pipe.multi()
+        created, updated = [], []
+        for c, key in zip(parsed, keys[1:]):
+            cid = part(c["name"])
+            old = existing[key]
+            permanent = c["traits"]["willpower"].rating if "willpower" in c["traits"] else 0
+            if c["temporary"] is not None:
+                temp = c["temporary"]
+            elif old:
+                temp = min(int(old.get("wp_temp") or 0), permanent)
+            else:
+                temp = permanent
+            if old and old.get("owner") and who(old["owner"]) != who(c["owner"]):
+                pipe.srem(game_key(game, "owner", who(old["owner"])), cid)
+            pipe.delete(key)
+            pipe.hset(key, mapping={
+                "name": c["name"], "owner": c["owner"], "human": "1" if c["human"] else "0",
+                "traits": json.dumps({k: t.to_dict() for k, t in c["traits"].items()}, ensure_ascii=False),
+                "wp_temp": str(temp), "updated_at": now.isoformat() if now else "",
+            })
+            pipe.hset(chars_key, cid, c["name"])
+            pipe.sadd(game_key(game, "owner", who(c["owner"])), cid)
+            (updated if old else created).append(c["name"])
+        return ImportReport(tuple(created), tuple(updated))
+
+    return transact(r, keys, fn)
+
+
+def get_character(r: redis.Redis, game: str, name: str) -> CharacterSheet | None:
+    """The character called ``name`` (accents/case ignored), or ``None``."""
+    cid = part(name)
+    h = r.hgetall(_char_key(game, cid))
+    return _sheet_from_hash(cid, h) if h else None
+
+
+def list_characters(r: redis.Redis, game: str) -> list[CharacterSheet]:
+    """Every character of the game, sorted by id (bounded by the import limit)."""
+    out = []
+    for cid in sorted(r.hkeys(game_key(game, "chars")))[:MAX_CHARACTERS * 4]:
+        h = r.hgetall(_char_key(game, cid))
+        if h:
+            out.append(_sheet_from_hash(cid, h))
+    return out
+
+
+def character_for(r: redis.Redis, game: str, author: str) -> CharacterSheet | None:
+    """The character played by forum user ``author`` (case/accents ignored), or ``None`` when
+    the author has no sheet in this game.
+
+    Raises:
+        StateError(code="ambiguous_character"): the author owns several characters.
+    """
+    cids = sorted(r.smembers(game_key(game, "owner", who(author))))
+    if not cids:
+        return None
+    if len(cids) > 1:
+        names = [r.hget(_char_key(game, c), "name") or c for c in cids]
+        raise StateError(f"{author} owns several characters", code="ambiguous_character",
+                         author=author, characters=", ".join(names))
+    h = r.hgetall(_char_key(game, cids[0]))
+    return _sheet_from_hash(cids[0], h) if h else None
+
+
+def delete_character(r: redis.Redis, game: str, name: str) -> bool:
+    """Remove a character (master action); True when it existed."""
+    cid = part(name)
+    key = _char_key(game, cid)
+
+    def fn(pipe: Any) -> bool:
+        owner = pipe.hget(key, "owner")
+        if owner is None:
+            return False
+        pipe.multi()
+        pipe.delete(key)
+        pipe.hdel(game_key(game, "chars"), cid)
+        pipe.srem(game_key(game, "owner", who(owner)), cid)
+        return True
+
+    return transact(r, [key], fn)
+
+
+def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
+    """The dice pool of a parsed tag (``core.tags.RollSpec``) for the roller's character.
+
+    A numeric pool needs no sheet: ``pool + modifier``.  Trait names (one or two, Spanish or
+    English, accents/case ignored) are looked up in ``sheet`` and checked with
+    ``core.rules.check_pool`` (vampiro-reglas.txt «Puntuaciones»).  The modifier is added after
+    the check; the pool never goes below 0.
+
+    Returns:
+        :class:`ResolvedPool` ``(pool, traits, flags)``; ``flags`` may hold
+        ``human_pool_over_10`` (a Storyteller should look; not an error).
+
+    Raises:
+        StateError: ``no_sheet`` (traits but no character), ``unknown_trait``,
+        ``too_many_traits``, ``ten_point_trait_combined``.
+    """
+    modifier = int(getattr(spec, "modifier", 0) or 0)
+    if getattr(spec, "pool", None) is not None:
+        return ResolvedPool(max(0, int(spec.pool) + modifier), (), ())
+    names = tuple(getattr(spec, "traits", ()) or ())
+    if sheet is None:
+        raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
+    used: list[TraitRating] = []
+    for name in names:
+        t = sheet.trait(name)
+        if t is None:
+            raise StateError(f"{sheet.name} has no trait {name!r}", code="unknown_trait",
+                             trait=name, character=sheet.name)
+        used.append(t)
+    verdict = check_pool([Trait(t.name, t.rating, t.max_rating) for t in used], human=sheet.human)
+    if verdict.problems:
+        code = verdict.problems[0]
+        raise StateError(f"pool not allowed: {code}", code=code, character=sheet.name)
+    return ResolvedPool(max(0, verdict.pool + modifier), tuple(used), tuple(verdict.flags))
+
+
+_SPEND = """
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  local temp = tonumber(redis.call('HGET', KEYS[1], 'wp_temp') or '0')
+  if cur == ARGV[1] then return {'duplicate', temp} end
+  return {'once_per_turn', temp}
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown_character', 0} end
+local temp = tonumber(redis.call('HGET', KEYS[1], 'wp_temp') or '0')
+if temp <= 0 then return {'no_willpower', 0} end
+redis.call('HINCRBY', KEYS[1], 'wp_temp', -1)
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return {'spent', temp - 1}
+"""
+
+
+def spend_willpower(
+    r: redis.Redis, game: str, character: str, turn_key: str, *, op_id: str | None = None,
+    ttl_seconds: int = 30 * 24 * 3600,
+) -> WillpowerSpend:
+    """Spend one temporary Willpower point of ``character`` in turn ``turn_key``, atomically
+    (one Lua script: check the turn marker, check the points, decrement, write the marker).
+
+    Args:
+        character: the character's name.
+        turn_key: the turn (default in the worker: the post id -- one post is one turn; see
+            :func:`worker.state.scenes.turn_key`).
+        op_id: identifies the spending tag, e.g. ``"<forum>:<post>:<tag index>"``.  Running
+            the same op again (a redelivered task) returns the first result with
+            ``duplicate=True`` and spends nothing.  Without it a repeat is refused as a
+            second spend in the turn.
+        ttl_seconds: lifetime of the turn marker.
+
+    Raises:
+        StateError: ``unknown_character``; ``no_willpower`` (temporary at 0); ``once_per_turn``
+        (already spent in this turn by another tag or post).
+    """
+    cid = part(character)
+    key = _char_key(game, cid)
+    marker = game_key(game, "wpturn", cid, part(turn_key, fold=False))
+    token = op_id or f"once:{secrets.token_hex(8)}"
+    status, remaining = r.eval(_SPEND, 2, key, marker, token, max(1, int(ttl_seconds)) * 1000)
+    permanent = 0
+    sheet = get_character(r, game, character)
+    if sheet is not None:
+        permanent = sheet.willpower_permanent
+    name = sheet.name if sheet else character
+    if status == "spent":
+        return WillpowerSpend(name, int(remaining), permanent)
+    if status == "duplicate":
+        return WillpowerSpend(name, int(remaining), permanent, duplicate=True)
+    raise StateError(f"cannot spend Willpower: {status}", code=status, character=name,
+                     permanent=permanent, turn=turn_key)
+
+
+def adjust(
+    r: redis.Redis, game: str, character: str, field: str, *, delta: int | None = None,
+    value: int | None = None,
+) -> int:
+    """Change a trait rating or temporary Willpower (master action), atomically.
+
+    Args:
+        field: a trait name (Spanish/English; a custom trait is created when ``value`` is
+            given) or one of :data:`TEMPORARY_WILLPOWER` (``"fv temporal"``...).
+        delta: add this (may be negative); or
+        value: set this.
+
+    Returns:
+        the new value.  Temporary Willpower is kept within 0..permanent; lowering the
+        permanent rating lowers the temporary points to match.
+
+    Raises:
+        StateError: ``unknown_character``, ``unknown_trait`` (delta on a missing trait),
+        ``bad_rating`` (result outside 0..max, or neither/both of delta and value).
+    """
+    if (delta is None) == (value is None):
+        raise StateError("give delta or value", code="bad_rating", field=field, value="?",
+                         minimum=0, maximum=MAX_RATING)
+    cid = part(character)
+    key = _char_key(game, cid)
+    temporary = normalize_trait(field) in {normalize_trait(n) for n in TEMPORARY_WILLPOWER}
+
+    def fn(pipe: Any) -> int:
+        h = pipe.hgetall(key)
+        if not h:
+            raise StateError(f"no character {character!r}", code="unknown_character", character=character)
+        sheet = _sheet_from_hash(cid, h)
+        if temporary:
+            maximum = sheet.willpower_permanent
+            new = (sheet.willpower_temporary + delta) if delta is not None else value
+            if not 0 <= new <= maximum:
+                raise StateError("temporary Willpower out of range", code="bad_rating",
+                                 field=field, value=new, minimum=0, maximum=maximum)
+            pipe.multi()
+            pipe.hset(key, "wp_temp", str(new))
+            return new
+        tkey = trait_key(field)
+        current = sheet.traits.get(tkey)
+        if current is None and delta is not None:
+            raise StateError(f"{sheet.name} has no trait {field!r}", code="unknown_trait",
+                             trait=field, character=sheet.name)
+        new = (current.rating + delta) if (current and delta is not None) else value
+        if not 0 <= new <= MAX_RATING:
+            raise StateError("rating out of range", code="bad_rating", field=field, value=new,
+                             minimum=0, maximum=MAX_RATING)
+        info = lookup(field)
+        rating = TraitRating(
+            key=tkey, name=current.name if current else (info.es if info else " ".join(field.split())),
+            rating=new, max_rating=current.max_rating if current else (info.max_rating if info else 5),
+            category=current.category if current else (info.category if info else "other"),
+        )
+        traits = {k: t.to_dict() for k, t in sheet.traits.items()}
+        traits[tkey] = rating.to_dict()
+        pipe.multi()
+        pipe.hset(key, "traits", json.dumps(traits, ensure_ascii=False))
+        if tkey == "willpower" and sheet.willpower_temporary > new:
+            pipe.hset(key, "wp_temp", str(new))
+        return new
+
+    return transact(r, [key], fn)
