@@ -416,6 +416,7 @@ def distribution(
         willpower, specialty, options: as in :func:`core.rules.evaluate` (the ``reroll``
             specialty's chains are capped at :data:`core.rules.MAX_REROLL_DEPTH`, as
             :func:`core.rules.roll` does, so the result is exact for the implemented rule).
+        _slow: testing hook: force the general O(n^3) path (same numbers, slower).
 
     Returns:
         a cached, immutable :class:`Distribution`.

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_POOL",
     "MAX_REROLL_DEPTH",
     "RULESETS",
+    "TIME_UNITS",
     "ActionPool",
     "Movement",
     "PoolCheck",
