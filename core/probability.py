@@ -251,6 +251,17 @@ def _poly_mul(a: list[int] | tuple[int, ...], b: list[int] | tuple[int, ...]) ->
     return out
 
 
+def _poly_mul_big(a: list[int] | tuple[int, ...], b: list[int] | tuple[int, ...]) -> list[int]:
+    """``a * b`` by Kronecker substitution (one C-level big-integer product)."""
+    bound = max(1, sum(a)) * max(1, sum(b))
+    nbytes = (bound.bit_length() + 8) // 8
+    pa = int.from_bytes(b"".join(c.to_bytes(nbytes, "little") for c in a), "little")
+    pb = int.from_bytes(b"".join(c.to_bytes(nbytes, "little") for c in b), "little")
+    length = len(a) + len(b) - 1
+    raw = (pa * pb).to_bytes(nbytes * length, "little")
+    return [int.from_bytes(raw[i * nbytes : (i + 1) * nbytes], "little") for i in range(length)]
+
+
 # ---------------------------------------------------------------------------------------
 # Distributions
 # ---------------------------------------------------------------------------------------
@@ -310,35 +321,50 @@ def _fast_target_number(
 def _slow_target_number(
     model: _DieModel, n: int, wp: int, opts: RulesOptions
 ) -> tuple[list[int], int]:
-    """Any vampiro/gehena options: sum over the counts of 1s (o) and pool 10s (t)."""
+    """Any vampiro/gehena options: sum over the counts of pool 10s (t) and 1s (o).
+
+    For each t, the other ``n - t`` dice give a polynomial over ``s - eff`` (successes that
+    are not 10s, minus the 1s left after 10s cancel some); one multiplication by the t tens'
+    polynomial gives the net.  With t >= 1 a success was rolled, so the texts' botch can only
+    happen at t == 0 (no success, at least one 1), which is counted apart.
+    """
     cancel_wp = opts.ones_cancel_willpower
-    ten_pows = [[1]]
+    wp_c = wp if cancel_wp else 0
+    no_success = opts.botch_rule == "no_success"
+    # Non-ten faces are weighted out of 10 and rescaled once per t (a 10's chain is weighted
+    # out of 10 * scale), which keeps the integers small.
+    scale = model.scale
+    one, mid, blank = model.one // scale, model.mid // scale, model.blank // scale
     weights: dict[int, int] = {}
     botch = 0
+    tens = [1]
     for t in range(n + 1):
         if t:
-            ten_pows.append(_poly_mul(ten_pows[-1], model.ten))
-        tp = ten_pows[t]
+            tens = _poly_mul_big(tens, model.ten)
+        rescale = scale ** (n - t)
+        others = [0] * (2 * n + 1)  # index s - eff + n
         for o in range(n - t + 1):
             m = n - o - t
-            ways = comb(n, t) * comb(n - t, o) * model.one**o
-            mids = [comb(m, s) * model.mid**s * model.blank ** (m - s) for s in range(m + 1)]
-            units = _poly_mul(mids, tp)
+            ways = comb(n, t) * comb(n - t, o) * one**o
             eff = max(0, o - t) if opts.ten_cancels_one else o
-            for r, w in enumerate(units):
+            for s_ in range(m + 1):
+                w = ways * comb(m, s_) * mid**s_ * blank ** (m - s_)
                 if not w:
                     continue
-                w *= ways
-                net = r - eff
-                if opts.botch_rule == "no_success":
-                    is_botch = r == 0 and not wp and o > 0
-                else:
-                    is_botch = net + (wp if cancel_wp else 0) < 0 and not (wp and not cancel_wp)
-                if is_botch:
-                    botch += w
+                if no_success and not wp and t == 0 and s_ == 0 and o > 0:
+                    botch += w * rescale
                     continue
-                k = _successes(net, wp, cancel_wp)
-                weights[k] = weights.get(k, 0) + w
+                others[s_ - eff + n] += w
+        for idx, w in enumerate(_poly_mul_big(others, tens)):
+            if not w:
+                continue
+            w *= rescale
+            net = idx - n
+            if not no_success and net + wp_c < 0 and not (wp and not cancel_wp):
+                botch += w
+                continue
+            k = _successes(net, wp, cancel_wp)
+            weights[k] = weights.get(k, 0) + w
     return _to_list(weights), botch
 
 

@@ -328,3 +328,24 @@ def test_table_is_fast_and_cached():
     distribution_table("vampiro", range(1, 31), range(2, 11))
     warm = time.perf_counter() - start
     assert cold < 0.5 and warm < 0.05  # generous bounds for slow CI; see tests/bench
+
+
+@pytest.mark.parametrize(
+    "system, pool, options",
+    [
+        ("vampiro", 40, RulesOptions()),
+        ("vampiro", 25, RulesOptions(specialty="reroll", botch_rule="net_negative")),
+        ("gehena", 60, RulesOptions(ones_cancel_willpower=True)),
+    ],
+)
+def test_fast_and_general_paths_agree_beyond_brute_force_range(system, pool, options):
+    for willpower in (False, True):
+        fast = distribution(system, pool, willpower=willpower, specialty=True, options=options)
+        slow = distribution(
+            system, pool, willpower=willpower, specialty=True, options=options, _slow=True
+        )
+        assert (fast.weights, fast.botch_weight, fast.total) == (
+            slow.weights,
+            slow.botch_weight,
+            slow.total,
+        )
