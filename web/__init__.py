@@ -1,17 +1,78 @@
-"""Narrador's web app: public verification pages, the masters' audit page, health.
+"""Narrador's web app: public verification pages, the masters' audit page, health, metrics.
 
 ``create_app(test_config=None)`` builds the app; nothing connects at import time.
 The app reads the same settings as the worker (``$NARRADOR_CONFIG`` plus the
 environment) unless ``test_config`` provides ``NARRADOR_SETTINGS`` (a
 ``worker.settings.Settings``) and optionally ``NARRADOR_STORE`` (a
-``worker.store.Store``) and ``NARRADOR_KEYSTORE``.
+``worker.store.Store``), ``NARRADOR_KEYSTORE`` and ``NARRADOR_MASTERS``.
+
+Blueprints: ``public`` (``/``, ``/seeds``, ``/seeds.json``, ``/openapi.json``), ``verify``
+(``/v/<roll_id>``, ``/v/<roll_id>.json``, ``/keys``), ``auth`` (``/login``, ``/logout``,
+``/account``), ``audit`` (``/audit``...), ``health`` (``/healthz``), ``metrics``
+(``/metrics``).  See ``docs/web.md``.
+
+Security defaults: CSRF on every POST (Flask-WTF), session cookie ``HttpOnly``,
+``SameSite=Lax`` and ``Secure`` unless the public URL is ``http://localhost`` or
+``http://127.0.0.1`` (override with the config key ``SESSION_COOKIE_SECURE``), security
+headers on every response, Jinja autoescape on every template.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+from datetime import timedelta
+from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
-from flask import Flask
+from flask import Flask, render_template
+
+from worker.settings import Settings
+
+_CSP = (
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "script-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+
+def local_dev_url(url: str) -> bool:
+    """True if ``url`` is plain http on localhost / 127.0.0.1 / ::1 (cookies may lack Secure)."""
+    parts = urlsplit(url)
+    return parts.scheme == "http" and (parts.hostname or "") in {"localhost", "127.0.0.1", "::1"}
+
+
+def secret_key(settings: Settings) -> str:
+    """The session-signing key: ``$NARRADOR_SECRET_KEY``, else ``<instance>/web/secret_key``.
+
+    The file is created on first use (32 random bytes as hex, mode 0600, exclusive
+    create so concurrent workers agree) and reused afterwards; back it up with the
+    instance folder.  Losing it only logs masters out.
+    """
+    env = os.environ.get("NARRADOR_SECRET_KEY")
+    if env:
+        return env
+    folder = Path(settings.instance_dir) / "web"
+    path = folder / "secret_key"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+    key = path.read_text().strip()
+    if len(key) < 32:
+        raise RuntimeError(f"{path} is too short to be a secret key")
+    return key
+
+
+def _limiter_storage(url: str) -> str:
+    if url.startswith("unix://"):
+        return "redis+unix://" + url[len("unix://"):]
+    return url or "memory://"
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
@@ -25,27 +86,69 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """
     app = Flask(__name__, instance_relative_config=False)
     app.config.update(JSON_SORT_KEYS=False)
-    if test_config:
-        app.config.update(test_config)
+    overrides = dict(test_config or {})
+    app.config.update(overrides)
     if "NARRADOR_SETTINGS" not in app.config:
         from worker.settings import load_settings
 
         app.config["NARRADOR_SETTINGS"] = load_settings()
+    settings: Settings = app.config["NARRADOR_SETTINGS"]
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = secret_key(settings)
+    # Flask's own defaults exist for these keys, so only an explicit override wins
+    cookie_defaults = {
+        "SESSION_COOKIE_SECURE": not local_dev_url(settings.public_url),
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "PERMANENT_SESSION_LIFETIME": timedelta(hours=12),
+    }
+    app.config.update({k: v for k, v in cookie_defaults.items() if k not in overrides})
+    app.config.setdefault("WTF_CSRF_TIME_LIMIT", 12 * 3600)
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", "es")
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(Path(__file__).parent / "translations"))
+    app.config.setdefault("RATELIMIT_STORAGE_URI", _limiter_storage(settings.redis_url))
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", "nr:ratelimit")
+    app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
+    app.jinja_env.autoescape = True  # every template, whatever its extension
 
-    from web import audit, health, verify
+    from flask_babel import Babel
+    from flask_limiter import Limiter
+    from flask_limiter.util import get_remote_address
+    from flask_wtf.csrf import CSRFProtect
 
+    from web import audit, auth, health, i18n, metrics, public, verify
+
+    Babel(app, locale_selector=i18n.select_locale)
+    csrf = CSRFProtect(app)
+    limiter = Limiter(key_func=get_remote_address, app=app)
+    app.extensions["narrador_csrf"] = csrf
+
+    app.register_blueprint(public.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(verify.bp)
     app.register_blueprint(audit.bp)
+    app.register_blueprint(metrics.bp)
+    auth.install(app, limiter)
+    app.jinja_env.globals.update(outcome_label=i18n.outcome_label, flag_labels=i18n.FLAG_LABELS,
+                                 page_lang=i18n.page_language)
+
+    @app.errorhandler(400)
+    @app.errorhandler(403)
+    @app.errorhandler(404)
+    @app.errorhandler(405)
+    @app.errorhandler(429)
+    def error_page(err):  # type: ignore[no-untyped-def]
+        code = getattr(err, "code", 500) or 500
+        return render_template("error.html", code=code), code
 
     @app.after_request
     def security_headers(resp):  # type: ignore[no-untyped-def]
         resp.headers.setdefault("X-Content-Type-Options", "nosniff")
         resp.headers.setdefault("X-Frame-Options", "DENY")
         resp.headers.setdefault("Referrer-Policy", "same-origin")
-        resp.headers.setdefault(
-            "Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
-        )
+        resp.headers.setdefault("Content-Security-Policy", _CSP)
+        if app.config["SESSION_COOKIE_SECURE"]:
+            resp.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
         return resp
 
     return app

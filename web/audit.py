@@ -1,38 +1,246 @@
-"""The masters' audit page (first version: a list of a game's rolls, newest first)."""
+"""The masters' audit page: a game's rolls with filters, exports, statistics, running state.
+
+Source: issue 8, "Masters' audit page (per game)".
+
+Routes (all need a logged-in master of the game: 302 to ``/login`` otherwise, 403 for a
+master of other games):
+
+- ``GET /audit``: the games of the logged-in master;
+- ``GET /audit/<game>``: rolls newest first, paginated, filtered (:mod:`web.rollquery`);
+- ``GET /audit/<game>/export.csv`` and ``.../export.json``: the filtered set, at most
+  :data:`EXPORT_MAX` rolls (the JSON says ``truncated``; the CSV has the header
+  ``X-Narrador-Truncated``);
+- ``GET /audit/<game>/stats``: statistics and SVG charts of the filtered set (at most
+  :data:`STATS_MAX` newest rolls);
+- ``GET /audit/<game>/state``: the running state (:mod:`web.running`);
+- ``POST /audit/<game>/reveal/<roll_id>``: reveal a secret roll (CSRF token required).
+"""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template, request
+import csv
+import io
+from datetime import date
+from typing import Any
+
+from flask import (Blueprint, Response, abort, flash, jsonify, redirect, render_template,
+                   request, url_for)
+from flask_babel import gettext as _
+from flask_login import current_user, login_required
+from flask_wtf import FlaskForm
 
 from core import record as records
-from web import deps
+from web import deps, i18n
+from web.auth import master_required
+from web.charts import face_chart, luck_chart
+from web.rollquery import RollFilter, query_rolls
+from web.running import running_state
+from web.stats import compute_stats
+from worker.keystore import KeystoreError
 
 bp = Blueprint("audit", __name__)
 
 PAGE_SIZE = 50
+MAX_PAGE = 10_000
+#: Most rolls in one export.
+EXPORT_MAX = 5000
+#: Most rolls (newest) the statistics page reads.
+STATS_MAX = 5000
+
+_CSV_FIELDS = (
+    "roll_id", "time_local", "game_day", "author", "character", "forum", "thread", "post",
+    "post_url", "tag", "pool", "difficulty", "willpower", "faces", "successes", "outcome",
+    "degree", "edited_after_roll", "post_deleted", "rolled_again", "secret", "revealed",
+    "edited_tag", "signature_ok",
+)
 
 
-@bp.get("/")
-def index():  # type: ignore[no-untyped-def]
-    """Landing page: what Narrador is, the games, how to verify a roll."""
-    return render_template("index.html", games=deps.settings().games)
+class RevealForm(FlaskForm):
+    """Only the CSRF token (the roll id is in the URL)."""
+
+
+def _game(game: str):  # type: ignore[no-untyped-def]
+    settings = deps.settings().games[game]
+    i18n.use_game_language(settings.language)
+    return settings
+
+
+def _filter() -> tuple[RollFilter, list[str]]:
+    return RollFilter.from_args(request.args)
+
+
+def _local(text: str) -> str:
+    """``2026-11-29T19:30:00+01:00`` -> ``2026-11-29 19:30``."""
+    return text[:16].replace("T", " ") if len(text) >= 16 else text
+
+
+class _Verifier:
+    """Verifies envelopes of one request, reading each day's revealed seed once."""
+
+    def __init__(self, game: str) -> None:
+        self.game = game
+        self.keys = deps.keystore().public_keys()
+        self.seeds: dict[str, bytes | None] = {}
+
+    def seed(self, day: str) -> bytes | None:
+        if day not in self.seeds:
+            try:
+                self.seeds[day] = deps.keystore().revealed_seed(self.game, date.fromisoformat(day))
+            except (KeystoreError, ValueError):
+                self.seeds[day] = None
+        return self.seeds[day]
+
+    def state(self, envelope: dict[str, Any]) -> str:
+        """``dice`` (signature and recomputed dice hold), ``signed`` or ``bad``."""
+        record = envelope.get("record") or {}
+        report = records.verify_signed(envelope, self.keys, seed=self.seed(str(record.get("game_day", ""))))
+        if not report.ok:
+            return "bad"
+        dice = report.check("dice")
+        return "dice" if dice is not None and dice.ok else "signed"
+
+
+def _rows(game: str, envelopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    verifier = _Verifier(game)
+    masters = deps.masters()
+    rows = []
+    for env in envelopes:
+        rec = env["record"]
+        secret = bool((rec.get("flags") or {}).get("secret"))
+        rows.append({
+            "record": rec,
+            "local": _local(str(rec.get("time_local", ""))),
+            "state": verifier.state(env),
+            "revealed": masters.revealed(str(rec["roll_id"])) if secret else None,
+        })
+    return rows
+
+
+@bp.get("/audit")
+@login_required
+def games():  # type: ignore[no-untyped-def]
+    """The games the logged-in master masters."""
+    known = deps.settings().games
+    mine = [known[g] for g in current_user.games if g in known]
+    return render_template("games.html", games=mine)
 
 
 @bp.get("/audit/<game>")
+@master_required
 def rolls(game: str):  # type: ignore[no-untyped-def]
-    """All rolls of ``game``, newest first, with their verification state."""
-    if game not in deps.settings().games:
-        abort(404)
+    """All rolls of ``game``, newest first, filtered and paginated, with verification state."""
+    gs = _game(game)
+    flt, errors = _filter()
     try:
-        page = max(1, min(int(request.args.get("page", "1")), 10_000))
+        page = max(1, min(int(request.args.get("page", "1")), MAX_PAGE))
     except ValueError:
         page = 1
-    store = deps.store()
-    envelopes = store.list_rolls(game, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
-    keys = deps.keystore().public_keys()
-    rows = [(env["record"], records.verify_signed(env, keys)) for env in envelopes]
-    total = store.count_rolls(game)
+    result = query_rolls(deps.store(), game, gs.timezone, flt, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    pages = max(1, -(-result.total // PAGE_SIZE))
     return render_template(
-        "audit.html", game=deps.settings().games[game], rows=rows, page=page,
-        pages=max(1, -(-total // PAGE_SIZE)), total=total,
+        "audit.html", game=gs, flt=flt, errors=errors, rows=_rows(game, result.envelopes),
+        page=page, pages=pages, total=result.total, truncated=result.truncated,
+        args=flt.to_args(), reveal_form=RevealForm(), flag_names=records.FLAG_NAMES,
     )
+
+
+def _export_rows(game: str) -> tuple[RollFilter, list[dict[str, Any]], bool]:
+    gs = _game(game)
+    flt, _errors = _filter()
+    result = query_rolls(deps.store(), game, gs.timezone, flt, limit=EXPORT_MAX + 1)
+    envelopes = result.envelopes[:EXPORT_MAX]
+    truncated = result.truncated or len(result.envelopes) > EXPORT_MAX
+    return flt, envelopes, truncated
+
+
+def _csv_cell(value: Any) -> str:
+    """A CSV cell that spreadsheets will not run as a formula (OWASP CSV injection)."""
+    text = "" if value is None else str(value)
+    if text and text[0] in "=+-@\t\r":
+        return "'" + text
+    return text
+
+
+@bp.get("/audit/<game>/export.csv")
+@master_required
+def export_csv(game: str):  # type: ignore[no-untyped-def]
+    """The filtered rolls as CSV (UTF-8, one row per roll, newest first)."""
+    _flt, envelopes, truncated = _export_rows(game)
+    verifier = _Verifier(game)
+    masters = deps.masters()
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(_CSV_FIELDS)
+    for env in envelopes:
+        rec = env["record"]
+        params = rec.get("params") or {}
+        flags = rec.get("flags") or {}
+        row = {
+            **{k: rec.get(k) for k in ("roll_id", "time_local", "game_day", "author", "character", "forum",
+                                       "thread", "post", "post_url", "tag", "successes", "outcome",
+                                       "degree", "edited_tag")},
+            "pool": params.get("pool"), "difficulty": params.get("difficulty"),
+            "willpower": params.get("willpower"), "faces": " ".join(str(f) for f in rec.get("faces") or []),
+            **{f: flags.get(f) for f in records.FLAG_NAMES},
+            "revealed": bool(masters.revealed(str(rec["roll_id"]))) if flags.get("secret") else "",
+            "signature_ok": verifier.state(env) != "bad",
+        }
+        writer.writerow([_csv_cell(row[f]) for f in _CSV_FIELDS])
+    resp = Response(buf.getvalue(), mimetype="text/csv")
+    resp.headers["Content-Disposition"] = f'attachment; filename="{game}-tiradas.csv"'
+    resp.headers["X-Narrador-Truncated"] = "true" if truncated else "false"
+    return resp
+
+
+@bp.get("/audit/<game>/export.json")
+@master_required
+def export_json(game: str):  # type: ignore[no-untyped-def]
+    """``{"game", "filters", "count", "truncated", "rolls": [signed envelopes]}``."""
+    flt, envelopes, truncated = _export_rows(game)
+    return jsonify(game=game, filters=flt.to_args(), count=len(envelopes), truncated=truncated,
+                   rolls=envelopes)
+
+
+@bp.get("/audit/<game>/stats")
+@master_required
+def stats(game: str):  # type: ignore[no-untyped-def]
+    """Statistics and charts of the filtered rolls (game and per player)."""
+    gs = _game(game)
+    flt, errors = _filter()
+    result = query_rolls(deps.store(), game, gs.timezone, flt, limit=STATS_MAX)
+    overall, players = compute_stats(env["record"] for env in reversed(result.envelopes))
+    charts = {
+        "faces": face_chart(overall.faces, _("Frecuencia de cada cara")),
+        "luck": luck_chart(overall.luck, _("Suerte acumulada (éxitos obtenidos menos esperados)")),
+    }
+    return render_template(
+        "stats.html", game=gs, flt=flt, errors=errors, overall=overall,
+        players=sorted(players.values(), key=lambda s: s.name.casefold()), charts=charts,
+        limited=result.total > STATS_MAX or result.truncated, stats_max=STATS_MAX, args=flt.to_args(),
+    )
+
+
+@bp.get("/audit/<game>/state")
+@master_required
+def state(game: str):  # type: ignore[no-untyped-def]
+    """The running state: rollover, seeds, and (later) actions, contests, absences."""
+    gs = _game(game)
+    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore()))
+
+
+@bp.post("/audit/<game>/reveal/<roll_id>")
+@master_required
+def reveal(game: str, roll_id: str):  # type: ignore[no-untyped-def]
+    """Reveal a secret roll of ``game``: its public page then shows the full record."""
+    form = RevealForm()
+    if not form.validate_on_submit():
+        abort(400)
+    envelope = deps.store().get_roll(roll_id) if roll_id.isalnum() and len(roll_id) <= 64 else None
+    if envelope is None or envelope["record"].get("game") != game:
+        abort(404)
+    if not (envelope["record"].get("flags") or {}).get("secret"):
+        abort(400)
+    _game(game)
+    if deps.masters().reveal(roll_id, current_user.master.login):
+        flash(_("Tirada %(id)s revelada.", id=roll_id), "ok")
+    return redirect(url_for("audit.rolls", game=game))

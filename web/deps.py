@@ -1,12 +1,17 @@
-"""Per-app service objects (store, keystore), built on first use and cached on the app."""
+"""Per-app service objects (store, keystore, masters), built on first use and cached on the app."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from flask import current_app
 
 from worker.keystore import Keystore
 from worker.settings import Settings
 from worker.store import Store
+
+if TYPE_CHECKING:
+    from worker.masters import MasterAccounts
 
 
 def settings() -> Settings:
@@ -29,3 +34,12 @@ def keystore() -> Keystore:
     if "NARRADOR_KEYSTORE" not in current_app.config:
         current_app.config["NARRADOR_KEYSTORE"] = Keystore(settings().instance_dir)
     return current_app.config["NARRADOR_KEYSTORE"]
+
+
+def masters() -> "MasterAccounts":
+    """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's Redis client)."""
+    from worker.masters import MasterAccounts
+
+    if "NARRADOR_MASTERS" not in current_app.config:
+        current_app.config["NARRADOR_MASTERS"] = MasterAccounts(store().r)
+    return current_app.config["NARRADOR_MASTERS"]

@@ -1,19 +1,49 @@
-"""``GET /healthz``: Redis (state and broker) reachable."""
+"""``GET /healthz``: Redis (state) and the Celery broker reachable.
+
+The broker is Celery's Redis (``worker.celery_app.broker_url_for`` of the settings' Redis
+URL); it is checked with a real Kombu connection, as the worker connects, with a 3 s bound.
+"""
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 
 from web import deps
 
 bp = Blueprint("health", __name__)
 
 
+def broker_ok() -> bool:
+    """True if a Kombu connection to the broker opens within 3 s.
+
+    Tests may set the config key ``NARRADOR_BROKER_CHECK`` to a callable returning bool.
+    """
+    check = current_app.config.get("NARRADOR_BROKER_CHECK")
+    if check is not None:
+        return bool(check())
+    url = deps.settings().redis_url
+    if not url:
+        return False
+    from kombu import Connection
+
+    from worker.celery_app import broker_url_for
+
+    try:
+        with Connection(broker_url_for(url), connect_timeout=3,
+                        transport_options={"socket_timeout": 3, "socket_connect_timeout": 3}) as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=3)
+            return True
+    except Exception:  # noqa: BLE001 - any failure means "not reachable"; the reason is not shown
+        return False
+
+
 @bp.get("/healthz")
 def healthz():  # type: ignore[no-untyped-def]
-    """200 ``{"status": "ok", "redis": true}`` when Redis answers, else 503."""
+    """200 ``{"status": "ok", "redis": true, "broker": true}`` when both answer, else 503."""
     try:
-        ok = deps.store().ping()
+        redis_ok = deps.store().ping()
     except RuntimeError:
-        ok = False
-    return jsonify(status="ok" if ok else "unavailable", redis=ok), (200 if ok else 503)
+        redis_ok = False
+    broker = broker_ok()
+    ok = redis_ok and broker
+    return jsonify(status="ok" if ok else "unavailable", redis=redis_ok, broker=broker), (200 if ok else 503)

@@ -1,16 +1,33 @@
-"""Public verification pages: ``/v/<roll_id>``, ``/v/<roll_id>.json``, ``/keys``."""
+"""Public verification pages: ``/v/<roll_id>``, ``/v/<roll_id>.json``, ``/keys``.
+
+Source: issue 5 ("the public page ``/v/<roll_id>`` shows the record, whether its signature
+verifies against the published key, the seed commitment, and, once the seed is revealed,
+the recomputed dice") and issue 8 ("Secret rolls ... with a reveal action").
+
+A secret roll that no master has revealed shows only its id, game, post link and the
+record hash published in the reply; its JSON is the same summary.  Once revealed
+(:meth:`worker.masters.MasterAccounts.reveal`) both show the full signed record, and the
+page recomputes the record hash so anyone can compare it with the reply's.  A master of the
+roll's game always sees the full record.
+"""
 
 from __future__ import annotations
 
+from datetime import date
+from typing import Any
+
 from flask import Blueprint, abort, jsonify, render_template
+from flask_login import current_user
 
 from core import record as records
-from web import deps
+from web import deps, i18n
+from worker.keystore import KeystoreError
 
 bp = Blueprint("verify", __name__)
 
 
-def _load(roll_id: str) -> dict:
+def load_envelope(roll_id: str) -> dict[str, Any]:
+    """The stored envelope of ``roll_id``; 404 for unknown or malformed ids."""
     if not roll_id.isalnum() or len(roll_id) > 64:
         abort(404)
     envelope = deps.store().get_roll(roll_id)
@@ -19,18 +36,62 @@ def _load(roll_id: str) -> dict:
     return envelope
 
 
+def revealed_seed_of(record: dict[str, Any]) -> bytes | None:
+    """The revealed seed of the record's game day, or ``None`` (not revealed / unknown)."""
+    try:
+        return deps.keystore().revealed_seed(str(record["game"]), date.fromisoformat(str(record["game_day"])))
+    except (KeystoreError, KeyError, ValueError, TypeError):
+        return None
+
+
+def hidden_secret(record: dict[str, Any]) -> bool:
+    """True if the record is secret, not revealed, and the viewer is not its game's master."""
+    if not (record.get("flags") or {}).get("secret"):
+        return False
+    if current_user.is_authenticated and current_user.masters(str(record.get("game"))):
+        return False
+    return deps.masters().revealed(str(record.get("roll_id"))) is None
+
+
+def _secret_summary(record: dict[str, Any]) -> dict[str, Any]:
+    try:
+        rhash = records.record_hash(record)
+    except ValueError:
+        rhash = None
+    return {"roll_id": record.get("roll_id"), "game": record.get("game"), "secret": True,
+            "revealed": False, "record_hash": rhash, "post_url": record.get("post_url")}
+
+
 @bp.get("/v/<roll_id>.json")
 def roll_json(roll_id: str):  # type: ignore[no-untyped-def]
-    """The signed record envelope (``record``, ``signature``, ``key_id``)."""
-    return jsonify(_load(roll_id))
+    """The signed record envelope (``record``, ``signature``, ``key_id``), or the summary
+    of an unrevealed secret roll."""
+    envelope = load_envelope(roll_id)
+    if hidden_secret(envelope["record"]):
+        return jsonify(_secret_summary(envelope["record"]))
+    return jsonify(envelope)
 
 
 @bp.get("/v/<roll_id>")
 def roll_page(roll_id: str):  # type: ignore[no-untyped-def]
-    """The record, and whether its signature verifies against the published key."""
-    envelope = _load(roll_id)
-    report = records.verify_signed(envelope, deps.keystore().public_keys())
-    return render_template("verify.html", envelope=envelope, record=envelope["record"], report=report)
+    """The record, whether its signature verifies, its seed commitment, and the recomputed
+    dice once the day's seed is revealed."""
+    envelope = load_envelope(roll_id)
+    record = envelope["record"]
+    game = deps.settings().games.get(str(record.get("game")))
+    if game is not None:
+        i18n.use_game_language(game.language)
+    if hidden_secret(record):
+        return render_template("verify_secret.html", summary=_secret_summary(record), record=record)
+    seed = revealed_seed_of(record)
+    report = records.verify_signed(envelope, deps.keystore().public_keys(), seed=seed)
+    secret = bool((record.get("flags") or {}).get("secret"))
+    revealed = deps.masters().revealed(str(record.get("roll_id"))) if secret else None
+    record_hash = _secret_summary(record)["record_hash"] if secret else None
+    return render_template(
+        "verify.html", envelope=envelope, record=record, report=report, seed=seed,
+        secret=secret, revealed=revealed, record_hash=record_hash,
+    )
 
 
 @bp.get("/keys")

@@ -317,5 +317,67 @@ def forum_prepare() -> None:
     click.echo(f"FlaskBB ready: {result}")
 
 
+# --------------------------------------------------------------------------- masters
+@main.group()
+def masters() -> None:
+    """Masters' accounts for the audit page (stored in Redis, passwords hashed)."""
+
+
+def _master_accounts(config: str | None, game: str):  # type: ignore[no-untyped-def]
+    """The settings' MasterAccounts, after checking that ``game`` is configured."""
+    import redis as redis_lib
+
+    from worker.masters import MasterAccounts
+
+    settings = _settings(config)
+    if game not in settings.games:
+        raise BadInput(f"unknown game {game!r} (configured: {', '.join(sorted(settings.games)) or 'none'})")
+    url = settings.redis_url
+    if not url:
+        sock = settings.instance_dir / "redis" / "redis.sock"
+        if not sock.exists():
+            raise click.ClickException("no Redis: set REDIS_URL, or start `narrador up` (embedded Redis) first")
+        url = f"unix://{sock}"
+    client = redis_lib.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
+    return MasterAccounts(client)
+
+
+@masters.command("add")
+@config_option
+@click.argument("game")
+@click.argument("user")
+@click.option("--password-stdin", is_flag=True,
+              help="Read the password from the first line of stdin (for scripts).")
+def masters_add(config: str | None, game: str, user: str, password_stdin: bool) -> None:
+    """Make USER a master of GAME (creates the account; asks for its password if new)."""
+    from worker.masters import MasterError, normalise_login
+
+    accounts = _master_accounts(config, game)
+    try:
+        exists = accounts.get(normalise_login(user)) is not None
+    except MasterError as exc:
+        raise BadInput(str(exc)) from None
+    password = None
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    elif not exists:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        master, created = accounts.add(game, user, password)
+    except MasterError as exc:
+        raise BadInput(str(exc)) from None
+    what = "created" if created else ("password changed" if password is not None else "updated")
+    click.echo(f"master {master.username}: {what}; games: {', '.join(master.games)}")
+
+
+@masters.command("list")
+@config_option
+@click.argument("game")
+def masters_list(config: str | None, game: str) -> None:
+    """List the masters of GAME, one user name a line."""
+    for master in _master_accounts(config, game).masters_of(game):
+        click.echo(master.username)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,89 +1,470 @@
-"""The web app with a real Redis: health, verification pages, audit list."""
+"""The web app with a real Redis: public pages, login, the audit page, exports, reveal, metrics."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+from datetime import timedelta
+
 import pytest
 
-from tests.conftest import FIXED_NOW, make_settings
+from core import record as records
+from core.probability import distribution
+from tests.conftest import FIXED_NOW
+from tests.integration.test_web_helpers import (
+    PASSWORD, XSS_AUTHOR, XSS_COMMENT, app_config, csrf_token, login, seed_game, web_settings)
 from web import create_app
-from worker import service
-from worker.forums.fake import FakeForum
-from worker.keystore import Keystore
-from worker.store import Store
+from worker.store import roll_key_name
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def rolled(tmp_path, unique, redis_client, cleanup_keys):
-    settings = make_settings(tmp_path, unique)
-    forum = FakeForum(f"f-{unique}")
-    keystore = Keystore(settings.instance_dir)
-    keystore.init_keys()
-    store = Store(redis_client)
-    svc = service.Services(settings=settings, store=store, keystore=keystore,
-                           forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
-    thread_id, post_id = forum.add_thread("1", "Escena", 'Hola <script>alert(1)</script> [tirada]5 dif 6 # <b>x</b>[/tirada]')
-    service.process_post(svc, forum.post(post_id))
-    rid = store.get_post(f"f-{unique}", post_id).roll_ids[0]
-    app = create_app({"TESTING": True, "NARRADOR_SETTINGS": settings, "NARRADOR_STORE": store,
-                      "NARRADOR_KEYSTORE": keystore})
-    return app.test_client(), rid, unique, store
+def world(tmp_path, unique, redis_client, cleanup_keys):
+    settings = web_settings(tmp_path, unique)
+    seeded = seed_game(settings, redis_client, unique)
+    app = create_app(app_config(settings, seeded["store"], seeded["keystore"], unique))
+    return {"app": app, "client": app.test_client(), "settings": settings, "u": unique, **seeded}
 
 
-def test_healthz_reports_redis(rolled):
-    client, *_ = rolled
-    resp = client.get("/healthz")
+@pytest.fixture
+def ana(world):
+    """A client logged in as the master of g-<u>."""
+    client = world["client"]
+    resp = login(client, f"ana-{world['u']}")
+    assert resp.status_code == 302
+    return client
+
+
+# ----------------------------------------------------------------------------- public pages
+
+
+def test_healthz_reports_redis_and_broker(world):
+    resp = world["client"].get("/healthz")
     assert resp.status_code == 200
-    assert resp.get_json() == {"status": "ok", "redis": True}
+    assert resp.get_json() == {"status": "ok", "redis": True, "broker": True}
 
 
-def test_verify_page_shows_valid_signature_and_escapes_user_content(rolled):
-    client, rid, unique, store = rolled
-    resp = client.get(f"/v/{rid}")
+def test_healthz_is_503_when_the_broker_is_down(world):
+    app = create_app({**world["app"].config, "NARRADOR_BROKER_CHECK": lambda: False})
+    resp = app.test_client().get("/healthz")
+    assert resp.status_code == 503
+    assert resp.get_json() == {"status": "unavailable", "redis": True, "broker": False}
+
+
+def test_verify_page_shows_valid_signature_commitment_and_escapes_user_content(world):
+    rid = world["ids"]["xss"]
+    resp = world["client"].get(f"/v/{rid}")
     assert resp.status_code == 200
     html = resp.get_data(as_text=True)
+    record = world["store"].get_roll(rid)["record"]
     assert "Firma válida" in html
-    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert record["seed_commitment"] in html
+    assert "aún no se ha revelado" in html
+    assert XSS_AUTHOR not in html and XSS_COMMENT not in html
+    assert "&lt;script&gt;alert(&#34;autor&#34;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert resp.headers["X-Content-Type-Options"] == "nosniff"
+    assert resp.headers["X-Frame-Options"] == "DENY"
+    assert resp.headers["Referrer-Policy"] == "same-origin"
     assert "default-src 'self'" in resp.headers["Content-Security-Policy"]
 
 
-def test_verify_json_is_the_stored_envelope(rolled):
-    client, rid, unique, store = rolled
-    resp = client.get(f"/v/{rid}.json")
-    assert resp.get_json() == store.get_roll(rid)
+def test_verify_page_recomputes_the_dice_once_the_seed_is_revealed(world):
+    rid = world["ids"]["plain"]
+    ks = world["keystore"]
+    game = world["ids"]["game"]
+    assert ks.reveal_due(game, FIXED_NOW + timedelta(days=5), "Europe/Madrid")
+    html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
+    record = world["store"].get_roll(rid)["record"]
+    from datetime import date
+
+    seed = ks.revealed_seed(game, date.fromisoformat(record["game_day"]))
+    assert seed is not None and seed.hex() in html
+    assert "dados recalculados con la semilla revelada: coinciden" in html
+    assert f"OK dice: {len(record['faces'])} faces recomputed and equal" in html
 
 
-def test_tampered_record_is_shown_as_not_verifying(rolled, redis_client):
-    client, rid, unique, store = rolled
-    import json
+def test_verify_json_is_the_stored_envelope(world):
+    rid = world["ids"]["plain"]
+    resp = world["client"].get(f"/v/{rid}.json")
+    assert resp.get_json() == world["store"].get_roll(rid)
 
-    from worker.store import roll_key_name
 
-    env = store.get_roll(rid)
+def test_tampered_record_is_shown_as_not_verifying(world, redis_client):
+    rid = world["ids"]["plain"]
+    env = world["store"].get_roll(rid)
     env["record"]["successes"] = 99
     redis_client.set(roll_key_name(rid), json.dumps(env))
-    html = client.get(f"/v/{rid}").get_data(as_text=True)
-    assert "NO VERIFICA" in html
+    html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
+    assert "NO VERIFICA" in html and "FAIL signature" in html
 
 
-def test_unknown_roll_and_bad_ids_are_404(rolled):
-    client, *_ = rolled
+def test_unknown_roll_and_bad_ids_are_404(world):
+    client = world["client"]
     assert client.get("/v/nosuchroll0000000").status_code == 404
     assert client.get("/v/..%2F..%2Fetc").status_code == 404
+    assert client.get("/v/nosuchroll0000000.json").status_code == 404
 
 
-def test_audit_lists_the_games_rolls(rolled):
-    client, rid, unique, store = rolled
-    html = client.get(f"/audit/g-{unique}").get_data(as_text=True)
-    assert rid in html
-    assert "[tirada]5 dif 6" in html
-    assert client.get("/audit/no-such-game").status_code == 404
-
-
-def test_keys_lists_the_public_key(rolled):
-    client, *_ = rolled
-    keys = client.get("/keys").get_json()["keys"]
-    assert len(keys) == 1
+def test_keys_lists_the_public_key(world):
+    keys = world["client"].get("/keys").get_json()["keys"]
+    assert list(keys) == list(world["keystore"].public_keys_pem())
     assert next(iter(keys.values())).startswith("-----BEGIN PUBLIC KEY-----")
+
+
+def test_seeds_page_and_json_list_commitments_then_reveals(world):
+    client, ks, game = world["client"], world["keystore"], world["ids"]["game"]
+    data = client.get("/seeds.json").get_json()["games"]
+    assert data[game] == ks.commitments(game)
+    assert all(item["revealed_seed"] is None for item in data[game]) and len(data[game]) == 2
+    html = client.get("/seeds").get_data(as_text=True)
+    assert all(item["commitment"] in html for item in data[game])
+    ks.reveal_due(game, FIXED_NOW + timedelta(days=5), "Europe/Madrid")
+    revealed = client.get("/seeds.json").get_json()["games"][game]
+    assert all(item["revealed_seed"] for item in revealed)
+    assert revealed[0]["revealed_seed"] in client.get("/seeds").get_data(as_text=True)
+
+
+def test_landing_page_says_what_narrador_is_and_how_to_verify(world):
+    html = world["client"].get("/").get_data(as_text=True)
+    assert '<html lang="es">' in html
+    assert "Cómo verificar una tirada" in html and "narrador verify" in html
+    assert "Noches de Madrid" in html and 'href="/seeds"' in html and 'href="/keys"' in html
+
+
+def test_english_game_pages_are_in_english(world):
+    rid = world["ids"]["other_game"]
+    html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
+    assert '<html lang="en">' in html
+    assert "Valid signature" in html and "Firma válida" not in html
+
+
+# ----------------------------------------------------------------------------- login
+
+
+def test_audit_needs_login_and_redirects_back_after_it(world):
+    client, game = world["client"], world["ids"]["game"]
+    resp = client.get(f"/audit/{game}")
+    assert resp.status_code == 302
+    assert resp.headers["Location"] == f"/login?next=%2Faudit%2F{game}"
+    resp = login(client, f"ANA-{world['u']}", next_url=f"/audit/{game}")  # user names ignore case
+    assert resp.status_code == 302 and resp.headers["Location"] == f"/audit/{game}"
+    assert world["ids"]["plain"] in client.get(f"/audit/{game}").get_data(as_text=True)
+
+
+def test_wrong_password_is_refused_with_one_message(world):
+    client = world["client"]
+    for user, pw in ((f"ana-{world['u']}", "not-the-password"), (f"nobody-{world['u']}", PASSWORD)):
+        resp = login(client, user, pw)
+        assert resp.status_code == 401
+        assert "Usuario o contraseña incorrectos." in resp.get_data(as_text=True)
+    assert client.get(f"/audit/{world['ids']['game']}").status_code == 302
+
+
+def test_login_without_csrf_token_is_refused(world):
+    client = world["client"]
+    client.get("/login")
+    resp = client.post("/login", data={"username": f"ana-{world['u']}", "password": PASSWORD})
+    assert resp.status_code == 400
+    assert client.get(f"/audit/{world['ids']['game']}").status_code == 302
+
+
+@pytest.mark.parametrize("target", [
+    "https://evil.example/", "//evil.example/x", "/\\evil.example", "\\\\evil.example",
+    "javascript:alert(1)", "http:/evil.example", "/\r\nSet-Cookie: x=1", " //evil.example", "/\t/evil.example",
+])
+def test_next_never_leaves_the_site(world, target):
+    resp = login(world["client"], f"ana-{world['u']}", next_url=target)
+    assert resp.status_code == 302
+    assert resp.headers["Location"] == "/audit"
+
+
+def test_login_attempts_are_rate_limited_through_redis(world, redis_client):
+    cfg = {**world["app"].config, "NARRADOR_LOGIN_LIMIT_PER_USER": "3 per minute"}
+    client = create_app(cfg).test_client()
+    codes = [login(client, f"ana-{world['u']}", "wrong-password!").status_code for _ in range(4)]
+    assert codes == [401, 401, 401, 429]
+    assert login(client, f"ana-{world['u']}").status_code == 429  # even the right password, for now
+    keys = list(redis_client.scan_iter(match=f"*nr:ratelimit-{world['u']}*"))
+    assert any(f"user:ana-{world['u']}" in k for k in keys), keys
+
+
+def test_session_cookie_flags(world, tmp_path):
+    resp = login(world["client"], f"ana-{world['u']}")
+    cookie = resp.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" in cookie
+    dev = web_settings(tmp_path / "dev", world["u"], public_url="http://127.0.0.1:5000")
+    app = create_app(app_config(dev, world["store"], world["keystore"], world["u"]))
+    assert app.config["SESSION_COOKIE_SECURE"] is False
+    cookie = login(app.test_client(), f"ana-{world['u']}").headers["Set-Cookie"]
+    assert "Secure" not in cookie and "HttpOnly" in cookie
+
+
+def test_logout_needs_post_with_csrf(world, ana):
+    game = world["ids"]["game"]
+    assert ana.get("/logout").status_code == 405
+    assert ana.post("/logout").status_code == 400
+    assert ana.get(f"/audit/{game}").status_code == 200
+    token = csrf_token(ana.get("/audit").get_data(as_text=True))
+    assert ana.post("/logout", data={"csrf_token": token}).status_code == 302
+    assert ana.get(f"/audit/{game}").status_code == 302
+
+
+def test_password_change_ends_open_sessions(world, ana):
+    game = world["ids"]["game"]
+    assert ana.get(f"/audit/{game}").status_code == 200
+    world["masters"].add(game, f"ana-{world['u']}", "una-clave-nueva-larga")
+    assert ana.get(f"/audit/{game}").status_code == 302
+
+
+def test_master_language_setting_switches_pages_to_english(world, ana):
+    token = csrf_token(ana.get("/account").get_data(as_text=True))
+    assert ana.post("/account", data={"language": "en"}).status_code == 400  # no token
+    assert ana.post("/account", data={"language": "en", "csrf_token": token}).status_code == 302
+    html = ana.get(f"/audit/{world['ids']['game']}").get_data(as_text=True)
+    assert "Rolls of Noches de Madrid" in html and "Local time" in html
+
+
+# ----------------------------------------------------------------------------- permissions
+
+
+def test_another_games_master_is_refused_everywhere(world):
+    client, game, rid = world["client"], world["ids"]["game"], world["ids"]["secret"]
+    assert login(client, f"bea-{world['u']}").status_code == 302
+    for path in (f"/audit/{game}", f"/audit/{game}/stats", f"/audit/{game}/state",
+                 f"/audit/{game}/export.csv", f"/audit/{game}/export.json", "/audit/no-such-game"):
+        assert client.get(path).status_code == 403, path
+    token = csrf_token(client.get("/audit").get_data(as_text=True))
+    assert client.post(f"/audit/{game}/reveal/{rid}", data={"csrf_token": token}).status_code == 403
+    assert world["masters"].revealed(rid) is None
+    # bea's own game works, and she sees only it
+    html = client.get("/audit").get_data(as_text=True)
+    assert "London Nights" in html and "Noches de Madrid" not in html
+    assert client.get(f"/audit/{world['ids']['other']}").status_code == 200
+
+
+def test_every_audit_view_needs_login(world):
+    client, game, rid = world["client"], world["ids"]["game"], world["ids"]["secret"]
+    for path in ("/audit", f"/audit/{game}", f"/audit/{game}/stats", f"/audit/{game}/state",
+                 f"/audit/{game}/export.csv", f"/audit/{game}/export.json", "/account"):
+        resp = client.get(path)
+        assert resp.status_code == 302 and resp.headers["Location"].startswith("/login?next="), path
+    assert client.post(f"/audit/{game}/reveal/{rid}").status_code == 400  # CSRF first
+
+
+# ----------------------------------------------------------------------------- audit page
+
+
+def _row_ids(html: str) -> list[str]:
+    import re
+
+    return re.findall(r'<tr data-roll="([a-z2-7]{16})"', html)
+
+
+def test_audit_lists_all_rolls_newest_first_with_row_details(world, ana):
+    ids, game = world["ids"], world["ids"]["game"]
+    html = ana.get(f"/audit/{game}").get_data(as_text=True)
+    assert _row_ids(html) == [ids["formula"], ids["secret"], ids["xss"], ids["plain"], ids["old"]]
+    plain = world["store"].get_roll(ids["plain"])["record"]
+    assert "2026-11-29 19:30" in html  # FIXED_NOW in Madrid
+    assert " ".join(str(f) for f in plain["faces"]) in html
+    assert plain["post_url"] in html and "[tirada]5 dif 6[/tirada]" in html
+    assert "5 tiradas" in html and "firmada" in html
+    assert "editada tras tirar" in html and "repetida" in html and "Lucía" in html
+    assert "ahora:" in html and "[tirada]9 dif 3[/tirada]" in html
+
+
+def test_audit_escapes_xss_in_names_tags_and_comments(world, ana):
+    for path in (f"/audit/{world['ids']['game']}", f"/audit/{world['ids']['game']}/stats"):
+        html = ana.get(path).get_data(as_text=True)
+        assert XSS_AUTHOR not in html and XSS_COMMENT not in html and "<script" not in html
+        assert "&lt;script&gt;" in html
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("player=JUGADORA", ["secret", "plain", "old"]),
+    ("outcome=__OUT__", None),
+    ("thread=__T2__", ["xss", "plain"]),
+    ("thread=__T2__&player=jugadora", ["plain"]),
+    ("from=2026-11-29&to=2026-11-29", ["formula", "secret", "xss", "plain"]),
+    ("to=2026-11-28", ["old"]),
+    ("flag=rolled_again", ["old"]),
+    ("flag=edited_after_roll&flag=secret", []),
+    ("flag=secret", ["secret"]),
+    ("character=lucía", ["xss"]),
+    ("character=Lucía&player=jugadora", []),
+])
+def test_audit_filters(world, ana, query, expected):
+    ids, game = world["ids"], world["ids"]["game"]
+    store = world["store"]
+    query = query.replace("__T2__", f"{ids['forum']}:{ids['t2']}")
+    if expected is None:  # the outcome filter: compare with the records themselves
+        outcome = store.get_roll(ids["plain"])["record"]["outcome"]
+        query = query.replace("__OUT__", outcome)
+        expected = [n for n in ("formula", "secret", "xss", "plain", "old")
+                    if store.get_roll(ids[n])["record"]["outcome"] == outcome]
+    html = ana.get(f"/audit/{game}?{query}").get_data(as_text=True)
+    assert _row_ids(html) == [ids[n] for n in expected], query
+    assert f"{len(expected)} tiradas" in html
+
+
+def test_bad_filters_are_ignored_and_named(world, ana):
+    html = ana.get(f"/audit/{world['ids']['game']}?from=ayer&outcome=<b>&flag=nope").get_data(as_text=True)
+    assert "Filtros no válidos ignorados: outcome, flag, from" in html
+    assert len(_row_ids(html)) == 5
+
+
+def test_audit_paginates(world, ana, monkeypatch):
+    from web import audit
+
+    monkeypatch.setattr(audit, "PAGE_SIZE", 2)
+    ids, game = world["ids"], world["ids"]["game"]
+    first = ana.get(f"/audit/{game}?player=jugadora").get_data(as_text=True)
+    assert _row_ids(first) == [ids["secret"], ids["plain"]]
+    assert "página 1 de 2" in first and "page=2&amp;player=jugadora" in first
+    second = ana.get(f"/audit/{game}?player=jugadora&page=2").get_data(as_text=True)
+    assert _row_ids(second) == [ids["old"]]
+    assert _row_ids(ana.get(f"/audit/{game}?page=zzz").get_data(as_text=True))[:2] == [ids["formula"], ids["secret"]]
+
+
+def test_csv_export_of_the_filtered_set_neutralises_formulas(world, ana):
+    ids, game = world["ids"], world["ids"]["game"]
+    resp = ana.get(f"/audit/{game}/export.csv?thread={ids['forum']}:{ids['t3']}")
+    assert resp.mimetype == "text/csv" and resp.headers["X-Narrador-Truncated"] == "false"
+    assert resp.headers["Content-Disposition"] == f'attachment; filename="{game}-tiradas.csv"'
+    rows = list(csv.DictReader(io.StringIO(resp.get_data(as_text=True))))
+    assert [r["roll_id"] for r in rows] == [ids["formula"], ids["secret"]]
+    assert rows[0]["author"] == "'=cmd|calc"
+    secret = world["store"].get_roll(ids["secret"])["record"]
+    assert rows[1]["faces"] == " ".join(map(str, secret["faces"]))
+    assert rows[1]["secret"] == "True" and rows[1]["revealed"] == "False"
+    assert rows[1]["signature_ok"] == "True" and rows[1]["pool"] == "4"
+
+
+def test_json_export_holds_verifiable_envelopes(world, ana):
+    ids, game = world["ids"], world["ids"]["game"]
+    data = ana.get(f"/audit/{game}/export.json?player=jugadora&flag=rolled_again").get_json()
+    assert data["game"] == game and data["count"] == 1 and data["truncated"] is False
+    assert data["filters"] == {"player": "jugadora", "flag": ["rolled_again"]}
+    env = data["rolls"][0]
+    assert env["record"]["roll_id"] == ids["old"]
+    assert records.verify_signed(env, world["keystore"].public_keys()).ok
+
+
+def test_stats_page_compares_observed_with_expected(world, ana):
+    ids, game, store = world["ids"], world["ids"]["game"], world["store"]
+    html = ana.get(f"/audit/{game}/stats?player=jugadora").get_data(as_text=True)
+    recs = [store.get_roll(ids[n])["record"] for n in ("old", "plain", "secret")]
+    observed = sum(r["successes"] for r in recs)
+    expected = sum(distribution("vampiro", r["params"]["pool"], difficulty=6).expected_successes for r in recs)
+    p_botch = sum(distribution("vampiro", r["params"]["pool"], difficulty=6).p_botch for r in recs)
+    assert f"{observed} / {expected:.2f} ({observed - expected:+.2f})" in html
+    botches = sum(r["outcome"] == "botch" for r in recs)
+    assert f"{botches} / {p_botch:.2f}" in html
+    assert f"<tr><th>Dados</th><td>{sum(len(r['faces']) for r in recs)}</td></tr>" in html
+    assert html.count('<svg class="chart') == 2 and "<polyline" in html and "<rect" in html
+    assert "pocos dados" in html  # 15 dice: too few for a chi-square
+
+
+def test_state_page_shows_rollover_seeds_and_empty_game_state(world, ana):
+    game = world["ids"]["game"]
+    html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    assert "Próximo cambio de día" in html
+    for item in world["keystore"].commitments(game):
+        assert item["commitment"] in html
+    for section in ("extended-actions", "contests", "retries", "absences", "inactivity"):
+        assert f'id="{section}"' in html
+    assert "Nadie está ausente." in html
+
+
+def test_running_state_lists_are_empty_and_rollover_is_next_midnight(world):
+    from web.running import running_state
+
+    gs = world["settings"].games[world["ids"]["game"]]
+    st = running_state(gs, world["keystore"], FIXED_NOW)
+    assert st.next_rollover_local.isoformat() == "2026-11-30T00:00:00+01:00"
+    assert st.now_local.isoformat() == "2026-11-29T19:30:00+01:00"
+    assert (st.extended_actions, st.contests, st.retries, st.absences, st.inactivity) == ([], [], [], [], [])
+    assert [s["day"] for s in st.seeds] == ["2026-11-29", "2026-11-27"]
+
+
+# ----------------------------------------------------------------------------- secret rolls
+
+
+def test_secret_roll_is_hidden_publicly_until_a_master_reveals_it(world, ana):
+    ids, game, store = world["ids"], world["ids"]["game"], world["store"]
+    rid = ids["secret"]
+    record = store.get_roll(rid)["record"]
+    anon = world["app"].test_client()
+    page = anon.get(f"/v/{rid}").get_data(as_text=True)
+    assert "Tirada secreta: el máster aún no la ha revelado." in page
+    assert records.record_hash(record) in page
+    assert " ".join(map(str, record["faces"])) not in page
+    summary = anon.get(f"/v/{rid}.json").get_json()
+    assert summary == {"roll_id": rid, "game": game, "secret": True, "revealed": False,
+                       "record_hash": records.record_hash(record), "post_url": record["post_url"]}
+    # the master sees it, and the reveal needs the CSRF token
+    assert "Tirada secreta: solo la ves porque eres máster" in ana.get(f"/v/{rid}").get_data(as_text=True)
+    assert ana.post(f"/audit/{game}/reveal/{rid}").status_code == 400
+    assert world["masters"].revealed(rid) is None
+    token = csrf_token(ana.get(f"/audit/{game}").get_data(as_text=True))
+    assert ana.post(f"/audit/{game}/reveal/{ids['plain']}", data={"csrf_token": token}).status_code == 400
+    resp = ana.post(f"/audit/{game}/reveal/{rid}", data={"csrf_token": token})
+    assert resp.status_code == 302 and resp.headers["Location"] == f"/audit/{game}"
+    assert world["masters"].revealed(rid)["by"] == f"ana-{world['u']}"
+    assert f"revelada por ana-{world['u']}" in ana.get(f"/audit/{game}").get_data(as_text=True)
+    # now public, in full
+    assert anon.get(f"/v/{rid}.json").get_json() == store.get_roll(rid)
+    page = anon.get(f"/v/{rid}").get_data(as_text=True)
+    assert "Tirada secreta revelada por un máster" in page and records.record_hash(record) in page
+    assert " ".join(map(str, record["faces"])) in page
+
+
+def test_reveal_of_another_games_roll_is_404(world, ana):
+    game = world["ids"]["game"]
+    token = csrf_token(ana.get(f"/audit/{game}").get_data(as_text=True))
+    resp = ana.post(f"/audit/{game}/reveal/{world['ids']['other_game']}", data={"csrf_token": token})
+    assert resp.status_code == 404
+
+
+# ----------------------------------------------------------------------------- metrics, API
+
+
+def test_metrics_exposes_worker_counters_and_stored_rolls(world):
+    from worker import metrics
+
+    metrics.ROLLS.labels(game=world["ids"]["game"], outcome="success").inc()
+    with metrics.time_task("process_post"):
+        pass
+    resp = world["client"].get("/metrics")
+    assert resp.status_code == 200 and resp.mimetype == "text/plain"
+    text = resp.get_data(as_text=True)
+    assert f'narrador_rolls_stored{{game="{world["ids"]["game"]}"}} 5.0' in text
+    assert f'narrador_rolls_stored{{game="{world["ids"]["other"]}"}} 1.0' in text
+    assert f'narrador_rolls_total{{game="{world["ids"]["game"]}",outcome="success"}}' in text
+    assert 'narrador_task_latency_seconds_count{task="process_post"}' in text
+    for name in ("narrador_webhooks_received_total", "narrador_webhooks_rejected_total",
+                 "narrador_replies_total", "narrador_poll_cycles_total"):
+        assert f"# HELP {name} " in text
+
+
+def test_openapi_description_is_valid_and_every_path_exists(world):
+    import re
+
+    from openapi_spec_validator import validate
+
+    spec = world["client"].get("/openapi.json").get_json()
+    validate(spec)
+    rules = {re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", r.rule) for r in world["app"].url_map.iter_rules()}
+    for path in spec["paths"]:
+        assert path in rules, path
+
+
+def test_every_error_page_has_the_security_headers(world):
+    resp = world["client"].get("/no/such/page")
+    assert resp.status_code == 404
+    assert resp.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in resp.headers["Content-Security-Policy"]
+    assert "No existe." in resp.get_data(as_text=True)

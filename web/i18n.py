@@ -1,0 +1,72 @@
+"""Page language: Spanish by default, English by setting per game and per master.
+
+Source: issue 8, "Quality" (Spanish by default, English by setting per game and per
+master).  Message ids in the code and templates are the Spanish texts; the English
+catalogue is ``web/translations/en/LC_MESSAGES/messages.po`` with its compiled ``.mo``
+committed beside it (so a plain ``pip install -e .`` has it).  Regenerate with::
+
+    pybabel extract -F web/babel.cfg -o web/translations/messages.pot web
+    pybabel update -i web/translations/messages.pot -d web/translations
+    pybabel compile -d web/translations
+
+Which language a page uses, first match wins:
+
+1. the logged-in master's setting (``es`` / ``en``; empty follows the game);
+2. the language of the game the page is about (views set it with :func:`use_game_language`);
+3. Spanish.
+"""
+
+from __future__ import annotations
+
+from flask import g
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+
+__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "outcome_label", "page_language", "select_locale",
+           "use_game_language"]
+
+DEFAULT_LANGUAGE = "es"
+LANGUAGES = ("es", "en")
+
+_OUTCOMES = {
+    "success": _l("éxito"),
+    "failure": _l("fallo"),
+    "botch": _l("fracaso"),
+}
+
+FLAG_LABELS = {
+    "edited_after_roll": _l("editada tras tirar"),
+    "post_deleted": _l("mensaje borrado"),
+    "rolled_again": _l("repetida"),
+    "secret": _l("secreta"),
+}
+
+
+def use_game_language(language: str) -> None:
+    """Make the current request's pages use a game's language (unless the master chose one)."""
+    if language in LANGUAGES:
+        g.narrador_game_language = language
+
+
+def select_locale() -> str:
+    """Flask-Babel's locale selector (see the module docstring for the order)."""
+    try:
+        if current_user.is_authenticated and current_user.language in LANGUAGES:
+            return current_user.language
+    except (AttributeError, RuntimeError):  # outside a request, or no login manager
+        pass
+    return getattr(g, "narrador_game_language", DEFAULT_LANGUAGE)
+
+
+def page_language() -> str:
+    """The language code of the page being rendered (``es`` or ``en``), for ``<html lang>``."""
+    from flask_babel import get_locale
+
+    locale = get_locale()
+    return locale.language if locale is not None else DEFAULT_LANGUAGE
+
+
+def outcome_label(outcome: str) -> str:
+    """The page's word for a roll outcome (``success``, ``failure``, ``botch``; others as is)."""
+    label = _OUTCOMES.get(outcome)
+    return str(label) if label is not None else outcome

@@ -1,0 +1,296 @@
+"""Masters: the accounts that log in to the audit page, and the games each one masters.
+
+Source: issue 8, "Masters' audit page" (accounts created by ``narrador masters add GAME
+USER``, hashed passwords, a master sees only the games they master) and "Secret rolls are
+shown to masters, with a reveal action".
+
+Key schema (Redis, ``decode_responses=True``; the part in braces is the Cluster hash tag):
+
+=====================================  ======  =================================================
+key                                    type    content
+=====================================  ======  =================================================
+``nr:master:{<login>}``                hash    ``username`` (as typed at creation),
+                                               ``password_hash`` (werkzeug scrypt),
+                                               ``language`` (``es`` / ``en`` / empty = the
+                                               game's), ``created_at`` (UTC ISO 8601)
+``nr:master:{<login>}:games``          set     ids of the games this master masters
+``nr:game:{<game>}:masters``           set     logins of the game's masters
+``nr:reveal:{<roll_id>}``              hash    a secret roll revealed by a master: ``by``
+                                               (login), ``at`` (UTC ISO 8601)
+=====================================  ======  =================================================
+
+``<login>`` is the user name casefolded, so ``Ana`` and ``ana`` are one account.
+
+Writes: the account hash and its games set share a hash tag and change in one MULTI; the
+game's masters set lives in the game's slot and is written right after (an idempotent
+``SADD``: running ``masters add`` again repairs an interrupted write).  Reads for
+permission checks use only ``nr:master:{<login>}:games``.
+
+Passwords are hashed with :func:`werkzeug.security.generate_password_hash` (scrypt, random
+salt); they are never stored or logged in clear.  Checking an unknown user still runs one
+hash so response time does not tell which user names exist.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from core.errors import NarradorError
+
+__all__ = [
+    "LANGUAGES",
+    "MIN_PASSWORD_LENGTH",
+    "Master",
+    "MasterAccounts",
+    "MasterError",
+    "normalise_login",
+]
+
+#: Languages a master can choose for the pages ("" = follow each game's language).
+LANGUAGES = ("es", "en")
+
+#: Shortest password accepted, in characters.
+MIN_PASSWORD_LENGTH = 10
+
+#: Longest password accepted (scrypt hashes any length; this bounds request work).
+MAX_PASSWORD_LENGTH = 256
+
+_USERNAME = re.compile(r"[\w.@-]{1,64}")
+_GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_ROLL_ID = re.compile(r"[a-z2-7]{16}")
+
+# a valid hash of a random password, checked against when the user does not exist
+_DUMMY_HASH = generate_password_hash("narrador-dummy-password-for-timing")
+
+
+class MasterError(NarradorError):
+    """A bad user name, game id, password or language given to :class:`MasterAccounts`."""
+
+
+def normalise_login(username: str) -> str:
+    """The login key of a user name: stripped and casefolded.
+
+    Raises:
+        MasterError: empty, longer than 64 characters, or with characters other than
+            letters, digits, ``_``, ``.``, ``@`` and ``-``.
+    """
+    if not isinstance(username, str):
+        raise MasterError("user name must be text")
+    name = username.strip()
+    if not _USERNAME.fullmatch(name):
+        raise MasterError(
+            "user name must be 1-64 letters, digits or . _ @ - (no spaces)"
+        )
+    return name.casefold()
+
+
+def master_key(login: str) -> str:
+    """Redis key of a master's account hash."""
+    return f"nr:master:{{{login}}}"
+
+
+def master_games_key(login: str) -> str:
+    """Redis key of the set of games a master masters."""
+    return f"nr:master:{{{login}}}:games"
+
+
+def game_masters_key(game: str) -> str:
+    """Redis key of the set of a game's masters."""
+    return f"nr:game:{{{game}}}:masters"
+
+
+def reveal_key(roll_id: str) -> str:
+    """Redis key marking a secret roll as revealed."""
+    return f"nr:reveal:{{{roll_id}}}"
+
+
+def _check_game(game: str) -> str:
+    if not isinstance(game, str) or not _GAME_ID.fullmatch(game):
+        raise MasterError(f"not a game id: {game!r}")
+    return game
+
+
+def _check_password(password: str) -> str:
+    if not isinstance(password, str):
+        raise MasterError("password must be text")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise MasterError(f"password must have at least {MIN_PASSWORD_LENGTH} characters")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise MasterError(f"password must have at most {MAX_PASSWORD_LENGTH} characters")
+    return password
+
+
+@dataclass(frozen=True)
+class Master:
+    """A master's account as stored (never the password).
+
+    Attributes:
+        login: the casefolded user name (the account's key).
+        username: the name as typed when the account was created.
+        games: ids of the games this master masters (sorted).
+        language: ``"es"``, ``"en"`` or ``""`` (follow each game's language).
+        session_token: 16 hex digits derived from the password hash; it changes with the
+            password, so a password change ends every open session.
+    """
+
+    login: str
+    username: str
+    games: tuple[str, ...]
+    language: str
+    session_token: str
+
+
+class MasterAccounts:
+    """Masters' accounts in Redis (see the module's key schema).
+
+    Args:
+        client: a ``redis.Redis`` created with ``decode_responses=True``.
+        clock: returns the current aware UTC datetime (tests inject one).
+    """
+
+    def __init__(self, client: redis.Redis, clock: Any = None) -> None:
+        self.r = client
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    # -- accounts ------------------------------------------------------------------------
+    def add(self, game: str, username: str, password: str | None = None) -> tuple[Master, bool]:
+        """Make ``username`` a master of ``game``, creating the account if needed.
+
+        Args:
+            game: the game id (it should exist in the settings; the CLI checks).
+            username: the user name (see :func:`normalise_login`).
+            password: required when the account is new; when given for an existing
+                account it replaces the password (ending its sessions).
+
+        Returns:
+            ``(master, created)``: the account after the change, and whether it was new.
+
+        Raises:
+            MasterError: bad game id or user name; a new account without a password; a
+                password shorter than :data:`MIN_PASSWORD_LENGTH`.
+        """
+        _check_game(game)
+        login = normalise_login(username)
+        if password is not None:
+            _check_password(password)
+        exists = bool(self.r.exists(master_key(login)))
+        if not exists and password is None:
+            raise MasterError("a new master needs a password")
+        with self.r.pipeline(transaction=True) as pipe:
+            if not exists:
+                pipe.hset(master_key(login), mapping={
+                    "username": username.strip(),
+                    "language": "",
+                    "created_at": self._clock().isoformat(),
+                })
+            if password is not None:
+                pipe.hset(master_key(login), "password_hash", generate_password_hash(password))
+            pipe.sadd(master_games_key(login), game)
+            pipe.execute()
+        self.r.sadd(game_masters_key(game), login)
+        master = self.get(login)
+        assert master is not None
+        return master, not exists
+
+    def remove(self, game: str, username: str) -> bool:
+        """Stop ``username`` mastering ``game`` (the account stays). True if it did master it."""
+        _check_game(game)
+        login = normalise_login(username)
+        removed = bool(self.r.srem(master_games_key(login), game))
+        self.r.srem(game_masters_key(game), login)
+        return removed
+
+    def get(self, username: str) -> Master | None:
+        """The account of ``username`` (any case), or ``None``.
+
+        Raises:
+            MasterError: not a valid user name.
+        """
+        login = normalise_login(username)
+        fields = self.r.hgetall(master_key(login))
+        if not fields or "password_hash" not in fields:
+            return None
+        games = tuple(sorted(self.r.smembers(master_games_key(login))))
+        return Master(
+            login=login,
+            username=fields.get("username", login),
+            games=games,
+            language=fields.get("language", ""),
+            session_token=_token(fields["password_hash"]),
+        )
+
+    def authenticate(self, username: str, password: str) -> Master | None:
+        """The account if ``password`` is right, else ``None`` (never says which part failed).
+
+        Runs one scrypt check even for unknown or malformed user names.
+        """
+        try:
+            login = normalise_login(username)
+        except MasterError:
+            login = ""
+        stored = self.r.hget(master_key(login), "password_hash") if login else None
+        if not isinstance(password, str) or len(password) > MAX_PASSWORD_LENGTH:
+            password = ""
+        ok = check_password_hash(stored or _DUMMY_HASH, password)
+        if not (ok and stored):
+            return None
+        return self.get(login)
+
+    def set_language(self, username: str, language: str) -> None:
+        """Set a master's page language: ``"es"``, ``"en"`` or ``""`` (follow the game).
+
+        Raises:
+            MasterError: unknown language or account.
+        """
+        if language not in (*LANGUAGES, ""):
+            raise MasterError(f"language must be one of {LANGUAGES} or empty")
+        login = normalise_login(username)
+        if not self.r.exists(master_key(login)):
+            raise MasterError(f"no master {username!r}")
+        self.r.hset(master_key(login), "language", language)
+
+    def masters_of(self, game: str) -> list[Master]:
+        """The masters of ``game``, sorted by login (accounts that still master it)."""
+        _check_game(game)
+        out = []
+        for login in sorted(self.r.smembers(game_masters_key(game))):
+            master = self.get(login)
+            if master is not None and game in master.games:
+                out.append(master)
+        return out
+
+    # -- secret rolls --------------------------------------------------------------------
+    def reveal(self, roll_id: str, by: str) -> bool:
+        """Mark a secret roll revealed by master ``by``. True if this call revealed it.
+
+        The first reveal stands (``HSETNX``), so the page shows who revealed it first.
+
+        Raises:
+            MasterError: not a roll id.
+        """
+        if not _ROLL_ID.fullmatch(roll_id or ""):
+            raise MasterError(f"not a roll id: {roll_id!r}")
+        key = reveal_key(roll_id)
+        created = bool(self.r.hsetnx(key, "by", normalise_login(by)))
+        if created:
+            self.r.hset(key, "at", self._clock().isoformat())
+        return created
+
+    def revealed(self, roll_id: str) -> dict[str, str] | None:
+        """``{"by": login, "at": iso}`` if the secret roll was revealed, else ``None``."""
+        if not _ROLL_ID.fullmatch(roll_id or ""):
+            return None
+        fields = self.r.hgetall(reveal_key(roll_id))
+        return fields or None
+
+
+def _token(password_hash: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(password_hash.encode("utf-8")).hexdigest()[:16]
