@@ -1,0 +1,288 @@
+"""Webhook intake: Discourse and Standard Webhooks, verified, deduplicated, queued.
+
+Source: issue 6 ("Discourse", "Generic webhook") and issue 8 ("Webhook endpoints").
+
+``POST /hooks/discourse/<forum>``
+    Discourse's ``post`` webhook. ``X-Discourse-Event-Signature: sha256=<hex>`` is the
+    HMAC-SHA256 of the raw body with the forum's ``webhook_secret``, compared in constant
+    time. Events ``post_created`` and ``post_edited`` queue the post; ``post_destroyed``
+    marks a known post deleted; ``ping`` answers 200. Discourse retries carry a new event
+    id, so deliveries are deduplicated on (forum, post id, version, event).
+``POST /hooks/standard/<forum>``
+    `Standard Webhooks <https://www.standardwebhooks.com>`_ for custom forums: headers
+    ``webhook-id``, ``webhook-timestamp`` (epoch seconds, within ±300 s) and
+    ``webhook-signature`` (space-separated ``v1,<base64 HMAC-SHA256 of
+    "<id>.<timestamp>.<body>">``; the key is the base64 part of ``whsec_<base64>``).
+    Deduplicated on ``webhook-id``. The body (see ``docs/forums.md``)::
+
+        {"type": "post.created" | "post.updated" | "post.deleted",
+         "data": {"thread_id": "12", "post_id": "345", "author": "ana",
+                  "created_at": "2024-01-14T13:05:00Z", "edited_at": null,
+                  "body": "<the post in the forum's markup flavour>",
+                  "url": "https://...", "page": 1}}
+
+Both verify before parsing anything, answer fast and do nothing slow: one Redis
+``SET NX EX`` for the dedupe and one broker message (the Celery task
+``narrador.process_post`` by name, with ``worker.tasks.post_to_message``). Answers: 202
+queued, 200 duplicate / ignored / ping, 400 malformed, 401 bad signature or stale
+timestamp, 404 unknown forum or webhooks not configured for it, 413 body too large,
+503 the queue is unreachable (the sender retries; the dedupe mark is removed).
+
+Tests may set ``NARRADOR_ENQUEUE`` in the app config: a callable taking the message dict,
+used instead of Celery.
+
+Redis keys: ``nr:hook:{<forum>}:d:<post id>:<version>:<event>`` and
+``nr:hook:{<forum>}:s:<webhook-id>`` (strings, :data:`DEDUPE_TTL` seconds).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+
+from web import deps
+
+bp = Blueprint("hooks", __name__)
+log = logging.getLogger(__name__)
+
+#: Seconds a delivery is remembered for deduplication.
+DEDUPE_TTL = 3 * 24 * 3600
+#: Largest body accepted (bytes).
+MAX_BODY = 1024 * 1024
+#: Standard Webhooks timestamp tolerance (seconds).
+TOLERANCE = 300
+_STANDARD_TYPES = {"post.created": "created", "post.updated": "edited", "post.deleted": "deleted"}
+
+
+def _answer(status: int, what: str, **extra: Any):  # type: ignore[no-untyped-def]
+    return jsonify(status=what, **extra), status
+
+
+def _forum(name: str, kind: str | None):  # type: ignore[no-untyped-def]
+    fs = deps.settings().forums.get(name)
+    if fs is None or (kind is not None and fs.kind != kind) or not fs.webhook_secret:
+        return None
+    return fs
+
+
+def _raw_body() -> bytes | None:
+    length = request.content_length
+    if length is not None and length > MAX_BODY:
+        return None
+    raw = request.stream.read(MAX_BODY + 1)
+    return None if len(raw) > MAX_BODY else raw
+
+
+def _enqueue(message: dict[str, Any]) -> None:
+    custom = current_app.config.get("NARRADOR_ENQUEUE")
+    if custom is not None:
+        custom(message)
+        return
+    from worker.celery_app import app as celery
+
+    celery.send_task("narrador.process_post", args=[message])
+
+
+def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
+    """Dedupe, then queue the post; the mark is removed again if the queue fails."""
+    from worker.tasks import post_to_message
+
+    store = deps.store()
+    if not store.r.set(dedupe_key, "1", nx=True, ex=DEDUPE_TTL):
+        return _answer(200, "duplicate")
+    try:
+        _enqueue(post_to_message(post))
+    except Exception as exc:  # broker down: let the sender retry
+        store.r.delete(dedupe_key)
+        log.error("webhook for %s/%s not queued: %s", post.forum, post.post_id, exc)
+        return _answer(503, "queue unavailable")
+    return _answer(202, "queued", post=post.post_id)
+
+
+def _mark_deleted(dedupe_key: str, forum: str, post_id: str) -> tuple[Any, int]:
+    store = deps.store()
+    if not store.r.set(dedupe_key, "1", nx=True, ex=DEDUPE_TTL):
+        return _answer(200, "duplicate")
+    if store.get_post(forum, post_id) is not None:
+        store.update_post(forum, post_id, deleted_at=datetime.now(UTC).isoformat())
+    return _answer(202, "deleted", post=post_id)
+
+
+# --------------------------------------------------------------------------- Discourse
+
+
+def discourse_signature_ok(secret: str, body: bytes, header: str | None) -> bool:
+    """True when ``header`` is ``sha256=<hex HMAC-SHA256 of body keyed by secret>``
+    (constant-time comparison)."""
+    if not header or not header.startswith("sha256="):
+        return False
+    expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header[len("sha256="):].strip().lower())
+
+
+@bp.post("/hooks/discourse/<forum>")
+def discourse(forum: str):  # type: ignore[no-untyped-def]
+    """Receive a Discourse ``post`` webhook for configured forum ``forum`` (kind discourse)."""
+    fs = _forum(forum, "discourse")
+    if fs is None:
+        return _answer(404, "unknown forum")
+    raw = _raw_body()
+    if raw is None:
+        return _answer(413, "too large")
+    if not discourse_signature_ok(fs.webhook_secret, raw,
+                                  request.headers.get("X-Discourse-Event-Signature")):
+        log.warning("discourse webhook for %s: bad signature", forum)
+        return _answer(401, "bad signature")
+    event = request.headers.get("X-Discourse-Event", "")
+    if event == "ping":
+        return _answer(200, "pong")
+    if event not in ("post_created", "post_edited", "post_destroyed"):
+        return _answer(200, "ignored", event=event[:50])
+    from worker.forums.discourse import post_from_webhook
+
+    try:
+        payload = json.loads(raw)
+        hook = post_from_webhook(event, payload, base_url=fs.base_url, forum=forum)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _answer(400, "malformed", error=str(exc)[:200])
+    post = hook.post
+    key = f"nr:hook:{{{forum}}}:d:{post.post_id}:{hook.version}:{event}"
+    if event == "post_destroyed":
+        return _mark_deleted(key, forum, post.post_id)
+    if not hook.regular:
+        return _answer(200, "ignored", reason="not a regular post")
+    if not _watched(fs, forum, post.thread_id, hook.category_id):
+        return _answer(200, "ignored", reason="thread not watched")
+    return _accept(key, post)
+
+
+def _watched(fs: Any, forum: str, thread_id: str, category_id: str | None) -> bool:
+    """Every thread when nothing is listed; else a watched thread or category (or a thread
+    found in a watched category earlier)."""
+    if not fs.watch_threads and not fs.watch_forums:
+        return True
+    if thread_id in fs.watch_threads or (category_id is not None and category_id in fs.watch_forums):
+        return True
+    return thread_id in deps.store().threads(forum)
+
+
+# --------------------------------------------------------------------------- Standard Webhooks
+
+
+def standard_signature_ok(secret: str, msg_id: str, timestamp: str, body: bytes,
+                          header: str | None) -> bool:
+    """True when one of the space-separated ``v1,<base64>`` signatures in ``header`` is
+    the HMAC-SHA256 of ``"<msg_id>.<timestamp>." + body`` keyed by the base64-decoded part
+    of ``secret`` (``whsec_<base64>``; a secret without the prefix is decoded as base64
+    too). Constant-time comparisons; at most 20 signatures are looked at.
+
+    Raises:
+        ValueError: the secret is not valid base64 (a configuration error).
+    """
+    if not header:
+        return False
+    key_b64 = secret[len("whsec_"):] if secret.startswith("whsec_") else secret
+    try:
+        key = base64.b64decode(key_b64, validate=True)
+    except binascii.Error as exc:
+        raise ValueError("webhook_secret is not whsec_<base64>") from exc
+    signed = msg_id.encode("utf-8") + b"." + timestamp.encode("utf-8") + b"." + body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode("ascii")
+    ok = False
+    for part in header.split()[:20]:
+        version, _, sig = part.partition(",")
+        if version == "v1" and hmac.compare_digest(expected, sig):
+            ok = True
+    return ok
+
+
+def post_from_standard(data: Mapping[str, Any], *, forum: str, base_url: str) -> Any:
+    """A Standard Webhooks ``data`` object as a ``ForumPost`` (pure).
+
+    Required: ``thread_id``, ``post_id``, ``author``, ``created_at`` (ISO 8601; UTC when
+    it has no offset), ``body`` (the post in the forum's markup flavour). Optional:
+    ``edited_at``, ``url`` (default ``<base_url>/post/<post_id>``), ``page`` (default 1).
+
+    Raises:
+        ValueError: a field is missing or malformed.
+    """
+    from worker.forums.base import ForumPost
+
+    if not isinstance(data, Mapping):
+        raise ValueError("data must be an object")
+
+    def text(name: str, limit: int = 200) -> str:
+        value = data.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str) or not value.strip() or len(value) > limit:
+            raise ValueError(f"data.{name} must be a non-empty string (at most {limit} chars)")
+        return value.strip()
+
+    def when(name: str) -> datetime:
+        try:
+            parsed = datetime.fromisoformat(text(name, 64).replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"data.{name} is not an ISO 8601 time") from None
+        return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+    post_id = text("post_id", 64)
+    body = data.get("body")
+    if not isinstance(body, str) or len(body) > MAX_BODY:
+        raise ValueError("data.body must be a string")
+    page = data.get("page", 1)
+    if not isinstance(page, int) or isinstance(page, bool) or not 1 <= page <= 100_000:
+        raise ValueError("data.page must be a positive integer")
+    return ForumPost(
+        forum=forum, thread_id=text("thread_id", 64), post_id=post_id, author=text("author"),
+        created_utc=when("created_at"),
+        edited_utc=when("edited_at") if data.get("edited_at") else None,
+        body_html=body, url=text("url", 2000) if data.get("url") else f"{base_url}/post/{post_id}",
+        page=page,
+    )
+
+
+@bp.post("/hooks/standard/<forum>")
+def standard(forum: str):  # type: ignore[no-untyped-def]
+    """Receive a Standard Webhooks delivery for configured forum ``forum`` (any kind)."""
+    fs = _forum(forum, None)
+    if fs is None:
+        return _answer(404, "unknown forum")
+    raw = _raw_body()
+    if raw is None:
+        return _answer(413, "too large")
+    msg_id = request.headers.get("webhook-id", "")
+    timestamp = request.headers.get("webhook-timestamp", "")
+    if not msg_id or len(msg_id) > 200 or not timestamp.isdigit():
+        return _answer(400, "missing webhook-id or webhook-timestamp")
+    if abs(time.time() - int(timestamp)) > TOLERANCE:
+        return _answer(401, "timestamp outside tolerance")
+    try:
+        ok = standard_signature_ok(fs.webhook_secret, msg_id, timestamp, raw,
+                                   request.headers.get("webhook-signature"))
+    except ValueError:
+        log.error("forum %s: webhook_secret is not whsec_<base64>", forum)
+        return _answer(404, "webhooks not configured")
+    if not ok:
+        log.warning("standard webhook for %s: bad signature", forum)
+        return _answer(401, "bad signature")
+    try:
+        payload = json.loads(raw)
+        kind = _STANDARD_TYPES[payload["type"]]
+        post = post_from_standard(payload["data"], forum=forum, base_url=fs.base_url)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        return _answer(400, "malformed", error=str(exc)[:200])
+    key = f"nr:hook:{{{forum}}}:s:{hashlib.sha256(msg_id.encode()).hexdigest()[:32]}"
+    if kind == "deleted":
+        return _mark_deleted(key, forum, post.post_id)
+    return _accept(key, post)
