@@ -57,7 +57,7 @@ def test_spring_forward_day_is_23_hours(redis_client, env):
 
 def test_fall_back_day_is_25_hours(redis_client, env):
     """2027-10-31 in Madrid starts 2027-10-30 22:00 UTC and ends 2027-10-31 23:00 UTC."""
-    settings, keystore, game, _ = env
+    settings, _, _, _ = env
     [roll] = run(redis_client, env, utc(2027, 10, 30, 22, 0))
     assert roll.day == date(2027, 10, 31)
     for hours in (1, 12, 24):  # 23:00 UTC on the 30th ... 22:00 UTC on the 31st: the same day
@@ -83,7 +83,7 @@ def test_rollover_is_idempotent_per_game_day(redis_client, env):
 
 
 def test_per_day_limits_reset_at_rollover(redis_client, env):
-    settings, keystore, game, _ = env
+    _, _, game, _ = env
     day = date(2027, 3, 27)
     assert calendar.count_daily(redis_client, game, day, "tiradas", "Jugadora") == 1
     assert calendar.count_daily(redis_client, game, day, "tiradas", "jugadora") == 2

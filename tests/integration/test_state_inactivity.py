@@ -12,7 +12,15 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from core.absence import DowntimeNotice, find_absences
-from worker.state import GameStateSettings, StateError, absences, inactivity, messages, outbox, scenes
+from worker.state import (
+    GameStateSettings,
+    StateError,
+    absences,
+    inactivity,
+    messages,
+    outbox,
+    scenes,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,14 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from core.absence import MAX_NOTICES, AbsenceError, DowntimeNotice, find_absences, notice_end, parse_date
+from core.absence import (
+    MAX_NOTICES,
+    AbsenceError,
+    DowntimeNotice,
+    find_absences,
+    notice_end,
+    parse_date,
+)
 
 
 def test_spanish_tag_with_reason():
