@@ -34,6 +34,7 @@ from math import comb
 from typing import Any, NamedTuple
 
 from core import rules as _rules
+from core.rules import _check_pool as _check_rules_pool
 from core.errors import RulesError
 from core.rules import RollResult, Ruleset, RulesOptions, get_ruleset
 
@@ -268,14 +269,7 @@ def _poly_mul_big(a: list[int] | tuple[int, ...], b: list[int] | tuple[int, ...]
 
 
 def _check_pool(pool: object) -> int:
-    if isinstance(pool, bool) or not isinstance(pool, int) or not 0 <= pool <= MAX_PROBABILITY_POOL:
-        raise RulesError(
-            f"pool must be an integer 0-{MAX_PROBABILITY_POOL}, got {pool!r}",
-            code="bad_pool",
-            pool=repr(pool),
-            max=MAX_PROBABILITY_POOL,
-        )
-    return pool
+    return _check_rules_pool(pool, maximum=MAX_PROBABILITY_POOL)
 
 
 def _successes(net: int, wp: int, cancel_wp: bool) -> int:

@@ -23,7 +23,7 @@ Errors: every invalid input raises :class:`core.errors.RulesError` with a stable
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from core.errors import RulesError
@@ -215,26 +215,15 @@ EXALTADO = Ruleset(
     timezone=None,
 )
 
-GEHENA = Ruleset(
+#: Gehena: vampiro's dice with the forum's house rules (gehena-reglas.txt): automatic
+#: success never under stress, shared teamwork botches, the calendar in Spain's time zone.
+GEHENA = replace(
+    VAMPIRO,
     id="gehena",
     name="Gehena",
     source="gehena-reglas.txt",
-    difficulty_kind="target_number",
-    default_difficulty=6,
-    min_difficulty=2,
-    max_difficulty=10,
-    success_threshold=None,
-    ten_value=1,
-    ones_cancel=True,
-    automatic_min_pool=None,
     automatic_under_stress=False,
-    default_specialty="double",
-    extended_contest="threshold",
     teamwork_botch="shared",
-    extended_failure="continue",
-    extended_botch="reset",
-    retry_kind="difficulty",
-    retry_resets_on_success=True,
     timezone="Europe/Madrid",
 )
 
@@ -595,13 +584,13 @@ def _check_face(face: object, index: int) -> int:
     return face
 
 
-def _check_pool(pool: object, *, name: str = "pool") -> int:
-    if isinstance(pool, bool) or not isinstance(pool, int) or not 0 <= pool <= MAX_POOL:
+def _check_pool(pool: object, *, name: str = "pool", maximum: int = MAX_POOL) -> int:
+    if isinstance(pool, bool) or not isinstance(pool, int) or not 0 <= pool <= maximum:
         raise RulesError(
-            f"{name} must be an integer 0-{MAX_POOL}, got {pool!r}",
+            f"{name} must be an integer 0-{maximum}, got {pool!r}",
             code="bad_pool",
             pool=repr(pool),
-            max=MAX_POOL,
+            max=maximum,
         )
     return pool
 
