@@ -9,7 +9,8 @@ environment) unless ``test_config`` provides ``NARRADOR_SETTINGS`` (a
 Blueprints: ``public`` (``/``, ``/seeds``, ``/seeds.json``, ``/openapi.json``), ``verify``
 (``/v/<roll_id>``, ``/v/<roll_id>.json``, ``/keys``), ``auth`` (``/login``, ``/logout``,
 ``/account``), ``audit`` (``/audit``...), ``health`` (``/healthz``), ``metrics``
-(``/metrics``).  See ``docs/web.md``.
+(``/metrics``), ``hooks`` (``/hooks/...``, exempt from CSRF: each delivery is signed).
+See ``docs/web.md``.
 
 Security defaults: CSRF on every POST (Flask-WTF), session cookie ``HttpOnly``,
 ``SameSite=Lax`` and ``Secure`` unless the public URL is ``http://localhost`` or
@@ -129,10 +130,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(audit.bp)
     app.register_blueprint(metrics.bp)
     auth.install(app, limiter)
-    from web import hooks  # webhook intake: signed by the sender, so no CSRF token
-
-    app.register_blueprint(hooks.bp)
-    csrf.exempt(hooks.bp)
     app.jinja_env.globals.update(outcome_label=i18n.outcome_label, flag_labels=i18n.FLAG_LABELS,
                                  page_lang=i18n.page_language)
 
