@@ -130,6 +130,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(audit.bp)
     app.register_blueprint(metrics.bp)
     auth.install(app, limiter)
+    from web import hooks  # webhook intake: signed by the sender, so no CSRF token
+
+    app.register_blueprint(hooks.bp)
+    csrf.exempt(hooks.bp)
     app.jinja_env.globals.update(outcome_label=i18n.outcome_label, flag_labels=i18n.FLAG_LABELS,
                                  page_lang=i18n.page_language)
 
