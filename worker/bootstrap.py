@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from worker.forums.base import ForumPort
 from worker.keystore import Keystore
 from worker.service import Services, utc_now
@@ -11,21 +13,48 @@ from worker.store import Store
 USER_AGENT = "Narrador/0.1 (+{contact})"
 
 
-def make_forum(fs: ForumSettings, *, contact_url: str) -> ForumPort:
+def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None) -> ForumPort:
     """The adapter for a configured forum.
+
+    Args:
+        fs: the forum's settings.
+        contact_url: named in the User-Agent.
+        redis: a ``redis.Redis`` (decode_responses) shared by all workers; with it the
+            adapter is polite across processes (host slots, backoff, conditional reads,
+            flood slots: ``worker.forums.polite``). None: no politeness layer.
 
     Raises:
         ValueError: unknown forum kind (settings validation normally catches it first).
+        ProfileError: kind ``profile`` with a profile that cannot be loaded.
     """
+    from worker.forums.polite import Politeness, RedisBackend
+
+    ua = USER_AGENT.format(contact=contact_url)
+    polite = (Politeness(RedisBackend(redis), fs.name, min_interval=fs.request_interval,
+                         revalidate_after=max(600.0, 10 * fs.poll_interval))
+              if redis is not None else None)
     if fs.kind == "flaskbb":
         from worker.forums.flaskbb import FlaskBBClient
 
-        client = FlaskBBClient(
-            fs.base_url, fs.username, fs.password, timeout=fs.timeout,
-            user_agent=USER_AGENT.format(contact=contact_url),
-        )
-        client.name = fs.name
-        return client
+        return FlaskBBClient(fs.base_url, fs.username, fs.password, timeout=fs.timeout,
+                             user_agent=ua, name=fs.name, polite=polite)
+    if fs.kind == "phpbb":
+        from worker.forums.phpbb import PhpBBClient
+
+        return PhpBBClient(fs.base_url, fs.username, fs.password, timeout=fs.timeout,
+                           user_agent=ua, name=fs.name, polite=polite,
+                           flood_interval=fs.flood_interval)
+    if fs.kind == "discourse":
+        from worker.forums.discourse import DiscourseClient
+
+        return DiscourseClient(fs.base_url, fs.username, fs.api_key, timeout=fs.timeout,
+                               user_agent=ua, name=fs.name, polite=polite)
+    if fs.kind == "profile":
+        from worker.forums.profile import ProfileClient, load_profile
+
+        return ProfileClient(load_profile(fs.profile), fs.base_url, fs.username, fs.password,
+                             timeout=fs.timeout, user_agent=ua, name=fs.name, polite=polite,
+                             flood_interval=fs.flood_interval)
     raise ValueError(f"unknown forum kind {fs.kind!r}")
 
 
@@ -39,10 +68,11 @@ def build_services(settings: Settings) -> Services:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
+    store = Store.from_url(settings.redis_url)
     return Services(
         settings=settings,
-        store=Store.from_url(settings.redis_url),
+        store=store,
         keystore=keystore,
-        forum_factory=lambda fs: make_forum(fs, contact_url=settings.contact_url),
+        forum_factory=lambda fs: make_forum(fs, contact_url=settings.contact_url, redis=store.r),
         clock=utc_now,
     )

@@ -42,7 +42,7 @@ from worker.store import Store
 log = logging.getLogger(__name__)
 
 #: Markup each forum kind expects in replies.
-REPLY_FLAVOUR = {"flaskbb": "markdown", "phpbb": "bbcode", "discourse": "markdown"}
+REPLY_FLAVOUR = {"flaskbb": "markdown", "phpbb": "bbcode", "discourse": "markdown", "profile": "bbcode"}
 
 
 class ReplyBusy(NarradorError):
