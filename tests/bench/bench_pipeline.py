@@ -1,0 +1,167 @@
+"""Item 2: the roll pipeline in-process, against the bare cost of its cryptography.
+
+What runs: the real :func:`worker.service.process_post` (author text extracted from the
+post's HTML, tags found and parsed, the day seed and signing key read from the instance
+folder, dice derived with HMAC-SHA256, evaluated, chance of the result computed, record
+built and signed with Ed25519, reply rendered, everything stored in Redis with
+:meth:`worker.store.Store.record_post` in one MULTI) on a unique game and forum against the
+real Redis at ``$REDIS_URL`` / 127.0.0.1:6379.  One thread, so the rate is per core (plus
+the Redis server's share of a second core).
+
+The floor, measured in the same run with batches alternated: one HMAC-SHA256 (the dice of a
+5-dice roll fit in one block) plus one Ed25519 signature of the record Narrador produced, per
+roll: the cryptography the pipeline cannot avoid.
+
+Also here (from ``test_bench_records.py``, issue 5): records derived + built + signed +
+verified per second against bare Ed25519 sign + verify of the same message.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import hashlib
+import hmac
+import pstats
+import time
+from datetime import UTC, datetime
+
+from tests.bench.common import ONE_TAG_HTML, THREE_TAG_HTML, Bench
+from tests.bench.harness import Row, fmt_rate
+
+
+def _pipeline_batch(bench: Bench, n: int, body: str) -> float:
+    """Seconds per post for ``n`` fresh posts through ``process_post``."""
+    from worker import service
+
+    posts = [bench.post(body) for _ in range(n)]
+    start = time.perf_counter()
+    for post in posts:
+        outcome = service.process_post(bench.svc, post)
+    spent = time.perf_counter() - start
+    assert outcome.new and outcome.status == "pending_reply", outcome
+    return spent / n
+
+
+def _floor_batch(n: int, seed: bytes, key: bytes, private, message: bytes, rolls: int) -> float:
+    """Seconds per post of the bare cryptography: per roll one HMAC-SHA256 and one signature."""
+    start = time.perf_counter()
+    for _ in range(n):
+        for _ in range(rolls):
+            hmac.new(seed, key + b"\x00\x00\x00\x00", hashlib.sha256).digest()
+            private.sign(message)
+    return (time.perf_counter() - start) / n
+
+
+def stage_profile(bench: Bench, n: int = 300, body: str = ONE_TAG_HTML) -> list[tuple[str, float]]:
+    """Share of ``process_post``'s time spent in each function it calls directly (cProfile)."""
+    from worker import service
+
+    posts = [bench.post(body) for _ in range(n)]
+    prof = cProfile.Profile()
+    prof.enable()
+    for post in posts:
+        service.process_post(bench.svc, post)
+    prof.disable()
+    st = pstats.Stats(prof)
+    st.calc_callees()
+    target = next(k for k in st.stats if k[2] == "process_post" and k[0].endswith("service.py"))
+    total = st.stats[target][3]
+    shares: list[tuple[str, float]] = []
+    for (path, line, name), (_cc, _nc, _tt, ct) in st.all_callees[target].items():
+        where = path.rsplit("/", 2)[-2:] if "/" in path else [path]
+        shares.append((f"{'/'.join(where)}:{name}", ct / total))
+    shares.sort(key=lambda x: -x[1])
+    return shares
+
+
+def records_vs_bare(n: int = 2000) -> tuple[float, float]:
+    """Issue 5's benchmark: (records derived+built+signed+verified per s, bare sign+verify per s)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from core.derive import derive_faces, roll_key
+    from core.record import (
+        build_record,
+        canonical_json,
+        commitment,
+        key_id_for,
+        sign_record,
+        verify_signed,
+    )
+
+    private = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    public = private.public_key()
+    kid = key_id_for(public)
+    keys = {kid: public}
+    seed = bytes(32)
+    when = datetime(2027, 3, 28, 12, tzinfo=UTC)
+    record = None
+    start = time.perf_counter()
+    for i in range(n):
+        key = roll_key("bench", "f", "1", str(i), 0)
+        faces = derive_faces(seed, key, 7)
+        record = build_record(
+            key_id=kid, game="bench", ruleset="vampiro", options={}, forum="f", thread="1",
+            post=str(i), post_url="u", author="a", character=None, tag="[tirada 7]",
+            tag_index=0, params={"pool": 7}, seed_commitment=commitment(seed), faces=faces,
+            successes=1, outcome="success", degree=1, processed_at=when,
+        )
+        report = verify_signed(sign_record(record, private, kid), keys, seed=seed)
+        assert report.ok
+    full = n / (time.perf_counter() - start)
+    message = canonical_json(record)
+    start = time.perf_counter()
+    for _ in range(n):
+        public.verify(private.sign(message), message)
+    bare = n / (time.perf_counter() - start)
+    return full, bare
+
+
+def run(*, quick: bool = False, n: int | None = None, repeat: int | None = None,
+        profile: bool = True) -> list[Row]:
+    """Item 2's rows (one-tag posts, three-tag posts, records) and the stage profile."""
+    from core import derive
+    from core.record import canonical_json
+
+    n = n or (150 if quick else 500)
+    repeat = repeat or (3 if quick else 5)
+    rows: list[Row] = []
+    with Bench() as bench:
+        for _ in range(20):  # warm: imports, lark grammar, probability cache, connections
+            _pipeline_batch(bench, 1, ONE_TAG_HTML)
+        seed = bench.svc.keystore.seed_for(bench.game, bench.svc.clock().date())
+        _kid, private = bench.svc.keystore.active_signing_key()
+        last = bench.post()
+        from worker import service
+
+        service.process_post(bench.svc, last)
+        rid = bench.svc.store.get_post(bench.forum_name, last.post_id).roll_ids[0]
+        message = canonical_json(bench.svc.store.get_roll(rid)["record"])
+        key = derive.roll_key(bench.game, bench.forum_name, "1", last.post_id, 0)
+        for label, body, rolls in (("1 tag", ONE_TAG_HTML, 1), ("3 tags + a quote", THREE_TAG_HTML, 3)):
+            best_p = best_f = float("inf")
+            for _ in range(repeat):
+                best_p = min(best_p, _pipeline_batch(bench, n, body))
+                best_f = min(best_f, _floor_batch(n, seed, key, private, message, rolls))
+            ratio = best_f / best_p
+            rows.append(Row(
+                item="2 pipeline", what=f"post → signed records in Redis, {label}, 1 core",
+                value=f"{fmt_rate(1 / best_p, ' posts/s')} ({fmt_rate(rolls / best_p, ' rolls/s')})",
+                peer=f"bare HMAC-SHA256 + Ed25519 sign ×{rolls}: {fmt_rate(1 / best_f, ' posts/s')}",
+                ratio=f"{ratio:.0%} of the floor",
+                target="≥25% of the floor", met=ratio >= 0.25,
+                limit="service.process_post with real Redis over TCP loopback (one MULTI per post; "
+                      "Redis shares the 2 cores); best of batches alternated with the floor; "
+                      "no Celery, no forum I/O.",
+            ))
+        if profile:
+            shares = stage_profile(bench, n=100 if quick else 300)
+            rows[0].extra["profile"] = shares
+        full, bare = records_vs_bare(500 if quick else 2000)
+        rows.append(Row(
+            item="2 pipeline", what="records derived + built + signed + verified (issue 5)",
+            value=fmt_rate(full, " records/s"),
+            peer=f"bare Ed25519 sign + verify: {fmt_rate(bare, '/s')}",
+            ratio=f"{full / bare:.0%} of the floor",
+            limit="pure CPU, one thread; the verify half is what /v/<roll> pays per view.",
+        ))
+    return rows
