@@ -98,6 +98,8 @@ class RollView:
         secret: show only the code and ``commitment``.
         commitment: hash of the secret record.
         comment: the free comment of the tag, echoed.
+        notes: lines about state the roll changed, already translated (extended-action
+            progress "7/10, faltan 3", contest state, Willpower left...).
     """
 
     index: int
@@ -120,6 +122,7 @@ class RollView:
     secret: bool = False
     commitment: str = ""
     comment: str = ""
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,42 @@ class ReplyContext:
     lang: str = "es"
     flavour: str = "markdown"
     extra_lines: tuple[str, ...] = field(default=())
+
+
+_RULES_ERRORS = {
+    "es": {
+        "bad_difficulty": "la dificultad {difficulty} está fuera de rango ({min}-{max})",
+        "bad_pool": "reserva de dados no válida (0-{max} dados)",
+        "bad_stunt": "la acrobacia da entre 1 y 3 dados",
+        "automatic_not_allowed": "aquí no se puede tomar el éxito automático",
+        "automatic_with_willpower": "no se gasta Fuerza de Voluntad en un éxito automático",
+        "bad_option": "opción de reglas no válida",
+        "unknown_system": "sistema de reglas desconocido",
+    },
+    "en": {
+        "bad_difficulty": "difficulty {difficulty} is out of range ({min}-{max})",
+        "bad_pool": "invalid dice pool (0-{max} dice)",
+        "bad_stunt": "a stunt gives 1 to 3 dice",
+        "automatic_not_allowed": "the automatic success cannot be taken here",
+        "automatic_with_willpower": "Willpower is not spent on an automatic success",
+        "bad_option": "invalid rules option",
+        "unknown_system": "unknown rules system",
+    },
+}
+
+
+def rules_error_message(err: RulesError, lang: str) -> str:
+    """A ``RulesError`` met while rolling a tag, as a short sentence for the reply.
+
+    Falls back to the error's English message for codes without a translation.
+    """
+    template = _RULES_ERRORS.get(lang, _RULES_ERRORS["en"]).get(err.code)
+    if template is None:
+        return str(err)
+    try:
+        return template.format(**err.params)
+    except (KeyError, IndexError):
+        return template
 
 
 def post_marker(post_id: str) -> str:
@@ -191,6 +230,10 @@ def _code(s: str, flavour: str) -> str:
     if flavour == "bbcode":
         return s
     return "`" + s.replace("`", "'") + "`"
+
+
+def _italic(s: str, flavour: str) -> str:
+    return f"[i]{s}[/i]" if flavour == "bbcode" else f"_{s}_"
 
 
 def _link(text: str, url: str, flavour: str) -> str:
@@ -249,6 +292,8 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     line = " · ".join(parts)
     if view.comment:
         line += f" — {view.comment}"
+    if view.notes:
+        line += " · " + " · ".join(_italic(n, fl) for n in view.notes)
     return line
 
 

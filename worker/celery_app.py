@@ -26,6 +26,10 @@ def broker_url_for(redis_url: str) -> str:
     return redis_url
 
 
+#: Seconds between runs of the game calendar job (rollover, reveals, sweeps).
+CALENDAR_TICK_SECONDS = 60.0
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """Settings of this process (``$NARRADOR_CONFIG`` and the environment), loaded once."""
@@ -58,6 +62,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
                 "task": "narrador.poll_all",
                 "schedule": max(1.0, min(intervals)),
                 "options": {"expires": max(1.0, min(intervals))},
+            },
+            "game-calendar": {
+                "task": "narrador.calendar_tick",
+                "schedule": CALENDAR_TICK_SECONDS,
+                "options": {"expires": CALENDAR_TICK_SECONDS},
             },
         },
     }

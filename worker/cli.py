@@ -300,6 +300,108 @@ def keys_rotate(config: str | None) -> None:
     click.echo(f"active key: {kid}")
 
 
+def _redis_for(settings):  # type: ignore[no-untyped-def]
+    """A Redis client for the CLI's game-state commands (exit 2 without a Redis URL)."""
+    import redis
+
+    if not settings.redis_url:
+        raise BadInput("no Redis configured: set REDIS_URL (or redis_url in the configuration)")
+    return redis.Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=5,
+                                socket_connect_timeout=5)
+
+
+def _game_of(settings, game: str) -> str:  # type: ignore[no-untyped-def]
+    if game not in settings.games:
+        raise BadInput(f"unknown game {game!r} (configured: {', '.join(sorted(settings.games)) or 'none'})")
+    return game
+
+
+@main.group()
+def sheets() -> None:
+    """Character sheets of a game (traits, Willpower), stored in Redis."""
+
+
+@sheets.command("import")
+@config_option
+@click.argument("game")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def sheets_import(config: str | None, game: str, file: str) -> None:
+    """Import (create or replace) the characters of a YAML or JSON sheets file (docs/sheets.md)."""
+    from datetime import datetime, timezone
+
+    from worker.state import SheetError
+    from worker.state.sheets import import_sheets, load_sheets_file
+
+    settings = _settings(config)
+    game = _game_of(settings, game)
+    try:
+        report = import_sheets(_redis_for(settings), game, load_sheets_file(file), now=datetime.now(timezone.utc))
+    except SheetError as exc:
+        for path, what in exc.problems:
+            click.echo(f"{path}: {what}", err=True)
+        raise BadInput(f"{file}: {len(exc.problems)} problem(s), nothing imported") from None
+    click.echo(f"created: {', '.join(report.created) or '-'}")
+    click.echo(f"updated: {', '.join(report.updated) or '-'}")
+
+
+@sheets.command("list")
+@config_option
+@click.argument("game")
+def sheets_list(config: str | None, game: str) -> None:
+    """List the characters of a game with their owner and Willpower."""
+    from worker.state.sheets import list_characters
+
+    settings = _settings(config)
+    for sheet in list_characters(_redis_for(settings), _game_of(settings, game)):
+        click.echo(f"{sheet.name} ({sheet.owner}): FV {sheet.willpower_temporary}/{sheet.willpower_permanent}")
+
+
+@main.group()
+def scenes() -> None:
+    """Mark threads as scenes (their participants are tracked for inactivity) or close them."""
+
+
+@scenes.command("open")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.option("--title", default="", help="The scene's title.")
+def scenes_open(config: str | None, game: str, forum_name: str, thread: str, title: str) -> None:
+    """Mark THREAD of FORUM_NAME as an open scene of GAME."""
+    from datetime import datetime, timezone
+
+    from worker.state.scenes import open_scene
+
+    settings = _settings(config)
+    if forum_name not in settings.forums:
+        raise BadInput(f"unknown forum {forum_name!r}")
+    open_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
+               now=datetime.now(timezone.utc), title=title, by="cli")
+    click.echo(f"scene {forum_name}:{thread} open")
+
+
+@scenes.command("close")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+def scenes_close(config: str | None, game: str, forum_name: str, thread: str) -> None:
+    """Close a scene: the inactivity sweep skips it from now on."""
+    from datetime import datetime, timezone
+
+    from worker.state import StateError
+    from worker.state.scenes import close_scene
+
+    settings = _settings(config)
+    try:
+        close_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
+                    now=datetime.now(timezone.utc), by="cli")
+    except StateError as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"scene {forum_name}:{thread} closed")
+
+
 @main.group()
 def forum() -> None:
     """The local FlaskBB forum used by the demo and the end-to-end tests."""

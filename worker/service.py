@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
+from core import actions as core_actions
 from core import calendar, derive, probability, record as records, render, rules
+from core.absence import find_absences
 from core.errors import NarradorError, RulesError, TagError
 from core.tags import extract_rolls
 from core.tags.messages import cheat_sheet, error_message
@@ -37,6 +39,12 @@ from worker.extract import author_text
 from worker.forums.base import ForumError, ForumPort, ForumPost
 from worker.keystore import Keystore
 from worker.settings import ForumSettings, GameSettings, Settings
+from worker.state import StateError, state_settings_for
+from worker.state import absences, inactivity, outbox, scenes, sheets
+from worker.state import calendar as state_calendar
+from worker.state.keys import game_key
+from worker.state import actions as state_actions
+from worker.state import messages as state_messages
 from worker.store import Store
 
 log = logging.getLogger(__name__)
@@ -92,12 +100,15 @@ class PostOutcome:
         roll_ids: roll ids of the post, tag order.
         new: True if this call processed the post, False if it had been processed before.
         edited: True if the post's body changed since it was first processed.
+        notices: ``worker.state.outbox.Notice`` objects this post claimed (a welcome-back
+            line) for :func:`deliver_notices` to post.
     """
 
     status: str
     roll_ids: tuple[str, ...]
     new: bool
     edited: bool = False
+    notices: tuple[Any, ...] = ()
 
 
 def content_hash(body: str) -> str:
@@ -109,15 +120,6 @@ def _ruleset_and_options(game: GameSettings) -> tuple[rules.Ruleset, rules.Rules
     ruleset = rules.get_ruleset(game.ruleset)
     options = rules.RulesOptions.from_mapping(dict(game.options)) if game.options else rules.RulesOptions()
     return ruleset, options
-
-
-def _pool_of(spec: Any, lang: str) -> int:
-    """Dice pool of a parsed tag (numeric pools; trait names need a character sheet)."""
-    if spec.pool is None:
-        raise TagError(
-            "trait names need a character sheet", code="no_sheet", traits=", ".join(spec.traits)
-        )
-    return max(0, int(spec.pool) + int(spec.modifier))
 
 
 def _difficulty_of(spec: Any, ruleset: rules.Ruleset) -> int:
@@ -258,7 +260,15 @@ def discover_threads(svc: Services, forum_name: str) -> set[str]:
 
 
 def process_post(svc: Services, post: ForumPost) -> PostOutcome:
-    """Roll every tag of ``post`` and store the signed records and the reply text.
+    """Roll every tag of ``post``, update the game state, store the signed records and the reply.
+
+    Steps: the author's activity in a scene (ends a downtime notice, clears an inactive
+    mark, may claim a welcome-back notice); downtime notices ``[ausencia hasta=...]`` in
+    the post (acknowledged once); then each roll tag: the pool from the author's
+    character sheet when the tag names traits, Willpower spent from the sheet (once per
+    turn), dice derived from the game day's seed, evaluated by the rules, the roll fed to
+    the named extended action / teamwork / contest, a signed record.  The whole result is
+    stored in one Redis transaction; the first processing of a post wins.
 
     Args:
         svc: injected services.
@@ -281,97 +291,234 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
 
     game = svc.settings.game(fs.game)
     ruleset, options = _ruleset_and_options(game)
+    st = state_settings_for(game)
+    r = svc.store.r
+    lang = game.language
     now = svc.clock()
-    body_hash = content_hash(post.body_html)
+    posted = min(post.created_utc, now)
     text = author_text(post.body_html, fs.markup_flavour)
-    parsed = extract_rolls(text, ruleset_id=ruleset.id)
     base_fields = {
-        "game": game.id,
-        "thread_id": post.thread_id,
-        "author": post.author,
-        "url": post.url,
-        "content_hash": body_hash,
-        "processed_at": now.isoformat(),
+        "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
+        "content_hash": content_hash(post.body_html), "processed_at": now.isoformat(),
     }
-    if not parsed:
+
+    activity = inactivity.on_post(r, game.id, st, post.forum, post.thread_id, post.author, posted, lang=lang)
+    welcome = (activity.welcome,) if activity.welcome is not None else ()
+    extra = _downtime_notices(svc, game, post, text, now)
+    parsed = extract_rolls(text, ruleset_id=ruleset.id)
+    if not parsed and not extra:
         stored = svc.store.record_post(
             game=game.id, forum=post.forum, post_id=post.post_id,
             fields={**base_fields, "status": "no_tags", "roll_ids": "[]"},
             processed_ms=int(now.timestamp() * 1000), page=post.page,
         )
-        return PostOutcome("no_tags", (), new=stored)
+        return PostOutcome("no_tags", (), new=stored, notices=welcome)
 
-    day = calendar.game_day(now, game.zone)
-    seed = svc.keystore.seed_for(game.id, day)
-    key_id, signing_key = svc.keystore.active_signing_key()
-    views: list[render.RollView] = []
-    problems: list[render.TagProblem] = []
-    envelopes: list[dict[str, Any]] = []
-    extra: list[str] = []
+    roller = _TagRoller(svc, game, ruleset, options, st, post, now)
     for tag in parsed:
-        if tag.error is not None:
-            problems.append(render.TagProblem(tag.index, tag.raw, error_message(tag.error, game.language)))
-            continue
-        spec = tag.spec
-        if spec.help:
-            extra += ["", *cheat_sheet(game.language, ruleset.id).splitlines()]
-            continue
-        try:
-            pool = _pool_of(spec, game.language)
-            difficulty = _difficulty_of(spec, ruleset)
-            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
-            result = rules.roll(
-                ruleset, pool, derive.DiceStream(seed, key),
-                difficulty=difficulty, willpower=spec.willpower, specialty=spec.specialty,
-                stress=spec.stress, automatic=spec.automatic, options=options,
-            )
-        except TagError as err:
-            problems.append(render.TagProblem(tag.index, tag.raw, error_message(err, game.language)))
-            continue
-        except RulesError as err:
-            problems.append(render.TagProblem(tag.index, tag.raw, _rules_error_message(err, game.language)))
-            continue
-        record = records.build_record(
-            key_id=key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(options.to_dict()),
-            forum=post.forum, thread=post.thread_id, post=post.post_id, post_url=post.url,
-            author=post.author, character=None, tag=tag.raw, tag_index=tag.index,
-            params=roll_params(spec, pool=pool, difficulty=difficulty),
-            seed_commitment=records.commitment(seed), faces=result.faces, successes=result.successes,
-            outcome=result.outcome, degree=result.degree_label or None, processed_at=now, tz=game.zone,
-            secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
-        )
-        if rolled_again(svc, game.id, post.forum, post.thread_id, post.author, record["params"]):
-            record = records.with_flags(record, rolled_again=True)
-        rid = str(record["roll_id"])
-        envelopes.append(records.sign_record(record, signing_key, key_id))
-        view = _view(svc, tag.index, tag.raw, pool, spec, ruleset, options, result, rid)
-        if spec.secret:
-            view = dataclasses.replace(view, commitment=records.record_hash(record))
-        views.append(view)
+        roller.roll_tag(tag)
+    if roller.help_requested:
+        extra += ["", *cheat_sheet(lang, ruleset.id).splitlines()]
 
     ctx = render.ReplyContext(
-        author=post.author, marker=render.post_marker(post.post_id), lang=game.language,
-        flavour=REPLY_FLAVOUR.get(fs.kind, "markdown"), extra_lines=tuple(extra),
+        author=post.author, marker=render.post_marker(post.post_id), lang=lang,
+        character=roller.character_name, flavour=REPLY_FLAVOUR.get(fs.kind, "markdown"),
+        extra_lines=tuple(extra),
     )
-    reply = render.render_reply(ctx, views, problems)
-    roll_ids = [e["record"]["roll_id"] for e in envelopes]
+    reply = render.render_reply(ctx, roller.views, roller.problems)
+    roll_ids = [e["record"]["roll_id"] for e in roller.envelopes]
     stored = svc.store.record_post(
         game=game.id, forum=post.forum, post_id=post.post_id,
         fields={**base_fields, "status": "pending_reply", "roll_ids": json.dumps(roll_ids), "reply": reply},
-        signed_records=envelopes, processed_ms=int(now.timestamp() * 1000), page=post.page,
+        signed_records=roller.envelopes, processed_ms=int(now.timestamp() * 1000), page=post.page,
     )
     if not stored:  # another worker processed it meanwhile: its result stands
         known = svc.store.get_post(post.forum, post.post_id)
         assert known is not None
         return PostOutcome(known.status, tuple(known.roll_ids), new=False)
     log.info("post processed", extra={"forum": post.forum, "post": post.post_id, "rolls": roll_ids})
-    return PostOutcome("pending_reply", tuple(roll_ids), new=True)
+    return PostOutcome("pending_reply", tuple(roll_ids), new=True, notices=welcome)
 
 
-def _rules_error_message(err: RulesError, lang: str) -> str:
-    return str(err) if lang == "en" else {
-        "difficulty_range": "dificultad fuera de rango",
-    }.get(err.code, str(err))
+def _downtime_notices(svc: Services, game: GameSettings, post: ForumPost, text: str, now: datetime) -> list[str]:
+    """Record the post's ``[ausencia hasta=...]`` notices; the reply lines that acknowledge them.
+
+    A notice is acknowledged only the first time it is recorded (issue 7, «Absences»); a
+    bad or past date gets an explanation instead.
+    """
+    lines: list[str] = []
+    for found in find_absences(text):
+        if found.error is not None or found.notice is None:
+            lines.append(f"{found.raw}: {found.error}")
+            continue
+        try:
+            absence, first = absences.record_absence(
+                svc.store.r, game.id, post.author, found.notice, forum=post.forum, thread=post.thread_id,
+                post_id=post.post_id, now=now, tz=game.zone,
+            )
+        except StateError as err:
+            lines.append(f"{found.raw}: {state_messages.error_message(err, game.language)}")
+            continue
+        if first:
+            lines.append(state_messages.text("absence_ack", game.language, name=post.author,
+                                             until=absence.until.isoformat()))
+    return lines
+
+
+class _TagRoller:
+    """Rolls the tags of one post in order, collecting views, problems and signed records."""
+
+    def __init__(self, svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,
+                 st: Any, post: ForumPost, now: datetime) -> None:
+        self.svc, self.game, self.ruleset, self.options, self.st = svc, game, ruleset, options, st
+        self.post, self.now, self.lang = post, now, game.language
+        self.r = svc.store.r
+        self.seed = svc.keystore.seed_for(game.id, calendar.game_day(now, game.zone))
+        self.key_id, self.signing_key = svc.keystore.active_signing_key()
+        self.views: list[render.RollView] = []
+        self.problems: list[render.TagProblem] = []
+        self.envelopes: list[dict[str, Any]] = []
+        self.help_requested = False
+        self._sheet: Any = None
+        self._sheet_error: StateError | None = None
+        self._sheet_loaded = False
+
+    @property
+    def character_name(self) -> str:
+        """The roller's character (from the sheet), or ``""`` when none was needed or found."""
+        return self._sheet.name if self._sheet is not None else ""
+
+    def sheet(self, *, required: bool) -> Any:
+        """The author's character sheet, looked up once (None when the author has none).
+
+        With ``required`` (the tag names traits or spends Willpower) an author who owns
+        several characters gets ``StateError("ambiguous_character")``; otherwise the
+        sheet only names the roller, and an ambiguous owner rolls under their user name.
+        """
+        if not self._sheet_loaded:
+            self._sheet_loaded = True
+            try:
+                self._sheet = sheets.character_for(self.r, self.game.id, self.post.author)
+            except StateError as err:
+                self._sheet_error = err
+        if required and self._sheet_error is not None:
+            raise self._sheet_error
+        return self._sheet
+
+    def _problem(self, tag: Any, message: str) -> None:
+        self.problems.append(render.TagProblem(tag.index, tag.raw, message))
+
+    def roll_tag(self, tag: Any) -> None:
+        """Roll one parsed tag, or record why it was not rolled (the other tags still roll)."""
+        if tag.error is not None:
+            self._problem(tag, error_message(tag.error, self.lang))
+            return
+        spec = tag.spec
+        if spec.help:
+            self.help_requested = True
+            return
+        post, game, ruleset = self.post, self.game, self.ruleset
+        notes: list[str] = []
+        try:
+            sheet = self.sheet(required=bool(spec.traits or spec.willpower))
+            pool = sheets.resolve_pool(sheet, spec).pool
+            difficulty = _difficulty_of(spec, ruleset)
+            if spec.willpower and sheet is not None:
+                spent = sheets.spend_willpower(
+                    self.r, game.id, sheet.name,
+                    scenes.turn_key(self.r, game.id, post.forum, post.thread_id, post.post_id),
+                    op_id=f"{post.forum}:{post.post_id}:{tag.index}", ttl_seconds=self.st.turn_marker_ttl_seconds,
+                )
+                notes.append(_willpower_note(spent, self.lang))
+            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
+            result = rules.roll(
+                ruleset, pool, derive.DiceStream(self.seed, key), difficulty=difficulty,
+                willpower=bool(spec.willpower), specialty=spec.specialty, stress=spec.stress,
+                automatic=spec.automatic, options=self.options, stunt=spec.stunt,
+            )
+        except StateError as err:
+            self._problem(tag, state_messages.error_message(err, self.lang))
+            return
+        except TagError as err:
+            self._problem(tag, error_message(err, self.lang))
+            return
+        except RulesError as err:
+            self._problem(tag, render.rules_error_message(err, self.lang))
+            return
+        record = records.build_record(
+            key_id=self.key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(self.options.to_dict()),
+            forum=post.forum, thread=post.thread_id, post=post.post_id, post_url=post.url,
+            author=post.author, character=self.character_name or None, tag=tag.raw, tag_index=tag.index,
+            params=roll_params(spec, pool=pool, difficulty=difficulty),
+            seed_commitment=records.commitment(self.seed), faces=result.faces, successes=result.successes,
+            outcome=result.outcome, degree=result.degree_label or None, processed_at=self.now, tz=game.zone,
+            secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
+        )
+        if rolled_again(self.svc, game.id, post.forum, post.thread_id, post.author, record["params"]):
+            record = records.with_flags(record, rolled_again=True)
+        rid = str(record["roll_id"])
+        self.envelopes.append(records.sign_record(record, self.signing_key, self.key_id))
+        notes += self._actions(tag, spec, result, difficulty, rid)
+        notes += self._npc_contest(tag, spec, result)
+        view = _view(self.svc, tag.index, tag.raw, pool, spec, ruleset, self.options, result, rid)
+        self.views.append(dataclasses.replace(
+            view, notes=tuple(notes), commitment=records.record_hash(record) if spec.secret else "",
+        ))
+
+    def _actions(self, tag: Any, spec: Any, result: rules.RollResult, difficulty: int, rid: str) -> list[str]:
+        """Feed the roll to its named extended action, teamwork or contest; the reply notes.
+
+        Idempotent per (forum, post, tag): a redelivered post counts nothing twice.
+        """
+        if not (spec.extended or spec.teamwork or (spec.versus and spec.versus.name)):
+            return []
+        post, game = self.post, self.game
+        who = self.character_name or post.author
+        ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
+        target = spec.extended.target if spec.extended else None
+        if spec.teamwork:
+            outcome = state_actions.record_teamwork(
+                self.r, game.id, self.ruleset.id, spec.teamwork, who, result, ref, target=target)
+        elif spec.extended:
+            outcome = state_actions.record_extended(
+                self.r, game.id, self.ruleset.id, who, spec.extended, result, ref,
+                subtract=state_actions.extended_subtract(self.ruleset.id, difficulty))
+        else:
+            outcome = state_actions.record_contest(
+                self.r, game.id, self.ruleset.id, spec.versus.name, who, result, ref,
+                expiry_seconds=self.st.contest_expiry_seconds, target=target)
+        return outcome.texts(self.lang)
+
+    def _npc_contest(self, tag: Any, spec: Any, result: rules.RollResult) -> list[str]:
+        """``vs N dif D``: roll the NPC's pool at once and compare (a resisted action).
+
+        The NPC's dice come from the same day seed, with ``<post>:npc`` as the post id in
+        the roll key, so they are as reproducible as the player's.  Source:
+        vampiro-reglas.txt «Acción Enfrentada»; exaltado-reglas.txt «Acciones enfrentadas».
+        """
+        if not spec.versus or spec.versus.npc_pool is None:
+            return []
+        post, game = self.post, self.game
+        npc_difficulty = spec.versus.npc_difficulty or self.ruleset.default_difficulty
+        key = derive.roll_key(game.id, post.forum, post.thread_id, f"{post.post_id}:npc", tag.index)
+        npc = rules.roll(self.ruleset, spec.versus.npc_pool, derive.DiceStream(self.seed, key),
+                         difficulty=npc_difficulty, options=self.options)
+        winner, net = core_actions.resolve_contest(result.successes, npc.successes)
+        faces = " ".join(map(str, npc.faces))
+        if self.lang == "es":
+            name = spec.versus.name or "PNJ"
+            verdict = "empate" if winner is None else ("ganas" if winner == 0 else f"gana {name}") + f" por {net}"
+            return [f"{name} (dif {npc_difficulty}): {faces} → {npc.successes} éxitos; {verdict}"]
+        name = spec.versus.name or "NPC"
+        verdict = "tie" if winner is None else ("you win" if winner == 0 else f"{name} wins") + f" by {net}"
+        return [f"{name} (diff {npc_difficulty}): {faces} → {npc.successes} successes; {verdict}"]
+
+
+def _willpower_note(spent: Any, lang: str) -> str:
+    """Willpower left after a spend, for the reply."""
+    if lang == "es":
+        return f"FV de {spent.character}: {spent.remaining}/{spent.permanent}"
+    return f"{spent.character}'s Willpower: {spent.remaining}/{spent.permanent}"
 
 
 def _view(
@@ -455,7 +602,65 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         svc.store.release_reply_lock(forum_name, post_id, token)
 
 
+#: Notices claimed more than this many seconds ago and still pending are delivered again
+#: by the calendar job (a worker may have died between the claim and the post).
+NOTICE_RETRY_AFTER = 300
+
+
+def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
+    """Post one claimed notice (inactivity, welcome back, expired contest) exactly once.
+
+    The same guarantees as :func:`send_reply`: a lock per notice, its state in Redis and a
+    search of the thread for its marker ``(ref n<id>)`` before posting.
+
+    Returns:
+        The forum post id of the notice, or None if the notice does not exist.
+
+    Raises:
+        ReplyBusy: another worker is delivering it.
+        ForumError: the forum failed (``transient`` tells whether to retry).
+    """
+    r = svc.store.r
+    notice = outbox.get_notice(r, game_id, notice_id)
+    if notice is None:
+        return None
+    if notice.status == "delivered":
+        return r.hget(game_key(game_id, "notice", notice_id), "reply_post_id")
+    token = svc.store.acquire_reply_lock(notice.forum, f"n{notice_id}")
+    if token is None:
+        raise ReplyBusy(f"notice {notice_id} is being delivered by another worker")
+    try:
+        forum = svc.forum(notice.forum)
+        reply_id = forum.find_reply(notice.thread, notice.marker) or forum.post_reply(notice.thread, notice.text)
+        outbox.mark_delivered(r, game_id, notice_id, str(reply_id), now=svc.clock())
+        log.info("notice delivered", extra={"game": game_id, "notice": notice_id, "kind": notice.kind})
+        return str(reply_id)
+    finally:
+        svc.store.release_reply_lock(notice.forum, f"n{notice_id}", token)
+
+
+def calendar_tick(svc: Services) -> list[tuple[str, str]]:
+    """The beat job of the game calendar; returns ``(game, notice id)`` pairs to deliver.
+
+    Under a Redis lock (one scheduler at a time): the day rollover of every game whose
+    game day changed (commit the coming days' seeds, reveal closed days' seeds after the
+    grace period, reset per-day limits), expiry of open contests and the inactivity sweep
+    (``worker.state.calendar.run_due``); plus notices claimed earlier and still pending.
+    Source: issue 7, «Real-time game days» and «Absences and automatic inactivity handling».
+    """
+    from datetime import timedelta
+
+    r = svc.store.r
+    now = svc.clock()
+    reports = state_calendar.run_due(r, svc.keystore, svc.settings, now) or []
+    todo = [(n.game, n.id) for rep in reports for n in rep.notices]
+    for game_id in svc.settings.games:
+        todo += [(n.game, n.id) for n in outbox.pending(r, game_id, older_than=now - timedelta(seconds=NOTICE_RETRY_AFTER))]
+    return list(dict.fromkeys(todo))
+
+
 __all__ = [
+    "deliver_notice", "calendar_tick",
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
     "send_reply", "discover_threads", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "content_hash", "utc_now",
 ]

@@ -45,6 +45,8 @@ class GameSettings:
         language: ``es`` (default) or ``en`` for replies and pages.
         options: ruleset options (see ``docs/rules.md``), passed to the core as is.
         title: human-readable name.
+        state: the ``[games.<id>.state]`` table: scenes, posting deadlines, contest expiry,
+            masters... (``worker.state.GameStateSettings``, validated at load).
     """
 
     id: str
@@ -53,6 +55,7 @@ class GameSettings:
     language: str = "es"
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
+    state: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def zone(self) -> ZoneInfo:
@@ -231,8 +234,16 @@ def settings_from_mapping(
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(f"games.{gid}.timezone: unknown time zone {tz!r}") from None
+        state = dict(g.get("state") or {})
+        try:
+            from worker.state import GameStateSettings, StateError
+
+            GameStateSettings.from_mapping(state)
+        except StateError as exc:
+            raise ConfigError(f"games.{gid}.state: {exc}") from None
         games[gid] = GameSettings(
             id=gid,
+            state=state,
             ruleset=str(g.get("ruleset", "vampiro")),
             timezone=tz,
             language=language,

@@ -9,6 +9,10 @@ Tasks take ids and strings only.  Every task is idempotent, because
 * ``narrador.process_post`` — roll, sign, store (first processing wins), then queue
   ``send_reply``.
 * ``narrador.send_reply`` — post the reply once (lock + marker search).
+* ``narrador.calendar_tick`` (beat, every minute) — day rollovers (seeds committed and
+  revealed), contest expiry and the inactivity sweep, under a Redis lock; queues
+  ``deliver_notice`` for every notice to post.
+* ``narrador.deliver_notice`` — post one notice once (lock + marker search).
 
 Transient forum failures are retried with exponential backoff and jitter.
 """
@@ -110,7 +114,29 @@ def process_post(message: dict[str, Any]) -> str:
     outcome = service.process_post(services(), post)
     if outcome.status == "pending_reply":
         send_reply.delay(post.forum, post.post_id)
+    for notice in outcome.notices:
+        deliver_notice.delay(notice.game, notice.id)
     return outcome.status
+
+
+@app.task(name="narrador.calendar_tick", ignore_result=True)
+def calendar_tick() -> int:
+    """Run the game calendar's beat job and queue the notices it produced."""
+    from worker import service
+
+    todo = service.calendar_tick(services())
+    for game_id, notice_id in todo:
+        deliver_notice.delay(game_id, notice_id)
+    return len(todo)
+
+
+@app.task(name="narrador.deliver_notice", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
+def deliver_notice(self, game_id: str, notice_id: str) -> str | None:
+    """Post one notice exactly once; returns its post id."""
+    from worker import service
+
+    return _post_once(self, f"notice {game_id}/{notice_id}",
+                      lambda: service.deliver_notice(services(), game_id, notice_id))
 
 
 @app.task(name="narrador.send_reply", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
@@ -118,13 +144,18 @@ def send_reply(self, forum: str, post_id: str) -> str | None:
     """Post the stored reply of one post, exactly once; returns the reply's post id."""
     from worker import service
 
+    return _post_once(self, f"reply {forum}/{post_id}", lambda: service.send_reply(services(), forum, post_id))
+
+
+def _post_once(task: Any, what: str, call: Any) -> str | None:
+    """Run a posting call, retrying later when the lock is busy or the forum failed transiently."""
     try:
-        return service.send_reply(services(), forum, post_id)
+        return call()
     except ReplyBusy as exc:
-        raise self.retry(exc=exc, countdown=5 + random.uniform(0, 5))
+        raise task.retry(exc=exc, countdown=5 + random.uniform(0, 5))
     except ForumError as exc:
         if exc.transient:
-            countdown = exc.retry_after if exc.retry_after else _backoff(self.request.retries)
-            raise self.retry(exc=exc, countdown=countdown)
-        log.error("reply to %s/%s failed for good: %s", forum, post_id, exc)
+            countdown = exc.retry_after if exc.retry_after else _backoff(task.request.retries)
+            raise task.retry(exc=exc, countdown=countdown)
+        log.error("%s failed for good: %s", what, exc)
         raise

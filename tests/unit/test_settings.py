@@ -71,3 +71,19 @@ def test_missing_and_broken_files_are_config_errors(tmp_path):
     bad.write_text("[narrador\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_settings(bad, environ={})
+
+
+def test_game_state_table_is_validated_at_load():
+    data = {"games": {"g": {"ruleset": "vampiro", "state": {"first_deadline_hours": 48, "scenes": ["f:12"]}}}}
+    s = settings_from_mapping(data, base_dir=Path("/"), environ={})
+    from worker.state import state_settings_for
+
+    st = state_settings_for(s.game("g"))
+    assert st.first_deadline_seconds == 48 * 3600
+    assert st.scenes == ("f:12",)
+    data["games"]["g"]["state"] = {"first_deadline_hours": 100, "second_deadline_hours": 10}
+    with pytest.raises(ConfigError, match="games.g.state"):
+        settings_from_mapping(data, base_dir=Path("/"), environ={})
+    data["games"]["g"]["state"] = {"no_such_setting": 1}
+    with pytest.raises(ConfigError, match="no_such_setting"):
+        settings_from_mapping(data, base_dir=Path("/"), environ={})

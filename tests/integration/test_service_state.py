@@ -1,0 +1,182 @@
+"""The service layer with game state: sheets, Willpower, actions across posts, absences, inactivity."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from core import derive, rules
+from tests.conftest import FIXED_NOW
+from worker import service
+from worker.forums.fake import FakeForum
+from worker.keystore import Keystore
+from worker.settings import settings_from_mapping
+from worker.state.sheets import get_character, import_sheets, load_sheets_file
+from worker.store import Store
+
+pytestmark = pytest.mark.integration
+
+EXAMPLE_SHEETS = Path(__file__).resolve().parents[2] / "examples" / "sheets.yaml"
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def env(tmp_path, unique, redis_client, cleanup_keys):
+    from tests.conftest import redis_url
+
+    game, forum_name = f"g-{unique}", f"f-{unique}"
+    data = {
+        "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": redis_url(),
+                     "public_url": "http://narrador.test"},
+        "games": {game: {"ruleset": "gehena", "state": {"scenes": [f"{forum_name}:1"], "first_deadline_hours": 72,
+                                                        "second_deadline_hours": 168}}},
+        "forums": {forum_name: {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
+                                "password": "x", "game": game, "watch_forums": ["1"]}},
+    }
+    settings = settings_from_mapping(data, base_dir=tmp_path, environ={})
+    forum = FakeForum(forum_name, clock=Clock(FIXED_NOW - timedelta(minutes=5)))
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    clock = Clock(FIXED_NOW)
+    svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=clock)
+    sheets = load_sheets_file(EXAMPLE_SHEETS)
+    sheets.pop("game", None)
+    import_sheets(redis_client, game, sheets, now=FIXED_NOW)
+    return svc, forum, clock, game, forum_name
+
+
+def roll_post(svc, forum, forum_name, thread_id, post_id):
+    outcome = service.process_post(svc, forum.post(post_id))
+    if outcome.status == "pending_reply":
+        service.send_reply(svc, forum_name, post_id)
+    return outcome
+
+
+def last_reply(forum):
+    return forum.replies[-1].content
+
+
+def test_trait_pool_comes_from_the_authors_sheet(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]Destreza+Atletismo dif 7[/tirada]")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
+    assert rec["params"]["pool"] == 5  # Destreza 3 + Atletismo 2 (examples/sheets.yaml)
+    assert rec["character"] == "Lucía Ferrer"
+    assert "Tiradas de @jugadora (Lucía Ferrer)" in last_reply(forum)
+
+
+def test_willpower_is_spent_from_the_sheet_once_per_turn(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]Destreza+Atletismo fv[/tirada] [tirada]4 fv[/tirada]")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert len(outcome.roll_ids) == 1
+    reply = last_reply(forum)
+    assert "FV de Lucía Ferrer: 4/6" in reply
+    assert "ya gastó Fuerza de Voluntad en este turno" in reply
+    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 4
+    # a new post is a new turn
+    second = forum.add_post(thread_id, "[tirada]3 dif 6 fv[/tirada]")
+    roll_post(svc, forum, forum_name, thread_id, second)
+    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 3
+    # processing the same post again spends nothing
+    service.process_post(svc, forum.post(second))
+    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 3
+
+
+def test_traits_without_a_sheet_are_explained(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]Destreza+Atletismo[/tirada] [tirada]3[/tirada]",
+                                          author="sin_hoja")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert len(outcome.roll_ids) == 1
+    assert "no tienes hoja de personaje en esta partida" in last_reply(forum)
+
+
+def test_extended_action_accumulates_across_posts(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, first = forum.add_thread("1", "Muro", '[tirada]8 dif 4 ext 6 "muro"[/tirada]')
+    o1 = roll_post(svc, forum, forum_name, thread_id, first)
+    s1 = svc.store.get_roll(o1.roll_ids[0])["record"]["successes"]
+    second = forum.add_post(thread_id, '[tirada]8 dif 4 ext 6 "muro"[/tirada]')
+    o2 = roll_post(svc, forum, forum_name, thread_id, second)
+    s2 = svc.store.get_roll(o2.roll_ids[0])["record"]["successes"]
+    reply = last_reply(forum)
+    total = s1 + s2
+    if total >= 6:
+        assert "completada" in reply or "completed" in reply
+    else:
+        assert f"{total}/6, faltan {6 - total}" in reply
+
+
+def test_npc_contest_rolls_the_npc_with_verifiable_dice(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Pelea", "[tirada]5 dif 6 vs 4 dif 7[/tirada]")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
+    seed = svc.keystore.seed_for(game, FIXED_NOW.date())
+    key = derive.roll_key(game, forum_name, thread_id, f"{post_id}:npc", 0)
+    npc = rules.roll(rules.get_ruleset("gehena"), 4, derive.DiceStream(seed, key), difficulty=7)
+    reply = last_reply(forum)
+    assert f"PNJ (dif 7): {' '.join(map(str, npc.faces))} → {npc.successes} éxitos" in reply
+    if rec["successes"] > npc.successes:
+        assert f"ganas por {rec['successes'] - npc.successes}" in reply
+    elif rec["successes"] < npc.successes:
+        assert f"gana PNJ por {npc.successes - rec['successes']}" in reply
+    else:
+        assert "empate" in reply
+
+
+def test_contest_between_two_players_resolves_on_the_second_roll(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, first = forum.add_thread("1", "Pulso", '[tirada]5 dif 6 vs "pulso"[/tirada]')
+    roll_post(svc, forum, forum_name, thread_id, first)
+    assert "pulso" in last_reply(forum)
+    second = forum.add_post(thread_id, '[tirada]5 dif 6 vs "pulso"[/tirada]', author="Rebecca")
+    roll_post(svc, forum, forum_name, thread_id, second)
+    reply = last_reply(forum)
+    assert ("gana" in reply) or ("empate" in reply)
+    assert "Koi" in reply  # Rebecca plays Koi (examples/sheets.yaml): the contest names characters
+
+
+def test_downtime_notice_is_acknowledged_once(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Avisos", "[ausencia hasta=2026-12-24]Viaje de trabajo[/ausencia]")
+    roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert "Anotada la ausencia de jugadora hasta el 2026-12-24 (incluido)" in last_reply(forum)
+    assert service.process_post(svc, forum.post(post_id)).new is False
+    assert len(forum.replies) == 1
+
+
+def test_inactive_scene_participant_gets_exactly_one_notice(env):
+    svc, forum, clock, game, forum_name = env
+    # the calendar opens the configured scene (forum:1)
+    assert service.calendar_tick(svc) == []
+    thread_id, post_id = forum.add_thread("1", "Escena", "Lucía entra en el bar.")
+    assert thread_id == "1"
+    roll_post(svc, forum, forum_name, thread_id, post_id)
+    clock.now = FIXED_NOW + timedelta(hours=73)
+    todo = service.calendar_tick(svc)
+    assert len(todo) == 1
+    assert service.deliver_notice(svc, *todo[0])
+    assert "jugadora lleva más de 72 horas sin escribir en esta escena" in last_reply(forum)
+    # later ticks, a redelivered delivery and a second sweep post nothing more
+    assert service.deliver_notice(svc, *todo[0]) == forum.replies[-1].post_id
+    clock.now += timedelta(minutes=10)
+    assert service.calendar_tick(svc) == []
+    assert len(forum.replies) == 1
+    # the player posts again: no second notice until a new absence of activity
+    back = forum.add_post(thread_id, "Vuelvo.")
+    service.process_post(svc, forum.post(back))
+    clock.now += timedelta(hours=1)
+    assert service.calendar_tick(svc) == []
