@@ -23,8 +23,17 @@ import io
 from datetime import date
 from typing import Any
 
-from flask import (Blueprint, Response, abort, flash, jsonify, redirect, render_template,
-                   request, url_for)
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_babel import gettext as _
 from flask_login import current_user, login_required
 from flask_wtf import FlaskForm

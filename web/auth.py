@@ -14,8 +14,9 @@ a path on this site (:func:`safe_next`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, abort, flash, redirect, render_template, request, url_for
@@ -29,7 +30,7 @@ from wtforms.validators import DataRequired, Length
 try:  # WTForms >= 3.3 deprecates (value, label) tuples
     from wtforms.fields import SelectChoice as _Choice
 except ImportError:  # pragma: no cover - older WTForms
-    def _Choice(value: str, label: Any) -> tuple[str, Any]:  # type: ignore[no-redef]  # noqa: N802
+    def _Choice(value: str, label: Any) -> tuple[str, Any]:  # type: ignore[no-redef]
         return (value, label)
 
 from web import deps

@@ -38,8 +38,8 @@ def face_chart(counts: Sequence[int], title: str) -> Markup:
     plot_w, plot_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
     bar_w = plot_w / 10
     parts = [
-        f'<svg class="chart faces" role="img" viewBox="0 0 {_W} {_H}" width="100%" '
-        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+        (f'<svg class="chart faces" role="img" viewBox="0 0 {_W} {_H}" width="100%" '
+         f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>')
     ]
     for i, c in enumerate(counts):
         h = plot_h * c / top

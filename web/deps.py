@@ -36,7 +36,7 @@ def keystore() -> Keystore:
     return current_app.config["NARRADOR_KEYSTORE"]
 
 
-def masters() -> "MasterAccounts":
+def masters() -> MasterAccounts:
     """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's Redis client)."""
     from worker.masters import MasterAccounts
 

@@ -67,7 +67,7 @@ class RollFilter:
     flags: tuple[str, ...] = ()
 
     @classmethod
-    def from_args(cls, args: Mapping[str, Any]) -> tuple["RollFilter", list[str]]:
+    def from_args(cls, args: Mapping[str, Any]) -> tuple[RollFilter, list[str]]:
         """Parse query-string arguments; bad values are dropped and named in the errors.
 
         Args:

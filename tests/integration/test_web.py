@@ -13,7 +13,15 @@ from core import record as records
 from core.probability import distribution
 from tests.conftest import FIXED_NOW
 from tests.integration.test_web_helpers import (
-    PASSWORD, XSS_AUTHOR, XSS_COMMENT, app_config, csrf_token, login, seed_game, web_settings)
+    PASSWORD,
+    XSS_AUTHOR,
+    XSS_COMMENT,
+    app_config,
+    csrf_token,
+    login,
+    seed_game,
+    web_settings,
+)
 from web import create_app
 from worker.store import roll_key_name
 

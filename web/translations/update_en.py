@@ -14,8 +14,8 @@ import runpy
 import sys
 from pathlib import Path
 
-from babel.messages.extract import extract_from_dir
 from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
