@@ -87,3 +87,39 @@ def test_game_state_table_is_validated_at_load():
     data["games"]["g"]["state"] = {"no_such_setting": 1}
     with pytest.raises(ConfigError, match="no_such_setting"):
         settings_from_mapping(data, base_dir=Path("/"), environ={})
+
+
+# ---- forum kinds of issue 6: phpBB, Discourse, profiles, webhook secrets, politeness
+
+
+def _forum_data(**forum):
+    base = {"kind": "phpbb", "base_url": "http://x", "username": "bot", "password": "p", "game": "g"}
+    return {"games": {"g": {}}, "forums": {"f": {**base, **forum}}}
+
+
+def test_new_kinds_get_their_extraction_flavour_and_defaults():
+    s = settings_from_mapping(_forum_data(), base_dir=Path("/"), environ={})
+    f = s.forum("f")
+    assert f.markup_flavour == "phpbb" and f.request_interval == 1.0 and f.flood_interval == 15.0
+    d = settings_from_mapping(_forum_data(kind="discourse", password=None, api_key="k"),
+                              base_dir=Path("/"), environ={}).forum("f")
+    assert d.markup_flavour == "discourse_html" and d.api_key == "k" and d.password == ""
+    p = settings_from_mapping(_forum_data(kind="profile", profile="mybb18"), base_dir=Path("/"), environ={})
+    assert p.forum("f").markup_flavour == "html" and p.forum("f").profile == "mybb18"
+
+
+def test_secrets_come_from_named_environment_variables():
+    data = _forum_data(kind="discourse", password=None, api_key_env="DK", webhook_secret_env="WS")
+    f = settings_from_mapping(data, base_dir=Path("/"), environ={"DK": "key", "WS": "whsec_abc="}).forum("f")
+    assert (f.api_key, f.webhook_secret) == ("key", "whsec_abc=")
+
+
+@pytest.mark.parametrize("forum, message", [
+    (dict(kind="discourse", password=None), "no API key"),
+    (dict(kind="profile"), "profile is required"),
+    (dict(request_interval=-1), "request_interval"),
+    (dict(flood_interval="often"), "flood_interval"),
+])
+def test_new_forum_settings_are_validated(forum, message):
+    with pytest.raises(ConfigError, match=message):
+        settings_from_mapping(_forum_data(**forum), base_dir=Path("/"), environ={})
