@@ -422,7 +422,15 @@ class _TagRoller:
         try:
             sheet = self.sheet(required=bool(spec.traits or spec.willpower))
             pool = sheets.resolve_pool(sheet, spec).pool
-            difficulty = _difficulty_of(spec, ruleset)
+            base_difficulty = difficulty = _difficulty_of(spec, ruleset)
+            if spec.retry:
+                if spec.extended or spec.teamwork or spec.versus:
+                    self._problem(tag, _RETRY_SIMPLE_ONLY[self.lang])
+                    return
+                difficulty = state_actions.retry_difficulty(
+                    self.r, game.id, ruleset.id, self.character_name or post.author, spec.retry, base_difficulty,
+                    options=self.options, stress=spec.stress)
+                ruleset.check_difficulty(difficulty)
             if spec.willpower and sheet is not None:
                 spent = sheets.spend_willpower(
                     self.r, game.id, sheet.name,
@@ -459,6 +467,8 @@ class _TagRoller:
         rid = str(record["roll_id"])
         self.envelopes.append(records.sign_record(record, self.signing_key, self.key_id))
         notes += self._actions(tag, spec, result, difficulty, rid)
+        if spec.retry:
+            notes += self._retry(tag, spec, result, base_difficulty, rid)
         notes += self._npc_contest(tag, spec, result)
         view = _view(self.svc, tag.index, tag.raw, pool, spec, ruleset, self.options, result, rid)
         self.views.append(dataclasses.replace(
@@ -489,6 +499,19 @@ class _TagRoller:
                 expiry_seconds=self.st.contest_expiry_seconds, target=target)
         return outcome.texts(self.lang)
 
+    def _retry(self, tag: Any, spec: Any, result: rules.RollResult, base_difficulty: int, rid: str) -> list[str]:
+        """Record an attempt at the named action ``reintento "name"``: the next difficulty.
+
+        Source: gehena-reglas.txt «Nuevos Intentos»; vampiro-reglas.txt «Nuevos Intentos»;
+        exaltado-reglas.txt «Segundas oportunidades».
+        """
+        post = self.post
+        ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
+        outcome = state_actions.record_attempt(
+            self.r, self.game.id, self.ruleset.id, self.character_name or post.author, spec.retry,
+            base_difficulty, result.outcome, ref, stress=spec.stress, options=self.options)
+        return outcome.texts(self.lang)
+
     def _npc_contest(self, tag: Any, spec: Any, result: rules.RollResult) -> list[str]:
         """``vs N dif D``: roll the NPC's pool at once and compare (a resisted action).
 
@@ -512,6 +535,12 @@ class _TagRoller:
         name = spec.versus.name or "NPC"
         verdict = "tie" if winner is None else ("you win" if winner == 0 else f"{name} wins") + f" by {net}"
         return [f"{name} (diff {npc_difficulty}): {faces} → {npc.successes} successes; {verdict}"]
+
+
+_RETRY_SIMPLE_ONLY = {
+    "es": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",
+    "en": "'retry' applies to simple actions only (not with ext, team or vs)",
+}
 
 
 def _willpower_note(spent: Any, lang: str) -> str:

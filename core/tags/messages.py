@@ -36,14 +36,14 @@ _OPTION_ES = {
     "stunt": "la acrobacia", "actions": "las acciones", "extended_target": "el objetivo de ext",
     "interval_seconds": "el intervalo (segundos)", "npc_pool": "la reserva del PNJ",
     "npc_difficulty": "la dificultad del PNJ", "extended": "ext", "interval": "cada",
-    "teamwork": "equipo", "versus": "vs",
+    "teamwork": "equipo", "retry": "reintento", "versus": "vs",
 }
 _OPTION_EN = {
     "pool": "the pool", "difficulty": "the difficulty", "successes_required": "successes required",
     "stunt": "the stunt", "actions": "actions", "extended_target": "the ext target",
     "interval_seconds": "the interval (seconds)", "npc_pool": "the NPC pool",
     "npc_difficulty": "the NPC difficulty", "extended": "ext", "interval": "every",
-    "teamwork": "team", "versus": "vs",
+    "teamwork": "team", "retry": "retry", "versus": "vs",
 }
 
 _TEXTS = {
@@ -141,7 +141,7 @@ _SHEET_ES = """Tiradas: [tirada]...[/tirada] (o [roll]...[/roll]), varias por me
 Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + (Destreza+Atletismo), con +2, -1, -2 dados.
 {difficulty}
 Palabras: fv (gastar Voluntad), esp (especialidad), auto (éxito automático), acrobacia N, acciones N, estres / combate, secreta.
-Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
+Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Reintentar tras fallar: reintento "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
 Comentario: tras # o : (se repite en la respuesta).
 Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
 Límites: {max_dice} dados, {max_chars} caracteres por etiqueta."""
@@ -150,7 +150,7 @@ _SHEET_EN = """Rolls: [roll]...[/roll] (or [tirada]...[/tirada]), several per po
 Dice: a number (7, 7d10) or one or two traits joined by + (Dexterity+Athletics), with +2, -1, -2 dice.
 {difficulty}
 Words: wp (spend Willpower), spec (specialty), auto (automatic success), stunt N, actions N, stress / combat, secret.
-Extended: ext 10 "wall" (every 4h to wait between rolls). Teamwork: team "name". Contest: vs "name", or vs 4 diff 6 to roll an NPC at once.
+Extended: ext 10 "wall" (every 4h to wait between rolls). Teamwork: team "name". Retry after failing: retry "name". Contest: vs "name", or vs 4 diff 6 to roll an NPC at once.
 Comment: after # or : (echoed in the reply).
 Examples: [roll]Dexterity+Athletics diff 7 wp[/roll] · [roll]5 diff 6 # jump[/roll] · [roll]Intelligence+Science ext 10 "wall" every 4h[/roll]
 Limits: {max_dice} dice, {max_chars} characters per tag."""

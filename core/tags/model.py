@@ -131,6 +131,8 @@ class RollSpec:
         secret: only the code and commitment are published (``secreta``, ``secret``).
         extended: the extended action this roll contributes to, or ``None``.
         teamwork: name of the teamwork effort (``equipo "nombre"``), or ``None``.
+        retry: name of a simple action tried again after failing (``reintento "nombre"``):
+            the difficulty rises per failure by the ruleset's retry rule, or ``None``.
         versus: the contest, or ``None``.
         comment: free text after ``#`` or ``:``, stripped, echoed in the reply.
         help: the tag asked for the cheat sheet (``ayuda`` / ``help``).
@@ -150,6 +152,7 @@ class RollSpec:
     secret: bool = False
     extended: ExtendedSpec | None = None
     teamwork: str | None = None
+    retry: str | None = None
     versus: VersusSpec | None = None
     comment: str = ""
     help: bool = False
@@ -176,6 +179,7 @@ class RollSpec:
             "secret": self.secret,
             "extended": self.extended.to_dict() if self.extended else None,
             "teamwork": self.teamwork,
+            "retry": self.retry,
             "versus": self.versus.to_dict() if self.versus else None,
             "comment": self.comment,
             "help": self.help,

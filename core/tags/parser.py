@@ -373,6 +373,8 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
             set_option("interval", seconds, pos, str(first))
         elif kind == "team":
             set_option("teamwork", _name(kids[1], body), pos, str(first))
+        elif kind == "retry":
+            set_option("retry", _name(kids[1], body), pos, str(first))
         elif kind == "versus":
             name = ""
             npc_pool = None
@@ -437,6 +439,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         actions=options.get("actions", 1),  # type: ignore[arg-type]
         extended=extended,
         teamwork=options.get("teamwork"),  # type: ignore[arg-type]
+        retry=options.get("retry"),  # type: ignore[arg-type]
         versus=versus,
         comment=comment,
         **flag_values,

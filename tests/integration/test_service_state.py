@@ -180,3 +180,35 @@ def test_inactive_scene_participant_gets_exactly_one_notice(env):
     service.process_post(svc, forum.post(back))
     clock.now += timedelta(hours=1)
     assert service.calendar_tick(svc) == []
+
+
+def test_retries_follow_the_gehena_example(env):
+    """gehena-reglas.txt «Nuevos Intentos»: dif 8 fails -> 9; a success brings it back to 8."""
+    svc, forum, clock, game, forum_name = env
+    from worker.state import actions as state_actions
+
+    thread_id, post_id = forum.add_thread("1", "Taberna", "Canto. [tirada]1 dif 8 reintento \"cantar\"[/tirada]")
+    seen = []
+    for attempt in range(8):
+        if attempt:
+            post_id = forum.add_post(thread_id, "Otra canción. [tirada]1 dif 8 reintento \"cantar\"[/tirada]")
+        before = state_actions.retry_difficulty(svc.store.r, game, "gehena", "Lucía Ferrer", "cantar", 8)
+        outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+        rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
+        assert rec["params"]["difficulty"] == before
+        seen.append((before, rec["outcome"]))
+    for (difficulty, outcome), (next_difficulty, _) in zip(seen, seen[1:]):
+        if outcome == "success":
+            assert next_difficulty == 8
+        else:
+            assert next_difficulty == min(10, difficulty + 1)
+    assert "dificultad" in last_reply(forum)
+
+
+def test_retry_under_stress_keeps_the_base_difficulty(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Pelea", "[tirada]1 dif 8 combate reintento \"golpe\"[/tirada]")
+    for _ in range(3):
+        outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+        assert svc.store.get_roll(outcome.roll_ids[0])["record"]["params"]["difficulty"] == 8
+        post_id = forum.add_post(thread_id, "[tirada]1 dif 8 combate reintento \"golpe\"[/tirada]")
