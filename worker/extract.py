@@ -95,6 +95,21 @@ def normalize_text(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+#: Words without which a post holds no roll tag and no downtime notice.
+_TAG_WORDS = ("tirada", "roll", "ausencia", "absence")
+
+
+def may_contain_tags(markup: str) -> bool:
+    """Cheap pre-check: False when ``markup`` cannot hold a roll tag or a downtime notice.
+
+    Most role-play posts have no tag; skipping the HTML parse for them is the largest
+    saving of the roll pipeline (see docs/benchmarks.md).  Zero-width characters are
+    dropped first, as :func:`normalize_text` does, so they cannot hide a tag word.
+    """
+    lowered = markup[:MAX_MARKUP_CHARS].lower().translate(_CHAR_MAP)
+    return any(word in lowered for word in _TAG_WORDS)
+
+
 def author_text(markup: str, flavour: str) -> str:
     """The author's own plain text of a post, with quotes, code and signatures removed.
 

@@ -94,6 +94,7 @@ class Keystore:
     ) -> None:
         self.root = Path(instance_dir)
         self._token_bytes = token_bytes
+        self._private_keys: dict[str, Ed25519PrivateKey] = {}
 
     # ------------------------------------------------------------------ files
 
@@ -246,6 +247,9 @@ class Keystore:
         kid = self.active_key_id()
         if kid is None:
             raise KeystoreError(f"no signing key in {self.keys_dir}: run `narrador keys init`")
+        cached = self._private_keys.get(kid)
+        if cached is not None:  # key files never change once written: parse and check once
+            return kid, cached
         path = self.keys_dir / f"{kid}.key"
         try:
             pem = self._read(path)
@@ -259,6 +263,7 @@ class Keystore:
             raise KeystoreError(f"{path} is not an Ed25519 key")
         if key_id_for(private.public_key()) != kid:
             raise KeystoreError(f"{path} does not hold key {kid}")
+        self._private_keys[kid] = private
         return kid, private
 
     def public_keys(self) -> dict[str, Ed25519PublicKey]:

@@ -35,7 +35,7 @@ from core.absence import find_absences
 from core.errors import NarradorError, RulesError, TagError
 from core.tags import extract_rolls
 from core.tags.messages import cheat_sheet, error_message
-from worker.extract import author_text
+from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumError, ForumPort, ForumPost
 from worker.keystore import Keystore
 from worker.settings import ForumSettings, GameSettings, Settings
@@ -217,30 +217,26 @@ def flag_deleted(svc: Services, forum_name: str, post_id: str) -> list[str]:
     return flagged
 
 
-def _same_action(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Two rolls' params describe the same action (comment and secrecy aside)."""
-    def key(p: Mapping[str, Any]) -> tuple:
-        spec = dict(p.get("spec") or {})
-        spec.pop("comment", None)
-        return (p.get("pool"), p.get("difficulty"), p.get("willpower"), p.get("specialty"),
-                p.get("stress"), json.dumps(spec, sort_keys=True))
-    return key(a) == key(b)
+def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
+    """Who rolled which action: author (casefolded) and the roll's parameters but the comment.
 
-
-#: How many earlier rolls of the thread are compared to notice "rolled again".
-ROLLED_AGAIN_WINDOW = 50
-
-
-def rolled_again(svc: Services, game: str, forum: str, thread_id: str, author: str, params: Mapping[str, Any]) -> bool:
-    """True if ``author`` already rolled the same action in this thread (last 50 rolls).
-
-    The audit page uses the flag to show that a player rolled an action again,
-    e.g. after deleting a botch.  Source: issue 5, «Secret rolls, edits, deletes».
+    Two rolls with the same fingerprint in a thread are "the same action rolled again".
     """
-    recent = svc.store.list_rolls(game, dimension="thread", value=f"{forum}:{thread_id}", limit=ROLLED_AGAIN_WINDOW)
-    who = author.casefold()
-    return any(env["record"]["author"].casefold() == who and _same_action(env["record"]["params"], params)
-               for env in recent)
+    spec = dict(params.get("spec") or {})
+    spec.pop("comment", None)
+    key = [author.casefold(), params.get("pool"), params.get("difficulty"), params.get("willpower"),
+           params.get("specialty"), params.get("stress"), spec]
+    return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+def rolled_again(svc: Services, forum: str, thread_id: str, fingerprint: str) -> bool:
+    """True if the same author already rolled the same action in this thread.
+
+    The audit page uses the flag to show that a player rolled an action again, e.g. after
+    deleting a botch.  One ``HEXISTS`` on the thread's action hash.  Source: issue 5,
+    «Secret rolls, edits, deletes».
+    """
+    return svc.store.action_rolled(forum, thread_id, fingerprint)
 
 
 def discover_threads(svc: Services, forum_name: str) -> set[str]:
@@ -296,7 +292,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     lang = game.language
     now = svc.clock()
     posted = min(post.created_utc, now)
-    text = author_text(post.body_html, fs.markup_flavour)
+    text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
     base_fields = {
         "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
         "content_hash": content_hash(post.body_html), "processed_at": now.isoformat(),
@@ -331,6 +327,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         game=game.id, forum=post.forum, post_id=post.post_id,
         fields={**base_fields, "status": "pending_reply", "roll_ids": json.dumps(roll_ids), "reply": reply},
         signed_records=roller.envelopes, processed_ms=int(now.timestamp() * 1000), page=post.page,
+        action_fingerprints=roller.fingerprints,
     )
     if not stored:  # another worker processed it meanwhile: its result stands
         known = svc.store.get_post(post.forum, post.post_id)
@@ -378,6 +375,7 @@ class _TagRoller:
         self.views: list[render.RollView] = []
         self.problems: list[render.TagProblem] = []
         self.envelopes: list[dict[str, Any]] = []
+        self.fingerprints: list[str] = []
         self.help_requested = False
         self._sheet: Any = None
         self._sheet_error: StateError | None = None
@@ -462,7 +460,9 @@ class _TagRoller:
             outcome=result.outcome, degree=result.degree_label or None, processed_at=self.now, tz=game.zone,
             secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
         )
-        if rolled_again(self.svc, game.id, post.forum, post.thread_id, post.author, record["params"]):
+        fingerprint = action_fingerprint(post.author, record["params"])
+        self.fingerprints.append(fingerprint)
+        if rolled_again(self.svc, post.forum, post.thread_id, fingerprint):
             record = records.with_flags(record, rolled_again=True)
         rid = str(record["roll_id"])
         self.envelopes.append(records.sign_record(record, self.signing_key, self.key_id))
@@ -691,5 +691,5 @@ def calendar_tick(svc: Services) -> list[tuple[str, str]]:
 __all__ = [
     "deliver_notice", "calendar_tick",
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
-    "send_reply", "discover_threads", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "content_hash", "utc_now",
+    "send_reply", "discover_threads", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "action_fingerprint", "content_hash", "utc_now",
 ]

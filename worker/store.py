@@ -17,6 +17,7 @@ key                                         type    content
 ``nr:thread:{<forum>}:<thread_id>``         hash    poll state of a watched thread
 ``nr:threads:{<forum>}``                    set     threads discovered in watched boards
 ``nr:thread:{<forum>}:<thread_id>:posts``   zset    processed posts of a thread, score = page
+``nr:thread:{<forum>}:<thread_id>:actions`` hash    action fingerprint -> rolls of it in the thread
 ==========================================  ======  ==============================================
 
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
@@ -100,6 +101,11 @@ def thread_key(forum: str, thread_id: str) -> str:
 def thread_posts_key(forum: str, thread_id: str) -> str:
     """Redis key of the processed posts of a thread (zset, score = page where last seen)."""
     return f"nr:thread:{{{forum}}}:{thread_id}:posts"
+
+
+def thread_actions_key(forum: str, thread_id: str) -> str:
+    """Redis key of the actions rolled in a thread (hash: fingerprint -> count)."""
+    return f"nr:thread:{{{forum}}}:{thread_id}:actions"
 
 
 def threads_key(forum: str) -> str:
@@ -188,6 +194,7 @@ class Store:
         signed_records: Iterable[Mapping[str, Any]] = (),
         processed_ms: int,
         page: int = 1,
+        action_fingerprints: Iterable[str] = (),
     ) -> bool:
         """Store a processed post and its roll records in one transaction.
 
@@ -202,12 +209,15 @@ class Store:
                 ``record["roll_id"]`` names them.
             processed_ms: UTC epoch milliseconds, the score in the game's roll index.
             page: the thread page the post was read from (1-based).
+            action_fingerprints: one per roll, counted in the thread's action hash (to
+                notice a player rolling the same action again).
 
         Returns:
             True if this call stored the post, False if it was already stored.
         """
         key = post_key(forum, post_id)
         records = list(signed_records)
+        fingerprints = list(action_fingerprints)
 
         def txn(pipe: redis.client.Pipeline) -> bool:
             if pipe.exists(key):
@@ -216,6 +226,8 @@ class Store:
             pipe.hset(key, mapping=dict(fields))
             if fields.get("thread_id"):
                 pipe.zadd(thread_posts_key(forum, str(fields["thread_id"])), {post_id: page})
+                for fp in fingerprints:
+                    pipe.hincrby(thread_actions_key(forum, str(fields["thread_id"])), fp, 1)
             for env in records:
                 rid = env["record"]["roll_id"]
                 pipe.set(roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True), nx=True)
@@ -233,6 +245,10 @@ class Store:
     def thread_posts(self, forum: str, thread_id: str, first_page: int, last_page: int) -> list[str]:
         """Processed posts of a thread last seen on pages ``first_page``..``last_page``."""
         return list(self.r.zrangebyscore(thread_posts_key(forum, thread_id), first_page, last_page))
+
+    def action_rolled(self, forum: str, thread_id: str, fingerprint: str) -> bool:
+        """True if an action with this fingerprint was already rolled in the thread."""
+        return bool(self.r.hexists(thread_actions_key(forum, thread_id), fingerprint))
 
     def update_post(self, forum: str, post_id: str, **fields: str) -> None:
         """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``)."""

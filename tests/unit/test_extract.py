@@ -79,3 +79,14 @@ def test_grammar_is_loaded_once() -> None:
     from core.tags.parser import _parser
 
     assert _parser() is _parser()
+
+
+def test_may_contain_tags_prefilter_never_hides_a_tag():
+    from worker.extract import may_contain_tags
+
+    assert not may_contain_tags("<p>Lucía entra en el bar y pide una copa.</p>")
+    assert may_contain_tags("<p>[Tirada]5[/tirada]</p>")
+    assert may_contain_tags("<p>[ROLL]5[/ROLL]</p>")
+    assert may_contain_tags("<p>[ti\u200brada]5[/tirada]</p>")  # a zero-width space cannot hide it
+    assert may_contain_tags("[ausencia hasta=2026-12-24]x[/ausencia]")
+    assert may_contain_tags("[absence until=2026-12-24]x[/absence]")
