@@ -37,7 +37,7 @@ import html
 import re
 import unicodedata
 
-from bs4 import BeautifulSoup, Comment, NavigableString, Tag
+from bs4 import BeautifulSoup, CData, NavigableString, Tag
 
 from core.tags import extract_rolls, find_tags
 
@@ -172,15 +172,36 @@ def _html_text(markup: str, flavour: str) -> str:
     for selector in _DROP_ALWAYS + _DROP_BY_FLAVOUR[flavour]:
         for node in soup.select(selector):
             node.decompose()
-    for string in soup.find_all(string=True):  # source line breaks are spaces in HTML
-        if not isinstance(string, Comment):
-            string.replace_with(_SPACES.sub(" ", str(string)))
-    for br in soup.find_all("br"):
-        br.replace_with("\n")
-    for block in soup.find_all(_BLOCK_TAGS):
-        block.insert_before("\n")
-        block.insert_after("\n")
-    return soup.get_text()
+    return _text_of(soup)
+
+
+_BLOCK_SET = frozenset(_BLOCK_TAGS)
+
+
+def _text_of(soup: BeautifulSoup) -> str:
+    """The visible text of a (pruned) tree in one walk, without mutating it.
+
+    Source line breaks inside text are spaces (as in HTML); ``<br>`` is a line break and
+    every block element starts and ends a line.  Iterative (the tree's depth is bounded
+    by :func:`_drop_too_deep`); only text and CDATA count, not comments or doctypes.
+    """
+    out: list[str] = []
+    stack: list[tuple[object, bool]] = [(soup, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            out.append("\n")
+        elif type(node) in (NavigableString, CData):
+            out.append(_SPACES.sub(" ", str(node)))
+        elif isinstance(node, Tag):
+            if node.name == "br":
+                out.append("\n")
+                continue
+            if node.name in _BLOCK_SET:
+                out.append("\n")
+                stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.contents))
+    return "".join(out)
 
 
 def _drop_attribution(quote: Tag) -> None:
