@@ -133,9 +133,8 @@ def test_markup_change_in_a_profile_forum_is_an_alert(caplog):
     web = FakeWeb("https://foro.test")
     web.route("GET", "/index.php", Reply(200, page("smf/topic_p1.html").replace("windowbg", "card")))
     client = client_for(web, "smf21")
-    with caplog.at_level(logging.ERROR, logger="narrador.alerts"):
-        with pytest.raises(ForumError):
-            client.list_posts("5")
+    with caplog.at_level(logging.ERROR, logger="narrador.alerts"), pytest.raises(ForumError):
+        client.list_posts("5")
     alert = caplog.records[-1]
     assert alert.alert == "markup" and alert.profile == "smf21" and alert.thread_id == "5"
 

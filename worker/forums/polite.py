@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import math
 import random
 import re
 import threading
@@ -51,8 +52,8 @@ from worker.forums.base import ForumError
 __all__ = [
     "Fetched",
     "MemoryBackend",
-    "Politeness",
     "PoliteBackend",
+    "Politeness",
     "RedisBackend",
     "content_digest",
     "parse_retry_after",
@@ -206,7 +207,7 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         if when is None:
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
+    if math.isnan(seconds):
         return None
     return min(max(0.0, seconds), MAX_RETRY_AFTER)
 

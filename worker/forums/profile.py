@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import requests
 from bs4 import BeautifulSoup, Tag
+from soupsieve import SelectorSyntaxError
 
 from worker.forums import polite as politeness
 from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert
@@ -276,7 +277,7 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
     for sel in filter(None, selectors):
         try:
             probe.select(sel)
-        except Exception as exc:  # soupsieve raises its own SelectorSyntaxError
+        except SelectorSyntaxError as exc:
             raise ProfileError(f"{where}: bad selector {sel!r}: {exc}") from None
     return profile
 
@@ -321,7 +322,7 @@ def _parse_time(value: str, profile: Profile) -> datetime | None:
     if not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         parsed = None
         for fmt in profile.time_formats:
@@ -687,10 +688,10 @@ class ProfileClient:
                 return resp, location
             err = BeautifulSoup(resp.text, "lxml").select_one(recipe.error) if recipe.error else None
             text = err.get_text(" ", strip=True) if err else ""
-            if text and recipe.csrf_regex and re.search(recipe.csrf_regex, text, re.I) and not refetched:
+            if text and recipe.csrf_regex and re.search(recipe.csrf_regex, text, re.IGNORECASE) and not refetched:
                 refetched = True
                 continue
-            if text and recipe.flood_regex and re.search(recipe.flood_regex, text, re.I):
+            if text and recipe.flood_regex and re.search(recipe.flood_regex, text, re.IGNORECASE):
                 raise ForumError("flood", f"{what}: {text}", url=resp.url,
                                  retry_after=self.flood_interval)
             if text:
