@@ -234,7 +234,7 @@ def stats(game: str):  # type: ignore[no-untyped-def]
 def state(game: str):  # type: ignore[no-untyped-def]
     """The running state: rollover, seeds, and (later) actions, contests, absences."""
     gs = _game(game)
-    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore()))
+    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.store().r))
 
 
 @bp.post("/audit/<game>/reveal/<roll_id>")

@@ -4,19 +4,21 @@ Source: issue 8, "Running state: extended actions with progress bars, open conte
 retries, current absences, inactivity notices, the next day rollover and seed
 commitments".
 
-What exists today is filled in: the next game-day rollover
-(:func:`core.calendar.next_rollover` in the game's zone) and the seed commitments and
-reveals (:meth:`worker.keystore.Keystore.commitments`).  Extended actions, contests,
-retries, absences and inactivity notices are kept by another module (issue 7) that does
-not exist yet: :func:`running_state` returns empty lists for them, and the template
-``_running_state.html`` already renders each list in its own block, so wiring that module
-in means filling these lists here and nothing else.  Each item is a plain mapping:
+Filled from: the next game-day rollover (:func:`core.calendar.next_rollover` in the
+game's zone), the seed commitments and reveals
+(:meth:`worker.keystore.Keystore.commitments`), and the game state in Redis
+(:mod:`worker.state`: extended actions and teamwork, open contests, retries, downtime
+notices, inactivity marks and the notices Narrador posted).  Each item is a plain
+mapping:
 
 - ``extended_actions``: ``{"character", "name", "total", "target", "rolls"}``
 - ``contests``: ``{"name", "sides", "opened_at", "expires_at"}``
 - ``retries``: ``{"character", "name", "attempts", "difficulty"}``
 - ``absences``: ``{"player", "until", "reason"}``
-- ``inactivity``: ``{"player", "character", "thread", "since", "state"}``
+- ``inactivity``: ``{"player", "character", "thread", "since", "state"}``, ``state`` one of
+  ``inactive``, ``notice_pending``, ``notice_delivered`` (translated by the template)
+
+Every list is bounded (at most :data:`MAX_ITEMS` items).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ __all__ = ["RunningState", "running_state"]
 
 #: Seed days listed on the audit page (the most recent ones).
 SEED_DAYS_SHOWN = 14
+#: Items shown per list of game state.
+MAX_ITEMS = 200
 
 
 @dataclass(frozen=True)
@@ -58,17 +62,65 @@ class RunningState:
     inactivity: list[dict[str, Any]] = field(default_factory=list)
 
 
-def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | None = None) -> RunningState:
+def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dict[str, Any]]]:
+    """The issue 7 lists of the running state, read from Redis (see the module docstring)."""
+    import json
+
+    from worker.state import absences, actions, inactivity, outbox, sheets
+    from worker.state.keys import game_key, part
+
+    gid = game.id
+    extended = []
+    for env in actions.list_extended(r, gid, limit=MAX_ITEMS):
+        st = env.get("state") or {}
+        if st.get("status", "open") != "open":
+            continue
+        extended.append({"character": env.get("character", ""), "name": env.get("name", ""),
+                         "total": st.get("total", 0), "target": st.get("target", 0),
+                         "rolls": len(st.get("history") or ())})
+    contests = []
+    for name in r.zrange(game_key(gid, "contests", "open"), 0, MAX_ITEMS - 1):
+        raw = r.get(game_key(gid, "contest", name))
+        if not raw:
+            continue
+        env = json.loads(raw)
+        if env.get("status") != "open":
+            continue
+        sides = [env.get("opener", "")] + [s for s in ((env.get("state") or {}).get("sides") or []) if s != env.get("opener")]
+        contests.append({"name": env.get("name", name), "sides": sides, "opened_at": env.get("opened_at", ""),
+                         "expires_at": env.get("expires_at", "")})
+    retries = []
+    for sheet in sheets.list_characters(r, gid)[:MAX_ITEMS]:
+        raw = r.get(game_key(gid, "retries", part(sheet.name)))
+        for track in (json.loads(raw).get("tracks") or []) if raw else []:
+            if track.get("failures"):
+                retries.append({"character": sheet.name, "name": track["action"], "attempts": track["failures"],
+                                "difficulty": min(10, track["base"] + track["failures"])})
+    away = [{"player": a.name, "until": a.until.isoformat(), "reason": a.reason}
+            for a in absences.list_absences(r, gid, now, limit=MAX_ITEMS)]
+    inactive = [{"player": i.get("name", ""), "character": "", "thread": i.get("scene", ""),
+                 "since": i.get("since", ""), "state": "inactive"}
+                for i in inactivity.inactive_participants(r, gid)[:MAX_ITEMS]]
+    inactive += [{"player": n.who, "character": "", "thread": f"{n.forum}:{n.thread}",
+                  "since": n.created.isoformat(timespec="minutes"), "state": f"notice_{n.status}"}
+                 for n in outbox.recent(r, gid, limit=50) if n.kind == "inactivity"]
+    return {"extended_actions": extended, "contests": contests, "retries": retries,
+            "absences": away, "inactivity": inactive}
+
+
+def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | None = None,
+                  redis_client: Any = None) -> RunningState:
     """The running state of ``game``.
 
     Args:
         game: the game's settings (id and time zone).
         keystore: where the seeds live.
         now_utc: the current instant (aware); defaults to the system clock.
+        redis_client: where the game state lives (``decode_responses=True``); without it
+            the game-state lists are empty.
 
     Returns:
-        a :class:`RunningState`; action, contest, retry, absence and inactivity lists
-        are empty until the game-state module exists.
+        a :class:`RunningState`.
     """
     now = now_utc or datetime.now(UTC)
     zone = calendar.zone(game.timezone)
@@ -78,9 +130,11 @@ def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | No
         seeds = list(reversed(keystore.commitments(game.id)))[:SEED_DAYS_SHOWN]
     except KeystoreError as exc:
         error = str(exc)
+    lists = _game_state(redis_client, game, now) if redis_client is not None else {}
     return RunningState(
         now_local=now.astimezone(zone),
         next_rollover_local=calendar.next_rollover(now, zone).astimezone(zone),
         seeds=seeds,
         seed_error=error,
+        **lists,
     )

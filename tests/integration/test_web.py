@@ -398,6 +398,36 @@ def test_running_state_lists_are_empty_and_rollover_is_next_midnight(world):
     assert [s["day"] for s in st.seeds] == ["2026-11-29", "2026-11-27"]
 
 
+def test_state_page_lists_extended_actions_contests_retries_and_absences(world, ana, redis_client):
+    from datetime import date
+
+    from core import rules
+    from core.absence import DowntimeNotice
+    from core.tags import ExtendedSpec
+    from web.running import running_state
+    from worker.state import absences, actions
+    from worker.state.sheets import import_sheets
+
+    game = world["ids"]["game"]
+    vampiro = rules.get_ruleset("vampiro")
+    result = rules.evaluate(vampiro, [7, 8, 1, 3], difficulty=6)  # 1 success
+    failed = rules.evaluate(vampiro, [2, 3], difficulty=6)
+    ref = lambda post: actions.RollRef("f", post, 0, FIXED_NOW, "1", "http://forum/p", None)  # noqa: E731
+    import_sheets(redis_client, game, {"characters": [{"name": "Lucía", "owner": "lucia", "attributes": {"Carisma": 3}}]})
+    actions.record_extended(redis_client, game, "vampiro", "Lucía", ExtendedSpec(target=10, name="muro"), result, ref("1"))
+    actions.record_contest(redis_client, game, "vampiro", "pulso", "Lucía", result, ref("2"), expiry_seconds=3600)
+    actions.record_attempt(redis_client, game, "vampiro", "Lucía", "cantar", 8, failed.outcome, ref("3"))
+    absences.record_absence(redis_client, game, "Beto", DowntimeNotice(until=date(2026, 12, 24), reason="viaje"),
+                            forum="f", thread="1", post_id="9", now=FIXED_NOW, tz="Europe/Madrid")
+    st = running_state(world["settings"].games[game], world["keystore"], FIXED_NOW, redis_client=redis_client)
+    assert st.extended_actions == [{"character": "Lucía", "name": "muro", "total": 1, "target": 10, "rolls": 1}]
+    assert [(c["name"], c["sides"]) for c in st.contests] == [("pulso", ["Lucía"])]
+    assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 1, "difficulty": 9}]
+    assert st.absences == [{"player": "Beto", "until": "2026-12-24", "reason": "viaje"}]
+    html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    assert 'value="1"' in html and "muro" in html and "pulso" in html and "Beto" in html and "cantar" in html
+
+
 # ----------------------------------------------------------------------------- secret rolls
 
 
