@@ -110,11 +110,24 @@ def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
 
 
 def _mark_deleted(dedupe_key: str, forum: str, post_id: str) -> tuple[Any, int]:
+    """Queue ``narrador.post_deleted`` for a processed post: its rolls get the "post deleted"
+    flag and are signed again by the worker (the web holds no signing key)."""
     store = deps.store()
     if not store.r.set(dedupe_key, "1", nx=True, ex=DEDUPE_TTL):
         return _answer(200, "duplicate")
     if store.get_post(forum, post_id) is not None:
-        store.update_post(forum, post_id, deleted_at=datetime.now(UTC).isoformat())
+        try:
+            custom = current_app.config.get("NARRADOR_ENQUEUE_DELETED")
+            if custom is not None:
+                custom(forum, post_id)
+            else:
+                from worker.celery_app import app as celery
+
+                celery.send_task("narrador.post_deleted", args=[forum, post_id])
+        except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
+            store.r.delete(dedupe_key)
+            log.error("deletion of %s/%s not queued: %s", forum, post_id, exc)
+            return _answer(503, "queue unavailable")
     return _answer(202, "deleted", post=post_id)
 
 

@@ -159,8 +159,8 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
         known = svc.store.get_post(forum_name, post.post_id)
         if known is None:
             todo.append(post)
-        elif known.content_hash != content_hash(post.body_html) and known.fields.get("edited_hash") != content_hash(post.body_html):
-            flag_edited(svc, post, known)
+        else:
+            _flag_if_edited(svc, post, known)
     if page.first_page == 1:
         for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
             if post_id not in seen:
@@ -173,6 +173,15 @@ def _resign(svc: Services, envelope: Mapping[str, Any], **flags: Any) -> None:
     record = dict(records.with_flags(envelope["record"], **flags))
     record["key_id"] = key_id
     svc.store.replace_roll(records.sign_record(record, signing_key, key_id))
+
+
+def _flag_if_edited(svc: Services, post: ForumPost, known: Any) -> bool:
+    """Flag the rolls of an already processed post if its body changed since; True if it did."""
+    body_hash = content_hash(post.body_html)
+    if body_hash in (known.content_hash, known.fields.get("edited_hash")):
+        return False
+    flag_edited(svc, post, known)
+    return True
 
 
 def flag_edited(svc: Services, post: ForumPost, known: Any) -> list[str]:
@@ -239,6 +248,44 @@ def rolled_again(svc: Services, forum: str, thread_id: str, fingerprint: str) ->
     return svc.store.action_rolled(forum, thread_id, fingerprint)
 
 
+def forget_thread(svc: Services, forum_name: str, thread_id: str) -> None:
+    """Stop watching a thread that is gone from the forum (logged as a warning).
+
+    A thread named in the configuration (``watch_threads``) stays configured: the warning
+    tells the operator to remove it.
+    """
+    svc.store.forget_thread(forum_name, thread_id)
+    log.warning("thread %s of forum %s is gone: no longer watched", thread_id, forum_name)
+
+
+def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
+    """The forum's latest posts not seen yet, for adapters that offer ``latest_posts``
+    (Discourse: the polling fallback for webhooks that were never delivered).
+
+    The high-water mark (the highest post id seen) is kept in the forum's poll state; the
+    first call only sets it, so starting Narrador never rolls the site's history.
+
+    Raises:
+        ForumError: the forum could not be read.
+    """
+    adapter = svc.forum(forum_name)
+    latest = getattr(adapter, "latest_posts", None)
+    if latest is None:
+        return []
+    state = svc.store.get_thread(forum_name, "_latest")
+    mark = state.get("high_water")
+    posts = latest(after_post_id=int(mark or 0), max_pages=1 if mark is None else 5)
+    fs = svc.settings.forum(forum_name)
+    if posts:
+        svc.store.set_thread(forum_name, "_latest", high_water=str(max(int(p.post_id) for p in posts)))
+    elif mark is None:
+        svc.store.set_thread(forum_name, "_latest", high_water="0")
+    if mark is None:
+        return []
+    return [p for p in posts if p.author.casefold() != fs.username.casefold()
+            and svc.store.get_post(forum_name, p.post_id) is None]
+
+
 def discover_threads(svc: Services, forum_name: str) -> set[str]:
     """Threads of the forum's watched boards (new ones are remembered in Redis).
 
@@ -280,8 +327,9 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     """
     fs = svc.settings.forum(post.forum)
     known = svc.store.get_post(post.forum, post.post_id)
-    if known is not None:
-        return PostOutcome(known.status, tuple(known.roll_ids), new=False)
+    if known is not None:  # processed before: the first result stands; an edit is flagged
+        edited = _flag_if_edited(svc, post, known)
+        return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edited)
     if post.author.casefold() == fs.username.casefold():
         return PostOutcome("no_tags", (), new=False)
 
@@ -691,5 +739,5 @@ def calendar_tick(svc: Services) -> list[tuple[str, str]]:
 __all__ = [
     "deliver_notice", "calendar_tick",
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
-    "send_reply", "discover_threads", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "action_fingerprint", "content_hash", "utc_now",
+    "send_reply", "discover_threads", "forget_thread", "poll_latest", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "action_fingerprint", "content_hash", "utc_now",
 ]

@@ -300,6 +300,13 @@ class Store:
         if ids:
             self.r.sadd(threads_key(forum), *ids)
 
+    def forget_thread(self, forum: str, thread_id: str) -> None:
+        """Stop watching a thread: drop it from the discovered set and drop its poll state."""
+        with self.r.pipeline() as pipe:
+            pipe.srem(threads_key(forum), thread_id)
+            pipe.delete(thread_key(forum, thread_id))
+            pipe.execute()
+
     def threads(self, forum: str) -> set[str]:
         """Threads discovered in a forum's watched boards."""
         return set(self.r.smembers(threads_key(forum)))

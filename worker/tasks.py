@@ -6,8 +6,10 @@ Tasks take ids and strings only.  Every task is idempotent, because
 * ``narrador.poll_all`` (beat) — for every forum: discover threads in watched boards,
   then queue ``poll_thread`` for each watched thread.
 * ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post.
+* ``narrador.poll_latest`` — the polling fallback of webhook forums (Discourse's latest posts).
 * ``narrador.process_post`` — roll, sign, store (first processing wins), then queue
-  ``send_reply``.
+  ``send_reply``; an edited post already rolled gets its records flagged.
+* ``narrador.post_deleted`` — a webhook said a post was deleted: flag its rolls.
 * ``narrador.send_reply`` — post the reply once (lock + marker search).
 * ``narrador.calendar_tick`` (beat, every minute) — day rollovers (seeds committed and
   revealed), contest expiry and the inactivity sweep, under a Redis lock; queues
@@ -85,7 +87,37 @@ def poll_all() -> int:
             if svc.store.thread_due(name, thread_id, fs.poll_interval, svc.clock()):
                 poll_thread.delay(name, thread_id)
                 queued += 1
+        if fs.kind == "discourse" and svc.store.thread_due(name, "_latest", fs.poll_interval, svc.clock()):
+            poll_latest.delay(name)
+            queued += 1
     return queued
+
+
+@app.task(name="narrador.poll_latest", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
+def poll_latest(self, forum: str) -> int:
+    """The polling fallback of webhook forums: queue the latest posts not processed yet."""
+    from worker import service
+
+    svc = services()
+    try:
+        posts = service.poll_latest(svc, forum)
+    except ForumError as exc:
+        if exc.transient:
+            raise self.retry(exc=exc, countdown=_backoff(self.request.retries))
+        log.error("latest posts of %s failed: %s", forum, exc)
+        return 0
+    svc.store.set_thread(forum, "_latest", last_poll=svc.clock().isoformat())
+    for post in posts:
+        process_post.delay(post_to_message(post))
+    return len(posts)
+
+
+@app.task(name="narrador.post_deleted", ignore_result=True)
+def post_deleted(forum: str, post_id: str) -> int:
+    """A forum told us a post was deleted (webhook): flag its rolls; returns how many."""
+    from worker import service
+
+    return len(service.flag_deleted(services(), forum, post_id))
 
 
 @app.task(name="narrador.poll_thread", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
@@ -98,6 +130,9 @@ def poll_thread(self, forum: str, thread_id: str) -> int:
     except ForumError as exc:
         if exc.transient:
             raise self.retry(exc=exc, countdown=_backoff(self.request.retries))
+        if exc.reason == "not_found":
+            service.forget_thread(services(), forum, thread_id)
+            return 0
         log.error("poll of %s/%s failed: %s", forum, thread_id, exc)
         return 0
     for post in posts:

@@ -109,12 +109,17 @@ def test_unknown_forum_malformed_payload_and_ping(hooks):
     assert queued == []
 
 
-def test_post_destroyed_marks_a_known_post_deleted(hooks):
+def test_post_destroyed_queues_the_deletion_of_a_known_post(hooks):
     client, queued, u, _, store = hooks
-    store.update_post(f"d-{u}", "345", status="no_tags")
+    deleted: list[tuple[str, str]] = []
+    client.application.config["NARRADOR_ENQUEUE_DELETED"] = lambda forum, post_id: deleted.append((forum, post_id))
     resp = discourse_post(client, f"d-{u}", created_body(), event="post_destroyed")
+    assert resp.status_code == 202 and deleted == []  # never processed: nothing to flag
+    store.update_post(f"d-{u}", "345", status="no_tags")
+    body = created_body().replace(b'"version": 1', b'"version": 2')  # a new delivery, not a duplicate
+    resp = discourse_post(client, f"d-{u}", body, event="post_destroyed")
     assert resp.status_code == 202 and queued == []
-    assert store.get_post(f"d-{u}", "345").fields["deleted_at"].startswith("20")
+    assert deleted == [(f"d-{u}", "345")]
 
 
 def test_broker_down_answers_503_and_the_retry_is_not_a_duplicate(hooks):

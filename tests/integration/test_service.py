@@ -217,3 +217,44 @@ def test_help_tag_replies_with_the_cheat_sheet_and_rolls_nothing(env):
     assert "(ref p" in reply
     # Markdown hard breaks keep the cheat sheet's lines apart
     assert "máx. 20).  \n" in reply
+
+
+def test_an_edit_delivered_by_webhook_flags_the_rolls_too(env):
+    """Webhook forums deliver post_edited as a new process_post of a known post."""
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    rid = svc.store.get_post(f"f-{unique}", post_id).roll_ids[0]
+    forum.edit_post(post_id, "[tirada]7 dif 6[/tirada]")
+    outcome = service.process_post(svc, forum.post(post_id))
+    assert (outcome.new, outcome.edited) == (False, True)
+    assert svc.store.get_roll(rid)["record"]["edited_tag"] == "[tirada]7 dif 6[/tirada]"
+    assert service.process_post(svc, forum.post(post_id)).edited is False  # already flagged
+
+
+def test_a_vanished_thread_is_no_longer_watched(env):
+    svc, forum, unique = env
+    thread_id, _ = forum.add_thread("1", "Escena", "Hola")
+    assert thread_id in service.discover_threads(svc, f"f-{unique}")
+    forum.delete_thread(thread_id)
+    with pytest.raises(service.ForumError) as err:
+        service.poll_thread(svc, f"f-{unique}", thread_id)
+    assert err.value.reason == "not_found"
+    service.forget_thread(svc, f"f-{unique}", thread_id)
+    assert thread_id not in svc.store.threads(f"f-{unique}")
+    assert svc.store.get_thread(f"f-{unique}", thread_id) == {}
+
+
+def test_latest_posts_fallback_starts_at_the_high_water_mark(env):
+    svc, forum, unique = env
+    thread_id, first = forum.add_thread("1", "Escena", "[tirada]5[/tirada]")
+
+    def latest_posts(*, after_post_id=0, max_pages=5):
+        return [forum.post(pid) for pid in sorted(forum._posts, key=int) if int(pid) > after_post_id]
+
+    forum.latest_posts = latest_posts
+    assert service.poll_latest(svc, f"f-{unique}") == []  # the first look only sets the mark
+    second = forum.add_post(thread_id, "[tirada]6[/tirada]")
+    mine = forum.add_post(thread_id, "bot", author="narrador")
+    assert [p.post_id for p in service.poll_latest(svc, f"f-{unique}")] == [second]
+    assert mine and service.poll_latest(svc, f"f-{unique}") == []
