@@ -35,6 +35,7 @@ from core.absence import find_absences
 from core.errors import NarradorError, RulesError, TagError
 from core.tags import extract_rolls
 from core.tags.messages import cheat_sheet, error_message
+from worker import metrics
 from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumError, ForumPort, ForumPost
 from worker.keystore import Keystore
@@ -147,6 +148,7 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
     state = svc.store.get_thread(forum_name, thread_id)
     since = int(state.get("last_page", "1") or 1)
     page = svc.forum(forum_name).list_posts(thread_id, since_page=since)
+    metrics.POLL_CYCLES.labels(forum=forum_name).inc()
     svc.store.set_thread(
         forum_name, thread_id, last_page=str(page.last_page), last_poll=svc.clock().isoformat()
     )
@@ -381,6 +383,8 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         known = svc.store.get_post(post.forum, post.post_id)
         assert known is not None
         return PostOutcome(known.status, tuple(known.roll_ids), new=False)
+    for envelope in roller.envelopes:
+        metrics.ROLLS.labels(game=game.id, outcome=envelope["record"]["outcome"]).inc()
     log.info("post processed", extra={"forum": post.forum, "post": post.post_id, "rolls": roll_ids})
     return PostOutcome("pending_reply", tuple(roll_ids), new=True, notices=welcome)
 
@@ -672,6 +676,7 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         forum = svc.forum(forum_name)
         existing = forum.find_reply(thread_id, render.post_marker(post_id))
         reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
+        metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
         svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id))
         log.info("reply sent", extra={"forum": forum_name, "post": post_id, "reply": reply_id, "found": bool(existing)})
         return str(reply_id)

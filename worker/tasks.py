@@ -23,15 +23,35 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from celery.signals import task_postrun, task_prerun
+
+from worker import metrics
 from worker.celery_app import app, get_settings
 from worker.forums.base import ForumError, ForumPost
 from worker.service import ReplyBusy, Services
 
 log = logging.getLogger(__name__)
+
+
+@task_prerun.connect
+def _task_started(task_id: str, task: Any, **_: Any) -> None:
+    _started[task_id] = time.perf_counter()
+
+
+@task_postrun.connect
+def _task_finished(task_id: str, task: Any, **_: Any) -> None:
+    start = _started.pop(task_id, None)
+    if start is not None and task.name.startswith("narrador."):
+        metrics.TASK_LATENCY.labels(task=task.name.removeprefix("narrador.")).observe(time.perf_counter() - start)
+
+
+#: Start times of the tasks running in this process (task id -> perf_counter seconds).
+_started: dict[str, float] = {}
 
 MAX_RETRIES = 8
 

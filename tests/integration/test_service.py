@@ -258,3 +258,21 @@ def test_latest_posts_fallback_starts_at_the_high_water_mark(env):
     mine = forum.add_post(thread_id, "bot", author="narrador")
     assert [p.post_id for p in service.poll_latest(svc, f"f-{unique}")] == [second]
     assert mine and service.poll_latest(svc, f"f-{unique}") == []
+
+
+def test_rolls_replies_and_polls_are_counted_in_metrics(env):
+    from prometheus_client import REGISTRY
+
+    svc, forum, unique = env
+    game, forum_name = f"g-{unique}", f"f-{unique}"
+
+    def value(name, **labels):
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada] [tirada]4 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    outcomes = [r["record"]["outcome"] for r in svc.store.list_rolls(game)]
+    for outcome in set(outcomes):
+        assert value("narrador_rolls_total", game=game, outcome=outcome) == outcomes.count(outcome)
+    assert value("narrador_replies_total", forum=forum_name, status="posted") == 1
+    assert value("narrador_poll_cycles_total", forum=forum_name) == 1
