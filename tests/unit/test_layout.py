@@ -49,7 +49,8 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
     assert ci.rstrip().splitlines()[-1] == "exec ./dev test"
 
 
-SUBCOMMANDS = ["up", "demo", "web", "worker", "beat", "poll", "eval", "prob", "tags", "verify", "keys", "forum"]
+SUBCOMMANDS = ["up", "demo", "web", "worker", "beat", "poll", "eval", "prob", "tags", "verify", "keys", "forum",
+               "sheets", "scenes", "masters"]
 
 
 def test_cli_help_lists_every_subcommand_and_each_has_help():

@@ -1,0 +1,61 @@
+"""`narrador sheets` and `narrador scenes` against a real Redis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import redis_url
+from worker.cli import main
+from worker.state.scenes import is_scene
+from worker.state.sheets import get_character
+
+pytestmark = pytest.mark.integration
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sheets.yaml"
+
+
+@pytest.fixture
+def config(tmp_path, unique, cleanup_keys):
+    path = tmp_path / "n.toml"
+    path.write_text(
+        f'[narrador]\nredis_url = "{redis_url()}"\n[games.g-{unique}]\nruleset = "gehena"\n'
+        f'[forums.f-{unique}]\nkind = "flaskbb"\nbase_url = "http://forum.invalid"\nusername = "bot"\n'
+        f'password = "x"\ngame = "g-{unique}"\n', encoding="utf-8")
+    return str(path)
+
+
+def test_sheets_import_and_list(config, unique, redis_client, tmp_path):
+    sheets = tmp_path / "sheets.yaml"
+    sheets.write_text(EXAMPLE.read_text(encoding="utf-8").replace("game: gehena", f"game: g-{unique}"), encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(main, ["sheets", "import", "-c", config, f"g-{unique}", str(sheets)])
+    assert result.exit_code == 0, result.output
+    assert "Lucía Ferrer" in result.output
+    assert get_character(redis_client, f"g-{unique}", "Lucía Ferrer").willpower_permanent == 6
+    listed = runner.invoke(main, ["sheets", "list", "-c", config, f"g-{unique}"])
+    assert "Lucía Ferrer (jugadora): FV 5/6" in listed.output
+
+
+def test_bad_sheets_file_exits_2_and_names_every_problem(config, unique, tmp_path, redis_client):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("characters:\n  - name: X\n    owner: y\n    attributes: {Fuerza: 12}\n  - owner: z\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["sheets", "import", "-c", config, f"g-{unique}", str(bad)])
+    assert result.exit_code == 2
+    assert "nothing imported" in result.output
+    assert get_character(redis_client, f"g-{unique}", "X") is None
+    unknown = CliRunner().invoke(main, ["sheets", "import", "-c", config, "no-such-game", str(bad)])
+    assert unknown.exit_code == 2 and "unknown game" in unknown.output
+
+
+def test_scenes_open_and_close(config, unique, redis_client):
+    runner = CliRunner()
+    opened = runner.invoke(main, ["scenes", "open", "-c", config, f"g-{unique}", f"f-{unique}", "12"])
+    assert opened.exit_code == 0, opened.output
+    assert is_scene(redis_client, f"g-{unique}", f"f-{unique}", "12")
+    closed = runner.invoke(main, ["scenes", "close", "-c", config, f"g-{unique}", f"f-{unique}", "12"])
+    assert closed.exit_code == 0, closed.output
+    assert not is_scene(redis_client, f"g-{unique}", f"f-{unique}", "12")
+    assert runner.invoke(main, ["scenes", "close", "-c", config, f"g-{unique}", f"f-{unique}", "99"]).exit_code == 2
