@@ -138,7 +138,8 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
     bot's own posts and posts already processed.  Posts already rolled whose tags
     changed are flagged "edited after roll" (the first result stands, the new tag
     text is kept beside it); when the whole thread was read (from page 1), a
-    processed post that is gone is flagged "post deleted".  Source: issue 5,
+    processed post that is gone is flagged "post deleted" (never on a read that came back
+    "unchanged" or empty: those say nothing about which posts exist).  Source: issue 5,
     «Secret rolls, edits, deletes».
 
     Raises:
@@ -163,7 +164,7 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
             todo.append(post)
         else:
             _flag_if_edited(svc, post, known)
-    if page.first_page == 1:
+    if page.first_page == 1 and page.posts and not page.unchanged:
         for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
             if post_id not in seen:
                 flag_deleted(svc, forum_name, post_id)

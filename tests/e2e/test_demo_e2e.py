@@ -68,9 +68,17 @@ def test_roll_tags_in_a_real_forum_thread_are_answered_once(forum, tmp_path, mon
         assert "5 dif 6" not in second_reply.body_html
         first_reply = next(p for p in replies if f"(ref p{first})" in p.body_html)
         assert "¿oye quién viene?" in first_reply.body_html  # the tag's comment is echoed
-        # beat keeps polling: a few more cycles add no reply
+        # beat keeps polling: a few more cycles add no reply and flag nothing
         time.sleep(3 * 2 + 2)
         assert len(bot_posts(forum, thread_id)) == 2
+        import json
+        import urllib.request
+
+        for rid in report.rolls[first] + report.rolls[second]:
+            with urllib.request.urlopen(f"{running.web_url}/v/{rid}.json", timeout=10) as resp:
+                flags = json.loads(resp.read())["record"]["flags"]
+            assert flags == {"edited_after_roll": False, "post_deleted": False, "rolled_again": False,
+                             "secret": False}, (rid, flags)
     # and a synchronous poll from the CLI adds none either
     env = dict(os.environ, REDIS_URL=redis_url())
     out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,

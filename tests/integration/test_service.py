@@ -276,3 +276,24 @@ def test_rolls_replies_and_polls_are_counted_in_metrics(env):
         assert value("narrador_rolls_total", game=game, outcome=outcome) == outcomes.count(outcome)
     assert value("narrador_replies_total", forum=forum_name, status="posted") == 1
     assert value("narrador_poll_cycles_total", forum=forum_name) == 1
+
+
+def test_an_unchanged_or_empty_read_never_flags_posts_deleted(env):
+    """Regression: the politeness layer answers an idle thread with no posts and `unchanged`."""
+    from dataclasses import replace
+
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    rid = svc.store.get_post(f"f-{unique}", post_id).roll_ids[0]
+    real = forum.list_posts
+
+    def idle(thread_id, *, since_page=1):
+        page = real(thread_id, since_page=since_page)
+        return replace(page, posts=(), unchanged=True)
+
+    forum.list_posts = idle
+    for _ in range(3):
+        assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+    assert svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] is False
+    assert svc.store.get_post(f"f-{unique}", post_id).fields.get("deleted") is None

@@ -136,6 +136,9 @@ class ThreadPage:
         last_page: the last page of the thread (the last one fetched). A poller remembers
             it and passes it as ``since_page`` next time.
         title: the thread title, when the page shows it ("" otherwise).
+        unchanged: the pages did not change since the last read (a conditional request
+            answered "not modified", or the same content hash), so ``posts`` is empty
+            and says nothing about which posts still exist.
     """
 
     thread_id: str
@@ -143,6 +146,7 @@ class ThreadPage:
     first_page: int
     last_page: int
     title: str = field(default="")
+    unchanged: bool = False
 
 
 @runtime_checkable

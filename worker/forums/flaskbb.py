@@ -437,7 +437,7 @@ class FlaskBBClient:
             got, fetched = self._read_first(thread_id, first)
             if got is _UNCHANGED:  # idle thread: one request, no parse
                 return ThreadPage(thread_id=thread_id, posts=(), first_page=first,
-                                  last_page=first)
+                                  last_page=first, unchanged=True)
             if got is None and first > 1:
                 # past the end: find the real last page from page 1
                 head = self._read_page(thread_id, 1)

@@ -559,7 +559,7 @@ class PhpBBClient:
         since = max(1, int(since_page))
         unchanged, feed = self._feed_unchanged(thread_id, since)
         if unchanged:
-            return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since)
+            return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since, unchanged=True)
         if since > 1 and self._known_per_page is None:
             # ``start`` depends on the board's page size: learn it once from page 1
             self._known_per_page = self._read_logged(thread_id, 1)[1].per_page or self.posts_per_page

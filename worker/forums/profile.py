@@ -589,7 +589,7 @@ class ProfileClient:
                 self._url(path), lambda h: self._request("GET", path, headers=h),
                 volatile=self._volatile)
             if fetched.unchanged and fetched.memo.get("last_page") == str(since):
-                return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since)
+                return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since, unchanged=True)
             resp = fetched.response
         else:
             resp = self._request("GET", path)
