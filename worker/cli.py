@@ -356,6 +356,28 @@ def sheets_list(config: str | None, game: str) -> None:
         click.echo(f"{sheet.name} ({sheet.owner}): FV {sheet.willpower_temporary}/{sheet.willpower_permanent}")
 
 
+@sheets.command("adjust")
+@config_option
+@click.argument("game")
+@click.argument("character")
+@click.argument("field")
+@click.option("--delta", type=int, default=None, help="Add this (negative to lower).")
+@click.option("--set", "value", type=int, default=None, help="Set this value.")
+def sheets_adjust(config: str | None, game: str, character: str, field: str, delta: int | None,
+                  value: int | None) -> None:
+    """Change a trait or the temporary Willpower ("fv temporal") of CHARACTER."""
+    from worker.state import StateError
+    from worker.state.messages import error_message
+    from worker.state.sheets import adjust
+
+    settings = _settings(config)
+    try:
+        new = adjust(_redis_for(settings), _game_of(settings, game), character, field, delta=delta, value=value)
+    except StateError as exc:
+        raise BadInput(error_message(exc, "en")) from None
+    click.echo(f"{character}: {field} = {new}")
+
+
 @main.group()
 def scenes() -> None:
     """Mark threads as scenes (their participants are tracked for inactivity) or close them."""

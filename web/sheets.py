@@ -1,0 +1,110 @@
+"""Character sheets on the masters' pages: view, import a file, adjust Willpower.
+
+Source: issue 8, "Character sheets: view, import a file, adjust willpower"; the sheets
+themselves live in Redis (:mod:`worker.state.sheets`, file format in ``docs/sheets.md``).
+
+Routes (a logged-in master of the game; CSRF on every form):
+
+- ``GET /audit/<game>/sheets``: every character with owner, traits and Willpower;
+- ``POST /audit/<game>/sheets/import``: a YAML or JSON file (at most :data:`MAX_UPLOAD`
+  bytes); nothing is imported unless the whole file validates, and every problem is shown;
+- ``POST /audit/<game>/sheets/<character>/willpower``: add to or set the temporary
+  Willpower (kept within 0..permanent).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import yaml
+from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_babel import gettext as _
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField, FileRequired
+from wtforms import IntegerField, SelectField
+from wtforms.validators import InputRequired, NumberRange
+
+from web import deps, i18n
+from web.auth import master_required
+from worker.state import SheetError, StateError
+from worker.state import messages as state_messages
+from worker.state import sheets as sheet_store
+
+bp = Blueprint("sheets", __name__)
+
+#: Largest sheets file accepted, bytes.
+MAX_UPLOAD = 512 * 1024
+
+
+class ImportForm(FlaskForm):
+    """A sheets file to import."""
+
+    file = FileField(validators=[FileRequired()])
+
+
+class WillpowerForm(FlaskForm):
+    """Add to (``add``) or set (``set``) a character's temporary Willpower."""
+
+    mode = SelectField(choices=["add", "set"])
+    amount = IntegerField(validators=[InputRequired(), NumberRange(min=-10, max=10)])
+
+
+def _game(game: str):  # type: ignore[no-untyped-def]
+    settings = deps.settings().games[game]
+    i18n.use_game_language(settings.language)
+    return settings
+
+
+@bp.get("/audit/<game>/sheets")
+@master_required
+def index(game: str):  # type: ignore[no-untyped-def]
+    """The game's characters."""
+    gs = _game(game)
+    characters = sheet_store.list_characters(deps.store().r, game)
+    return render_template("sheets.html", game=gs, characters=characters, import_form=ImportForm(),
+                           willpower_form=WillpowerForm())
+
+
+@bp.post("/audit/<game>/sheets/import")
+@master_required
+def import_file(game: str):  # type: ignore[no-untyped-def]
+    """Import a sheets file; all or nothing."""
+    gs = _game(game)
+    form = ImportForm()
+    if not form.validate_on_submit():
+        abort(400)
+    raw = form.file.data.read(MAX_UPLOAD + 1)
+    if len(raw) > MAX_UPLOAD:
+        flash(_("El archivo es demasiado grande."), "bad")
+        return redirect(url_for("sheets.index", game=gs.id))
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+        report = sheet_store.import_sheets(deps.store().r, gs.id, data, now=datetime.now(UTC))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        flash(_("El archivo no es YAML ni JSON válido: %(error)s", error=str(exc)[:200]), "bad")
+    except SheetError as exc:
+        for path, what in exc.problems[:50]:
+            flash(f"{path}: {what}", "bad")
+        flash(_("No se ha importado nada."), "bad")
+    else:
+        flash(_("Importados: %(created)d nuevos, %(updated)d actualizados.",
+                created=len(report.created), updated=len(report.updated)), "ok")
+    return redirect(url_for("sheets.index", game=gs.id))
+
+
+@bp.post("/audit/<game>/sheets/<character>/willpower")
+@master_required
+def willpower(game: str, character: str):  # type: ignore[no-untyped-def]
+    """Adjust a character's temporary Willpower."""
+    gs = _game(game)
+    form = WillpowerForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        kwargs = {"delta": form.amount.data} if form.mode.data == "add" else {"value": form.amount.data}
+        new = sheet_store.adjust(deps.store().r, gs.id, character, "fv temporal", **kwargs)
+    except StateError as exc:
+        flash(state_messages.error_message(exc, gs.language), "bad")
+    else:
+        flash(_("%(character)s: Fuerza de Voluntad temporal %(value)d.", character=character, value=new), "ok")
+    return redirect(url_for("sheets.index", game=gs.id))
