@@ -886,3 +886,31 @@ def _check_game_day(record: Mapping[str, object]) -> tuple[str, bool, str]:
     if local != expected_local:
         return ("game_day", False, f"time_local should be {expected_local}, not {local!r}")
     return ("game_day", True, f"{time_utc} is {expected_local}, game day {day} in {tz}")
+
+
+def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
+    """What the rules say a record's faces give: ``{"successes", "outcome", "degree"}``.
+
+    For :func:`verify_signed`'s ``recompute``: evaluates the record's ``faces`` with its
+    ruleset, options and parameters (``params``: pool, difficulty, willpower, specialty,
+    stress, automatic, and the tag's stunt) through ``core.rules.evaluate``, so anyone can
+    check that the stated result follows from the dice.
+
+    Raises:
+        KeyError / TypeError / RulesError: a record without the fields or with values the
+            rules reject (:func:`verify_signed` reports it as a failed ``rules`` check).
+    """
+    from core import rules
+
+    params = record["params"]
+    assert isinstance(params, Mapping)
+    spec = params.get("spec") or {}
+    options = rules.RulesOptions.from_mapping(dict(record.get("options") or {}))  # type: ignore[arg-type]
+    result = rules.evaluate(
+        rules.get_ruleset(str(record["ruleset"])), list(record["faces"]),  # type: ignore[arg-type]
+        difficulty=params["difficulty"], willpower=bool(params.get("willpower")),
+        specialty=bool(params.get("specialty")), stress=bool(params.get("stress")),
+        automatic=bool(params.get("automatic")), options=options, pool=params.get("pool"),
+        stunt=int(spec.get("stunt") or 0) if isinstance(spec, Mapping) else 0,
+    )
+    return {"successes": result.successes, "outcome": result.outcome, "degree": result.degree_label or None}

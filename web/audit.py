@@ -102,7 +102,8 @@ class _Verifier:
     def state(self, envelope: dict[str, Any]) -> str:
         """``dice`` (signature and recomputed dice hold), ``signed`` or ``bad``."""
         record = envelope.get("record") or {}
-        report = records.verify_signed(envelope, self.keys, seed=self.seed(str(record.get("game_day", ""))))
+        report = records.verify_signed(envelope, self.keys, seed=self.seed(str(record.get("game_day", ""))),
+                                       recompute=records.recompute_with_rules)
         if not report.ok:
             return "bad"
         dice = report.check("dice")

@@ -84,7 +84,8 @@ def roll_page(roll_id: str):  # type: ignore[no-untyped-def]
     if hidden_secret(record):
         return render_template("verify_secret.html", summary=_secret_summary(record), record=record)
     seed = revealed_seed_of(record)
-    report = records.verify_signed(envelope, deps.keystore().public_keys(), seed=seed)
+    report = records.verify_signed(envelope, deps.keystore().public_keys(), seed=seed,
+                                   recompute=records.recompute_with_rules)
     secret = bool((record.get("flags") or {}).get("secret"))
     revealed = deps.masters().revealed(str(record.get("roll_id"))) if secret else None
     record_hash = _secret_summary(record)["record_hash"] if secret else None

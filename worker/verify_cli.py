@@ -13,7 +13,7 @@ from pathlib import Path
 
 from core.derive import SEED_BYTES
 from core.errors import VerificationError
-from core.record import public_keys_from_pem, verify_signed
+from core.record import public_keys_from_pem, recompute_with_rules, verify_signed
 
 __all__ = ["MAX_RECORD_BYTES", "verify_file"]
 
@@ -39,6 +39,18 @@ def _parse_seed(seed_hex: str) -> bytes:
     return bytes.fromhex(text)
 
 
+def _public_keys(data: bytes) -> dict:
+    """Keys from PEM blocks or 64 hex digits, or from the JSON that ``/keys`` serves
+    (``{"keys": {key_id: PEM}}``), so a downloaded ``/keys`` answer works as it is."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return public_keys_from_pem(data)
+    if isinstance(doc, dict) and isinstance(doc.get("keys"), dict):
+        return public_keys_from_pem("\n".join(str(v) for v in doc["keys"].values()))
+    raise VerificationError("the key file is JSON but not the /keys format ({\"keys\": {id: PEM}})")
+
+
 def verify_file(
     path: Path | str,
     public_key_file: Path | str | None = None,
@@ -49,11 +61,12 @@ def verify_file(
     Args:
         path: a JSON file holding the signed envelope ``{"record", "signature",
             "key_id"}`` as served by ``/v/<roll_id>.json`` (extra keys ignored).
-        public_key_file: a file with one or more PEM ``PUBLIC KEY`` blocks (as
-            published on ``/keys``) or a raw key as 64 hex digits.  Without it the
+        public_key_file: a file with one or more PEM ``PUBLIC KEY`` blocks, the JSON
+            served by ``/keys``, or a raw key as 64 hex digits.  Without it the
             signature cannot be checked and the verdict is not OK.
         seed_hex: the revealed seed of the record's game day, 64 hex digits; with it
-            the seed commitment and the dice are checked too.
+            the seed commitment and the dice are checked too.  The result (successes,
+            outcome, degree) is always recomputed from the faces with the rules.
 
     Returns:
         ``(ok, lines)``: ``ok`` is True only if no check failed and the signature was
@@ -74,10 +87,10 @@ def verify_file(
         raise VerificationError(f"{path} is not a JSON file: {exc}") from exc
     if not isinstance(signed, dict):
         raise VerificationError(f"{path} does not hold a signed record object")
-    keys = {} if public_key_file is None else public_keys_from_pem(_read(public_key_file, "key file"))
+    keys = {} if public_key_file is None else _public_keys(_read(public_key_file, "key file"))
     seed = None if seed_hex is None else _parse_seed(seed_hex)
 
-    report = verify_signed(signed, keys, seed=seed)
+    report = verify_signed(signed, keys, seed=seed, recompute=recompute_with_rules)
     lines = [f"roll {report.roll_id}" if report.roll_id else f"record {path}"]
     lines += report.lines()
     if report.ok:

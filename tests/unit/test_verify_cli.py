@@ -38,7 +38,27 @@ def test_a_tampered_record_is_invalid(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(signed))
     ok, lines = verify_file(path, KEY, SEED)
-    assert not ok and lines[-1] == "RESULT: INVALID (signature)"
+    # the signature no longer covers it, and the rules say these faces give another result
+    assert not ok and lines[-1] == "RESULT: INVALID (signature, rules)"
+
+
+def test_a_result_the_server_signed_but_the_rules_do_not_give_is_invalid(tmp_path):
+    """A dishonest operator cannot sign a better result than the dice: the verifier re-rolls it."""
+    import hashlib
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from core.record import sign_record
+
+    signed = json.loads(RECORD.read_text())
+    record = dict(signed["record"], successes=signed["record"]["successes"] + 2)
+    private = Ed25519PrivateKey.from_private_bytes(
+        bytes.fromhex(hashlib.sha256(b"narrador test vector signing key").hexdigest()))
+    path = tmp_path / "lie.json"
+    path.write_text(json.dumps(sign_record(record, private, record["key_id"])))
+    ok, lines = verify_file(path, KEY, SEED)
+    assert not ok and lines[-1] == "RESULT: INVALID (rules)"
+    assert any(line.startswith("FAIL rules:") for line in lines)
 
 
 def test_a_wrong_seed_is_invalid():

@@ -20,6 +20,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from core import rules
 from core.derive import derive_faces, roll_key
 from core.record import (
     build_record,
@@ -94,32 +95,35 @@ def record_vector() -> tuple[dict, dict, str]:
     seed = seed_of("narrador test vector seed 1")
     fields = ("noches-de-madrid", "flaskbb", "12", "345", 1)
     faces = derive_faces(seed, roll_key(*fields), 6)
+    # a real roll, as the worker makes it: the rules core gives the result of the faces
+    result = rules.evaluate(rules.get_ruleset("vampiro"), faces, difficulty=6)
+    options = rules.RulesOptions().to_dict()
     common = dict(  # noqa: C408 - keyword form mirrors build_record
         key_id=kid,
         game=fields[0],
         ruleset="vampiro",
-        options={"botch_cancels": True},
+        options=options,
         forum=fields[1],
         thread=fields[2],
         post=fields[3],
         post_url="https://foro.example/viewtopic/12#p345",
         author="Ana",
         character="Lucía Ortega",
-        tag="[tirada Destreza+Pelea dif 6]",
+        tag="[tirada]Destreza+Pelea dif 6[/tirada]",
         tag_index=fields[4],
-        params={"difficulty": 6, "pool": 6, "traits": ["Destreza", "Pelea"]},
+        params={"pool": 6, "difficulty": 6, "willpower": False, "specialty": False, "stress": False,
+                "automatic": False, "spec": {"traits": ["Destreza", "Pelea"], "difficulty": 6}},
         seed_commitment=commitment(seed),
         faces=faces,
-        # illustrative result fields; the rules core owns their meaning
-        successes=max(0, sum(f >= 6 for f in faces) - sum(f == 1 for f in faces)),
-        outcome="success" if sum(f >= 6 for f in faces) > sum(f == 1 for f in faces) else "failure",
-        degree=None,
+        successes=result.successes,
+        outcome=result.outcome,
+        degree=result.degree_label or None,
         processed_at=datetime(2027, 10, 31, 1, 30, 5, tzinfo=UTC),
         tz="Europe/Madrid",
     )
     record = build_record(**common)
     signed = sign_record(record, private, kid)
-    secret = build_record(**{**common, "tag": "[tirada secreta 6 dif 6]"}, secret=True,
+    secret = build_record(**{**common, "tag": "[tirada]6 dif 6 secreta[/tirada]"}, secret=True,
                           nonce=hashlib.sha256(b"narrador test vector nonce").hexdigest()[:32])
     raw_public = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     vector = {
