@@ -7,7 +7,7 @@ from typing import Any
 from worker.forums.base import ForumPort
 from worker.keystore import Keystore
 from worker.service import Services, utc_now
-from worker.settings import ForumSettings, Settings
+from worker.settings import ConfigError, ForumSettings, Settings
 from worker.store import Store
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
@@ -24,10 +24,15 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None) -> For
             flood slots: ``worker.forums.polite``). None: no politeness layer.
 
     Raises:
+        ConfigError: the bot has no password (or API key) for this forum.
         ValueError: unknown forum kind (settings validation normally catches it first).
         ProfileError: kind ``profile`` with a profile that cannot be loaded.
     """
     from worker.forums.polite import Politeness, RedisBackend
+
+    problem = fs.credentials_problem()
+    if problem:
+        raise ConfigError(problem)
 
     ua = USER_AGENT.format(contact=contact_url)
     polite = (Politeness(RedisBackend(redis), fs.name, min_interval=fs.request_interval,

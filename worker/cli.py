@@ -30,11 +30,15 @@ class BadInput(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
 
-def _settings(config: str | None):  # type: ignore[no-untyped-def]
+def _settings(config: str | None, *, forums: bool = False):  # type: ignore[no-untyped-def]
+    """Load the settings (exit 2 when invalid); ``forums``: also require the bot's credentials."""
     from worker.settings import ConfigError, load_settings
 
     try:
-        return load_settings(config)
+        settings = load_settings(config)
+        if forums:
+            settings.check_forum_credentials()
+        return settings
     except ConfigError as exc:
         raise BadInput(str(exc)) from None
 
@@ -59,7 +63,7 @@ def up(config: str | None, bind: str) -> None:
     """Run Redis (embedded when no REDIS_URL), worker, beat and web together; Ctrl-C stops all."""
     from worker.up import run_up
 
-    settings = _settings(config)
+    settings = _settings(config, forums=True)
     sys.exit(run_up(settings, bind=bind, config_path=config or os.environ.get("NARRADOR_CONFIG")))
 
 
@@ -95,7 +99,7 @@ def web(config: str | None, bind: str, workers: int) -> None:
 @click.option("--concurrency", type=click.IntRange(1, 64), default=2, show_default=True)
 def worker(config: str | None, concurrency: int) -> None:
     """Run a Celery worker."""
-    _settings(config)
+    _settings(config, forums=True)
     if config:
         os.environ["NARRADOR_CONFIG"] = str(Path(config).resolve())
     os.execv(sys.executable, [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
@@ -121,7 +125,7 @@ def poll(config: str | None) -> None:
     from worker.bootstrap import build_services
     from worker.service import discover_threads, poll_thread, process_post, send_reply
 
-    settings = _settings(config)
+    settings = _settings(config, forums=True)
     if not settings.redis_url:
         raise BadInput("no Redis configured: set REDIS_URL")
     svc = build_services(settings)

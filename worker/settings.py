@@ -108,6 +108,19 @@ class ForumSettings:
     request_interval: float = 1.0
     flood_interval: float = 15.0
 
+    def credentials_problem(self) -> str:
+        """Why the bot cannot log in to this forum (no password / API key), or ``""``.
+
+        Checked by the commands that talk to forums (``up``, ``worker``, ``poll``...) and
+        when an adapter is built, not at load: a master importing sheets or adding an
+        account needs no forum password.
+        """
+        if self.password or (self.kind == "discourse" and self.api_key):
+            return ""
+        if self.kind == "discourse":
+            return f"forums.{self.name}: no API key (set api_key or api_key_env)"
+        return f"forums.{self.name}: no password (set password or password_env)"
+
     @property
     def markup_flavour(self) -> str:
         """Markup flavour used to extract the author's text from a post."""
@@ -143,6 +156,12 @@ class Settings:
             return self.games[game_id]
         except KeyError:
             raise ConfigError(f"unknown game {game_id!r}") from None
+
+    def check_forum_credentials(self) -> None:
+        """Raise ``ConfigError`` naming every forum the bot cannot log in to."""
+        problems = [p for p in (f.credentials_problem() for f in self.forums.values()) if p]
+        if problems:
+            raise ConfigError("; ".join(problems))
 
     def forum(self, name: str) -> ForumSettings:
         """Return the forum ``name``; raises ``ConfigError`` if unknown."""
@@ -274,9 +293,6 @@ def settings_from_mapping(
 
         password = secret("password")
         api_key = secret("api_key")
-        if not password and not (kind == "discourse" and api_key):
-            what = "api_key or api_key_env" if kind == "discourse" else "password or password_env"
-            raise ConfigError(f"forums.{name}: no {'API key' if kind == 'discourse' else 'password'} (set {what})")
         if kind == "profile" and not f.get("profile"):
             raise ConfigError(f"forums.{name}.profile is required for kind 'profile' (mybb18, smf21 or a file)")
         forums[name] = ForumSettings(

@@ -49,7 +49,6 @@ def test_narrador_redis_url_wins_over_redis_url():
         (lambda d: d["games"]["g"].update(language="fr"), "language"),
         (lambda d: d["forums"]["f"].update(kind="vbulletin"), "kind"),
         (lambda d: d["forums"]["f"].update(game="nope"), "unknown game"),
-        (lambda d: d["forums"]["f"].pop("password"), "no password"),
         (lambda d: d["forums"]["f"].update(poll_interval=0), "poll_interval"),
         (lambda d: d["forums"]["f"].update(poll_interval="often"), "must be a number"),
     ],
@@ -115,7 +114,6 @@ def test_secrets_come_from_named_environment_variables():
 
 
 @pytest.mark.parametrize("forum, message", [
-    (dict(kind="discourse", password=None), "no API key"),
     (dict(kind="profile"), "profile is required"),
     (dict(request_interval=-1), "request_interval"),
     (dict(flood_interval="often"), "flood_interval"),
@@ -123,3 +121,21 @@ def test_secrets_come_from_named_environment_variables():
 def test_new_forum_settings_are_validated(forum, message):
     with pytest.raises(ConfigError, match=message):
         settings_from_mapping(_forum_data(**forum), base_dir=Path("/"), environ={})
+
+
+def test_missing_forum_password_is_reported_when_the_forum_is_used_not_at_load():
+    from worker.bootstrap import make_forum
+
+    data = {
+        "games": {"g": {"ruleset": "vampiro"}},
+        "forums": {"f": {"kind": "flaskbb", "base_url": "http://x", "username": "bot", "game": "g"}},
+    }
+    s = settings_from_mapping(data, base_dir=Path("/"), environ={})  # masters can still import sheets
+    assert s.forum("f").credentials_problem() == "forums.f: no password (set password or password_env)"
+    with pytest.raises(ConfigError, match="no password"):
+        s.check_forum_credentials()
+    with pytest.raises(ConfigError, match="no password"):
+        make_forum(s.forum("f"), contact_url="http://c")
+    d = settings_from_mapping(_forum_data(kind="discourse", password=None), base_dir=Path("/"), environ={})
+    with pytest.raises(ConfigError, match="no API key"):
+        d.check_forum_credentials()
