@@ -181,8 +181,10 @@ def eval_cmd(system: str, faces: str, difficulty: int | None, willpower: bool, s
         click.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
         return
     label = outcome_label(result.outcome, result.degree_label, "es")
+    successes = f"{result.successes} éxito{'' if result.successes == 1 else 's'}"
+    ones = f"{result.ones} uno{'' if result.ones == 1 else 's'}"
     click.echo(f"{ruleset.id}: {' '.join(map(str, result.faces))} dif {result.difficulty}"
-               f"{' +FV' if willpower else ''} -> {label} ({result.successes} éxitos, {result.ones} unos)")
+               f"{' +FV' if willpower else ''} -> {label} ({successes}, {ones})")
 
 
 def _options(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -236,10 +238,14 @@ def tags(file_or_text: str, fmt: str, as_json: bool) -> None:
     """Show the roll tags Narrador reads in a post (a file path, '-' for stdin, or the text itself)."""
     from worker.extract import describe_tags
 
+    looks_like_path = "[" not in file_or_text and (
+        "/" in file_or_text or file_or_text.endswith((".html", ".htm", ".txt", ".md", ".bbcode")))
     if file_or_text == "-":
         text = sys.stdin.read(1_000_000)
     elif len(file_or_text) < 4096 and Path(file_or_text).is_file():
         text = Path(file_or_text).read_text(encoding="utf-8", errors="replace")
+    elif looks_like_path:
+        raise BadInput(f"no such file: {file_or_text}")
     else:
         text = file_or_text
     try:

@@ -37,6 +37,8 @@ from worker.settings import load_settings
 from worker.up import narrador_running
 
 GAME = "demo"
+#: The Storyteller account the demo creates for its audit page (loopback use only).
+DEMO_MASTER = ("master", "master-narrador-local")
 
 FIRST_POST = """Lucía empuja la puerta del almacén y escucha pasos al otro lado.
 
@@ -123,6 +125,19 @@ def _forum_name(instance: Path) -> str:
     return marker.read_text(encoding="utf-8").strip()
 
 
+def demo_master(redis_url: str) -> None:
+    """Create (or refresh) the demo's master account, so the printed audit URL can be used."""
+    import redis
+
+    from worker.masters import MasterAccounts
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True, socket_timeout=5)
+    try:
+        MasterAccounts(client).add(GAME, DEMO_MASTER[0], DEMO_MASTER[1])
+    finally:
+        client.close()
+
+
 def wait_for_replies(player: FlaskBBClient, thread_id: str, post_ids: list[str], timeout: float) -> dict[str, str]:
     """Read the thread until the bot has replied to every post in ``post_ids``.
 
@@ -177,7 +192,7 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
     say = lambda *a: print(*a, file=out, flush=True)  # noqa: E731
     forum = LocalForum(instance / "forum")
     try:
-        say("Preparing the local FlaskBB forum (the first run installs it: about a minute)...")
+        say("Starting the local FlaskBB forum (installed on first use: about a minute)...")
         forum.setup()
         forum.start()
     except LocalForumError as exc:
@@ -195,9 +210,10 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
             return 1
         try:
             report = _play(forum, settings, running.web_url, timeout, say)
+            demo_master(running.redis_url)
             say("")
             say(f"Thread: {report.thread_url}")
-            say(f"Audit:  {report.audit_url}")
+            say(f"Audit:  {report.audit_url} (log in as {DEMO_MASTER[0]} / {DEMO_MASTER[1]})")
             for pid, ids in report.rolls.items():
                 for rid in ids:
                     say(f"Roll:   {running.web_url}/v/{rid}")
@@ -210,8 +226,11 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
             if exit_when_done or not report.ok:
                 return 0 if report.ok else 1
             say("Narrador keeps polling. Press Ctrl-C to stop the forum and every Narrador process.")
-            return running.group.wait()
+            code = running.group.wait()
+            say("Stopping...")
+            return code
         except KeyboardInterrupt:
+            say("Stopping...")
             return 0
         finally:
             ctx.__exit__(None, None, None)

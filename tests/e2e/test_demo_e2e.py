@@ -100,6 +100,6 @@ def test_readme_demo_command_runs_with_embedded_redis(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "All checks passed" in proc.stdout
     assert re.search(r"Thread: http://127\.0\.0\.1:\d+/topic/\d+", proc.stdout)
-    assert f"Audit:  http://{bind}/audit/demo" in proc.stdout
+    assert f"Audit:  http://{bind}/audit/demo (log in as master / master-narrador-local)" in proc.stdout
     assert len(set(ROLL_ID_RE.findall(proc.stdout))) == 3
     assert (tmp_path / "demo" / "redis" / "appendonly.aof").exists() or (tmp_path / "demo" / "redis" / "appendonlydir").exists()

@@ -29,7 +29,7 @@ def config(tmp_path, unique, cleanup_keys):
 
 def test_sheets_import_and_list(config, unique, redis_client, tmp_path):
     sheets = tmp_path / "sheets.yaml"
-    sheets.write_text(EXAMPLE.read_text(encoding="utf-8").replace("game: gehena", f"game: g-{unique}"), encoding="utf-8")
+    sheets.write_text(EXAMPLE.read_text(encoding="utf-8").replace("# game: noches", f"game: g-{unique}"), encoding="utf-8")
     runner = CliRunner()
     result = runner.invoke(main, ["sheets", "import", "-c", config, f"g-{unique}", str(sheets)])
     assert result.exit_code == 0, result.output

@@ -25,7 +25,7 @@ def _import(client, game: str, text: str):
 
 def test_master_imports_views_and_adjusts_willpower(world, ana, redis_client):  # noqa: F811
     game = world["ids"]["game"]
-    resp = _import(ana, game, EXAMPLE.replace("game: gehena", f"game: {game}"))
+    resp = _import(ana, game, EXAMPLE.replace("# game: noches", f"game: {game}"))
     html = resp.get_data(as_text=True)
     assert "Importados: 3 nuevos, 0 actualizados." in html
     assert "Lucía Ferrer" in html and "5/6" in html and "Destreza 3" in html
