@@ -1,7 +1,8 @@
 """Narrador's benchmark suite: one command, one markdown table of ratios.
 
     /work/venv/bin/python -m tests.bench [--quick] [--only 1,2,...] [--duration S] [--rate R]
-                                         [--write docs/benchmarks.md]
+                                         [--write docs/benchmarks.md] [--details]
+                                         [--profile DIR]
 
 Items (issue 9): 1 exact probabilities vs icepool and dyce; 2 the roll pipeline in-process vs
 bare HMAC + Ed25519; 3 end to end on loopback (Celery worker, reply sink); 4 webhook intake
@@ -45,11 +46,12 @@ def run_item(key: str, args: argparse.Namespace) -> list[Row]:
     if key == "3":
         from tests.bench import bench_e2e
 
-        return bench_e2e.run(quick=quick, duration=args.duration, rate=args.rate)
+        return bench_e2e.run(quick=quick, duration=args.duration, rate=args.rate,
+                             profile=args.profile)
     if key == "4":
         from tests.bench import bench_intake
 
-        return bench_intake.run(quick=quick)
+        return bench_intake.run(quick=quick, profile=args.profile)
     if key == "5":
         from tests.bench import bench_polling
 
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=50.0, help="offered posts/s in item 3")
     parser.add_argument("--write", type=Path, default=None, help="also write the table to this file")
     parser.add_argument("--details", action="store_true", help="print the profile of item 2")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="folder for py-spy profiles of item 3's worker and item 4's web "
+                             "workers (extra load after the measurement; needs py-spy)")
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.only.split(",") if k.strip()]
     unknown = [k for k in keys if k not in ITEMS]

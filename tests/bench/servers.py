@@ -3,12 +3,12 @@
 ``python -m tests.bench.servers KIND [--port 0] [--dir DIR]`` prints ``PORT <n>`` on stdout
 once listening, then serves until killed (or until ``--max-seconds`` elapse):
 
-- ``sink``: a reply sink that looks like a forum to Narrador's reply path: ``POST
-  /posts.json`` (Discourse's reply call: JSON ``{"topic_id", "raw"}``) records the reply with
-  its arrival time and answers ``{"id": n}``; ``GET /sink/find?topic=T&marker=M`` answers
-  ``{"id": n}`` or ``{"id": null}`` (the marker search before posting); ``GET
-  /sink/replies`` returns every reply as ``[[arrival_unix_time, marker_post_id, topic, id]]``;
-  ``POST /sink/reset`` forgets them.
+- ``sink``: a reply sink that answers like Discourse to Narrador's Discourse adapter
+  (:class:`SinkHandler`: ``POST /posts.json`` records the reply with its arrival time and
+  answers the new post; ``GET /t/<topic>.json?page=N`` returns the topic's posts in
+  Discourse's shape, so the adapter's marker search (``find_reply``) sees earlier replies);
+  ``GET /sink/replies`` returns every reply as ``[[arrival_unix_time, marker_post_id,
+  topic, id]]``; ``GET /sink/stats`` counts the calls; ``POST /sink/reset`` forgets all.
 - ``pages``: FlaskBB topic pages from ``--dir`` (``topic_p<N>.html`` for ``?page=N``) with an
   ``ETag``; answers ``304`` to a matching ``If-None-Match``; ``GET /_stats`` counts requests,
   conditional requests and 304s.
@@ -20,16 +20,20 @@ Threaded (``ThreadingHTTPServer``), HTTP/1.1 keep-alive.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import re
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 _MARKER = re.compile(r"\(ref p([^)\s]+)\)")
+_TOPIC = re.compile(r"/t/(\d+)\.json")
 
 
 class _Base(BaseHTTPRequestHandler):
@@ -57,9 +61,49 @@ class _Base(BaseHTTPRequestHandler):
 
 
 class SinkHandler(_Base):
+    """A reply sink that answers like Discourse for the calls Narrador's adapter makes.
+
+    - ``POST /posts.json`` (JSON ``{"topic_id", "raw"}``, headers ``Api-Key`` and
+      ``Api-Username`` required, else 403): the reply becomes the next post of its topic
+      (``username`` = ``Api-Username``, ``cooked`` = the raw text escaped in a ``<p>``);
+      answers the new post (``id``, ``topic_id``, ``post_number``).
+    - ``GET /t/<topic>.json?page=N``: Discourse's topic view: ``post_stream.posts`` (the
+      N-th chunk of 20 posts) and ``post_stream.stream`` (every post id). Every topic
+      exists and starts with an opening post by ``directora`` (a player's topic exists
+      before the bot replies in it).
+    - ``GET /posts.json``: ``{"latest_posts": []}`` (the polling fallback finds nothing).
+    - ``GET /u/<name>.json``: the bot's user (the adapter's ``login``).
+    """
+
     lock = threading.Lock()
-    replies: list[list] = []
-    by_marker: dict[str, int] = {}
+    replies: ClassVar[list[list]] = []
+    topics: ClassVar[dict[str, list[dict]]] = {}
+    stats: ClassVar[dict[str, int]] = {}
+    next_id: ClassVar[list[int]] = [0]
+
+    def _count(self, what: str) -> None:
+        with self.lock:
+            self.stats[what] = self.stats.get(what, 0) + 1
+
+    @classmethod
+    def _topic(cls, topic: str) -> list[dict]:
+        """The posts of ``topic`` (created with its opening post); hold ``lock``."""
+        posts = cls.topics.get(topic)
+        if posts is None:
+            posts = cls.topics[topic] = []
+            cls._append(topic, "directora", "<p>Escena abierta.</p>")
+        return posts
+
+    @classmethod
+    def _append(cls, topic: str, username: str, cooked: str) -> dict:
+        cls.next_id[0] += 1
+        posts = cls.topics[topic]
+        stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        post = {"id": cls.next_id[0], "topic_id": int(topic), "post_number": len(posts) + 1,
+                "username": username, "created_at": stamp, "updated_at": stamp, "version": 1,
+                "post_type": 1, "cooked": cooked, "topic_slug": f"escena-{topic}"}
+        posts.append(post)
+        return post
 
     def do_POST(self) -> None:
         now = time.time()
@@ -68,26 +112,29 @@ class SinkHandler(_Base):
         if path == "/sink/reset":
             with self.lock:
                 self.replies.clear()
-                self.by_marker.clear()
+                self.topics.clear()
+                self.stats.clear()
             return self._send(200, b"{}")
         if path != "/posts.json":
             return self._send(404, b'{"errors":["not found"]}')
+        self._count("post_reply")
+        user = self.headers.get("Api-Username", "")
+        if not self.headers.get("Api-Key") or not user:
+            return self._send(403, b'{"errors":["You are not permitted to view the requested resource."]}')
         try:
-            if self.headers.get("Content-Type", "").startswith("application/json"):
-                data = json.loads(raw or b"{}")
-            else:
-                data = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
-        except ValueError:
-            return self._send(400, b'{"errors":["bad body"]}')
-        text = str(data.get("raw", ""))
+            data = json.loads(raw or b"{}")
+            topic = str(int(data["topic_id"]))
+            text = str(data["raw"])
+        except (ValueError, KeyError, TypeError):
+            return self._send(422, b'{"errors":["bad body"]}')
         m = _MARKER.search(text)
         marker = m.group(1) if m else ""
+        cooked = "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
         with self.lock:
-            rid = len(self.replies) + 1
-            self.replies.append([now, marker, str(data.get("topic_id", "")), rid])
-            if marker:
-                self.by_marker.setdefault(f"(ref p{marker})", rid)
-        self._send(200, json.dumps({"id": rid, "topic_id": data.get("topic_id")}).encode())
+            self._topic(topic)
+            post = self._append(topic, user, cooked)
+            self.replies.append([now, marker, topic, post["id"]])
+        self._send(200, json.dumps(post).encode())
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
@@ -95,12 +142,28 @@ class SinkHandler(_Base):
             with self.lock:
                 body = json.dumps(self.replies).encode()
             return self._send(200, body)
-        if parts.path == "/sink/find":
-            q = parse_qs(parts.query)
+        if parts.path == "/sink/stats":
             with self.lock:
-                rid = self.by_marker.get(q.get("marker", [""])[0])
-            return self._send(200, json.dumps({"id": rid}).encode())
-        self._send(404, b"{}")
+                body = json.dumps(self.stats).encode()
+            return self._send(200, body)
+        m = _TOPIC.fullmatch(parts.path)
+        if m:
+            self._count("topic_read")
+            page = int(parse_qs(parts.query).get("page", ["1"])[0] or 1)
+            with self.lock:
+                posts = self._topic(m.group(1))
+                chunk = posts[(page - 1) * 20: page * 20]
+                stream = [p["id"] for p in posts]
+                body = json.dumps({"id": int(m.group(1)), "title": f"Escena {m.group(1)}",
+                                   "posts_count": len(posts),
+                                   "post_stream": {"posts": chunk, "stream": stream}}).encode()
+            return self._send(200, body)
+        if parts.path == "/posts.json":
+            self._count("latest")
+            return self._send(200, b'{"latest_posts": []}')
+        if parts.path.startswith("/u/") and parts.path.endswith(".json"):
+            return self._send(200, json.dumps({"user": {"username": parts.path[3:-5]}}).encode())
+        self._send(404, b'{"errors":["not found"]}')
 
 
 class PagesHandler(_Base):
