@@ -675,7 +675,7 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
             return state.fields.get("reply_post_id")
         thread_id = state.fields["thread_id"]
         forum = svc.forum(forum_name)
-        existing = forum.find_reply(thread_id, render.post_marker(post_id))
+        existing = forum.find_reply(thread_id, render.post_marker(post_id), after_post_id=post_id)
         reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
         metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
         svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id))

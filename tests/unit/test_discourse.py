@@ -128,6 +128,14 @@ def test_find_reply_searches_the_topic_from_the_last_chunk():
     assert client.find_reply("12", "(ref p999)") is None
 
 
+def test_find_reply_stops_at_the_chunk_holding_the_post_it_answers():
+    """A missing reply (the usual case) must not cost a read of the whole topic."""
+    web = topic_web()
+    client = make(web)
+    assert client.find_reply("12", "(ref p999)", after_post_id="322") is None
+    assert [s.path for s in web.log] == ["/t/12.json?page=1", "/t/12.json?page=2"]
+
+
 def test_latest_posts_is_the_polling_fallback():
     web = FakeWeb("https://forum.test")
     web.route("GET", "/posts.json", Reply(200, text("latest_posts.json"), JSON))

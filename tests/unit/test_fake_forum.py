@@ -80,3 +80,18 @@ def test_empty_reply_is_rejected():
     with pytest.raises(ForumError) as err:
         forum.post_reply(tid, "  ")
     assert err.value.reason == "rejected"
+
+
+def test_find_reply_stops_at_the_post_it_answers():
+    from worker.forums.base import passed
+    from worker.forums.fake import FakeForum
+
+    forum = FakeForum("f")
+    thread_id, first = forum.add_thread("1", "t", "[tirada]5[/tirada]")
+    old_reply = forum.post_reply(thread_id, "respuesta (ref p1)")
+    second = forum.add_post(thread_id, "otra")
+    assert forum.find_reply(thread_id, "(ref p1)") == old_reply
+    assert forum.find_reply(thread_id, "(ref p1)", after_post_id=second) is None  # older than the post
+    posts = [forum.post(first), forum.post(second)]
+    assert passed(posts, second) and passed(posts, "3") and not passed(posts[:1], None)
+    assert not passed([forum.post(second)], first)

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 __all__ = [
     "REASONS",
+    "passed",
     "TRANSIENT_REASONS",
     "ForumError",
     "ForumPort",
@@ -149,6 +150,20 @@ class ThreadPage:
     unchanged: bool = False
 
 
+def passed(posts: "list[ForumPost] | tuple[ForumPost, ...]", after_post_id: str | None) -> bool:
+    """True when a backward search for a reply to ``after_post_id`` can stop at this page:
+    the page holds that post or an older one (post ids grow with time in every supported
+    forum; ids that are not numbers are only compared for equality)."""
+    if after_post_id is None:
+        return False
+    for post in posts:
+        if post.post_id == after_post_id:
+            return True
+        if post.post_id.isdigit() and after_post_id.isdigit() and int(post.post_id) < int(after_post_id):
+            return True
+    return False
+
+
 @runtime_checkable
 class ForumPort(Protocol):
     """What Narrador needs from a forum. Every method may raise :class:`ForumError`."""
@@ -182,9 +197,13 @@ class ForumPort(Protocol):
         lock to avoid double replies."""
         ...
 
-    def find_reply(self, thread_id: str, marker: str) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """Return the id of a post by the bot in the thread whose text contains ``marker``
-        (e.g. a roll id), or None when there is none."""
+        (e.g. a roll id), or None when there is none.
+
+        ``after_post_id``: the reply can only come after this post (the one it answers), so
+        the search, which reads from the newest page backwards, stops at the page holding it
+        (see :func:`passed`)."""
         ...
 
     def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:

@@ -29,7 +29,7 @@ from urllib.parse import urljoin
 import requests
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
 from worker.forums.flaskbb import DEFAULT_USER_AGENT
 from worker.forums.polite import Politeness
 
@@ -316,10 +316,11 @@ class DiscourseClient:
         except (KeyError, TypeError, ValueError):
             raise ForumError("markup", "reply accepted but no post id in the answer") from None
 
-    def find_reply(self, thread_id: str, marker: str) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The id of the bot's newest post in the topic whose text contains ``marker``,
         reading chunks from the last backwards (posts are searched directly: Discourse's
-        search index lags behind new posts).
+        search index lags behind new posts) and stopping at the chunk that holds
+        ``after_post_id`` (the reply cannot be older).
 
         Raises:
             ForumError: as :meth:`list_posts`.
@@ -332,10 +333,13 @@ class DiscourseClient:
         last = self._last_page(data)
         for number in range(last, max(0, last - MAX_PAGES), -1):
             chunk = data if number == 1 else self._topic(thread_id, number)
-            for post in reversed(self._posts_of(chunk, number)):
+            posts = self._posts_of(chunk, number)
+            for post in reversed(posts):
                 text = " ".join(htmllib.unescape(_TAGS.sub(" ", post.body_html)).split())
                 if post.author.casefold() == me and wanted in text:
                     return post.post_id
+            if passed(posts, after_post_id):
+                return None
         return None
 
     def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:

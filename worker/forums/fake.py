@@ -189,10 +189,13 @@ class FakeForum:
         self.replies.append(RecordedReply(thread_id, post_id, content))
         return post_id
 
-    def find_reply(self, thread_id: str, marker: str) -> str | None:
-        """The bot's newest post in the thread whose text contains ``marker``, else None."""
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+        """The bot's newest post in the thread whose text contains ``marker``, else None;
+        the search stops at ``after_post_id`` (the reply cannot be older)."""
         self._enter("find_reply")
         for pid in reversed(self._thread(thread_id).post_ids):
+            if pid == after_post_id:
+                return None
             post = self._posts[pid]
             if post.author == self.bot and marker in html.unescape(post.body_html):
                 return pid

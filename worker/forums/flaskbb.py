@@ -34,7 +34,7 @@ import requests
 from bs4 import BeautifulSoup, Tag
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
 from worker.forums.polite import Politeness
 
 __all__ = [
@@ -559,12 +559,13 @@ class FlaskBBClient:
                              transient=False)
         raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
 
-    def find_reply(self, thread_id: str, marker: str) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The id of the bot's newest post in topic ``thread_id`` whose text contains
         ``marker`` (whitespace-normalized), or None.
 
         Reads page 1 (to learn the last page), then from the last page backwards and stops
-        at the first match, so a recent reply costs two requests. At most
+        at the first match, so a recent reply costs two requests; with ``after_post_id`` it
+        also stops at the page holding that post (the reply cannot be older). At most
         :data:`MAX_PAGES` pages.
 
         Raises:
@@ -590,13 +591,13 @@ class FlaskBBClient:
             if exc.reason != "not_found" or self._logged_in:
                 raise
             self.login()  # maybe hidden from guests
-            return self.find_reply(thread_id, marker)
+            return self.find_reply(thread_id, marker, after_post_id=after_post_id)
         first_posts, info = first
         for number in range(info.last_page, max(1, info.last_page - MAX_PAGES), -1):
             got = self._read_page(thread_id, number)
             if got is not None:
                 found = match(got[0])
-                if found:
+                if found or passed(got[0], after_post_id):
                     return found
         return match(first_posts)
 

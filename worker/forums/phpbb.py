@@ -52,7 +52,7 @@ from bs4 import BeautifulSoup, Tag
 from lxml import etree
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
 from worker.forums.flaskbb import DEFAULT_USER_AGENT
 from worker.forums.polite import Politeness
 from worker.forums.profile import form_fields, meta_refresh_url
@@ -602,10 +602,11 @@ class PhpBBClient:
         except ForumError as exc:
             raise self._markup(exc, resp.url, board=forum_id) from None
 
-    def find_reply(self, thread_id: str, marker: str) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The id of the bot's newest post in topic ``thread_id`` whose text contains
         ``marker`` (whitespace-normalized), or None. Reads page 1 (to learn the last page)
-        then from the last page backwards, stopping at the first match.
+        then from the last page backwards, stopping at the first match or at the page that
+        holds ``after_post_id`` (the reply cannot be older).
 
         Raises:
             ForumError: as :meth:`list_posts`.
@@ -624,8 +625,9 @@ class PhpBBClient:
         first_posts, info = self._read_logged(thread_id, 1)
         per_page = info.per_page or self.posts_per_page
         for number in range(info.last_page, max(1, info.last_page - MAX_PAGES), -1):
-            found = match(self._read_logged(thread_id, number, per_page)[0])
-            if found:
+            posts = self._read_logged(thread_id, number, per_page)[0]
+            found = match(posts)
+            if found or passed(posts, after_post_id):
                 return found
         return match(first_posts)
 

@@ -30,7 +30,7 @@ from bs4 import BeautifulSoup, Tag
 from soupsieve import SelectorSyntaxError
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
 from worker.forums.polite import Politeness
 
 __all__ = [
@@ -630,9 +630,10 @@ class ProfileClient:
         except ForumError as exc:
             raise self._alert(exc, resp.url, board=forum_id) from None
 
-    def find_reply(self, thread_id: str, marker: str) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The bot's newest post in the topic containing ``marker``, from the last page
-        backwards; None when there is none.
+        backwards (stopping at the page that holds ``after_post_id``); None when there is
+        none.
 
         Raises:
             ForumError: as :meth:`list_posts`.
@@ -650,6 +651,8 @@ class ProfileClient:
                 text = " ".join(BeautifulSoup(post.body_html, "lxml").get_text(" ").split())
                 if post.author.casefold() == me and wanted in text:
                     return post.post_id
+            if passed(posts, after_post_id):
+                return None
         return None
 
     def _submit(self, recipe: FormRecipe, path: str, fill: dict[str, str], what: str
