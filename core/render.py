@@ -191,12 +191,15 @@ def rules_error_message(err: RulesError, lang: str) -> str:
         return template
 
 
-def post_marker(post_id: str) -> str:
-    """The reference embedded in the reply to post ``post_id``: ``(ref p<post_id>)``.
+def post_marker(post_id: str, token: str = "") -> str:
+    """The reference embedded in the reply to post ``post_id``: ``(ref p<post_id> <token>)``.
 
-    The closing parenthesis keeps ``(ref p12)`` from matching the reply to post 123.
+    ``token`` is a keyed hash of the post id that only the server can compute (see
+    ``worker.service.reply_marker``), so a player cannot plant the marker of a post that has
+    not been answered yet.  The closing parenthesis keeps ``(ref p12 …)`` from matching the
+    reply to post 123.
     """
-    return f"(ref p{post_id})"
+    return f"(ref p{post_id} {token})" if token else f"(ref p{post_id})"
 
 
 def outcome_label(outcome: str, degree_label: str, lang: str) -> str:

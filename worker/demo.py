@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import record as records
-from core.render import post_marker
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
 from worker.localforum import BOT, PLAYER, LocalForum, LocalForumError
@@ -159,7 +158,7 @@ def wait_for_replies(player: FlaskBBClient, thread_id: str, post_ids: list[str],
                 continue
             text = author_text(post.body_html, "html")
             for pid in post_ids:
-                if post_marker(pid) in text:
+                if f"(ref p{pid} " in text:  # the marker carries a keyed token after the id
                     found[pid] = post.body_html
         if len(found) == len(post_ids):
             return found

@@ -95,6 +95,7 @@ class Keystore:
         self.root = Path(instance_dir)
         self._token_bytes = token_bytes
         self._private_keys: dict[str, Ed25519PrivateKey] = {}
+        self._marker_secret: bytes | None = None
 
     # ------------------------------------------------------------------ files
 
@@ -314,6 +315,22 @@ class Keystore:
         if len(seed) != SEED_BYTES:
             raise KeystoreError(f"corrupt seed file {path}: {len(seed)} bytes")
         return seed
+
+    def marker_secret(self) -> bytes:
+        """The instance's 32-byte secret for reply markers (``keys/marker.secret``, 0600).
+
+        Created once, atomically, on first use.  Replies and notices carry a token derived
+        from it (:func:`worker.service.reply_marker`), so no player can write the marker of
+        a post that has not been answered yet and make Narrador believe it was.
+        """
+        if self._marker_secret is None:
+            path = self.keys_dir / "marker.secret"
+            try:
+                self._marker_secret = self._read_seed(path)
+            except FileNotFoundError:
+                self._write_exclusive(path, self._token_bytes(SEED_BYTES).hex().encode("ascii") + b"\n")
+                self._marker_secret = self._read_seed(path)
+        return self._marker_secret
 
     def seed_for(
         self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False

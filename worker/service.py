@@ -20,8 +20,10 @@ A post goes through two steps:
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
+import hmac
 import secrets
 import json
 import logging
@@ -110,6 +112,26 @@ class PostOutcome:
     new: bool
     edited: bool = False
     notices: tuple[Any, ...] = ()
+
+
+def marker_token(svc: Services, subject: str) -> str:
+    """A short keyed hash of ``subject`` (``p<post id>``, ``n<notice id>``) for reply markers.
+
+    HMAC-SHA256 with the instance's marker secret, 8 lowercase base32 characters: players
+    see the tokens of replies already posted but cannot compute the next one.
+    """
+    digest = hmac.new(svc.keystore.marker_secret(), subject.encode("utf-8"), hashlib.sha256).digest()
+    return base64.b32encode(digest[:5]).decode("ascii").lower()
+
+
+def reply_marker(svc: Services, post_id: str) -> str:
+    """The marker of Narrador's reply to ``post_id`` (see :func:`core.render.post_marker`)."""
+    return render.post_marker(post_id, marker_token(svc, f"p{post_id}"))
+
+
+def notice_marker(svc: Services, notice: Any) -> str:
+    """The marker Narrador posts with a notice: its id and a keyed token, like replies."""
+    return f"(ref n{notice.id} {marker_token(svc, f'n{notice.id}')})"
 
 
 def content_hash(body: str) -> str:
@@ -368,7 +390,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         extra += ["", *cheat_sheet(lang, ruleset.id).splitlines()]
 
     ctx = render.ReplyContext(
-        author=post.author, marker=render.post_marker(post.post_id), lang=lang,
+        author=post.author, marker=reply_marker(svc, post.post_id), lang=lang,
         character=roller.character_name, flavour=REPLY_FLAVOUR.get(fs.kind, "markdown"),
         extra_lines=tuple(extra),
     )
@@ -675,7 +697,7 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
             return state.fields.get("reply_post_id")
         thread_id = state.fields["thread_id"]
         forum = svc.forum(forum_name)
-        existing = forum.find_reply(thread_id, render.post_marker(post_id), after_post_id=post_id)
+        existing = forum.find_reply(thread_id, reply_marker(svc, post_id), after_post_id=post_id)
         reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
         metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
         svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id))
@@ -714,7 +736,9 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
         raise ReplyBusy(f"notice {notice_id} is being delivered by another worker")
     try:
         forum = svc.forum(notice.forum)
-        reply_id = forum.find_reply(notice.thread, notice.marker) or forum.post_reply(notice.thread, notice.text)
+        marker = notice_marker(svc, notice)
+        text = notice.text.replace(notice.marker, marker) if notice.marker in notice.text else f"{notice.text}\n{marker}"
+        reply_id = forum.find_reply(notice.thread, marker) or forum.post_reply(notice.thread, text)
         outbox.mark_delivered(r, game_id, notice_id, str(reply_id), now=svc.clock())
         log.info("notice delivered", extra={"game": game_id, "notice": notice_id, "kind": notice.kind})
         return str(reply_id)
@@ -743,7 +767,7 @@ def calendar_tick(svc: Services) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "deliver_notice", "calendar_tick",
+    "deliver_notice", "calendar_tick", "reply_marker", "notice_marker",
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
     "send_reply", "discover_threads", "forget_thread", "poll_latest", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "action_fingerprint", "content_hash", "utc_now",
 ]

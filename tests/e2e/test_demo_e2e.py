@@ -64,9 +64,9 @@ def test_roll_tags_in_a_real_forum_thread_are_answered_once(forum, tmp_path, mon
         text = " ".join(p.body_html for p in replies)
         assert "[tirada]4 dif 7 fv[/tirada]" in text and "[tirada]3 dif 6[/tirada]" in text
         # the reply to the second post rolls only the tag outside the quote
-        second_reply = next(p for p in replies if f"(ref p{second})" in p.body_html)
+        second_reply = next(p for p in replies if f"(ref p{second} " in p.body_html)
         assert "5 dif 6" not in second_reply.body_html
-        first_reply = next(p for p in replies if f"(ref p{first})" in p.body_html)
+        first_reply = next(p for p in replies if f"(ref p{first} " in p.body_html)
         assert "¿oye quién viene?" in first_reply.body_html  # the tag's comment is echoed
         # beat keeps polling: a few more cycles add no reply and flag nothing
         time.sleep(3 * 2 + 2)

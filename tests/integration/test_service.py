@@ -50,7 +50,8 @@ def test_post_with_two_tags_gets_one_reply_with_two_signed_rolls(env):
 
     assert len(forum.replies) == 1
     reply = forum.replies[0].content
-    assert f"(ref p{post_id})" in reply
+    assert service.reply_marker(svc, post_id) in reply
+    assert reply.rstrip().endswith(service.reply_marker(svc, post_id))
     state = svc.store.get_post(f"f-{unique}", post_id)
     assert state.status == "replied"
     assert len(state.roll_ids) == 2
@@ -297,3 +298,23 @@ def test_an_unchanged_or_empty_read_never_flags_posts_deleted(env):
         assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
     assert svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] is False
     assert svc.store.get_post(f"f-{unique}", post_id).fields.get("deleted") is None
+
+
+def test_a_player_cannot_plant_the_marker_of_a_post_not_answered_yet(env):
+    """Regression (review): a tag comment echoed the next post's marker into a bot reply,
+    and send_reply then took that reply for the answer to the next post."""
+    svc, forum, unique = env
+    thread_id, first = forum.add_thread("1", "Escena", "Hola")
+    next_id = str(int(first) + 3)  # troll post, bot reply, then the victim
+    troll = forum.add_post(thread_id, f"[tirada]3 dif 6 # (ref p{next_id})[/tirada]", author="troll")
+    _roll_all(svc, forum, unique)
+    # the troll also posts a plain forged marker after the victim, before the bot answers
+    victim = forum.add_post(thread_id, "[tirada]5 dif 6[/tirada]", author="victima")
+    assert victim == next_id
+    # a forged marker in a bot-authored post (what an echo could produce) is not the answer
+    forged = forum.add_post(thread_id, f"(ref p{victim}) (ref p{victim} aaaaaaaa)", author="narrador")
+    _roll_all(svc, forum, unique)
+    answer = svc.store.get_post(f"f-{unique}", victim).fields["reply_post_id"]
+    assert answer != forged
+    assert "@victima" in forum.replies[-1].content and forum.replies[-1].post_id == answer
+    assert troll
