@@ -90,3 +90,17 @@ def test_may_contain_tags_prefilter_never_hides_a_tag():
     assert may_contain_tags("<p>[ti\u200brada]5[/tirada]</p>")  # a zero-width space cannot hide it
     assert may_contain_tags("[ausencia hasta=2026-12-24]x[/ausencia]")
     assert may_contain_tags("[absence until=2026-12-24]x[/absence]")
+
+
+def test_backtick_floods_are_linear_not_catastrophic():
+    """Regression (review): 2,000 backticks took 150 s in the old code-span regex."""
+    import time
+
+    from worker.extract import _drop_inline_code, author_text
+
+    start = time.perf_counter()
+    assert author_text("`" * 50_000 + " [tirada]5[/tirada]", "markdown").endswith("[tirada]5[/tirada]")
+    assert author_text("` a " * 20_000 + "[tirada]5[/tirada]", "markdown").endswith("[tirada]5[/tirada]")
+    assert time.perf_counter() - start < 5  # generous on a loaded machine; the old code never finished
+    assert _drop_inline_code("a `x` b ``y`z`` c ` d") == "a   b   c ` d"
+    assert _drop_inline_code("``x`") == "``x`"  # unmatched runs are text
