@@ -99,7 +99,7 @@ def test_backtick_floods_are_linear_not_catastrophic():
     from worker.extract import _drop_inline_code, author_text
 
     start = time.perf_counter()
-    assert author_text("`" * 50_000 + " [tirada]5[/tirada]", "markdown").endswith("[tirada]5[/tirada]")
+    assert author_text("x " + "`" * 50_000 + " [tirada]5[/tirada]", "markdown").endswith("[tirada]5[/tirada]")
     assert author_text("` a " * 20_000 + "[tirada]5[/tirada]", "markdown").endswith("[tirada]5[/tirada]")
     assert time.perf_counter() - start < 5  # generous on a loaded machine; the old code never finished
     assert _drop_inline_code("a `x` b ``y`z`` c ` d") == "a   b   c ` d"
