@@ -454,6 +454,7 @@ class _TagRoller:
         self.help_requested = False
         self._sheet: Any = None
         self._sheet_error: StateError | None = None
+        self._willpower_spent_here = False
         self._sheet_loaded = False
 
     @property
@@ -492,6 +493,9 @@ class _TagRoller:
             return
         post, game, ruleset = self.post, self.game, self.ruleset
         notes: list[str] = []
+        if spec.secret and (spec.extended or spec.teamwork or spec.versus):
+            self._problem(tag, _SECRET_SIMPLE_ONLY[self.lang])
+            return
         try:
             sheet = self.sheet(required=bool(spec.traits or spec.willpower))
             pool = sheets.resolve_pool(sheet, spec).pool
@@ -504,6 +508,14 @@ class _TagRoller:
                     self.r, game.id, ruleset.id, self.character_name or post.author, spec.retry, base_difficulty,
                     options=self.options, stress=spec.stress)
                 ruleset.check_difficulty(difficulty)
+            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
+            # the dice are fixed by the key: evaluate first, so a roll the rules refuse
+            # never costs Willpower
+            result = rules.roll(
+                ruleset, pool, derive.DiceStream(self.seed, key), difficulty=difficulty,
+                willpower=bool(spec.willpower), specialty=spec.specialty, stress=spec.stress,
+                automatic=spec.automatic, options=self.options, stunt=spec.stunt,
+            )
             if spec.willpower and sheet is not None:
                 spent = sheets.spend_willpower(
                     self.r, game.id, sheet.name,
@@ -511,12 +523,11 @@ class _TagRoller:
                     op_id=f"{post.forum}:{post.post_id}:{tag.index}", ttl_seconds=self.st.turn_marker_ttl_seconds,
                 )
                 notes.append(_willpower_note(spent, self.lang))
-            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
-            result = rules.roll(
-                ruleset, pool, derive.DiceStream(self.seed, key), difficulty=difficulty,
-                willpower=bool(spec.willpower), specialty=spec.specialty, stress=spec.stress,
-                automatic=spec.automatic, options=self.options, stunt=spec.stunt,
-            )
+            elif spec.willpower:  # no sheet to track points: still once per turn (one post)
+                if self._willpower_spent_here:
+                    raise StateError("Willpower already spent in this post", code="once_per_turn",
+                                     character=post.author)
+                self._willpower_spent_here = True
         except StateError as err:
             self._problem(tag, state_messages.error_message(err, self.lang))
             return
@@ -611,6 +622,13 @@ class _TagRoller:
         verdict = "tie" if winner is None else ("you win" if winner == 0 else f"{name} wins") + f" by {net}"
         return [f"{name} (diff {npc_difficulty}): {faces} → {npc.successes} successes; {verdict}"]
 
+
+_SECRET_SIMPLE_ONLY = {
+    "es": "una tirada secreta no puede sumar a acciones extendidas, de equipo ni enfrentadas "
+          "(su total la delataría)",
+    "en": "a secret roll cannot add to extended, teamwork or contested actions (their totals "
+          "would give it away)",
+}
 
 _RETRY_SIMPLE_ONLY = {
     "es": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",

@@ -212,3 +212,30 @@ def test_retry_under_stress_keeps_the_base_difficulty(env):
         outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
         assert svc.store.get_roll(outcome.roll_ids[0])["record"]["params"]["difficulty"] == 8
         post_id = forum.add_post(thread_id, "[tirada]1 dif 8 combate reintento \"golpe\"[/tirada]")
+
+
+def test_a_roll_the_rules_refuse_costs_no_willpower(env):
+    """Regression (review): Willpower was spent before the rules refused the roll."""
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]Destreza+Atletismo auto fv[/tirada]")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert outcome.roll_ids == ()
+    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 5
+    assert "no se gasta Fuerza de Voluntad en un éxito automático" in last_reply(forum)
+
+
+def test_willpower_without_a_sheet_is_still_once_per_post(env):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]3 fv[/tirada] [tirada]3 fv[/tirada]", author="sin_hoja")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert len(outcome.roll_ids) == 1
+    assert "ya gastó Fuerza de Voluntad en este turno" in last_reply(forum)
+
+
+def test_secret_rolls_cannot_feed_public_totals(env):
+    """Regression (review): a secret roll's successes showed in the next public total."""
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Muro", '[tirada]5 ext 10 "muro" secreta[/tirada] [tirada]5 secreta[/tirada]')
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert len(outcome.roll_ids) == 1  # the plain secret roll is fine
+    assert "una tirada secreta no puede sumar a acciones extendidas" in last_reply(forum)
