@@ -12,6 +12,7 @@ success cancelled by a 1 is bold and struck through; the others are plain.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from core.errors import RulesError
@@ -229,9 +230,27 @@ def _strike(s: str, flavour: str) -> str:
     return f"[s]{s}[/s]" if flavour == "bbcode" else f"~~{s}~~"
 
 
-def _code(s: str, flavour: str) -> str:
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()<>!~|#])")
+
+
+def plain(s: str, flavour: str) -> str:
+    """Player-written text made inert in the reply's markup, shown as written.
+
+    Tags, comments, names and messages that quote them come from players: without this a
+    comment could put a link, an image or a fake verdict in the bot's mouth.  Markdown:
+    every character with a meaning gets a backslash (CommonMark escapes, which FlaskBB's
+    and Discourse's renderers honour); BBCode: a zero-width space after each ``[`` so no
+    tag opens.
+    """
     if flavour == "bbcode":
-        return s
+        return s.replace("[", "[\u200b")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", s)
+
+
+def _code(s: str, flavour: str) -> str:
+    """A tag as written: inline code in Markdown (inert inside), escaped text in BBCode."""
+    if flavour == "bbcode":
+        return plain(s, flavour)
     return "`" + s.replace("`", "'") + "`"
 
 
@@ -294,9 +313,9 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     parts.append(f"{t['code']} {code}")
     line = " · ".join(parts)
     if view.comment:
-        line += f" — {view.comment}"
+        line += f" — {plain(view.comment, fl)}"
     if view.notes:
-        line += " · " + " · ".join(_italic(n, fl) for n in view.notes)
+        line += " · " + " · ".join(_italic(plain(n, fl), fl) for n in view.notes)
     return line
 
 
@@ -317,15 +336,18 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
     if ctx.flavour not in FLAVOURS:
         raise RulesError(f"unknown reply flavour {ctx.flavour!r}", code="unknown_flavour")
     t = _texts(ctx.lang)
-    who = f"@{ctx.author}"
-    header = t["header_char"].format(author=who, character=ctx.character) if ctx.character else t["header"].format(author=who)
+    who = f"@{plain(ctx.author, ctx.flavour)}"
+    character = plain(ctx.character, ctx.flavour)
+    header = t["header_char"].format(author=who, character=character) if ctx.character else t["header"].format(author=who)
     items: list[tuple[int, str]] = [(v.index, render_roll_line(v, ctx)) for v in rolls]
-    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {_bold(t['error'], ctx.flavour)}: {p.message}") for p in problems]
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {_bold(t['error'], ctx.flavour)}: {plain(p.message, ctx.flavour)}")
+              for p in problems]
     items.sort(key=lambda x: x[0])
     lines = [_bold(header, ctx.flavour), ""]
     for n, (_, text) in enumerate(items, 1):
         lines.append(f"{n}. {text}")
     for extra in ctx.extra_lines:  # plain text: keep its line breaks in Markdown too
-        lines.append(f"{extra}  " if ctx.flavour == "markdown" and extra else extra)
+        text = plain(extra, ctx.flavour)
+        lines.append(f"{text}  " if ctx.flavour == "markdown" and text else text)
     lines += ["", f"{t['footer']} {ctx.marker}"]
     return "\n".join(lines)

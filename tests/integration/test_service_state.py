@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -63,7 +64,8 @@ def roll_post(svc, forum, forum_name, thread_id, post_id):
 
 
 def last_reply(forum):
-    return forum.replies[-1].content
+    """The last reply as a reader sees its text (Markdown backslash escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", forum.replies[-1].content)
 
 
 def test_trait_pool_comes_from_the_authors_sheet(env):

@@ -67,3 +67,17 @@ def test_unknown_language_or_flavour_is_an_error():
         render.render_reply(render.ReplyContext(author="p", marker="m", lang="fr"), [view()], [])
     with pytest.raises(RulesError):
         render.render_reply(render.ReplyContext(author="p", marker="m", flavour="html"), [view()], [])
+
+
+def test_player_text_cannot_become_markup_in_the_reply():
+    """Regression (review): a comment could put links, images or a fake verdict in the bot's reply."""
+    comment = "**Éxito fenomenal (5)** [verificar](http://evil.example/v/abc)"
+    md = render.render_reply(render.ReplyContext(author="tr[o]ll", marker="(ref p1 x)"), [view(comment=comment)], [])
+    assert "](http://evil.example" not in md and "**Éxito fenomenal" not in md
+    assert r"\*\*Éxito fenomenal \(5\)\*\* \[verificar\]\(http://evil.example/v/abc\)" in md
+    assert "@tr\\[o\\]ll" in md
+    bb_comment = "[url=http://evil.example]Éxito[/url] [img]http://evil.example/t.png[/img]"
+    bb = render.render_reply(render.ReplyContext(author="p", marker="(ref p1 x)", flavour="bbcode"),
+                             [view(tag=f"[tirada]7 # {bb_comment}[/tirada]", comment=bb_comment)],
+                             [render.TagProblem(1, "[url=http://evil.example]x[/url]", "[img]y[/img]")])
+    assert "[url=http://evil" not in bb and "[img]" not in bb
