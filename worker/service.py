@@ -784,8 +784,18 @@ def calendar_tick(svc: Services) -> list[tuple[str, str]]:
     return list(dict.fromkeys(todo))
 
 
+def stranded_replies(svc: Services) -> list[tuple[str, str]]:
+    """``(forum, post id)`` of replies still unposted :data:`NOTICE_RETRY_AFTER` seconds after
+    their post was processed: the send task gave up (a forum down longer than its retries),
+    or its worker died.  The calendar job queues them again, so a long outage delays a
+    reply but never loses it (found in review)."""
+    cutoff = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
+    return [(name, pid) for name in svc.settings.forums
+            for pid in svc.store.pending_replies(name, older_than_ms=cutoff)]
+
+
 __all__ = [
-    "deliver_notice", "calendar_tick", "reply_marker", "notice_marker",
+    "deliver_notice", "calendar_tick", "stranded_replies", "reply_marker", "notice_marker",
     "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
     "send_reply", "discover_threads", "forget_thread", "poll_latest", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "action_fingerprint", "content_hash", "utc_now",
 ]

@@ -18,6 +18,7 @@ key                                         type    content
 ``nr:threads:{<forum>}``                    set     threads discovered in watched boards
 ``nr:thread:{<forum>}:<thread_id>:posts``   zset    processed posts of a thread, score = page
 ``nr:thread:{<forum>}:<thread_id>:actions`` hash    action fingerprint -> rolls of it in the thread
+``nr:pending:{<forum>}``                    zset    posts whose reply is not posted yet, score = ms
 ==========================================  ======  ==============================================
 
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
@@ -106,6 +107,11 @@ def thread_posts_key(forum: str, thread_id: str) -> str:
 def thread_actions_key(forum: str, thread_id: str) -> str:
     """Redis key of the actions rolled in a thread (hash: fingerprint -> count)."""
     return f"nr:thread:{{{forum}}}:{thread_id}:actions"
+
+
+def pending_key(forum: str) -> str:
+    """Redis key of the posts of a forum whose reply is still to be posted (zset)."""
+    return f"nr:pending:{{{forum}}}"
 
 
 def threads_key(forum: str) -> str:
@@ -224,6 +230,8 @@ class Store:
                 return False
             pipe.multi()
             pipe.hset(key, mapping=dict(fields))
+            if fields.get("status") == "pending_reply":
+                pipe.zadd(pending_key(forum), {post_id: processed_ms})
             if fields.get("thread_id"):
                 pipe.zadd(thread_posts_key(forum, str(fields["thread_id"])), {post_id: page})
                 for fp in fingerprints:
@@ -251,9 +259,18 @@ class Store:
         return bool(self.r.hexists(thread_actions_key(forum, thread_id), fingerprint))
 
     def update_post(self, forum: str, post_id: str, **fields: str) -> None:
-        """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``)."""
+        """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``); a post
+        marked ``replied`` leaves the pending set."""
         if fields:
-            self.r.hset(post_key(forum, post_id), mapping=fields)
+            with self.r.pipeline() as pipe:
+                pipe.hset(post_key(forum, post_id), mapping=fields)
+                if fields.get("status") == "replied":
+                    pipe.zrem(pending_key(forum), post_id)
+                pipe.execute()
+
+    def pending_replies(self, forum: str, *, older_than_ms: int, limit: int = 100) -> list[str]:
+        """Posts of ``forum`` still waiting for their reply since before ``older_than_ms``."""
+        return list(self.r.zrangebyscore(pending_key(forum), "-inf", older_than_ms, start=0, num=limit))
 
     # -- locks -------------------------------------------------------------------------
     def acquire_reply_lock(self, forum: str, post_id: str, ttl_seconds: float = 120.0) -> str | None:

@@ -13,7 +13,8 @@ Tasks take ids and strings only.  Every task is idempotent, because
 * ``narrador.send_reply`` — post the reply once (lock + marker search).
 * ``narrador.calendar_tick`` (beat, every minute) — day rollovers (seeds committed and
   revealed), contest expiry and the inactivity sweep, under a Redis lock; queues
-  ``deliver_notice`` for every notice to post.
+  ``deliver_notice`` for every notice to post and ``send_reply`` again for replies still
+  unposted after five minutes (a forum down longer than the retries).
 * ``narrador.deliver_notice`` — post one notice once (lock + marker search).
 
 Transient forum failures are retried with exponential backoff and jitter.
@@ -179,10 +180,14 @@ def calendar_tick() -> int:
     """Run the game calendar's beat job and queue the notices it produced."""
     from worker import service
 
-    todo = service.calendar_tick(services())
+    svc = services()
+    todo = service.calendar_tick(svc)
     for game_id, notice_id in todo:
         deliver_notice.delay(game_id, notice_id)
-    return len(todo)
+    stranded = service.stranded_replies(svc)
+    for forum, post_id in stranded:
+        send_reply.delay(forum, post_id)
+    return len(todo) + len(stranded)
 
 
 @app.task(name="narrador.deliver_notice", bind=True, ignore_result=True, max_retries=MAX_RETRIES)

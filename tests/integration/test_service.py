@@ -320,3 +320,20 @@ def test_a_player_cannot_plant_the_marker_of_a_post_not_answered_yet(env):
     assert answer != forged
     assert "@victima" in forum.replies[-1].content and forum.replies[-1].post_id == answer
     assert troll
+
+
+def test_a_reply_the_forum_refused_for_long_is_queued_again(env):
+    """Regression (review): after the send task's retries, nothing re-queued the reply."""
+    from datetime import timedelta
+
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    for post in service.poll_thread(svc, f"f-{unique}", thread_id):
+        service.process_post(svc, post)
+    assert service.stranded_replies(svc) == []  # too recent: its send task is still trying
+    later = FIXED_NOW + timedelta(minutes=10)
+    svc.clock = lambda: later
+    assert service.stranded_replies(svc) == [(f"f-{unique}", post_id)]
+    service.send_reply(svc, f"f-{unique}", post_id)
+    assert service.stranded_replies(svc) == []
+    assert len(forum.replies) == 1
