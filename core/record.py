@@ -204,13 +204,30 @@ def commitment(seed: bytes) -> str:
     return hashlib.sha256(bytes(seed)).hexdigest()
 
 
+#: Fields that may change after a roll (flags set later, the edited tag text, the key that
+#: signed the latest version): the secret-roll commitment leaves them out.
+MUTABLE_FIELDS = ("flags", "edited_tag", "key_id")
+
+
+def committed_part(record: Mapping[str, object]) -> dict[str, object]:
+    """The part of a record a secret roll commits to: everything but :data:`MUTABLE_FIELDS`,
+    plus the ``secret`` flag (``{"secret": bool}`` under ``flags``)."""
+    part = {k: v for k, v in record.items() if k not in MUTABLE_FIELDS}
+    flags = record.get("flags")
+    part["flags"] = {"secret": bool(flags.get("secret")) if isinstance(flags, Mapping) else False}
+    return part
+
+
 def record_hash(record: Mapping[str, object]) -> str:
-    """The commitment to a whole record: ``SHA-256(canonical_json(record))``, 64 hex digits.
+    """The commitment to a roll: ``SHA-256(canonical_json(committed_part(record)))``, 64 hex.
 
     Published in the reply of a secret roll instead of the result; when a master
-    reveals the record anyone can check it against this hash.  A secret record must
-    carry a random 128-bit ``nonce`` (see :func:`build_record`) so its few unknown
-    fields (faces, outcome) cannot be found by trying them all.
+    reveals the record anyone can check it against this hash.  It leaves out the fields
+    that change after the roll (:data:`MUTABLE_FIELDS`: flags for an edit or deletion, the
+    edited tag text, the signing key id after a rotation), so a flagged and re-signed
+    record still matches the hash published in the reply (found in review).  A secret
+    record must carry a random 128-bit ``nonce`` (see :func:`build_record`) so its few
+    unknown fields (faces, outcome) cannot be found by trying them all.
 
     Raises:
         ValueError: the record cannot be canonicalised, or it is flagged secret and
@@ -223,7 +240,7 @@ def record_hash(record: Mapping[str, object]) -> str:
         nonce = record.get("nonce")
         if not (isinstance(nonce, str) and _NONCE.fullmatch(nonce)):
             raise ValueError("a secret record needs a 32-hex-digit random nonce")
-    return hashlib.sha256(canonical_json(record)).hexdigest()
+    return hashlib.sha256(canonical_json(committed_part(record))).hexdigest()
 
 
 # --------------------------------------------------------------------------- keys

@@ -425,10 +425,13 @@ def test_garbage_records_with_a_valid_envelope_are_reported(fields):
 # ---------------------------------------------------------------------------- secret rolls
 
 
-def test_secret_roll_hash_commits_to_the_whole_record():
+def test_secret_roll_hash_commits_to_the_roll():
+    from core.record import committed_part
+
     record = make_record(secret=True, nonce="0f" * 16)
     published = record_hash(record)
-    assert published == hashlib.sha256(canonical_json(record)).hexdigest()
+    assert published == hashlib.sha256(canonical_json(committed_part(record))).hexdigest()
+    assert set(committed_part(record)) == set(record) - {"edited_tag", "key_id"}
     signed = sign_record(record, PRIVATE, KEY_ID)
     report = verify_signed(signed, KEYS, seed=SEED, expected_hash=published)
     assert report.ok and report.check("secret_hash").ok
@@ -441,3 +444,16 @@ def test_secret_record_without_nonce_cannot_be_hashed():
     record["flags"]["secret"] = True
     with pytest.raises(ValueError):
         record_hash(record)
+
+
+def test_secret_commitment_survives_flags_edits_and_key_rotation():
+    """Regression (review): re-signing a flagged secret record changed its published hash."""
+    from core.record import with_flags
+
+    record = make_record(secret=True, nonce="0f" * 16)
+    published = record_hash(record)
+    flagged = with_flags(record, edited_tag="[tirada]9[/tirada]", post_deleted=True, rolled_again=True)
+    flagged["key_id"] = "0123456789abcdef"
+    assert record_hash(flagged) == published
+    changed = dict(record, successes=int(record["successes"]) + 1)
+    assert record_hash(changed) != published
