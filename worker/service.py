@@ -363,7 +363,9 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     st = state_settings_for(game)
     r = svc.store.r
     lang = game.language
-    now = svc.clock()
+    # a redelivered post (its worker died after changing game state) keeps the first
+    # attempt's processing time, hence the same day seed and the same dice
+    now = datetime.fromisoformat(svc.store.first_value(post.forum, post.post_id, "at", svc.clock().isoformat()))
     posted = min(post.created_utc, now)
     text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
     base_fields = {
@@ -419,7 +421,7 @@ def _downtime_notices(svc: Services, game: GameSettings, post: ForumPost, text: 
     bad or past date gets an explanation instead.
     """
     lines: list[str] = []
-    for found in find_absences(text):
+    for number, found in enumerate(find_absences(text)):
         if found.error is not None or found.notice is None:
             lines.append(f"{found.raw}: {found.error}")
             continue
@@ -431,9 +433,10 @@ def _downtime_notices(svc: Services, game: GameSettings, post: ForumPost, text: 
         except StateError as err:
             lines.append(f"{found.raw}: {state_messages.error_message(err, game.language)}")
             continue
-        if first:
-            lines.append(state_messages.text("absence_ack", game.language, name=post.author,
-                                             until=absence.until.isoformat()))
+        ack = state_messages.text("absence_ack", game.language, name=post.author, until=absence.until.isoformat())
+        # recorded by this very post (first now, or in an attempt that died before replying)
+        if first or absence.post_id == post.post_id:
+            lines.append(svc.store.first_value(post.forum, post.post_id, f"absence:{number}", ack))
     return lines
 
 
@@ -507,6 +510,9 @@ class _TagRoller:
                 difficulty = state_actions.retry_difficulty(
                     self.r, game.id, ruleset.id, self.character_name or post.author, spec.retry, base_difficulty,
                     options=self.options, stress=spec.stress)
+                # the first attempt's value: a redelivery must not see its own recorded failure
+                difficulty = int(self.svc.store.first_value(post.forum, post.post_id, f"retry:{tag.index}",
+                                                            str(difficulty)))
                 ruleset.check_difficulty(difficulty)
             key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
             # the dice are fixed by the key: evaluate first, so a roll the rules refuse

@@ -19,6 +19,7 @@ key                                         type    content
 ``nr:thread:{<forum>}:<thread_id>:posts``   zset    processed posts of a thread, score = page
 ``nr:thread:{<forum>}:<thread_id>:actions`` hash    action fingerprint -> rolls of it in the thread
 ``nr:pending:{<forum>}``                    zset    posts whose reply is not posted yet, score = ms
+``nr:intent:{<forum>}:<post_id>``           hash    first attempt's choices (time, per-tag values)
 ==========================================  ======  ==============================================
 
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
@@ -112,6 +113,15 @@ def thread_actions_key(forum: str, thread_id: str) -> str:
 def pending_key(forum: str) -> str:
     """Redis key of the posts of a forum whose reply is still to be posted (zset)."""
     return f"nr:pending:{{{forum}}}"
+
+
+def intent_key(forum: str, post_id: str) -> str:
+    """Redis key of the first processing attempt's choices for a post (hash, 30-day TTL)."""
+    return f"nr:intent:{{{forum}}}:{post_id}"
+
+
+#: Lifetime of a post's intent record, seconds.
+INTENT_TTL = 30 * 24 * 3600
 
 
 def threads_key(forum: str) -> str:
@@ -230,6 +240,7 @@ class Store:
                 return False
             pipe.multi()
             pipe.hset(key, mapping=dict(fields))
+            pipe.delete(intent_key(forum, post_id))  # stored: the first attempt's choices are kept
             if fields.get("status") == "pending_reply":
                 pipe.zadd(pending_key(forum), {post_id: processed_ms})
             if fields.get("thread_id"):
@@ -253,6 +264,19 @@ class Store:
     def thread_posts(self, forum: str, thread_id: str, first_page: int, last_page: int) -> list[str]:
         """Processed posts of a thread last seen on pages ``first_page``..``last_page``."""
         return list(self.r.zrangebyscore(thread_posts_key(forum, thread_id), first_page, last_page))
+
+    def first_value(self, forum: str, post_id: str, field: str, value: str) -> str:
+        """``value``, unless an earlier attempt at processing this post stored one for
+        ``field``: then that one.  Keeps a redelivered post (a worker died between changing
+        game state and storing the records) rolling with the first attempt's time and
+        difficulties, so its dice and the state it already changed agree."""
+        key = intent_key(forum, post_id)
+        with self.r.pipeline() as pipe:
+            pipe.hsetnx(key, field, value)
+            pipe.hget(key, field)
+            pipe.expire(key, INTENT_TTL)
+            _, stored, _ = pipe.execute()
+        return str(stored)
 
     def action_rolled(self, forum: str, thread_id: str, fingerprint: str) -> bool:
         """True if an action with this fingerprint was already rolled in the thread."""

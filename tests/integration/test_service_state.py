@@ -241,3 +241,59 @@ def test_secret_rolls_cannot_feed_public_totals(env):
     outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
     assert len(outcome.roll_ids) == 1  # the plain secret roll is fine
     assert "una tirada secreta no puede sumar a acciones extendidas" in last_reply(forum)
+
+
+class Crash(Exception):
+    pass
+
+
+def _crash_once_when_storing(svc, monkeypatch):
+    real = svc.store.record_post
+    calls = {"n": 0}
+
+    def record_post(**kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise Crash("the worker died after changing game state")
+        return real(**kwargs)
+
+    monkeypatch.setattr(svc.store, "record_post", record_post)
+
+
+def test_a_redelivered_post_after_midnight_rolls_the_dice_the_state_counted(env, monkeypatch):
+    """Regression (review): the redelivery used the new day's seed while the extended action
+    kept the first attempt's successes."""
+    svc, forum, clock, game, forum_name = env
+    from worker.state.actions import get_extended
+
+    thread_id, post_id = forum.add_thread("1", "Muro", '[tirada]8 dif 6 ext 40 "muro"[/tirada]')
+    clock.now = datetime(2026, 11, 29, 22, 59, 50, tzinfo=timezone.utc)  # 23:59:50 in Madrid
+    _crash_once_when_storing(svc, monkeypatch)
+    with pytest.raises(Crash):
+        service.process_post(svc, forum.post(post_id))
+    clock.now = datetime(2026, 11, 29, 23, 0, 30, tzinfo=timezone.utc)  # the next game day
+    outcome = service.process_post(svc, forum.post(post_id))
+    rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
+    assert rec["game_day"] == "2026-11-29"
+    assert get_extended(svc.store.r, game, "Lucía Ferrer", "muro")["state"]["total"] == rec["successes"]
+
+
+def test_a_redelivered_retry_rolls_at_the_first_attempts_difficulty(env, monkeypatch):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Taberna", '[tirada]1 dif 8 reintento "cantar"[/tirada]')
+    _crash_once_when_storing(svc, monkeypatch)
+    with pytest.raises(Crash):
+        service.process_post(svc, forum.post(post_id))
+    outcome = service.process_post(svc, forum.post(post_id))
+    assert svc.store.get_roll(outcome.roll_ids[0])["record"]["params"]["difficulty"] == 8
+
+
+def test_a_redelivered_downtime_notice_is_still_acknowledged(env, monkeypatch):
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Avisos", "[ausencia hasta=2026-12-24]viaje[/ausencia]")
+    _crash_once_when_storing(svc, monkeypatch)
+    with pytest.raises(Crash):
+        service.process_post(svc, forum.post(post_id))
+    assert service.process_post(svc, forum.post(post_id)).status == "pending_reply"
+    service.send_reply(svc, forum_name, post_id)
+    assert "Anotada la ausencia de jugadora hasta el 2026-12-24" in last_reply(forum)
