@@ -283,18 +283,51 @@ def _strip_bbcode(source: str) -> str:
 # ---- Markdown -------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_QUOTE_LINE = re.compile(r"^ {0,3}>")
+# a quote line, also inside a list item ("- > quote", "1. > quote")
+_QUOTE_LINE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+){0,8}>")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _BACKTICKS = re.compile(r"`+")
 #: Longest inline code span recognised, characters (as before: longer is left as text).
 _MAX_CODE_SPAN = 2000
 _LINE_BREAKS = re.compile(r"[ \t]*\n[\s]*")
-_EMPHASIS = re.compile(r"(?<!\\)(\*{1,3}|_{1,3})")
+# emphasis markers; an underscore between letters is part of a word (CommonMark), which keeps
+# the documented trait spelling "Armas_de_Fuego"
+_EMPHASIS = re.compile(r"(?<!\\)(\*{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w))")
+
+
+def _cut_html(source: str, opening: str, closing: str) -> str:
+    """Remove every ``opening ... closing`` span (case-insensitive, nesting counted, an
+    unclosed span runs to the end), with ``str.find`` loops: linear, no regex backtracking."""
+    lower = source.lower()
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = lower.find(opening, pos)
+        if start < 0:
+            out.append(source[pos:])
+            return "".join(out)
+        out.append(source[pos:start])
+        depth, cursor = 1, start + len(opening)
+        while depth:
+            nxt_close = lower.find(closing, cursor)
+            if nxt_close < 0:
+                return "".join(out)
+            nxt_open = lower.find(opening, cursor, nxt_close) if opening != "<!--" else -1
+            if nxt_open >= 0 and depth < MAX_DEPTH:
+                depth, cursor = depth + 1, nxt_open + len(opening)
+            else:
+                depth, cursor = depth - 1, nxt_close + len(closing)
+        pos = cursor
 
 
 def _strip_markdown(source: str) -> str:
-    """Remove quote lines, fenced/indented code, inline code and [quote] blocks."""
+    """Remove quote lines, fenced/indented code, inline code, [quote] blocks and raw HTML
+    comments, blockquotes and code (Markdown passes HTML through: hidden or quoted there,
+    a tag is not the author's roll)."""
     source = _strip_bbcode(source)  # Discourse raw keeps quotes as [quote="ana, post:3"]
+    for opening, closing in (("<!--", "-->"), ("<blockquote", "</blockquote>"), ("<pre", "</pre>"),
+                             ("<code", "</code>")):
+        source = _cut_html(source, opening, closing)
     kept: list[str] = []
     fence: str | None = None
     paragraph_open = False  # indented code cannot interrupt a paragraph (CommonMark)

@@ -104,3 +104,34 @@ def test_backtick_floods_are_linear_not_catastrophic():
     assert time.perf_counter() - start < 5  # generous on a loaded machine; the old code never finished
     assert _drop_inline_code("a `x` b ``y`z`` c ` d") == "a   b   c ` d"
     assert _drop_inline_code("``x`") == "``x`"  # unmatched runs are text
+
+
+@pytest.mark.parametrize("body", [
+    "- > Ana: [tirada]5 dif 6[/tirada]\n\nMío: [tirada]2[/tirada]",
+    "<blockquote>[tirada]5 dif 6[/tirada]</blockquote>\n\nMío: [tirada]2[/tirada]",
+    "<!-- [tirada]9 dif 2[/tirada] -->\nMío: [tirada]2[/tirada]",
+    "<BLOCKQUOTE><blockquote>x</blockquote>[tirada]5[/tirada]</blockquote>\nMío: [tirada]2[/tirada]",
+])
+def test_markdown_quotes_and_hidden_html_are_not_the_authors_tags(body):
+    """Regression (review): list-item quotes, raw HTML quotes and comments were rolled."""
+    from worker.extract import describe_tags
+
+    assert [t["raw"] for t in describe_tags(body, "markdown")] == ["[tirada]2[/tirada]"]
+
+
+def test_markdown_keeps_underscored_trait_names_and_undoes_emphasis():
+    from worker.extract import describe_tags
+
+    assert describe_tags("[tirada]Armas_de_Fuego+Destreza[/tirada]", "markdown")[0]["spec"]["traits"][0] == "Armas de Fuego"
+    assert describe_tags("[tirada]*5* dif _6_[/tirada]", "markdown")[0]["spec"]["pool"] == 5
+
+
+def test_hostile_html_in_markdown_is_linear():
+    import time
+
+    from worker.extract import author_text
+
+    start = time.perf_counter()
+    author_text("<blockquote " * 50_000 + "[tirada]5[/tirada]", "markdown")
+    author_text("<!--" * 50_000, "markdown")
+    assert time.perf_counter() - start < 5
