@@ -44,8 +44,12 @@ def unique() -> str:
 
 @pytest.fixture
 def cleanup_keys(redis_client, unique):
-    """Delete every key containing this test's unique suffix at teardown."""
+    """Delete every key containing this test's unique suffix at teardown, and the roll
+    records of its games (their keys are named by roll id only)."""
     yield
+    for index in redis_client.scan_iter(match=f"nr:game:*{unique}*:rolls", count=1000):
+        for rid in redis_client.zrange(index, 0, -1):
+            redis_client.delete(f"nr:roll:{{{rid}}}")
     keys = list(redis_client.scan_iter(match=f"*{unique}*", count=1000))
     if keys:
         redis_client.delete(*keys)
