@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def game(redis_client, unique, cleanup_keys):
     name = f"g-{unique}"
     data = sheets.load_sheets_file(ROOT / "examples" / "sheets.yaml")
-    data.pop("game")
+    data.pop("game", None)
     report = sheets.import_sheets(redis_client, name, data)
     assert sorted(report.created) == ["Koi", "Lucía Ferrer", "Tomás el sereno"]
     return name
