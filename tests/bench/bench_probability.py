@@ -1,6 +1,6 @@
 """Benchmark: core.probability against icepool and dyce (not part of the test suite).
 
-Run:  /work/venv/bin/python tests/bench/bench_probability.py [--repeat N]
+Run:  .venv/bin/python tests/bench/bench_probability.py [--repeat N]
 
 For each cell (ruleset, pool, difficulty) every engine computes the same thing from
 scratch: the distribution of a Vampiro-style roll's net successes with the botch separate

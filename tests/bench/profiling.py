@@ -34,12 +34,15 @@ def record(procs: Procs, pid: int, out: Path, seconds: float, *, rate: int = 100
                         "--output", str(out)], log=out.with_suffix(".log"))
 
 
+_ROOT = str(Path(__file__).resolve().parents[2])
+
+
 def _short(frame: str) -> str:
     m = _FRAME.match(frame.strip())
     if not m:
         return frame.strip()
     path = m.group("file")
-    for marker in ("site-packages/", "/work/main/", "lib/python3.11/"):
+    for marker in ("site-packages/", f"{_ROOT}/", "lib/python3."):
         if marker in path:
             path = path.split(marker, 1)[1]
             break

@@ -1,6 +1,6 @@
 """Narrador's benchmark suite: one command, one markdown table of ratios.
 
-    /work/venv/bin/python -m tests.bench [--quick] [--only 1,2,...] [--duration S] [--rate R]
+    .venv/bin/python -m tests.bench [--quick] [--only 1,2,...] [--duration S] [--rate R]
                                          [--write docs/benchmarks.md] [--details]
                                          [--profile DIR]
 

@@ -1,6 +1,6 @@
 """Benchmark (issue 5): records derived + signed + verified per second vs the bare crypto.
 
-Run: ``/work/venv/bin/pytest tests/bench/test_bench_records.py -q -s -p no:cacheprovider``
+Run: ``.venv/bin/pytest tests/bench/test_bench_records.py -q -s -p no:cacheprovider``
 (or ``python -m tests.bench --only 2``, where it is a row of item 2).  Prints both rates from
 the same run; the overhead of canonical JSON, record checks and dice derivation is the
 difference.  The measurement itself is :func:`tests.bench.bench_pipeline.records_vs_bare`.
