@@ -34,9 +34,9 @@ from math import comb
 from typing import Any, NamedTuple
 
 from core import rules as _rules
-from core.rules import _check_pool as _check_rules_pool
 from core.errors import RulesError
 from core.rules import RollResult, Ruleset, RulesOptions, get_ruleset
+from core.rules import _check_pool as _check_rules_pool
 
 __all__ = [
     "MAX_PROBABILITY_POOL",

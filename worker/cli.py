@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import click
@@ -337,7 +338,7 @@ def sheets() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def sheets_import(config: str | None, game: str, file: str) -> None:
     """Import (create or replace) the characters of a YAML or JSON sheets file (docs/sheets.md)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from worker.state import SheetError
     from worker.state.sheets import import_sheets, load_sheets_file
@@ -345,7 +346,7 @@ def sheets_import(config: str | None, game: str, file: str) -> None:
     settings = _settings(config)
     game = _game_of(settings, game)
     try:
-        report = import_sheets(_redis_for(settings), game, load_sheets_file(file), now=datetime.now(timezone.utc))
+        report = import_sheets(_redis_for(settings), game, load_sheets_file(file), now=datetime.now(UTC))
     except SheetError as exc:
         for path, what in exc.problems:
             click.echo(f"{path}: {what}", err=True)
@@ -401,7 +402,7 @@ def scenes() -> None:
 @click.option("--title", default="", help="The scene's title.")
 def scenes_open(config: str | None, game: str, forum_name: str, thread: str, title: str) -> None:
     """Mark THREAD of FORUM_NAME as an open scene of GAME."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from worker.state.scenes import open_scene
 
@@ -409,7 +410,7 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
     if forum_name not in settings.forums:
         raise BadInput(f"unknown forum {forum_name!r}")
     open_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
-               now=datetime.now(timezone.utc), title=title, by="cli")
+               now=datetime.now(UTC), title=title, by="cli")
     click.echo(f"scene {forum_name}:{thread} open")
 
 
@@ -420,7 +421,7 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
 @click.argument("thread")
 def scenes_close(config: str | None, game: str, forum_name: str, thread: str) -> None:
     """Close a scene: the inactivity sweep skips it from now on."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from worker.state import StateError
     from worker.state.scenes import close_scene
@@ -428,7 +429,7 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
     settings = _settings(config)
     try:
         close_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
-                    now=datetime.now(timezone.utc), by="cli")
+                    now=datetime.now(UTC), by="cli")
     except StateError as exc:
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread} closed")

@@ -188,7 +188,7 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
     """Run the demo (see the module docstring). Returns the process exit code."""
     instance = instance.expanduser().resolve()
     instance.mkdir(parents=True, exist_ok=True)
-    say = lambda *a: print(*a, file=out, flush=True)  # noqa: E731
+    say = lambda *a: print(*a, file=out, flush=True)
     forum = LocalForum(instance / "forum")
     try:
         say("Starting the local FlaskBB forum (installed on first use: about a minute)...")
@@ -213,7 +213,7 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
             say("")
             say(f"Thread: {report.thread_url}")
             say(f"Audit:  {report.audit_url} (log in as {DEMO_MASTER[0]} / {DEMO_MASTER[1]})")
-            for pid, ids in report.rolls.items():
+            for ids in report.rolls.values():
                 for rid in ids:
                     say(f"Roll:   {running.web_url}/v/{rid}")
             if report.problems:

@@ -54,7 +54,7 @@ class EmbeddedRedis:
         """Celery/kombu broker URL of this server."""
         return f"redis+socket://{self.socket_path}"
 
-    def start(self, timeout: float = 10.0) -> "EmbeddedRedis":
+    def start(self, timeout: float = 10.0) -> EmbeddedRedis:
         """Start the server and wait until it answers PING.
 
         Args:

@@ -24,15 +24,17 @@ import base64
 import dataclasses
 import hashlib
 import hmac
-import secrets
 import json
 import logging
+import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from core import actions as core_actions
-from core import calendar, derive, probability, record as records, render, rules
+from core import calendar, derive, probability, render, rules
+from core import record as records
 from core.absence import find_absences
 from core.errors import NarradorError, RulesError, TagError
 from core.tags import extract_rolls
@@ -42,12 +44,19 @@ from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumError, ForumPort, ForumPost
 from worker.keystore import Keystore
 from worker.settings import ForumSettings, GameSettings, Settings
-from worker.state import StateError, state_settings_for
-from worker.state import absences, inactivity, outbox, scenes, sheets
-from worker.state import calendar as state_calendar
-from worker.state.keys import game_key
+from worker.state import (
+    StateError,
+    absences,
+    inactivity,
+    outbox,
+    scenes,
+    sheets,
+    state_settings_for,
+)
 from worker.state import actions as state_actions
+from worker.state import calendar as state_calendar
 from worker.state import messages as state_messages
+from worker.state.keys import game_key
 from worker.store import Store
 
 log = logging.getLogger(__name__)
@@ -65,7 +74,7 @@ Clock = Callable[[], datetime]
 
 def utc_now() -> datetime:
     """The real clock (aware UTC); the only place the worker reads the time."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -801,7 +810,26 @@ def stranded_replies(svc: Services) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "deliver_notice", "calendar_tick", "stranded_replies", "reply_marker", "notice_marker",
-    "Services", "PostOutcome", "ReplyBusy", "ForumError", "poll_thread", "process_post",
-    "send_reply", "discover_threads", "forget_thread", "poll_latest", "roll_params", "flag_edited", "flag_deleted", "rolled_again", "action_fingerprint", "content_hash", "utc_now",
+    "ForumError",
+    "PostOutcome",
+    "ReplyBusy",
+    "Services",
+    "action_fingerprint",
+    "calendar_tick",
+    "content_hash",
+    "deliver_notice",
+    "discover_threads",
+    "flag_deleted",
+    "flag_edited",
+    "forget_thread",
+    "notice_marker",
+    "poll_latest",
+    "poll_thread",
+    "process_post",
+    "reply_marker",
+    "roll_params",
+    "rolled_again",
+    "send_reply",
+    "stranded_replies",
+    "utc_now",
 ]

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core.errors import NarradorError
@@ -198,6 +199,14 @@ def _apply_env(data: dict[str, Any], environ: Mapping[str, str]) -> None:
             sect[name] = environ[var]
 
 
+def _secret(table: Mapping[str, Any], key: str, env: Mapping[str, str]) -> str:
+    """``table[key]``, or the environment variable named by ``table[key + "_env"]``, or ""."""
+    value = table.get(key)
+    if value is None and table.get(f"{key}_env"):
+        value = env.get(str(table[f"{key}_env"]))
+    return str(value or "")
+
+
 def _str_tuple(value: Any, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -284,15 +293,8 @@ def settings_from_mapping(
         if game not in games:
             raise ConfigError(f"forums.{name}.game: unknown game {game!r}")
         env = os.environ if environ is None else environ
-
-        def secret(key: str) -> str:
-            value = f.get(key)
-            if value is None and f.get(f"{key}_env"):
-                value = env.get(str(f[f"{key}_env"]))
-            return str(value or "")
-
-        password = secret("password")
-        api_key = secret("api_key")
+        password = _secret(f, "password", env)
+        api_key = _secret(f, "api_key", env)
         if kind == "profile" and not f.get("profile"):
             raise ConfigError(f"forums.{name}.profile is required for kind 'profile' (mybb18, smf21 or a file)")
         forums[name] = ForumSettings(
@@ -307,7 +309,7 @@ def settings_from_mapping(
             poll_interval=_number(f.get("poll_interval", 30), f"forums.{name}.poll_interval", 1),
             timeout=_number(f.get("timeout", 10), f"forums.{name}.timeout", 0.5),
             flavour=str(f.get("flavour", "")),
-            webhook_secret=secret("webhook_secret"),
+            webhook_secret=_secret(f, "webhook_secret", env),
             api_key=api_key,
             profile=str(f.get("profile", "")),
             request_interval=_number(f.get("request_interval", 1), f"forums.{name}.request_interval", 0),

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -165,7 +166,7 @@ class Store:
         self._release = client.register_script(_RELEASE_LOCK)
 
     @classmethod
-    def from_url(cls, url: str) -> "Store":
+    def from_url(cls, url: str) -> Store:
         """Connect to ``url`` (``redis://``, ``rediss://`` or ``unix://``) with 5 s timeouts."""
         return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5))
 
@@ -317,7 +318,7 @@ class Store:
         if fields:
             self.r.hset(thread_key(forum, thread_id), mapping=fields)
 
-    def thread_due(self, forum: str, thread_id: str, interval: float, now: "datetime") -> bool:
+    def thread_due(self, forum: str, thread_id: str, interval: float, now: datetime) -> bool:
         """True if the thread was never polled or its last poll is ``interval`` seconds old.
 
         Args:

@@ -8,14 +8,15 @@ alive and do nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 
 @dataclass
@@ -43,18 +44,16 @@ class ProcessGroup:
         """Start ``argv`` as child ``name`` with ``env`` added to this process's environment."""
         full_env = dict(os.environ)
         full_env.update(env or {})
-        log_path = None
-        out = None
-        if self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            log_path = self.log_dir / f"{name}.log"
-            out = open(log_path, "ab")
-        proc = subprocess.Popen(
-            list(argv), env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT if out else None,
-            start_new_session=True,
-        )
-        if out is not None:
-            out.close()
+        log_path = self.log_dir / f"{name}.log" if self.log_dir is not None else None
+        with contextlib.ExitStack() as stack:
+            out = None
+            if log_path is not None:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                out = stack.enter_context(open(log_path, "ab"))  # the child keeps its own copy
+            proc = subprocess.Popen(
+                list(argv), env=full_env, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT if out else None, start_new_session=True,
+            )
         child = Child(name, list(argv), proc, log_path)
         self.children.append(child)
         return child
@@ -84,7 +83,7 @@ class ProcessGroup:
                 child.process.wait(5)
         self.children.clear()
 
-    def wait(self, stop_when: "callable | None" = None, poll: float = 0.5) -> int:  # type: ignore[valid-type]
+    def wait(self, stop_when: callable | None = None, poll: float = 0.5) -> int:  # type: ignore[valid-type]
         """Block until a child dies (returns 1), ``stop_when()`` is true (returns 0) or Ctrl-C (0)."""
         try:
             while True:

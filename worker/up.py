@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from worker.redisproc import EmbeddedRedis
 from worker.settings import Settings

@@ -12,20 +12,23 @@ shape; an adapter documents what its ids look like.
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 __all__ = [
     "REASONS",
-    "passed",
     "TRANSIENT_REASONS",
     "ForumError",
     "ForumPort",
     "ForumPost",
     "ThreadPage",
     "log_forum_alert",
+    "marked_post",
+    "passed",
 ]
 
 #: Every ``ForumError.reason`` an adapter may use.
@@ -150,7 +153,32 @@ class ThreadPage:
     unchanged: bool = False
 
 
-def passed(posts: "list[ForumPost] | tuple[ForumPost, ...]", after_post_id: str | None) -> bool:
+_HTML_TAG = re.compile(r"<[^<>]*>")
+
+
+def marked_post(posts: list[ForumPost] | tuple[ForumPost, ...], bot: str, marker: str) -> str | None:
+    """The id of the newest post by ``bot`` among ``posts`` whose text contains ``marker``
+    (compared as text: tags dropped, entities decoded, whitespace normalised), or None.
+
+    The one way every adapter's ``find_reply`` recognises Narrador's own reply on a page.
+    Only the bot's posts are read, so the text work is bounded by what Narrador wrote.
+
+    Raises:
+        ValueError: an empty marker.
+    """
+    wanted = " ".join(marker.split())
+    if not wanted:
+        raise ValueError("empty marker")
+    me = bot.casefold()
+    for post in reversed(posts):
+        if post.author.casefold() == me:
+            text = " ".join(html.unescape(_HTML_TAG.sub(" ", post.body_html)).split())
+            if wanted in text:
+                return post.post_id
+    return None
+
+
+def passed(posts: list[ForumPost] | tuple[ForumPost, ...], after_post_id: str | None) -> bool:
     """True when a backward search for a reply to ``after_post_id`` can stop at this page:
     the page holds that post or an older one (post ids grow with time in every supported
     forum; ids that are not numbers are only compared for equality)."""

@@ -18,7 +18,6 @@ fallback, because Discourse gives up redelivering a webhook after a few tries.
 
 from __future__ import annotations
 
-import html as htmllib
 import math
 import re
 from collections.abc import Mapping
@@ -29,7 +28,14 @@ from urllib.parse import urljoin
 import requests
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
+from worker.forums.base import (
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+    marked_post,
+    passed,
+)
 from worker.forums.flaskbb import DEFAULT_USER_AGENT
 from worker.forums.polite import Politeness
 
@@ -325,21 +331,16 @@ class DiscourseClient:
         Raises:
             ForumError: as :meth:`list_posts`.
         """
-        wanted = " ".join(marker.split())
-        if not wanted:
+        if not marker.split():
             raise ValueError("empty marker")
-        me = self.username.casefold()
         data = self._topic(thread_id, 1)
         last = self._last_page(data)
         for number in range(last, max(0, last - MAX_PAGES), -1):
             chunk = data if number == 1 else self._topic(thread_id, number)
             posts = self._posts_of(chunk, number)
-            for post in reversed(posts):
-                text = " ".join(htmllib.unescape(_TAGS.sub(" ", post.body_html)).split())
-                if post.author.casefold() == me and wanted in text:
-                    return post.post_id
-            if passed(posts, after_post_id):
-                return None
+            found = marked_post(posts, self.username, marker)
+            if found or passed(posts, after_post_id):
+                return found
         return None
 
     def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:

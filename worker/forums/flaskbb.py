@@ -34,7 +34,14 @@ import requests
 from bs4 import BeautifulSoup, Tag
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
+from worker.forums.base import (
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+    marked_post,
+    passed,
+)
 from worker.forums.polite import Politeness
 
 __all__ = [
@@ -571,17 +578,11 @@ class FlaskBBClient:
         Raises:
             ForumError: as :meth:`list_posts`.
         """
-        wanted = " ".join(marker.split())
-        if not wanted:
+        if not marker.split():
             raise ValueError("empty marker")
-        me = self.username.casefold()
 
         def match(posts: list[ForumPost]) -> str | None:
-            for post in reversed(posts):
-                if post.author.casefold() == me and (
-                        wanted in _plain_text(post.body_html) or wanted in post.body_html):
-                    return post.post_id
-            return None
+            return marked_post(posts, self.username, marker)
 
         try:
             first = self._read_page(thread_id, 1)

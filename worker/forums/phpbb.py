@@ -52,7 +52,14 @@ from bs4 import BeautifulSoup, Tag
 from lxml import etree
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
+from worker.forums.base import (
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+    marked_post,
+    passed,
+)
 from worker.forums.flaskbb import DEFAULT_USER_AGENT
 from worker.forums.polite import Politeness
 from worker.forums.profile import form_fields, meta_refresh_url
@@ -611,16 +618,11 @@ class PhpBBClient:
         Raises:
             ForumError: as :meth:`list_posts`.
         """
-        wanted = " ".join(marker.split())
-        if not wanted:
+        if not marker.split():
             raise ValueError("empty marker")
-        me = self.username.casefold()
 
         def match(posts: list[ForumPost]) -> str | None:
-            for post in reversed(posts):
-                if post.author.casefold() == me and wanted in _plain(post.body_html):
-                    return post.post_id
-            return None
+            return marked_post(posts, self.username, marker)
 
         first_posts, info = self._read_logged(thread_id, 1)
         per_page = info.per_page or self.posts_per_page

@@ -30,7 +30,14 @@ from bs4 import BeautifulSoup, Tag
 from soupsieve import SelectorSyntaxError
 
 from worker.forums import polite as politeness
-from worker.forums.base import ForumError, ForumPost, ThreadPage, log_forum_alert, passed
+from worker.forums.base import (
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+    marked_post,
+    passed,
+)
 from worker.forums.polite import Politeness
 
 __all__ = [
@@ -638,21 +645,16 @@ class ProfileClient:
         Raises:
             ForumError: as :meth:`list_posts`.
         """
-        wanted = " ".join(marker.split())
-        if not wanted:
+        if not marker.split():
             raise ValueError("empty marker")
-        me = self.username.casefold()
         first_posts, info = self._parse(self._request("GET", self._page_path(thread_id, 1)),
                                         thread_id, 1)
         for number in range(info.last_page, max(0, info.last_page - MAX_PAGES), -1):
             posts = first_posts if number == 1 else self._parse(
                 self._request("GET", self._page_path(thread_id, number)), thread_id, number)[0]
-            for post in reversed(posts):
-                text = " ".join(BeautifulSoup(post.body_html, "lxml").get_text(" ").split())
-                if post.author.casefold() == me and wanted in text:
-                    return post.post_id
-            if passed(posts, after_post_id):
-                return None
+            found = marked_post(posts, self.username, marker)
+            if found or passed(posts, after_post_id):
+                return found
         return None
 
     def _submit(self, recipe: FormRecipe, path: str, fill: dict[str, str], what: str
