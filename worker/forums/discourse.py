@@ -19,7 +19,6 @@ fallback, because Discourse gives up redelivering a webhook after a few tries.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -51,7 +50,6 @@ __all__ = [
 CHUNK_SIZE = 20
 MAX_PAGES = 500
 _MAX_LATEST = 1000
-_TAGS = re.compile(r"<[^>]+>")
 
 
 def _when(value: Any, what: str) -> datetime:

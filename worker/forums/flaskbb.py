@@ -298,9 +298,6 @@ def parse_board_page(html: str) -> tuple[list[str], int, int]:
     return ids, page, last
 
 
-def _plain_text(html: str) -> str:
-    return " ".join(_soup(html).get_text(" ").split())
-
 
 # --------------------------------------------------------------------------- the client
 

@@ -373,9 +373,6 @@ def parse_board_page(html: str) -> list[str]:
     return ids
 
 
-def _plain(html: str) -> str:
-    return " ".join(_soup(html).get_text(" ").split())
-
 
 # --------------------------------------------------------------------------- the client
 
