@@ -7,8 +7,9 @@ Tasks take ids and strings only.  Every task is idempotent, because
   then queue ``poll_thread`` for each watched thread.
 * ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post.
 * ``narrador.poll_latest`` — the polling fallback of webhook forums (Discourse's latest posts).
-* ``narrador.process_post`` — roll, sign, store (first processing wins), then queue
-  ``send_reply``; an edited post already rolled gets its records flagged.
+* ``narrador.process_post`` — roll, sign, store (first processing wins), then post the reply
+  (queueing ``send_reply`` only when that must wait); an edited post already rolled gets its
+  records flagged.
 * ``narrador.post_deleted`` — a webhook said a post was deleted: flag its rolls.
 * ``narrador.send_reply`` — post the reply once (lock + marker search).
 * ``narrador.calendar_tick`` (beat, every minute) — day rollovers (seeds committed and
@@ -163,13 +164,26 @@ def poll_thread(self, forum: str, thread_id: str) -> int:
 
 @app.task(name="narrador.process_post", ignore_result=True)
 def process_post(message: dict[str, Any]) -> str:
-    """Roll the tags of one post and queue its reply; returns the post's status."""
+    """Roll the tags of one post and post its reply; returns the post's status.
+
+    The reply is sent in the same task (one Celery round trip per post instead of two);
+    only when that cannot be done now (the lock is busy, the forum failed transiently) is
+    ``send_reply`` queued with its retries.  Exactly once either way: lock, state, marker.
+    """
     from worker import service
 
     post = post_from_message(message)
-    outcome = service.process_post(services(), post)
+    svc = services()
+    outcome = service.process_post(svc, post)
     if outcome.status == "pending_reply":
-        send_reply.delay(post.forum, post.post_id)
+        try:
+            service.send_reply(svc, post.forum, post.post_id)
+        except ReplyBusy:
+            send_reply.delay(post.forum, post.post_id)
+        except ForumError as exc:
+            if not exc.transient:
+                raise
+            send_reply.apply_async((post.forum, post.post_id), countdown=exc.retry_after or _backoff(0))
     for notice in outcome.notices:
         deliver_notice.delay(notice.game, notice.id)
     return outcome.status
