@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
-_MARKER = re.compile(r"\(ref p([^)\s]+)\)")
+_MARKER = re.compile(r"\(ref p([^)\s]+)(?: [a-z2-7]+)?\)")  # "(ref p<id> <token>)"
 _TOPIC = re.compile(r"/t/(\d+)\.json")
 
 
