@@ -805,8 +805,20 @@ def stranded_replies(svc: Services) -> list[tuple[str, str]]:
     or its worker died.  The calendar job queues them again, so a long outage delays a
     reply but never loses it (found in review)."""
     cutoff = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
-    return [(name, pid) for name in svc.settings.forums
-            for pid in svc.store.pending_replies(name, older_than_ms=cutoff)]
+    todo = []
+    for name in svc.settings.forums:
+        for pid in svc.store.pending_replies(name, older_than_ms=cutoff):
+            if svc.store.count_requeue(name, pid) > MAX_REQUEUES:
+                svc.store.update_post(name, pid, status="reply_failed")
+                log.error("reply to %s/%s given up after %d re-queues", name, pid, MAX_REQUEUES)
+                continue
+            todo.append((name, pid))
+    return todo
+
+
+#: Times the calendar job re-queues one reply (every minute, once it is 5 minutes old)
+#: before giving up on it: about a day.
+MAX_REQUEUES = 24 * 60
 
 
 __all__ = [

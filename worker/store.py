@@ -24,7 +24,8 @@ key                                         type    content
 
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
 (SHA-256 of the body as first processed), ``roll_ids`` (JSON list, tag order),
-``status`` (``no_tags`` | ``pending_reply`` | ``replied``), ``reply`` (the reply
+``status`` (``no_tags`` | ``pending_reply`` | ``replied`` | ``reply_failed``, given up after
+about a day of re-queues), ``requeued``, ``reply`` (the reply
 text, kept so a retried send posts the same text), ``reply_post_id``,
 ``processed_at`` (UTC ISO 8601), ``edited_hash`` (hash of the latest body if it
 changed after the roll).
@@ -289,9 +290,13 @@ class Store:
         if fields:
             with self.r.pipeline() as pipe:
                 pipe.hset(post_key(forum, post_id), mapping=fields)
-                if fields.get("status") == "replied":
+                if fields.get("status") in ("replied", "reply_failed"):
                     pipe.zrem(pending_key(forum), post_id)
                 pipe.execute()
+
+    def count_requeue(self, forum: str, post_id: str) -> int:
+        """Count one more re-queue of a post's reply; returns the count so far."""
+        return int(self.r.hincrby(post_key(forum, post_id), "requeued", 1))
 
     def pending_replies(self, forum: str, *, older_than_ms: int, limit: int = 100) -> list[str]:
         """Posts of ``forum`` still waiting for their reply since before ``older_than_ms``."""

@@ -337,3 +337,16 @@ def test_a_reply_the_forum_refused_for_long_is_queued_again(env):
     service.send_reply(svc, f"f-{unique}", post_id)
     assert service.stranded_replies(svc) == []
     assert len(forum.replies) == 1
+
+
+def test_a_reply_that_keeps_failing_is_given_up_after_a_day(env, monkeypatch):
+    from datetime import timedelta
+
+    svc, forum, unique = env
+    monkeypatch.setattr(service, "MAX_REQUEUES", 3)
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    service.process_post(svc, forum.post(post_id))
+    later = FIXED_NOW + timedelta(minutes=10)
+    svc.clock = lambda: later
+    assert [service.stranded_replies(svc) for _ in range(4)][-1] == []  # 3 re-queues, then given up
+    assert svc.store.get_post(f"f-{unique}", post_id).status == "reply_failed"
