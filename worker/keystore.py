@@ -123,16 +123,25 @@ class Keystore:
                 os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask
         return path
 
-    def _write_exclusive(self, path: Path, data: bytes) -> bool:
-        """Create ``path`` with ``data`` (mode 0600) unless it exists; True if we created it."""
+    def _temp_copy(self, path: Path, data: bytes) -> str:
+        """Write ``data`` to a fresh temporary file (0600, synced) beside ``path``; its name."""
         self._mkdir(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
         try:
             os.fchmod(fd, 0o600)
             os.write(fd, data)
             os.fsync(fd)
+        except BaseException:
             os.close(fd)
-            fd = -1
+            os.unlink(tmp)
+            raise
+        os.close(fd)
+        return tmp
+
+    def _write_exclusive(self, path: Path, data: bytes) -> bool:
+        """Create ``path`` with ``data`` (mode 0600) unless it exists; True if we created it."""
+        tmp = self._temp_copy(path, data)
+        try:
             try:
                 os.link(tmp, path)
             except FileExistsError:
@@ -140,20 +149,11 @@ class Keystore:
             _fsync_dir(path.parent)
             return True
         finally:
-            if fd >= 0:
-                os.close(fd)
             os.unlink(tmp)
 
     def _write_replace(self, path: Path, data: bytes) -> None:
         """Write ``path`` atomically (mode 0600), replacing any previous content."""
-        self._mkdir(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
-        try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        tmp = self._temp_copy(path, data)
         try:
             os.replace(tmp, path)
         except BaseException:
