@@ -131,7 +131,8 @@ def canonical_json(obj: object) -> bytes:
 
     Source: issue 5, "Signed records".
     """
-    _check_json_value(obj, "$")
+    if not _plain_json(obj):
+        _check_json_value(obj, "$")  # raises, naming the offending path
     text = json.dumps(
         obj,
         sort_keys=True,
@@ -139,7 +140,39 @@ def canonical_json(obj: object) -> bytes:
         ensure_ascii=False,
         allow_nan=False,
     )
-    return text.encode("utf-8")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate somewhere: say where
+        _check_json_value(obj, "$")
+        raise
+
+
+def _plain_json(value: object) -> bool:
+    """True when ``value`` holds only what :func:`canonical_json` accepts, strings unchecked.
+
+    The fast path of the check (no path strings, no recursion, bounded by the value's
+    size): the precise error, and the lone-surrogate check, come from
+    :func:`_check_json_value` when this says no or the final UTF-8 encoding fails.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not -MAX_SAFE_INT <= item <= MAX_SAFE_INT:  # type: ignore[operator]
+                return False
+        elif kind is dict:
+            for k in item:  # type: ignore[attr-defined]
+                if type(k) is not str or not k.isascii():
+                    return False
+            stack.extend(item.values())  # type: ignore[attr-defined]
+        elif kind is list or kind is tuple:
+            stack.extend(item)  # type: ignore[arg-type]
+        else:
+            return False  # subclasses, other mappings, floats...: the careful check decides
+    return True
 
 
 # --------------------------------------------------------------------------- ids and hashes
@@ -463,6 +496,7 @@ def build_record(
     tz: str | ZoneInfo = calendar.DEFAULT_TZ,
     secret: bool = False,
     nonce: str | None = None,
+    rolled_again: bool = False,
 ) -> dict[str, object]:
     """Build the canonical format-1 record of one roll.
 
@@ -487,10 +521,12 @@ def build_record(
         secret: a secret roll; then ``nonce`` (32 random hex digits, supplied by the
             caller, e.g. ``secrets.token_hex(16)``) is required so that
             :func:`record_hash` hides the result.
+        rolled_again: the ``rolled_again`` flag, when the caller already knows it (the
+            same as :func:`with_flags` afterwards, without a second validation).
 
     Returns:
-        a new ``dict`` with the fields of :data:`RECORD_FIELDS` (all flags false
-        except ``secret``; ``edited_tag`` None).
+        a new ``dict`` with the fields of :data:`RECORD_FIELDS` (flags false except
+        ``secret`` and ``rolled_again`` as given; ``edited_tag`` None).
 
     Raises:
         ValueError: any field malformed (the message lists every problem).
@@ -527,7 +563,7 @@ def build_record(
         "flags": {
             "edited_after_roll": False,
             "post_deleted": False,
-            "rolled_again": False,
+            "rolled_again": bool(rolled_again),
             "secret": bool(secret),
         },
         "edited_tag": None,

@@ -136,6 +136,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     app.register_blueprint(hooks.bp)
     csrf.exempt(hooks.bp)
+    # no per-address limits on webhooks: every delivery is signed, and they all come from
+    # the forum's own address (a limit would throttle the forum, not an attacker)
+    limiter.exempt(hooks.bp)
     app.jinja_env.globals.update(outcome_label=i18n.outcome_label, flag_labels=i18n.FLAG_LABELS,
                                  page_lang=i18n.page_language)
 

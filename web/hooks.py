@@ -89,8 +89,9 @@ def _enqueue(message: dict[str, Any]) -> None:
         custom(message)
         return
     from worker.celery_app import app as celery
+    from worker.tasks import post_task_options
 
-    celery.send_task("narrador.process_post", args=[message])
+    celery.send_task("narrador.process_post", args=[message], **post_task_options(message))
 
 
 def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:

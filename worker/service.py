@@ -360,23 +360,30 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         RulesError: the game's ruleset or options are invalid (a configuration error).
     """
     fs = svc.settings.forum(post.forum)
-    known = svc.store.get_post(post.forum, post.post_id)
+    if post.author.casefold() == fs.username.casefold():  # Narrador's own post
+        return PostOutcome("no_tags", (), new=False)
+    game = svc.settings.game(fs.game)
+    r = svc.store.r
+    tagged = may_contain_tags(post.body_html)
+    # one round trip: the post's state if processed before, else the first attempt's time
+    # (a redelivered post whose worker died after changing game state keeps it, hence the
+    # same day seed and the same dice); the author's characters, read ahead for the sheet
+    with r.pipeline(transaction=False) as pipe:
+        svc.store.open_post(post.forum, post.post_id, "at", svc.clock().isoformat(), pipe=pipe)
+        if tagged:
+            pipe.smembers(sheets.owned_key(game.id, post.author))
+        opened = pipe.execute()
+    known, first_at = svc.store.opened(post.forum, post.post_id, opened[0])
     if known is not None:  # processed before: the first result stands; an edit is flagged
         edited = _flag_if_edited(svc, post, known)
         return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edited)
-    if post.author.casefold() == fs.username.casefold():
-        return PostOutcome("no_tags", (), new=False)
 
-    game = svc.settings.game(fs.game)
     ruleset, options = _ruleset_and_options(game)
     st = state_settings_for(game)
-    r = svc.store.r
     lang = game.language
-    # a redelivered post (its worker died after changing game state) keeps the first
-    # attempt's processing time, hence the same day seed and the same dice
-    now = datetime.fromisoformat(svc.store.first_value(post.forum, post.post_id, "at", svc.clock().isoformat()))
+    now = datetime.fromisoformat(first_at)
     posted = min(post.created_utc, now)
-    text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
+    text = author_text(post.body_html, fs.markup_flavour) if tagged else ""
     base_fields = {
         "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
         "content_hash": content_hash(post.body_html), "processed_at": now.isoformat(),
@@ -394,7 +401,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         )
         return PostOutcome("no_tags", (), new=stored, notices=welcome)
 
-    roller = _TagRoller(svc, game, ruleset, options, st, post, now)
+    roller = _TagRoller(svc, game, ruleset, options, st, post, now, owned=opened[1] if tagged else None)
     for tag in parsed:
         roller.roll_tag(tag)
     if roller.help_requested:
@@ -453,7 +460,7 @@ class _TagRoller:
     """Rolls the tags of one post in order, collecting views, problems and signed records."""
 
     def __init__(self, svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,
-                 st: Any, post: ForumPost, now: datetime) -> None:
+                 st: Any, post: ForumPost, now: datetime, owned: Any = None) -> None:
         self.svc, self.game, self.ruleset, self.options, self.st = svc, game, ruleset, options, st
         self.post, self.now, self.lang = post, now, game.language
         self.r = svc.store.r
@@ -468,6 +475,7 @@ class _TagRoller:
         self._sheet_error: StateError | None = None
         self._willpower_spent_here = False
         self._sheet_loaded = False
+        self._owned = owned  # the author's character ids, when read ahead (sheets.owned_key)
 
     @property
     def character_name(self) -> str:
@@ -484,7 +492,7 @@ class _TagRoller:
         if not self._sheet_loaded:
             self._sheet_loaded = True
             try:
-                self._sheet = sheets.character_for(self.r, self.game.id, self.post.author)
+                self._sheet = sheets.character_for(self.r, self.game.id, self.post.author, owned=self._owned)
             except StateError as err:
                 self._sheet_error = err
         if required and self._sheet_error is not None:
@@ -552,19 +560,19 @@ class _TagRoller:
         except RulesError as err:
             self._problem(tag, render.rules_error_message(err, self.lang))
             return
+        params = roll_params(spec, pool=pool, difficulty=difficulty)
+        fingerprint = action_fingerprint(post.author, params)
+        self.fingerprints.append(fingerprint)
         record = records.build_record(
             key_id=self.key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(self.options.to_dict()),
             forum=post.forum, thread=post.thread_id, post=post.post_id, post_url=post.url,
             author=post.author, character=self.character_name or None, tag=tag.raw, tag_index=tag.index,
-            params=roll_params(spec, pool=pool, difficulty=difficulty),
+            params=params,
             seed_commitment=records.commitment(self.seed), faces=result.faces, successes=result.successes,
             outcome=result.outcome, degree=result.degree_label or None, processed_at=self.now, tz=game.zone,
             secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
+            rolled_again=rolled_again(self.svc, post.forum, post.thread_id, fingerprint),
         )
-        fingerprint = action_fingerprint(post.author, record["params"])
-        self.fingerprints.append(fingerprint)
-        if rolled_again(self.svc, post.forum, post.thread_id, fingerprint):
-            record = records.with_flags(record, rolled_again=True)
         rid = str(record["roll_id"])
         self.envelopes.append(records.sign_record(record, self.signing_key, self.key_id))
         notes += self._actions(tag, spec, result, difficulty, rid)

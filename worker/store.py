@@ -54,6 +54,36 @@ return 0
 """
 
 
+# Open a post for processing, one round trip: a processed post's hash, or else the first
+# attempt's value of one intent field (set now if no attempt stored one).
+_OPEN_POST = """
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields > 0 then return {1, fields} end
+redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return {0, redis.call('HGET', KEYS[2], ARGV[1])}
+"""
+
+# Store a processed post and everything that goes with it, once: nothing is written when
+# the post hash exists.  ARGV[1] is a JSON plan (strings only): the post hash's fields and
+# the writes, each naming its key by its index in KEYS.
+_COMMIT_POST = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local plan = cjson.decode(ARGV[1])
+redis.call('HSET', KEYS[1], unpack(plan.fields))
+redis.call('DEL', KEYS[2])
+for _, op in ipairs(plan.ops) do
+  local name, key = op[1], KEYS[tonumber(op[2])]
+  if name == 'zadd' then redis.call('ZADD', key, op[3], op[4])
+  elseif name == 'zaddnx' then redis.call('ZADD', key, 'NX', op[3], op[4])
+  elseif name == 'hincrby' then redis.call('HINCRBY', key, op[3], op[4])
+  elseif name == 'setnx' then redis.call('SET', key, op[3], 'NX')
+  else return redis.error_reply('commit_post: unknown op ' .. tostring(name)) end
+end
+return 1
+"""
+
+
 def roll_key_name(roll_id: str) -> str:
     """Redis key of a roll record."""
     return f"nr:roll:{{{roll_id}}}"
@@ -165,6 +195,8 @@ class Store:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._release = client.register_script(_RELEASE_LOCK)
+        self._open_post = client.register_script(_OPEN_POST)
+        self._commit_post = client.register_script(_COMMIT_POST)
 
     @classmethod
     def from_url(cls, url: str) -> Store:
@@ -214,7 +246,7 @@ class Store:
         page: int = 1,
         action_fingerprints: Iterable[str] = (),
     ) -> bool:
-        """Store a processed post and its roll records in one transaction.
+        """Store a processed post and its roll records atomically, in one round trip (Lua).
 
         Only the first call for a post writes anything (a concurrent or redelivered
         processing of the same post finds the hash already there and changes
@@ -233,30 +265,56 @@ class Store:
         Returns:
             True if this call stored the post, False if it was already stored.
         """
-        key = post_key(forum, post_id)
-        records = list(signed_records)
-        fingerprints = list(action_fingerprints)
+        keys = [post_key(forum, post_id), intent_key(forum, post_id)]
 
-        def txn(pipe: redis.client.Pipeline) -> bool:
-            if pipe.exists(key):
-                return False
-            pipe.multi()
-            pipe.hset(key, mapping=dict(fields))
-            pipe.delete(intent_key(forum, post_id))  # stored: the first attempt's choices are kept
-            if fields.get("status") == "pending_reply":
-                pipe.zadd(pending_key(forum), {post_id: processed_ms})
-            if fields.get("thread_id"):
-                pipe.zadd(thread_posts_key(forum, str(fields["thread_id"])), {post_id: page})
-                for fp in fingerprints:
-                    pipe.hincrby(thread_actions_key(forum, str(fields["thread_id"])), fp, 1)
-            for env in records:
-                rid = env["record"]["roll_id"]
-                pipe.set(roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True), nx=True)
-                for index_key in roll_index_keys(env["record"]):
-                    pipe.zadd(index_key, {rid: processed_ms}, nx=True)
-            return True
+        def at(key: str) -> str:  # the key's index in KEYS (Lua: 1-based)
+            keys.append(key)
+            return str(len(keys))
 
-        return bool(self.r.transaction(txn, key, value_from_callable=True))
+        ops: list[list[str]] = []
+        if fields.get("status") == "pending_reply":
+            ops.append(["zadd", at(pending_key(forum)), str(processed_ms), post_id])
+        thread_id = str(fields.get("thread_id") or "")
+        if thread_id:
+            ops.append(["zadd", at(thread_posts_key(forum, thread_id)), str(page), post_id])
+            fingerprints = list(action_fingerprints)
+            if fingerprints:
+                actions = at(thread_actions_key(forum, thread_id))
+                ops += [["hincrby", actions, fp, "1"] for fp in fingerprints]
+        for env in signed_records:
+            rid = env["record"]["roll_id"]
+            ops.append(["setnx", at(roll_key_name(rid)), json.dumps(env, ensure_ascii=False, sort_keys=True)])
+            ops += [["zaddnx", at(index_key), str(processed_ms), rid] for index_key in roll_index_keys(env["record"])]
+        flat = [str(x) for item in fields.items() for x in item]
+        plan = json.dumps({"fields": flat, "ops": ops}, ensure_ascii=False)
+        return bool(self._commit_post(keys=keys, args=[plan]))
+
+    def open_post(self, forum: str, post_id: str, field: str, value: str,
+                  pipe: redis.client.Pipeline | None = None) -> tuple[PostState | None, str] | None:
+        """Open a post for processing in one round trip (one Lua script).
+
+        Returns ``(state, "")`` when the post was processed before (nothing written), else
+        ``(None, first)`` where ``first`` is what :meth:`first_value` would return for
+        ``field``/``value`` (the intent hash is written as it would write it).  With
+        ``pipe`` the script is queued on that pipeline and None is returned: pass the
+        pipeline's result to :meth:`opened`.
+        """
+        keys = [post_key(forum, post_id), intent_key(forum, post_id)]
+        if pipe is not None:
+            # EVAL, not EVALSHA: a redis-py pipeline holding Script objects first asks
+            # SCRIPT EXISTS, one more round trip; Redis caches the compiled body anyway
+            pipe.eval(_OPEN_POST, len(keys), *keys, field, value, INTENT_TTL)
+            return None
+        return self.opened(forum, post_id, self._open_post(keys=keys, args=[field, value, INTENT_TTL]))
+
+    @staticmethod
+    def opened(forum: str, post_id: str, result: Any) -> tuple[PostState | None, str]:
+        """Decode :meth:`open_post`'s script result (see there)."""
+        processed, payload = result
+        if int(processed):
+            flat = list(payload)
+            return PostState(forum, post_id, dict(zip(flat[::2], flat[1::2], strict=True))), ""
+        return None, str(payload)
 
     def replace_roll(self, envelope: Mapping[str, Any]) -> bool:
         """Overwrite an existing roll record (flags changed and signed again); never creates one."""

@@ -81,6 +81,23 @@ def post_to_message(post: ForumPost) -> dict[str, Any]:
     }
 
 
+def post_task_options(msg: dict[str, Any]) -> dict[str, str]:
+    """``apply_async``/``send_task`` options for a ``process_post`` message.
+
+    Celery otherwise puts a ``repr`` of the whole post (body included) in every message's
+    headers (``argsrepr``, what its logs and monitors show): a copy of player text in the
+    broker, and the largest CPU cost of publishing one (see docs/benchmarks.md, item 4).
+    The short form names the post.
+    """
+    return {"argsrepr": f"[<post {str(msg.get('forum', ''))[:100]}/{str(msg.get('post_id', ''))[:100]}>]",
+            "kwargsrepr": "{}"}
+
+
+def queue_post(msg: dict[str, Any]) -> None:
+    """Queue ``narrador.process_post`` for one post message (:func:`post_to_message`)."""
+    process_post.apply_async((msg,), **post_task_options(msg))
+
+
 def post_from_message(msg: dict[str, Any]) -> ForumPost:
     """Inverse of :func:`post_to_message`."""
     return ForumPost(
@@ -130,7 +147,7 @@ def poll_latest(self, forum: str) -> int:
         return 0
     svc.store.set_thread(forum, "_latest", last_poll=svc.clock().isoformat())
     for post in posts:
-        process_post.delay(post_to_message(post))
+        queue_post(post_to_message(post))
     return len(posts)
 
 
@@ -158,7 +175,7 @@ def poll_thread(self, forum: str, thread_id: str) -> int:
         log.error("poll of %s/%s failed: %s", forum, thread_id, exc)
         return 0
     for post in posts:
-        process_post.delay(post_to_message(post))
+        queue_post(post_to_message(post))
     return len(posts)
 
 

@@ -384,14 +384,23 @@ def list_characters(r: redis.Redis, game: str) -> list[CharacterSheet]:
     return out
 
 
-def character_for(r: redis.Redis, game: str, author: str) -> CharacterSheet | None:
+def owned_key(game: str, author: str) -> str:
+    """Redis key of the set of character ids owned by forum user ``author`` (read it with
+    SMEMBERS in a pipeline of your own and pass the result to :func:`character_for`)."""
+    return game_key(game, "owner", who(author))
+
+
+def character_for(r: redis.Redis, game: str, author: str, owned: Any = None) -> CharacterSheet | None:
     """The character played by forum user ``author`` (case/accents ignored), or ``None`` when
     the author has no sheet in this game.
+
+    ``owned``: the members of :func:`owned_key` when the caller already read them (saves a
+    round trip); None reads them here.
 
     Raises:
         StateError(code="ambiguous_character"): the author owns several characters.
     """
-    cids = sorted(r.smembers(game_key(game, "owner", who(author))))
+    cids = sorted(r.smembers(owned_key(game, author)) if owned is None else owned)
     if not cids:
         return None
     if len(cids) > 1:
