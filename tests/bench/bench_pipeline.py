@@ -12,6 +12,10 @@ The floor, measured in the same run with batches alternated: one HMAC-SHA256 (th
 5-dice roll fit in one block) plus one Ed25519 signature of the record Narrador produced, per
 roll: the cryptography the pipeline cannot avoid.
 
+"Per core" is read as CPU: each post's CPU time in this process plus the Redis server's
+(``INFO cpu``), so a round trip's wait, which another worker process would fill, is not
+counted as cost; the one-thread wall rate is given beside it.
+
 Also here (from ``test_bench_records.py``, issue 5): records derived + built + signed +
 verified per second against bare Ed25519 sign + verify of the same message.
 """
@@ -29,17 +33,53 @@ from tests.bench.common import ONE_TAG_HTML, THREE_TAG_HTML, Bench
 from tests.bench.harness import Row, fmt_rate
 
 
-def _pipeline_batch(bench: Bench, n: int, body: str) -> float:
-    """Seconds per post for ``n`` fresh posts through ``process_post``."""
+def _redis_cpu(client) -> float:
+    """The Redis server's CPU seconds so far (``INFO cpu``, user + system: server-wide)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def _pipeline_batch(bench: Bench, n: int, body: str) -> tuple[float, float]:
+    """``(wall seconds, CPU seconds)`` per post for ``n`` fresh posts through ``process_post``.
+
+    CPU is this process's (``time.process_time``) plus the Redis server's: what the post
+    costs the machine's cores, the "per core" figure (a round trip's wait is not CPU).
+    """
     from worker import service
 
     posts = [bench.post(body) for _ in range(n)]
-    start = time.perf_counter()
+    client = bench.svc.store.r
+    redis0 = _redis_cpu(client)
+    cpu0, start = time.process_time(), time.perf_counter()
     for post in posts:
         outcome = service.process_post(bench.svc, post)
-    spent = time.perf_counter() - start
+    spent, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    cpu += _redis_cpu(client) - redis0
     assert outcome.new and outcome.status == "pending_reply", outcome
-    return spent / n
+    return spent / n, cpu / n
+
+
+def round_trips(bench: Bench, body: str = ONE_TAG_HTML) -> int:
+    """Redis round trips of one fresh post through ``process_post`` (counted on the
+    connection class: each command or pipeline sent is one)."""
+    import redis.connection
+
+    from worker import service
+
+    sent = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self, command, check_health=True):  # noqa: ANN001
+        sent[0] += 1
+        return original(self, command, check_health)
+
+    post = bench.post(body)
+    redis.connection.AbstractConnection.send_packed_command = counting
+    try:
+        service.process_post(bench.svc, post)
+    finally:
+        redis.connection.AbstractConnection.send_packed_command = original
+    return sent[0]
 
 
 def _floor_batch(n: int, seed: bytes, key: bytes, private, message: bytes, rolls: int) -> float:
@@ -137,21 +177,29 @@ def run(*, quick: bool = False, n: int | None = None, repeat: int | None = None,
         rid = bench.svc.store.get_post(bench.forum_name, last.post_id).roll_ids[0]
         message = canonical_json(bench.svc.store.get_roll(rid)["record"])
         key = derive.roll_key(bench.game, bench.forum_name, "1", last.post_id, 0)
+        trips = round_trips(bench)
         for label, body, rolls in (("1 tag", ONE_TAG_HTML, 1), ("3 tags + a quote", THREE_TAG_HTML, 3)):
-            best_p = best_f = float("inf")
+            best_p = best_c = best_f = float("inf")
             for _ in range(repeat):
-                best_p = min(best_p, _pipeline_batch(bench, n, body))
+                wall, cpu = _pipeline_batch(bench, n, body)
+                best_p, best_c = min(best_p, wall), min(best_c, cpu)
                 best_f = min(best_f, _floor_batch(n, seed, key, private, message, rolls))
-            ratio = best_f / best_p
+            ratio = best_f / best_c
             rows.append(Row(
-                item="2 pipeline", what=f"post → signed records in Redis, {label}, 1 core",
-                value=f"{fmt_rate(1 / best_p, ' posts/s')} ({fmt_rate(rolls / best_p, ' rolls/s')})",
+                item="2 pipeline", what=f"post → signed records in Redis, {label}, per core "
+                                        "(CPU of Narrador + Redis server per post)",
+                value=f"{fmt_rate(1 / best_c, ' posts/s')} ({fmt_rate(rolls / best_c, ' rolls/s')}) "
+                      f"per core; one thread: {fmt_rate(1 / best_p, ' posts/s')}",
                 peer=f"bare HMAC-SHA256 + Ed25519 sign ×{rolls}: {fmt_rate(1 / best_f, ' posts/s')}",
                 ratio=f"{ratio:.0%} of the floor",
                 target="≥25% of the floor", met=ratio >= 0.25,
-                limit="service.process_post with real Redis over TCP loopback (one MULTI per post; "
-                      "Redis shares the 2 cores); best of batches alternated with the floor; "
-                      "no Celery, no forum I/O.",
+                limit="service.process_post with real Redis over TCP loopback "
+                      f"({trips} round trips for a one-tag post: open + characters in one "
+                      "pipeline, scene activity, rolled-again check, the store as one Lua "
+                      "script); per-core rate = 1 / (process CPU + Redis server CPU, INFO cpu, "
+                      "server-wide) per post; the one-thread rate also waits for each round "
+                      "trip. Best of batches alternated with the floor; no Celery, no forum I/O.",
+                extra={"round_trips": trips, "cpu_per_post": best_c, "wall_per_post": best_p},
             ))
         if profile:
             shares = stage_profile(bench, n=100 if quick else 300)
