@@ -723,29 +723,28 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         ReplyBusy: another worker holds the lock (retry later).
         ForumError: the forum refused or failed (``transient`` tells whether to retry).
     """
-    state = svc.store.get_post(forum_name, post_id)
-    if state is None or state.status == "no_tags":
-        return None
-    if state.status == "replied":
-        return state.fields.get("reply_post_id")
-    token = svc.store.acquire_reply_lock(forum_name, post_id)
-    if token is None:
-        raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
+    # one round trip: the lock, and the post's state as read under it
+    token, state = svc.store.lock_post_for_reply(forum_name, post_id)
     try:
-        state = svc.store.get_post(forum_name, post_id)
-        assert state is not None
+        if state is None or state.status == "no_tags":
+            return None
         if state.status == "replied":
             return state.fields.get("reply_post_id")
+        if token is None:
+            raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
         thread_id = state.fields["thread_id"]
         forum = svc.forum(forum_name)
         existing = forum.find_reply(thread_id, reply_marker(svc, post_id), after_post_id=post_id)
         reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
         metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
-        svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id))
+        svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id),
+                              release_lock=token)
+        token = None  # released with the update
         log.info("reply sent", extra={"forum": forum_name, "post": post_id, "reply": reply_id, "found": bool(existing)})
         return str(reply_id)
     finally:
-        svc.store.release_reply_lock(forum_name, post_id, token)
+        if token is not None:
+            svc.store.release_reply_lock(forum_name, post_id, token)
 
 
 #: Notices claimed more than this many seconds ago and still pending are delivered again

@@ -342,14 +342,19 @@ class Store:
         """True if an action with this fingerprint was already rolled in the thread."""
         return bool(self.r.hexists(thread_actions_key(forum, thread_id), fingerprint))
 
-    def update_post(self, forum: str, post_id: str, **fields: str) -> None:
+    def update_post(self, forum: str, post_id: str, *, release_lock: str | None = None, **fields: str) -> None:
         """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``); a post
-        marked ``replied`` leaves the pending set."""
-        if fields:
+        marked ``replied`` leaves the pending set.  With ``release_lock`` (a token of
+        :meth:`lock_post_for_reply`) the reply lock is released in the same round trip,
+        after the fields are written."""
+        if fields or release_lock:
             with self.r.pipeline() as pipe:
-                pipe.hset(post_key(forum, post_id), mapping=fields)
-                if fields.get("status") in ("replied", "reply_failed"):
-                    pipe.zrem(pending_key(forum), post_id)
+                if fields:
+                    pipe.hset(post_key(forum, post_id), mapping=fields)
+                    if fields.get("status") in ("replied", "reply_failed"):
+                        pipe.zrem(pending_key(forum), post_id)
+                if release_lock:
+                    pipe.eval(_RELEASE_LOCK, 1, lock_key(forum, post_id), release_lock)
                 pipe.execute()
 
     def count_requeue(self, forum: str, post_id: str) -> int:
@@ -366,6 +371,21 @@ class Store:
         token = secrets.token_hex(16)
         ok = self.r.set(lock_key(forum, post_id), token, nx=True, px=int(ttl_seconds * 1000))
         return token if ok else None
+
+    def lock_post_for_reply(self, forum: str, post_id: str,
+                            ttl_seconds: float = 120.0) -> tuple[str | None, PostState | None]:
+        """Take the reply lock of a post and read its state, in one round trip.
+
+        Returns:
+            ``(token, state)``: ``token`` None when the lock is held elsewhere; ``state``
+            read after the lock was taken (None for a post never processed).
+        """
+        token = secrets.token_hex(16)
+        with self.r.pipeline(transaction=False) as pipe:
+            pipe.set(lock_key(forum, post_id), token, nx=True, px=int(ttl_seconds * 1000))
+            pipe.hgetall(post_key(forum, post_id))
+            ok, fields = pipe.execute()
+        return (token if ok else None), (PostState(forum, post_id, fields) if fields else None)
 
     def release_reply_lock(self, forum: str, post_id: str, token: str) -> None:
         """Release the lock if ``token`` still owns it."""

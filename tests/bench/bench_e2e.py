@@ -333,7 +333,7 @@ def run(*, quick: bool = False, duration: float | None = None, rate: float = 50.
             limit="saturation throughput (queue full, workers never idle); the burst goes "
                   "through the web app on 4 connections, which shares the cores with the "
                   f"worker while it lasts; the marker search read {sat_reads:.1f} topic chunks "
-                  "per reply (it reads the whole topic when the reply is not there yet).",
+                  "per reply (from the last chunk back to the one holding the post it answers).",
         ),
     ]
     rows[0].extra.update(fixed=fixed, floor=floor, saturation=sat, saturation_floor=sat_floor,

@@ -200,3 +200,52 @@ def test_redis_backend_shares_slots_between_workers(redis_client, unique):
         assert 0 < redis_client.ttl(f"nr:http:{{f-{unique}}}:x") <= 60
     finally:
         redis_client.delete(key, f"nr:http:{{f-{unique}}}:x")
+
+
+@pytest.mark.integration
+def test_redis_backend_reserves_only_while_the_host_is_up(redis_client, unique):
+    backend = RedisBackend(redis_client)
+    nxt, down = f"nr:host:{{h-{unique}}}:next", f"nr:host:{{h-{unique}}}:down"
+    try:
+        assert backend.reserve_if_up(nxt, down, 1000, 5000) == ({}, 0)
+        record, wait = backend.reserve_if_up(nxt, down, 1000, 5000)
+        assert record == {} and 900 <= wait <= 1000
+        backend.put(down, {"failures": "2", "until": "123.000"}, 60)
+        assert backend.reserve_if_up(nxt, down, 1000, 5000) == ({"failures": "2", "until": "123.000"}, None)
+        # the refusal reserved nothing: the next slot is still the third one
+        backend.delete(down)
+        assert 1900 <= backend.reserve_if_up(nxt, down, 1000, 5000)[1] <= 2000
+    finally:
+        redis_client.delete(nxt, down)
+
+
+class CountingBackend(MemoryBackend):
+    def __init__(self, clock) -> None:
+        super().__init__(clock)
+        self.calls: list[str] = []
+
+    def __getattribute__(self, name):
+        if name in ("reserve", "reserve_if_up", "get", "put", "delete"):
+            object.__getattribute__(self, "calls").append(name)
+        return object.__getattribute__(self, name)
+
+
+def test_a_request_to_a_healthy_host_costs_one_backend_call():
+    clock = Clock()
+    clock.slept = []
+    backend = CountingBackend(clock)
+    p = Politeness(backend, "foro", min_interval=0.0, sleep=clock.sleep, clock=clock)
+    web = FakeWeb("http://a.test")
+    web.route("GET", "/x", Reply(200, "ok"))
+    session = web.session()
+    request(session, "GET", "http://a.test/x", timeout=5, polite=p)
+    assert backend.calls == ["reserve_if_up"]
+    # after a failure, the backoff record is read with the reservation and cleared on success
+    p.host_failed("http://a.test/x")
+    clock.t += 10  # the backoff (2.5-5 s after one failure) is over; its record is not expired
+    backend.calls.clear()
+    request(session, "GET", "http://a.test/x", timeout=5, polite=p)
+    assert backend.calls == ["reserve_if_up", "reserve", "get", "delete"]
+    backend.calls.clear()
+    request(session, "GET", "http://a.test/x", timeout=5, polite=p)
+    assert backend.calls == ["reserve_if_up"]

@@ -79,6 +79,14 @@ return wait
 """
 
 
+# The host's backoff record if it has one (then nothing is reserved), else a reserved slot:
+# what every request needs before it is sent, in one round trip.
+_RESERVE_IF_UP = """
+local down = redis.call('HGETALL', KEYS[2])
+if #down > 0 then return {0, down} end
+""" + _RESERVE.replace("return -wait - 1", "return {1, -wait - 1}").replace("return wait", "return {1, wait}")
+
+
 class PoliteBackend(Protocol):
     """Where politeness state lives (Redis in production, memory in tests)."""
 
@@ -86,6 +94,12 @@ class PoliteBackend(Protocol):
         """Reserve the next slot of ``key`` spaced ``interval_ms`` apart. Returns the
         milliseconds to wait before using it (>= 0), or ``-(wait + 1)`` when the slot is
         more than ``max_wait_ms`` away (nothing is reserved then)."""
+        ...
+
+    def reserve_if_up(self, key: str, down_key: str, interval_ms: int,
+                      max_wait_ms: int) -> tuple[dict[str, str], int | None]:
+        """``(the hash at down_key, None)`` when there is one (nothing reserved); else
+        ``({}, reserve(key, interval_ms, max_wait_ms))``, atomically."""
         ...
 
     def get(self, key: str) -> dict[str, str]:
@@ -111,10 +125,20 @@ class RedisBackend:
     def __init__(self, client: Any) -> None:
         self.r = client
         self._reserve = client.register_script(_RESERVE)
+        self._reserve_if_up = client.register_script(_RESERVE_IF_UP)
 
     def reserve(self, key: str, interval_ms: int, max_wait_ms: int) -> int:
         """See :meth:`PoliteBackend.reserve` (atomic: one Lua script, Redis clock)."""
         return int(self._reserve(keys=[key], args=[int(interval_ms), int(max_wait_ms)]))
+
+    def reserve_if_up(self, key: str, down_key: str, interval_ms: int,
+                      max_wait_ms: int) -> tuple[dict[str, str], int | None]:
+        """See :meth:`PoliteBackend.reserve_if_up` (one Lua script, Redis clock)."""
+        up, value = self._reserve_if_up(keys=[key, down_key], args=[int(interval_ms), int(max_wait_ms)])
+        if int(up):
+            return {}, int(value)
+        flat = list(value)
+        return dict(zip(flat[::2], flat[1::2], strict=True)), None
 
     def get(self, key: str) -> dict[str, str]:
         """See :meth:`PoliteBackend.get`."""
@@ -150,22 +174,37 @@ class MemoryBackend:
     def reserve(self, key: str, interval_ms: int, max_wait_ms: int) -> int:
         """See :meth:`PoliteBackend.reserve`."""
         with self._lock:
-            now = int(self._clock() * 1000)
-            slot = max(now, self._slots.get(key, 0))
-            wait = slot - now
-            if wait > max_wait_ms:
-                return -wait - 1
-            self._slots[key] = slot + int(interval_ms)
-            return wait
+            return self._reserve(key, interval_ms, max_wait_ms)
+
+    def _reserve(self, key: str, interval_ms: int, max_wait_ms: int) -> int:
+        # the caller holds self._lock
+        now = int(self._clock() * 1000)
+        slot = max(now, self._slots.get(key, 0))
+        wait = slot - now
+        if wait > max_wait_ms:
+            return -wait - 1
+        self._slots[key] = slot + int(interval_ms)
+        return wait
+
+    def reserve_if_up(self, key: str, down_key: str, interval_ms: int,
+                      max_wait_ms: int) -> tuple[dict[str, str], int | None]:
+        """See :meth:`PoliteBackend.reserve_if_up`."""
+        with self._lock:
+            down = self._get(down_key)
+            return (down, None) if down else ({}, self._reserve(key, interval_ms, max_wait_ms))
 
     def get(self, key: str) -> dict[str, str]:
         """See :meth:`PoliteBackend.get`."""
         with self._lock:
-            expires, mapping = self._hashes.get(key, (0.0, {}))
-            if mapping and expires <= self._clock():
-                del self._hashes[key]
-                return {}
-            return dict(mapping)
+            return self._get(key)
+
+    def _get(self, key: str) -> dict[str, str]:
+        # the caller holds self._lock
+        expires, mapping = self._hashes.get(key, (0.0, {}))
+        if mapping and expires <= self._clock():
+            del self._hashes[key]
+            return {}
+        return dict(mapping)
 
     def put(self, key: str, mapping: Mapping[str, str], ttl_seconds: int) -> None:
         """See :meth:`PoliteBackend.put`."""
@@ -286,28 +325,37 @@ class Politeness:
         return f"nr:http:{{{self.namespace}}}:{digest}"
 
     # ---- rate limit and backoff
-    def throttle(self, url: str) -> None:
+    def throttle(self, url: str) -> bool:
         """Wait for this host's next request slot.
+
+        One round trip in the usual case (no backoff record: the slot is reserved in the
+        same script).
+
+        Returns:
+            True when the host has a backoff record whose time is over (a success should
+            then clear it: :meth:`host_ok`); False when it has none.
 
         Raises:
             ForumError: ``throttled`` (transient, ``retry_after`` set) when the host is in
                 backoff after failures or the slot is more than ``max_wait`` away.
         """
         host = self.host_of(url)
-        down = self.backend.get(f"nr:host:{{{host}}}:down")
+        next_key, interval, limit = f"nr:host:{{{host}}}:next", int(self.min_interval * 1000), int(self.max_wait * 1000)
+        down, wait = self.backend.reserve_if_up(next_key, f"nr:host:{{{host}}}:down", interval, limit)
         if down:
             remaining = float(down.get("until", "0")) - self.clock()
             if remaining > 0:
                 raise ForumError("throttled", f"{host} is in backoff after "
                                  f"{down.get('failures', '?')} failure(s)", url=url,
                                  retry_after=remaining)
-        wait_ms = self.backend.reserve(f"nr:host:{{{host}}}:next",
-                                       int(self.min_interval * 1000), int(self.max_wait * 1000))
+            wait = self.backend.reserve(next_key, interval, limit)
+        wait_ms = int(wait or 0)
         if wait_ms < 0:
             raise ForumError("throttled", f"request slot for {host} too far away", url=url,
                              retry_after=(-wait_ms - 1) / 1000)
         if wait_ms:
             self.sleep(wait_ms / 1000)
+        return bool(down)
 
     def host_failed(self, url: str) -> float:
         """Record a 5xx / timeout / connection failure of ``url``'s host; returns the
@@ -424,8 +472,7 @@ def request(session: requests.Session, method: str, url: str, *, timeout: float,
             in backoff), ``flood`` for 429 (``retry_after`` from ``Retry-After`` or a
             Discourse-style ``extras.wait_seconds``), ``throttled`` from the rate limit.
     """
-    if polite is not None:
-        polite.throttle(url)
+    had_backoff = polite.throttle(url) if polite is not None else False
     try:
         resp = session.request(method, url, timeout=timeout, headers=dict(headers or {}),
                                **kwargs)
@@ -441,7 +488,7 @@ def request(session: requests.Session, method: str, url: str, *, timeout: float,
         if polite is not None:
             polite.host_failed(url)
         raise ForumError("http_5xx", url=url, status=resp.status_code)
-    if polite is not None:
+    if polite is not None and had_backoff:  # (no record, nothing to clear: no round trip)
         polite.host_ok(url)
     if resp.status_code == 429:
         raise ForumError("flood", "the forum asks us to slow down", url=url, status=429,
