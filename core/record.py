@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -41,6 +42,7 @@ __all__ = [
     "Check",
     "VerificationReport",
     "build_record",
+    "build_signed_record",
     "canonical_json",
     "commitment",
     "key_id_for",
@@ -133,18 +135,18 @@ def canonical_json(obj: object) -> bytes:
     """
     if not _plain_json(obj):
         _check_json_value(obj, "$")  # raises, naming the offending path
-    text = json.dumps(
-        obj,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    )
     try:
-        return text.encode("utf-8")
+        return _canonical_bytes(obj)
     except UnicodeEncodeError:  # a lone surrogate somewhere: say where
         _check_json_value(obj, "$")
         raise
+
+
+def _canonical_bytes(obj: object) -> bytes:
+    """The serialisation of :func:`canonical_json` without its checks (for values already
+    checked, e.g. a record :func:`build_record` returned)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
 
 
 def _plain_json(value: object) -> bool:
@@ -409,6 +411,17 @@ def record_problems(record: object) -> list[str]:
 
     Source: issue 5, "Signed records".
     """
+    problems = _shape_problems(record)
+    if not problems:
+        try:
+            canonical_json(record)
+        except ValueError as exc:
+            problems.append(f"not canonical JSON: {exc}")
+    return problems
+
+
+def _shape_problems(record: object) -> list[str]:
+    """:func:`record_problems` without the canonical-JSON check (the caller serialises)."""
     if not isinstance(record, Mapping):
         return [f"record is not an object ({type(record).__name__})"]
     problems: list[str] = []
@@ -457,11 +470,22 @@ def record_problems(record: object) -> list[str]:
             problems.append("nonce: a secret record needs 32 hex digits")
     elif record["nonce"] is not None and not _NONCE.fullmatch(record["nonce"]):  # type: ignore[arg-type]
         problems.append("nonce: not 32 hex digits")
-    try:
-        canonical_json(record)
-    except ValueError as exc:
-        problems.append(f"not canonical JSON: {exc}")
     return problems
+
+
+def _canonical_record(record: Mapping[str, object]) -> bytes:
+    """The canonical bytes of a record, after every check of :func:`record_problems`.
+
+    Raises:
+        ValueError: the record is malformed (the message lists every problem).
+    """
+    problems = _shape_problems(record)
+    if not problems:
+        try:
+            return canonical_json(record)
+        except ValueError as exc:
+            problems.append(f"not canonical JSON: {exc}")
+    raise ValueError("invalid roll record: " + "; ".join(problems))
 
 
 def _format_utc(moment: datetime) -> str:
@@ -569,11 +593,38 @@ def build_record(
         "edited_tag": None,
         "nonce": nonce,
     }
-    problems = record_problems(record)
-    if problems:
-        raise ValueError("invalid roll record: " + "; ".join(problems))
     # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
-    return json.loads(canonical_json(record))
+    return json.loads(_canonical_record(record))
+
+
+def build_signed_record(private_key: Ed25519PrivateKey, **fields: Any) -> dict[str, object]:
+    """:func:`build_record` then :func:`sign_record`, checking and serialising once.
+
+    Args:
+        private_key: the active signing key; ``fields["key_id"]`` must be its id.
+        fields: the keyword arguments of :func:`build_record`.
+
+    Returns:
+        the signed envelope, as :func:`sign_record` returns it.
+
+    Raises:
+        ValueError / TypeError: as :func:`build_record` and :func:`sign_record`.
+
+    Source: issue 5, "Signed records".
+    """
+    record = build_record(**fields)
+    message = _canonical_bytes(record)  # checked and round-tripped by build_record
+    key_id = _check_signing_key(private_key, str(fields["key_id"]))
+    return {"record": record, "signature": private_key.sign(message).hex(), "key_id": key_id}
+
+
+def _check_signing_key(private_key: Ed25519PrivateKey, key_id: str) -> str:
+    if not isinstance(private_key, Ed25519PrivateKey):
+        raise TypeError(f"expected Ed25519PrivateKey, got {type(private_key).__name__}")
+    actual = key_id_for(private_key.public_key())
+    if key_id != actual:
+        raise ValueError(f"key_id {key_id!r} is not the id of this key ({actual})")
+    return key_id
 
 
 def with_flags(
@@ -639,17 +690,10 @@ def sign_record(
 
     Source: issue 5, "Signed records".
     """
-    if not isinstance(private_key, Ed25519PrivateKey):
-        raise TypeError(f"expected Ed25519PrivateKey, got {type(private_key).__name__}")
-    actual = key_id_for(private_key.public_key())
-    if key_id != actual:
-        raise ValueError(f"key_id {key_id!r} is not the id of this key ({actual})")
-    problems = record_problems(record)
-    if problems:
-        raise ValueError("invalid roll record: " + "; ".join(problems))
+    _check_signing_key(private_key, key_id)
+    message = _canonical_record(record)
     if record["key_id"] != key_id:
         raise ValueError(f"record names key {record['key_id']!r}, signing with {key_id!r}")
-    message = canonical_json(record)
     return {
         "record": json.loads(message),
         "signature": private_key.sign(message).hex(),

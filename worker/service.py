@@ -563,8 +563,8 @@ class _TagRoller:
         params = roll_params(spec, pool=pool, difficulty=difficulty)
         fingerprint = action_fingerprint(post.author, params)
         self.fingerprints.append(fingerprint)
-        record = records.build_record(
-            key_id=self.key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(self.options.to_dict()),
+        envelope = records.build_signed_record(
+            self.signing_key, key_id=self.key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(self.options.to_dict()),
             forum=post.forum, thread=post.thread_id, post=post.post_id, post_url=post.url,
             author=post.author, character=self.character_name or None, tag=tag.raw, tag_index=tag.index,
             params=params,
@@ -573,8 +573,9 @@ class _TagRoller:
             secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
             rolled_again=rolled_again(self.svc, post.forum, post.thread_id, fingerprint),
         )
+        record = envelope["record"]
         rid = str(record["roll_id"])
-        self.envelopes.append(records.sign_record(record, self.signing_key, self.key_id))
+        self.envelopes.append(envelope)
         notes += self._actions(tag, spec, result, difficulty, rid)
         if spec.retry:
             notes += self._retry(tag, spec, result, base_difficulty, rid)

@@ -159,6 +159,21 @@ def parse_tag(body: str, *, ruleset_id: str = "vampiro") -> RollSpec:
 
     Source: issue 4, "The language"; docs/tags.md has the table of examples.
     """
+    # players repeat their tags ("Destreza+Atletismo dif 7") all game long: a parse is
+    # remembered (RollSpec is immutable; a TagError is raised again, never cached)
+    return _parse_remembered(body, ruleset_id)
+
+
+#: Tag parses remembered per process (bodies are at most MAX_TAG_CHARS characters).
+PARSE_CACHE_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parse_remembered(body: str, ruleset_id: str) -> RollSpec:
+    return _parse(body, ruleset_id=ruleset_id)
+
+
+def _parse(body: str, *, ruleset_id: str) -> RollSpec:
     if len(body) > MAX_TAG_CHARS:
         raise TagError(
             f"tag body has {len(body)} characters, at most {MAX_TAG_CHARS} are allowed",

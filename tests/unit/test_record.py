@@ -18,6 +18,7 @@ from core.record import (
     FLAG_NAMES,
     RECORD_FIELDS,
     build_record,
+    build_signed_record,
     canonical_json,
     commitment,
     key_id_for,
@@ -40,7 +41,7 @@ SEED = bytes.fromhex("5e" * 32)
 WHEN = datetime(2027, 10, 31, 1, 30, tzinfo=UTC)  # the repeated hour in Madrid
 
 
-def make_record(**overrides):
+def record_fields(**overrides):
     key = roll_key("noches", "flaskbb", "12", "345", 1)
     faces = overrides.pop("faces", None) or list(derive_faces(SEED, key, 6))
     fields = dict(  # noqa: C408 - keyword form mirrors build_record
@@ -66,7 +67,11 @@ def make_record(**overrides):
         tz="Europe/Madrid",
     )
     fields.update(overrides)
-    return build_record(**fields)
+    return fields
+
+
+def make_record(**overrides):
+    return build_record(**record_fields(**overrides))
 
 
 def signed_record(**overrides):
@@ -457,3 +462,20 @@ def test_secret_commitment_survives_flags_edits_and_key_rotation():
     assert record_hash(flagged) == published
     changed = dict(record, successes=int(record["successes"]) + 1)
     assert record_hash(changed) != published
+
+
+def test_build_signed_record_is_build_then_sign_in_one_pass():
+    # Ed25519 is deterministic: the one-pass envelope is byte for byte the two-step one
+    assert build_signed_record(PRIVATE, **record_fields()) == signed_record()
+    flagged = build_signed_record(PRIVATE, **record_fields(rolled_again=True))
+    assert flagged == sign_record(with_flags(make_record(), rolled_again=True), PRIVATE, KEY_ID)
+    assert verify_signed(flagged, KEYS, seed=SEED).ok
+
+
+def test_build_signed_record_refuses_a_key_that_is_not_the_records():
+    with pytest.raises(ValueError, match="is not the id of this key"):
+        build_signed_record(OTHER, **record_fields())
+    with pytest.raises(ValueError, match="invalid roll record: faces"):
+        build_signed_record(PRIVATE, **record_fields(faces=[0, 11]))
+    with pytest.raises(ValueError, match="not canonical JSON"):
+        build_signed_record(PRIVATE, **record_fields(params={"pool": 1.5}))
