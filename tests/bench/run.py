@@ -114,8 +114,24 @@ def main(argv: list[str] | None = None) -> int:
                 for name, share in row.extra["profile"][:15]:
                     print(f"  {share:6.1%}  {name}")
     if args.write:
-        args.write.write_text(table + "\n", encoding="utf-8")
+        write_table(args.write, table)
     return 1 if failed else 0
+
+
+#: In a file holding both markers, ``--write`` replaces only what lies between them (the
+#: prose around the table in docs/benchmarks.md stays); otherwise it writes the table alone.
+BEGIN, END = "<!-- bench:table -->", "<!-- /bench:table -->"
+
+
+def write_table(path: Path, table: str) -> None:
+    """Write ``table`` to ``path`` (between the markers when the file has them)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in old and END in old.split(BEGIN, 1)[1]:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        path.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}", encoding="utf-8")
+    else:
+        path.write_text(table + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,9 @@ class SinkHandler(_Base):
     - ``POST /posts.json`` (JSON ``{"topic_id", "raw"}``, headers ``Api-Key`` and
       ``Api-Username`` required, else 403): the reply becomes the next post of its topic
       (``username`` = ``Api-Username``, ``cooked`` = the raw text escaped in a ``<p>``);
-      answers the new post (``id``, ``topic_id``, ``post_number``).
+      answers the new post (``id``, ``topic_id``, ``post_number``).  Post ids are one
+      site-wide sequence, as in Discourse, and a reply's id is above the id of the post
+      it answers (read from its marker): the webhooks' post ids and the sink's share it.
     - ``GET /t/<topic>.json?page=N``: Discourse's topic view: ``post_stream.posts`` (the
       N-th chunk of 20 posts) and ``post_stream.stream`` (every post id). Every topic
       exists and starts with an opening post by ``directora`` (a player's topic exists
@@ -132,6 +134,8 @@ class SinkHandler(_Base):
         cooked = "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
         with self.lock:
             self._topic(topic)
+            if marker.isdigit():  # Discourse's ids grow site-wide: a reply is newer than its post
+                self.next_id[0] = max(self.next_id[0], int(marker))
             post = self._append(topic, user, cooked)
             self.replies.append([now, marker, topic, post["id"]])
         self._send(200, json.dumps(post).encode())

@@ -14,3 +14,16 @@ def test_probability_item_runs_and_renders_a_table():
     table = render_markdown(rows, machine())
     assert table.startswith("| item | measured |")
     assert "cold cell, pool 3 dif 6" in table and "Machine: " in table
+
+
+def test_write_replaces_only_the_marked_table(tmp_path):
+    from tests.bench.run import BEGIN, END, write_table
+
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(f"# Benchmarks\nprose before\n{BEGIN}\nold table\n{END}\nprose after\n", encoding="utf-8")
+    write_table(doc, "| new | table |")
+    assert doc.read_text(encoding="utf-8") == (
+        f"# Benchmarks\nprose before\n{BEGIN}\n| new | table |\n{END}\nprose after\n")
+    bare = tmp_path / "table.md"
+    write_table(bare, "| t |")
+    assert bare.read_text(encoding="utf-8") == "| t |\n"

@@ -132,8 +132,21 @@ def test_find_reply_stops_at_the_chunk_holding_the_post_it_answers():
     """A missing reply (the usual case) must not cost a read of the whole topic."""
     web = topic_web()
     client = make(web)
-    assert client.find_reply("12", "(ref p999)", after_post_id="322") is None
+    assert client.find_reply("12", "(ref p999)", after_post_id="321") is None
     assert [s.path for s in web.log] == ["/t/12.json?page=1", "/t/12.json?page=2"]
+
+
+def test_find_reply_reads_one_chunk_when_no_post_is_newer_than_the_answered_one():
+    """Discourse's post ids grow site-wide: with 322 the newest id of the topic's stream,
+    no reply to 322 can exist yet, and page 1 (which carries the stream) is enough."""
+    web = topic_web()
+    client = make(web)
+    assert client.find_reply("12", "(ref p322)", after_post_id="322") is None
+    assert [s.path for s in web.log] == ["/t/12.json?page=1"]
+    # ids that are not numbers, or a stream that does not list every post: search as before
+    web.log.clear()
+    assert client.find_reply("12", "(ref p999)", after_post_id="x322") is None
+    assert len(web.log) == 2
 
 
 def test_latest_posts_is_the_polling_fallback():

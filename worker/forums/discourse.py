@@ -324,7 +324,9 @@ class DiscourseClient:
         """The id of the bot's newest post in the topic whose text contains ``marker``,
         reading chunks from the last backwards (posts are searched directly: Discourse's
         search index lags behind new posts) and stopping at the chunk that holds
-        ``after_post_id`` (the reply cannot be older).
+        ``after_post_id`` (the reply cannot be older).  When the topic's stream (read with
+        the first chunk) holds no id above ``after_post_id`` the search ends there: post
+        ids grow site-wide, so a reply would have a larger one.
 
         Raises:
             ForumError: as :meth:`list_posts`.
@@ -332,6 +334,8 @@ class DiscourseClient:
         if not marker.split():
             raise ValueError("empty marker")
         data = self._topic(thread_id, 1)
+        if not _newer_in_stream(data, after_post_id):
+            return None  # no post of the topic is newer than the one answered: no reply yet
         last = self._last_page(data)
         for number in range(last, max(0, last - MAX_PAGES), -1):
             chunk = data if number == 1 else self._topic(thread_id, number)
@@ -367,3 +371,20 @@ def _safe_json(resp: requests.Response) -> Any:
 def _check_id(value: str, what: str) -> None:
     if not isinstance(value, str) or not value.isdigit():
         raise ValueError(f"Discourse {what} must be a string of digits, got {value!r}")
+
+
+def _newer_in_stream(data: dict[str, Any], after_post_id: str | None) -> bool:
+    """False only when the topic's ``post_stream.stream`` (every post id, in order) is
+    complete and holds no id above ``after_post_id``: Discourse's post ids grow with time
+    across the whole site, so a reply to that post, posted after it, would be there.
+    True when unsure (no stream, ids that are not numbers, a stream cut short)."""
+    if after_post_id is None or not after_post_id.isdigit():
+        return True
+    stream = data["post_stream"].get("stream")
+    if not isinstance(stream, list) or not stream or len(stream) > 10_000:
+        return True
+    count = data.get("posts_count")
+    if isinstance(count, int) and count > len(stream):
+        return True  # the stream does not list every post
+    after = int(after_post_id)
+    return any(not isinstance(i, int) or isinstance(i, bool) or i > after for i in stream)
