@@ -51,6 +51,8 @@ from tests.bench.webhooks import Poster, discourse_delivery, start_web
 
 #: Topics the posts are spread over (a game with 20 active scenes).
 TOPICS = 20
+#: Gap between two consecutive players' post ids (see ``Run._next``).
+ID_STRIDE = 100
 
 
 def _toml(unique: str, instance: Path, sink: str, secret: str) -> str:
@@ -129,7 +131,10 @@ class Run:
     # -- the load
     def _next(self) -> tuple[str, str]:
         self._n += 1
-        return str(self._n), str(1 + self._n % TOPICS)
+        # ids of one site-wide sequence, as Discourse's: room between two players' posts for
+        # the posts of other topics and the bot's replies (the sink numbers a reply above
+        # the post it answers)
+        return str(self._n * ID_STRIDE), str(1 + self._n % TOPICS)
 
     def hooks(self, count: int) -> list[tuple[str, bytes, dict[str, str]]]:
         """``count`` signed ``post_created`` deliveries of new one-tag posts."""
