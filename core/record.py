@@ -149,6 +149,10 @@ def _canonical_bytes(obj: object) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
+#: Values with more nodes than this are checked by the careful, recursive check instead.
+_PLAIN_JSON_NODES = 100_000
+
+
 def _plain_json(value: object) -> bool:
     """True when ``value`` holds only what :func:`canonical_json` accepts, strings unchecked.
 
@@ -157,7 +161,11 @@ def _plain_json(value: object) -> bool:
     :func:`_check_json_value` when this says no or the final UTF-8 encoding fails.
     """
     stack = [value]
+    budget = _PLAIN_JSON_NODES  # a bound on the walk: a cycle or a huge value takes the slow path
     while stack:
+        budget -= 1
+        if budget < 0:
+            return False
         item = stack.pop()
         kind = type(item)
         if kind is str or kind is bool or item is None:
@@ -412,7 +420,7 @@ def record_problems(record: object) -> list[str]:
     Source: issue 5, "Signed records".
     """
     problems = _shape_problems(record)
-    if not problems:
+    if isinstance(record, Mapping):  # every problem is listed, the JSON ones too
         try:
             canonical_json(record)
         except ValueError as exc:

@@ -285,6 +285,9 @@ class Store:
             rid = env["record"]["roll_id"]
             ops.append(["setnx", at(roll_key_name(rid)), json.dumps(env, ensure_ascii=False, sort_keys=True)])
             ops += [["zaddnx", at(index_key), str(processed_ms), rid] for index_key in roll_index_keys(env["record"])]
+        for name, value in fields.items():  # as redis-py would refuse them: nothing half-written
+            if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise TypeError(f"post field {name!r}: {type(value).__name__} is not a str or a number")
         flat = [str(x) for item in fields.items() for x in item]
         plan = json.dumps({"fields": flat, "ops": ops}, ensure_ascii=False)
         return bool(self._commit_post(keys=keys, args=[plan]))

@@ -350,3 +350,15 @@ def test_a_reply_that_keeps_failing_is_given_up_after_a_day(env, monkeypatch):
     svc.clock = lambda: later
     assert [service.stranded_replies(svc) for _ in range(4)][-1] == []  # 3 re-queues, then given up
     assert svc.store.get_post(f"f-{unique}", post_id).status == "reply_failed"
+
+
+def test_a_post_field_that_is_not_text_is_refused_before_anything_is_written(env):
+    svc, _forum, unique = env
+    forum = f"f-{unique}"
+    with pytest.raises(TypeError, match="'url': NoneType"):
+        svc.store.record_post(game=f"g-{unique}", forum=forum, post_id="77",
+                              fields={"status": "no_tags", "url": None}, processed_ms=0)
+    assert svc.store.get_post(forum, "77") is None
+    assert svc.store.record_post(game=f"g-{unique}", forum=forum, post_id="77",
+                                 fields={"status": "no_tags", "page": 3}, processed_ms=0)
+    assert svc.store.get_post(forum, "77").fields == {"status": "no_tags", "page": "3"}

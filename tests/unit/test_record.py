@@ -424,7 +424,18 @@ def test_garbage_records_with_a_valid_envelope_are_reported(fields):
     signed = signed_record()
     signed["record"] = {**signed["record"], **fields}
     report = verify_signed(signed, KEYS, seed=SEED)
-    assert report.ok == (signed["record"] == make_record())
+    # compared as JSON text, not as dicts: in Python True == 1, so {"format": True} would
+    # look unchanged (found by review: Hypothesis example fields={"format": True})
+    def text(value):
+        return json.dumps(value, sort_keys=True, default=repr)
+
+    assert report.ok == (text(signed["record"]) == text(make_record()))
+
+
+def test_a_boolean_where_an_integer_was_signed_is_tampering():
+    signed = signed_record()
+    signed["record"] = {**signed["record"], "format": True}
+    assert not verify_signed(signed, KEYS, seed=SEED).ok
 
 
 # ---------------------------------------------------------------------------- secret rolls
@@ -479,3 +490,21 @@ def test_build_signed_record_refuses_a_key_that_is_not_the_records():
         build_signed_record(PRIVATE, **record_fields(faces=[0, 11]))
     with pytest.raises(ValueError, match="not canonical JSON"):
         build_signed_record(PRIVATE, **record_fields(params={"pool": 1.5}))
+
+
+def test_record_problems_lists_the_json_problems_beside_the_others():
+    record = make_record()
+    record["faces"] = [0]
+    record["params"] = {"x": 1.5}
+    problems = record_problems(record)
+    assert problems[0] == "faces: every face must be an int from 1 to 10"
+    assert problems[1].startswith("not canonical JSON: $.params.x: floats are not allowed")
+
+
+def test_a_value_too_large_for_the_fast_check_is_checked_the_careful_way():
+    from core import record as records
+
+    big = list(range(records._PLAIN_JSON_NODES + 10))
+    assert canonical_json(big) == json.dumps(big, separators=(",", ":")).encode()
+    with pytest.raises(ValueError, match=r"\$\[100009\]: floats"):
+        canonical_json([*big[:-1], 0.5])
