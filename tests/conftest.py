@@ -46,13 +46,10 @@ def unique() -> str:
 def cleanup_keys(redis_client, unique):
     """Delete every key containing this test's unique suffix at teardown, and the roll
     records of its games (their keys are named by roll id only)."""
+    from tests.bench.common import cleanup
+
     yield
-    for index in redis_client.scan_iter(match=f"nr:game:*{unique}*:rolls", count=1000):
-        for rid in redis_client.zrange(index, 0, -1):
-            redis_client.delete(f"nr:roll:{{{rid}}}")
-    keys = list(redis_client.scan_iter(match=f"*{unique}*", count=1000))
-    if keys:
-        redis_client.delete(*keys)
+    cleanup(redis_client, unique)
 
 
 def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", language: str = "es", options=None):

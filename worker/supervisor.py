@@ -63,13 +63,14 @@ class ProcessGroup:
         return [c for c in self.children if c.process.poll() is not None]
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop every child, newest first: SIGTERM to its group, SIGKILL after ``timeout`` s."""
+        """Stop every child, newest first: SIGTERM to the child itself (Celery and gunicorn
+        then stop their own pool processes cleanly, without "worker lost" errors), SIGKILL
+        to its whole group after ``timeout`` s; anything of a group still alive after its
+        leader exited gets SIGTERM, so nothing outlives Narrador."""
         for child in reversed(self.children):
             if child.process.poll() is None:
-                try:
-                    os.killpg(child.process.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for child in reversed(self.children):
             remaining = max(0.1, deadline - time.monotonic())
@@ -81,6 +82,9 @@ class ProcessGroup:
                 except ProcessLookupError:
                     pass
                 child.process.wait(5)
+        for child in self.children:  # orphans of a group whose leader is gone
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.process.pid, signal.SIGTERM)
         self.children.clear()
 
     def wait(self, stop_when: callable | None = None, poll: float = 0.5) -> int:  # type: ignore[valid-type]

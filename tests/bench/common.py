@@ -42,8 +42,13 @@ def redis_client():
 
 
 def cleanup(client: Any, unique: str) -> int:
-    """Delete every key whose name contains ``unique``; returns how many were deleted."""
-    keys = list(client.scan_iter(match=f"*{unique}*", count=5000))
+    """Delete every key whose name contains ``unique``, and the roll records of the games
+    named with it (their keys, ``nr:roll:{<roll id>}``, carry only the roll id: they are
+    found through the games' roll indexes); returns how many keys were deleted."""
+    rolls: list[str] = []
+    for index in client.scan_iter(match=f"nr:game:*{unique}*:rolls", count=5000):
+        rolls += [f"nr:roll:{{{rid}}}" for rid in client.zrange(index, 0, -1)]
+    keys = rolls + list(client.scan_iter(match=f"*{unique}*", count=5000))
     for i in range(0, len(keys), 1000):
         client.delete(*keys[i : i + 1000])
     return len(keys)

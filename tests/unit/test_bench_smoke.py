@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.bench import bench_probability
 from tests.bench.harness import machine, render_markdown
 
@@ -27,3 +29,16 @@ def test_write_replaces_only_the_marked_table(tmp_path):
     bare = tmp_path / "table.md"
     write_table(bare, "| t |")
     assert bare.read_text(encoding="utf-8") == "| t |\n"
+
+
+@pytest.mark.integration
+def test_a_bench_run_leaves_no_roll_record_behind(redis_client):
+    from tests.bench.common import Bench
+    from worker import service
+
+    with Bench() as bench:
+        outcome = service.process_post(bench.svc, bench.post())
+        (rid,) = outcome.roll_ids
+        assert redis_client.exists(f"nr:roll:{{{rid}}}")
+    assert not redis_client.exists(f"nr:roll:{{{rid}}}")
+    assert not list(redis_client.scan_iter(match=f"*{bench.unique}*"))
