@@ -45,4 +45,4 @@ def metrics():  # type: ignore[no-untyped-def]
         counts = {}
     extra = CollectorRegistry(auto_describe=False)
     extra.register(_StoredRolls(counts))
-    return Response(body + generate_latest(extra), mimetype=CONTENT_TYPE_LATEST)
+    return Response(body + generate_latest(extra), content_type=CONTENT_TYPE_LATEST)  # it names its charset

@@ -478,6 +478,9 @@ def test_metrics_exposes_worker_counters_and_stored_rolls(world):
         pass
     resp = world["client"].get("/metrics")
     assert resp.status_code == 200 and resp.mimetype == "text/plain"
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    assert resp.headers["Content-Type"] == CONTENT_TYPE_LATEST  # charset named once
     text = resp.get_data(as_text=True)
     assert f'narrador_rolls_stored{{game="{world["ids"]["game"]}"}} 5.0' in text
     assert f'narrador_rolls_stored{{game="{world["ids"]["other"]}"}} 1.0' in text
