@@ -139,7 +139,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     # no per-address limits on webhooks: every delivery is signed, and they all come from
     # the forum's own address (a limit would throttle the forum, not an attacker)
     limiter.exempt(hooks.bp)
-    app.jinja_env.globals.update(outcome_label=i18n.outcome_label, flag_labels=i18n.FLAG_LABELS,
+    app.jinja_env.globals.update(outcome_label=i18n.outcome_label, degree_label=i18n.degree_label,
+                                 check_label=i18n.check_label, check_status=i18n.check_status,
+                                 flag_labels=i18n.FLAG_LABELS,
                                  page_lang=i18n.page_language)
 
     @app.errorhandler(400)

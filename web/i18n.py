@@ -22,8 +22,8 @@ from flask import g
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "outcome_label", "page_language", "select_locale",
-           "use_game_language"]
+__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "check_label", "check_status", "degree_label",
+           "outcome_label", "page_language", "select_locale", "use_game_language"]
 
 DEFAULT_LANGUAGE = "es"
 LANGUAGES = ("es", "en")
@@ -33,6 +33,32 @@ _OUTCOMES = {
     "failure": _l("fallo"),
     "botch": _l("fracaso"),
 }
+
+# core.rules.degree_label's stable keys (vampiro/gehena degrees, exaltado basic/extra)
+_DEGREES = {
+    "marginal": _l("marginal"),
+    "moderate": _l("moderado"),
+    "complete": _l("completo"),
+    "exceptional": _l("excepcional"),
+    "phenomenal": _l("fenomenal"),
+    "basic": _l("justo"),
+    "extra": _l("con éxitos de sobra"),
+}
+
+# core.record.Check names (verify_signed's checks)
+_CHECKS = {
+    "envelope": _l("sobre del registro"),
+    "format": _l("formato"),
+    "key_id": _l("clave"),
+    "signature": _l("firma"),
+    "roll_id": _l("identificador de la tirada"),
+    "game_day": _l("día de juego"),
+    "seed": _l("semilla"),
+    "dice": _l("dados"),
+    "rules": _l("reglas"),
+    "secret_hash": _l("resumen de la tirada secreta"),
+}
+_CHECK_STATUS = {True: _l("correcto"), False: _l("FALLA"), None: _l("sin comprobar")}
 
 FLAG_LABELS = {
     "edited_after_roll": _l("editada tras tirar"),
@@ -70,3 +96,21 @@ def outcome_label(outcome: str) -> str:
     """The page's word for a roll outcome (``success``, ``failure``, ``botch``; others as is)."""
     label = _OUTCOMES.get(outcome)
     return str(label) if label is not None else outcome
+
+
+def degree_label(degree: object) -> str:
+    """The page's words for a record's ``degree`` (a stable key of ``core.rules.degree_label``;
+    numbers and unknown keys as they are)."""
+    label = _DEGREES.get(str(degree)) if isinstance(degree, str) else None
+    return str(label) if label is not None else str(degree)
+
+
+def check_label(name: str) -> str:
+    """The page's name for a verification check (``core.record.Check.name``)."""
+    label = _CHECKS.get(name)
+    return str(label) if label is not None else name
+
+
+def check_status(ok: bool | None) -> str:
+    """The page's word for a check's result: passed, failed or not checked."""
+    return str(_CHECK_STATUS[ok])

@@ -91,7 +91,8 @@ def test_verify_page_recomputes_the_dice_once_the_seed_is_revealed(world):
     seed = ks.revealed_seed(game, date.fromisoformat(record["game_day"]))
     assert seed is not None and seed.hex() in html
     assert "dados recalculados con la semilla revelada: coinciden" in html
-    assert f"OK dice: {len(record['faces'])} faces recomputed and equal" in html
+    assert (f'data-check="dice">dados: correcto <small lang="en" title="detalle técnico">'
+            f"({len(record['faces'])} faces recomputed and equal") in html
 
 
 def test_verify_json_is_the_stored_envelope(world):
@@ -106,7 +107,7 @@ def test_tampered_record_is_shown_as_not_verifying(world, redis_client):
     env["record"]["successes"] = 99
     redis_client.set(roll_key_name(rid), json.dumps(env))
     html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
-    assert "NO VERIFICA" in html and "FAIL signature" in html
+    assert "NO VERIFICA" in html and 'data-check="signature">firma: FALLA' in html
 
 
 def test_unknown_roll_and_bad_ids_are_404(world):
