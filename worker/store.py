@@ -65,19 +65,19 @@ return {0, redis.call('HGET', KEYS[2], ARGV[1])}
 """
 
 # Store a processed post and everything that goes with it, once: nothing is written when
-# the post hash exists.  ARGV[1] is a JSON plan (strings only): the post hash's fields and
-# the writes, each naming its key by its index in KEYS.
+# the post hash exists.  ARGV: the number n of post-hash fields, the n field/value pairs,
+# then the writes, four arguments each (op, index of its key in KEYS, a, b).
 _COMMIT_POST = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local plan = cjson.decode(ARGV[1])
-redis.call('HSET', KEYS[1], unpack(plan.fields))
+local n = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n))
 redis.call('DEL', KEYS[2])
-for _, op in ipairs(plan.ops) do
-  local name, key = op[1], KEYS[tonumber(op[2])]
-  if name == 'zadd' then redis.call('ZADD', key, op[3], op[4])
-  elseif name == 'zaddnx' then redis.call('ZADD', key, 'NX', op[3], op[4])
-  elseif name == 'hincrby' then redis.call('HINCRBY', key, op[3], op[4])
-  elseif name == 'setnx' then redis.call('SET', key, op[3], 'NX')
+for i = 2 + 2 * n, #ARGV, 4 do
+  local name, key, a, b = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3]
+  if name == 'zadd' then redis.call('ZADD', key, a, b)
+  elseif name == 'zaddnx' then redis.call('ZADD', key, 'NX', a, b)
+  elseif name == 'hincrby' then redis.call('HINCRBY', key, a, b)
+  elseif name == 'setnx' then redis.call('SET', key, a, 'NX')
   else return redis.error_reply('commit_post: unknown op ' .. tostring(name)) end
 end
 return 1
@@ -271,26 +271,28 @@ class Store:
             keys.append(key)
             return str(len(keys))
 
-        ops: list[list[str]] = []
-        if fields.get("status") == "pending_reply":
-            ops.append(["zadd", at(pending_key(forum)), str(processed_ms), post_id])
-        thread_id = str(fields.get("thread_id") or "")
-        if thread_id:
-            ops.append(["zadd", at(thread_posts_key(forum, thread_id)), str(page), post_id])
-            fingerprints = list(action_fingerprints)
-            if fingerprints:
-                actions = at(thread_actions_key(forum, thread_id))
-                ops += [["hincrby", actions, fp, "1"] for fp in fingerprints]
-        for env in signed_records:
-            rid = env["record"]["roll_id"]
-            ops.append(["setnx", at(roll_key_name(rid)), json.dumps(env, ensure_ascii=False, sort_keys=True)])
-            ops += [["zaddnx", at(index_key), str(processed_ms), rid] for index_key in roll_index_keys(env["record"])]
         for name, value in fields.items():  # as redis-py would refuse them: nothing half-written
             if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise TypeError(f"post field {name!r}: {type(value).__name__} is not a str or a number")
-        flat = [str(x) for item in fields.items() for x in item]
-        plan = json.dumps({"fields": flat, "ops": ops}, ensure_ascii=False)
-        return bool(self._commit_post(keys=keys, args=[plan]))
+        args: list[Any] = [len(fields)]
+        for item in fields.items():
+            args += item
+        if fields.get("status") == "pending_reply":
+            args += ("zadd", at(pending_key(forum)), processed_ms, post_id)
+        thread_id = str(fields.get("thread_id") or "")
+        if thread_id:
+            args += ("zadd", at(thread_posts_key(forum, thread_id)), page, post_id)
+            fingerprints = list(action_fingerprints)
+            if fingerprints:
+                actions = at(thread_actions_key(forum, thread_id))
+                for fp in fingerprints:
+                    args += ("hincrby", actions, fp, 1)
+        for env in signed_records:
+            rid = env["record"]["roll_id"]
+            args += ("setnx", at(roll_key_name(rid)), json.dumps(env, ensure_ascii=False, sort_keys=True), "")
+            for index_key in roll_index_keys(env["record"]):
+                args += ("zaddnx", at(index_key), processed_ms, rid)
+        return bool(self._commit_post(keys=keys, args=args))
 
     def open_post(self, forum: str, post_id: str, field: str, value: str,
                   pipe: redis.client.Pipeline | None = None) -> tuple[PostState | None, str] | None:
