@@ -117,7 +117,7 @@ def sweep(
 
 def on_post(
     r: redis.Redis, game: str, settings: GameStateSettings, forum: str, thread: str, author: str,
-    when: datetime, *, lang: str = "es", in_scene: bool | None = None,
+    when: datetime, *, lang: str = "es",
 ) -> PostActivity:
     """Everything a new post by ``author`` (not the bot) at ``when`` (aware UTC) changes:
 
@@ -127,13 +127,8 @@ def on_post(
        notice for this thread (claim key ``welcomed:<who>:<inactive since>``).
 
     Idempotent: a redelivered post changes nothing more and returns no second welcome.
-
-    ``in_scene``: the result of step 1 when the caller already ran it (queued with
-    :func:`scenes.queue_record_activity` in a pipeline of its own); None runs it here.
     """
-    if in_scene is None:
-        in_scene = scenes_mod.record_activity(r, game, forum, thread, author, when)
-    if not in_scene:
+    if not scenes_mod.record_activity(r, game, forum, thread, author, when):
         return PostActivity(scene=False)
     ended = end_absence(r, game, author, posted_at=when)
     member = who(author)

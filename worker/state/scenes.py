@@ -172,17 +172,9 @@ def record_activity(r: redis.Redis, game: str, forum: str, thread: str, author: 
     Returns:
         True when the thread is an open scene (activity recorded).
     """
-    return bool(r.eval(*_record_args(game, forum, thread, author, when)))
-
-
-def queue_record_activity(pipe: Any, game: str, forum: str, thread: str, author: str, when: datetime) -> None:
-    """:func:`record_activity` queued on a pipeline (its result: 1 when an open scene, else 0)."""
-    pipe.eval(*_record_args(game, forum, thread, author, when))
-
-
-def _record_args(game: str, forum: str, thread: str, author: str, when: datetime) -> tuple[Any, ...]:
-    return (_RECORD, 3, game_key(game, "scenes"), _scene_key(game, forum, thread, "who"),
-            game_key(game, "names"), _member(forum, thread), int(when.timestamp()), who(author), author)
+    return bool(r.eval(_RECORD, 3, game_key(game, "scenes"), _scene_key(game, forum, thread, "who"),
+                       game_key(game, "names"), _member(forum, thread), int(when.timestamp()),
+                       who(author), author))
 
 
 def participants(r: redis.Redis, game: str, forum: str, thread: str, *, limit: int = 1000) -> list[tuple[str, datetime]]:
