@@ -369,7 +369,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     # (a redelivered post whose worker died after changing game state keeps it, hence the
     # same day seed and the same dice); the author's characters, read ahead for the sheet
     with r.pipeline(transaction=False) as pipe:
-        svc.store.open_post(post.forum, post.post_id, "at", svc.clock().isoformat(), pipe=pipe)
+        svc.store.open_post(pipe, post.forum, post.post_id, "at", svc.clock().isoformat())
         if tagged:
             pipe.smembers(sheets.owned_key(game.id, post.author))
         opened = pipe.execute()

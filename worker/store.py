@@ -195,7 +195,6 @@ class Store:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._release = client.register_script(_RELEASE_LOCK)
-        self._open_post = client.register_script(_OPEN_POST)
         self._commit_post = client.register_script(_COMMIT_POST)
 
     @classmethod
@@ -294,27 +293,22 @@ class Store:
                 args += ("zaddnx", at(index_key), processed_ms, rid)
         return bool(self._commit_post(keys=keys, args=args))
 
-    def open_post(self, forum: str, post_id: str, field: str, value: str,
-                  pipe: redis.client.Pipeline | None = None) -> tuple[PostState | None, str] | None:
-        """Open a post for processing in one round trip (one Lua script).
+    def open_post(self, pipe: redis.client.Pipeline, forum: str, post_id: str, field: str, value: str) -> None:
+        """Queue, on ``pipe``, the opening of a post for processing (one Lua script): its
+        hash if it was processed before (nothing written), else the first attempt's value
+        of intent ``field`` (``value`` stored when no attempt stored one, as
+        :meth:`first_value` does).  Decode the pipeline's result with :meth:`opened`.
 
-        Returns ``(state, "")`` when the post was processed before (nothing written), else
-        ``(None, first)`` where ``first`` is what :meth:`first_value` would return for
-        ``field``/``value`` (the intent hash is written as it would write it).  With
-        ``pipe`` the script is queued on that pipeline and None is returned: pass the
-        pipeline's result to :meth:`opened`.
+        EVAL, not EVALSHA: a redis-py pipeline holding Script objects first asks SCRIPT
+        EXISTS, one more round trip; Redis caches the compiled body anyway.
         """
         keys = [post_key(forum, post_id), intent_key(forum, post_id)]
-        if pipe is not None:
-            # EVAL, not EVALSHA: a redis-py pipeline holding Script objects first asks
-            # SCRIPT EXISTS, one more round trip; Redis caches the compiled body anyway
-            pipe.eval(_OPEN_POST, len(keys), *keys, field, value, INTENT_TTL)
-            return None
-        return self.opened(forum, post_id, self._open_post(keys=keys, args=[field, value, INTENT_TTL]))
+        pipe.eval(_OPEN_POST, len(keys), *keys, field, value, INTENT_TTL)
 
     @staticmethod
     def opened(forum: str, post_id: str, result: Any) -> tuple[PostState | None, str]:
-        """Decode :meth:`open_post`'s script result (see there)."""
+        """Decode :meth:`open_post`'s result: ``(state, "")`` for a post processed before,
+        else ``(None, first value)``."""
         processed, payload = result
         if int(processed):
             flat = list(payload)
