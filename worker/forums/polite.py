@@ -63,28 +63,32 @@ __all__ = [
 #: Longest we ever honour from a forum's Retry-After (seconds).
 MAX_RETRY_AFTER = 3600.0
 
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = tonumber(ARGV[1])
-local max_wait = tonumber(ARGV[2])
-local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
-local slot = math.max(now, nxt)
-local wait = slot - now
-if wait > max_wait then
-  return -wait - 1
+# Reserve the next slot of KEYS[1] spaced ARGV[1] ms apart, unless it is more than ARGV[2] ms
+# away; a function both scripts call: the wait (ms), or -(wait + 1) when refused.
+_RESERVE_FN = """
+local function reserve(key, interval, max_wait)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local nxt = tonumber(redis.call('GET', key) or '0')
+  local slot = math.max(now, nxt)
+  local wait = slot - now
+  if wait > max_wait then
+    return -wait - 1
+  end
+  redis.call('SET', key, slot + interval, 'PX', wait + interval + 1000)
+  return wait
 end
-redis.call('SET', KEYS[1], slot + interval, 'PX', wait + interval + 1000)
-return wait
 """
 
+_RESERVE = _RESERVE_FN + "return reserve(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
 
 # The host's backoff record if it has one (then nothing is reserved), else a reserved slot:
 # what every request needs before it is sent, in one round trip.
-_RESERVE_IF_UP = """
+_RESERVE_IF_UP = _RESERVE_FN + """
 local down = redis.call('HGETALL', KEYS[2])
 if #down > 0 then return {0, down} end
-""" + _RESERVE.replace("return -wait - 1", "return {1, -wait - 1}").replace("return wait", "return {1, wait}")
+return {1, reserve(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))}
+"""
 
 
 class PoliteBackend(Protocol):
