@@ -41,7 +41,15 @@ def _settings(config: str | None, *, forums: bool = False):  # type: ignore[no-u
             settings.check_forum_credentials()
         return settings
     except ConfigError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInput(config_message(exc)) from None
+
+
+def config_message(exc) -> str:  # type: ignore[no-untyped-def]
+    """A ``ConfigError`` for the terminal: one line, or a count and one indented line each."""
+    lines = [str(p) for p in exc.problems]
+    if len(lines) == 1:
+        return lines[0]
+    return f"{len(lines)} problems in the configuration:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 config_option = click.option(
@@ -138,6 +146,28 @@ def poll(config: str | None) -> None:
                 if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
                     replies += 1
     click.echo(f"{replies} replies sent")
+
+
+@main.group()
+def config() -> None:
+    """The configuration file: check it, see what Narrador makes of it."""
+
+
+@config.command("check")
+@config_option
+def config_check(config: str | None) -> None:
+    """Validate the configuration (file and environment) and print it as loaded, secrets masked.
+
+    Exit code 0 when it is valid; 2 with every problem (file and line) when it is not.
+    """
+    import tomli_w
+
+    from worker.settings import effective_config
+
+    settings = _settings(config)
+    click.echo(f"# {settings.source or 'no configuration file: environment and defaults only'}")
+    click.echo("# valid; effective values below (defaults included, secrets masked)")
+    click.echo(tomli_w.dumps(effective_config(settings)).rstrip())
 
 
 # --------------------------------------------------------------------------- rules

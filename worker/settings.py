@@ -1,4 +1,4 @@
-"""Settings: one TOML file plus environment overrides, read in one place.
+"""Settings: one TOML file plus environment overrides, validated whole at load.
 
 The file is found at ``$NARRADOR_CONFIG`` (or given explicitly).  Every value can be
 overridden from the environment with ``NARRADOR__<section>__<key>[__<key>...]``
@@ -6,57 +6,292 @@ overridden from the environment with ``NARRADOR__<section>__<key>[__<key>...]``
 ``NARRADOR__forums__local__password=s3cret``.  A few common variables have short
 names: ``REDIS_URL`` / ``NARRADOR_REDIS_URL``, ``NARRADOR_INSTANCE_DIR``,
 ``NARRADOR_BASE_URL``.  ``narrador.example.toml`` at the repository root documents
-every key.
+every key; ``narrador config check`` prints the effective configuration.
 
-Settings are immutable once loaded; tasks and views receive them from the app
-objects built at start-up, nothing reads the environment elsewhere.
+The schema is the set of pydantic models below (one per table: ``[narrador]``,
+``[games.<id>]``, ``[forums.<name>]``).  Loading validates everything at once: an unknown
+section or key is an error with a "did you mean", every value is checked (ruleset ids, time
+zones, URLs, intervals, rules options, state settings, the game a forum plays), and
+:class:`ConfigError` lists every problem with the file and line it comes from (or the
+environment variable that set it).  The CLI turns it into exit code 2.
+
+Adding a key: add a field to the table's model with its type, default and a line in the
+model's docstring (``Field(ge=...)``, a ``Literal``, or one of the annotated types below
+for URLs, id lists and seconds), use :func:`secret` for a secret (masked by ``config
+check``, with a ``<key>_env`` companion field to read it from a named variable), and
+document it in ``narrador.example.toml``.  Unknown-key errors, suggestions, locations and
+``config check`` need nothing more.  A new table is a new model and a field of its parent.
+
+Settings are immutable once loaded; tasks and views receive them from the app objects
+built at start-up, nothing reads the environment elsewhere.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args, get_origin
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
 from core.errors import NarradorError
+from worker.configfile import ConfigProblem, did_you_mean, key_lines, known_list, locate
 
 ENV_PREFIX = "NARRADOR__"
 FORUM_KINDS = ("flaskbb", "phpbb", "discourse", "profile")
 #: Markup flavour (``worker.extract``) of each kind's post bodies, when it is not the kind.
 DEFAULT_FLAVOURS = {"discourse": "discourse_html", "profile": "html"}
 LANGUAGES = ("es", "en")
+#: Short environment variables and the key each sets: they override the file and the long
+#: ``NARRADOR__`` forms; of two for one key, the first listed wins.
+SHORT_ENV = {
+    "NARRADOR_REDIS_URL": ("narrador", "redis_url"),
+    "REDIS_URL": ("narrador", "redis_url"),
+    "NARRADOR_INSTANCE_DIR": ("narrador", "instance_dir"),
+    "NARRADOR_BASE_URL": ("narrador", "public_url"),
+}
+#: Shown by ``config check`` instead of a secret that is set.
+MASK = "********"
 
 
 class ConfigError(NarradorError):
-    """The configuration file or an override is missing, unreadable or invalid."""
-
-
-@dataclass(frozen=True)
-class GameSettings:
-    """One game (chronicle).
+    """The configuration file or an override is missing, unreadable or invalid.
 
     Attributes:
-        id: the game's id, used in roll keys and Redis keys (``[a-z0-9_-]+``).
-        ruleset: ``vampiro``, ``exaltado`` or ``gehena`` (aliases accepted by the core).
+        problems: every problem found (:class:`worker.configfile.ConfigProblem`), each
+            with its key path, message and location; ``str()`` gives one per line.
+    """
+
+    def __init__(self, message: str | list[ConfigProblem]) -> None:
+        self.problems = [ConfigProblem((), message)] if isinstance(message, str) else list(message)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def _problem(path: tuple[str, ...], message: str) -> PydanticCustomError:
+    """A validation error placed at ``path`` below the field that raises it."""
+    return PydanticCustomError("narrador", "{message}", {"message": message, "path": tuple(path)})
+
+
+def secret(**kwargs: Any) -> Any:
+    """A secret string field: never in ``repr``, masked by ``narrador config check``."""
+    return Field(default="", repr=False, json_schema_extra={"secret": True}, **kwargs)
+
+
+# --------------------------------------------------------------------------- value types
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _problem((), f"must be an http:// or https:// URL with a host, got {value!r}")
+    return value.rstrip("/")
+
+
+def _redis_url(value: str) -> str:
+    if value == "":
+        return value
+    parts = urlsplit(value)
+    if parts.scheme in ("redis", "rediss") and parts.hostname:
+        return value
+    if parts.scheme in ("unix", "redis+socket") and parts.path:
+        return value
+    raise _problem((), "must be a redis://host[:port]/db, rediss://... or unix:///path/to/redis.sock URL, "
+                       f"got {value!r}")
+
+
+def _id_list(value: Any) -> Any:
+    """``None`` -> ``()``; ``"1, 2"`` or ``3`` -> ``("1", "2")`` / ``("3",)``; list items as strings."""
+    if value is None:
+        return ()
+    if isinstance(value, bool):
+        return value  # refused below with the list message
+    if isinstance(value, (str, int)):
+        return tuple(p.strip() for p in str(value).split(",") if p.strip())
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v).strip() if isinstance(v, (str, int)) and not isinstance(v, bool) else v
+                     for v in value)
+    return value
+
+
+def _ids_ok(value: tuple[str, ...]) -> tuple[str, ...]:
+    for item in value:
+        if not item or len(item) > 100 or any(c.isspace() for c in item):
+            raise _problem((), f"ids must be non-empty, at most 100 characters, without spaces; got {item!r}")
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+RedisUrl = Annotated[str, AfterValidator(_redis_url)]
+IdList = Annotated[tuple[str, ...], BeforeValidator(_id_list), AfterValidator(_ids_ok)]
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+class Section(BaseModel):
+    """Base of every table: unknown keys refused, immutable once built."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _base_dir(info: ValidationInfo) -> Path:
+    return Path((info.context or {}).get("base_dir") or Path.cwd())
+
+
+def _environ(info: ValidationInfo) -> Mapping[str, str]:
+    env = (info.context or {}).get("environ")
+    return os.environ if env is None else env
+
+
+# --------------------------------------------------------------------------- [narrador]
+
+
+class NarradorSettings(Section):
+    """The ``[narrador]`` table.
+
+    Attributes:
+        instance_dir: folder for keys, seeds and the embedded Redis (absolute once loaded;
+            a relative path is relative to the configuration file's folder).
+        redis_url: Redis URL for state and broker (``redis://``, ``rediss://``, ``unix://``);
+            empty means "start an embedded one" (``narrador up``, ``demo``).
+        public_url: the web app's public root URL, used in links inside replies.
+        contact_url: URL named in the bot's User-Agent.
+        seed_reveal_grace: seconds after a game day ends before its seed is revealed (>= 0).
+    """
+
+    instance_dir: Path = Path("instance")
+    redis_url: RedisUrl = ""
+    public_url: HttpUrl = "http://127.0.0.1:5000"
+    contact_url: HttpUrl = "https://github.com/narrador/narrador"
+    seed_reveal_grace: int = Field(default=3600, ge=0)
+
+    @field_validator("instance_dir", mode="after")
+    @classmethod
+    def _absolute(cls, value: Path, info: ValidationInfo) -> Path:
+        value = value.expanduser()
+        return value if value.is_absolute() else (_base_dir(info) / value).resolve()
+
+
+# --------------------------------------------------------------------------- [games.<id>]
+
+
+def _ruleset_id(value: str) -> str:
+    from core import rules
+    from core.errors import RulesError
+
+    try:
+        return rules.get_ruleset(value).id
+    except RulesError:
+        known = [*rules.RULESETS, *rules._ALIASES]  # noqa: SLF001 - the core's own alias table
+        raise _problem((), f"unknown ruleset {value!r}{did_you_mean(value, known)} "
+                           f"(known: {known_list(rules.RULESETS)})") from None
+
+
+def _time_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        from zoneinfo import available_timezones
+
+        raise _problem((), f"unknown time zone {value!r}{did_you_mean(value, available_timezones())} "
+                           "(an IANA name such as Europe/Madrid)") from None
+    return value
+
+
+class GameSettings(Section):
+    """One game (chronicle): a ``[games.<id>]`` table.
+
+    Attributes:
+        id: the game's id (the table's name), used in roll keys and Redis keys
+            (letters, digits, ``_`` and ``-``, at most 64).
+        ruleset: ``vampiro``, ``exaltado`` or ``gehena`` (aliases ``vtm``, ``exalted``
+            accepted and stored as the id they name).
         timezone: IANA zone of the game calendar (default ``Europe/Madrid``).
         language: ``es`` (default) or ``en`` for replies and pages.
-        options: ruleset options (see ``docs/rules.md``), passed to the core as is.
-        title: human-readable name.
+        options: ruleset options (see ``docs/rules.md``), checked by the core at load
+            (``core.rules.RulesOptions.from_mapping``) and passed to it as written.
+        title: human-readable name (default: the id).
         state: the ``[games.<id>.state]`` table: scenes, posting deadlines, contest expiry,
             masters... (``worker.state.GameStateSettings``, validated at load).
     """
 
     id: str
-    ruleset: str = "vampiro"
-    timezone: str = "Europe/Madrid"
-    language: str = "es"
-    options: Mapping[str, Any] = field(default_factory=dict)
+    ruleset: Annotated[str, AfterValidator(_ruleset_id)] = "vampiro"
+    timezone: Annotated[str, AfterValidator(_time_zone)] = "Europe/Madrid"
+    language: Literal["es", "en"] = "es"
+    options: dict[str, Any] = Field(default_factory=dict)
     title: str = ""
-    state: Mapping[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_title(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("title") and "id" in data:
+            data = {**data, "title": data["id"]}
+        return data
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID_RE.fullmatch(value):
+            raise _problem((), f"game ids are letters, digits, '_' and '-' (at most 64), got {value!r}")
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _rules_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from dataclasses import fields
+
+        from core.errors import RulesError
+        from core.rules import RulesOptions
+
+        known = [f.name for f in fields(RulesOptions)]
+        for key in value:
+            if key not in known:
+                raise _problem((key,), f"unknown rules option {key!r}{did_you_mean(key, known)} "
+                                       f"(known: {known_list(known)})")
+        try:
+            RulesOptions.from_mapping(value)
+        except RulesError as exc:
+            raise _problem((str(exc.params.get("option", "")),) if exc.params.get("option") not in (None, "*")
+                           else (), str(exc)) from None
+        return value
+
+    @field_validator("state")
+    @classmethod
+    def _state_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from dataclasses import fields
+
+        from worker.state import GameStateSettings, StateError
+
+        known = [f.name for f in fields(GameStateSettings)]
+        known += [f"{k}_hours" for k in ("first_deadline", "second_deadline", "contest_expiry")]
+        for key in value:
+            if key not in known:
+                raise _problem((key,), f"unknown state setting {key!r}{did_you_mean(key, known)} "
+                                       f"(known: {known_list(known)})")
+        try:
+            GameStateSettings.from_mapping(value)
+        except StateError as exc:
+            setting = exc.params.get("setting")
+            raise _problem((str(setting),) if setting in value else (), str(exc)) from None
+        return value
 
     @property
     def zone(self) -> ZoneInfo:
@@ -64,28 +299,34 @@ class GameSettings:
         return ZoneInfo(self.timezone)
 
 
-@dataclass(frozen=True)
-class ForumSettings:
-    """One forum Narrador watches.
+# --------------------------------------------------------------------------- [forums.<name>]
+
+#: Secret keys of a forum table; each may instead name an environment variable (``<key>_env``).
+FORUM_SECRETS = ("password", "api_key", "webhook_secret")
+
+
+class ForumSettings(Section):
+    """One forum Narrador watches: a ``[forums.<name>]`` table.
 
     Attributes:
-        name: the forum's id in Narrador (used in roll keys).
+        name: the forum's id in Narrador (the table's name; used in roll keys).
         kind: adapter kind: ``flaskbb``, ``phpbb``, ``discourse`` or ``profile`` (a
             configurable HTML forum; see ``docs/forums.md``).
-        base_url: the forum's root URL, no trailing slash.
-        username / password: the bot account's credentials.
-        game: id of the game played in this forum.
+        base_url: the forum's root URL (http or https), no trailing slash.
+        username / password: the bot account's credentials (``password_env``: the name of
+            an environment variable holding the password).
+        game: id of the game played in this forum (a ``[games.<id>]`` of this file).
         watch_threads: thread (topic) ids polled for new posts.
         watch_forums: board ids whose threads are all watched (new threads found by polling).
         poll_interval: seconds between polls of one watched thread (>= 1).
-        timeout: seconds for each HTTP request.
+        timeout: seconds for each HTTP request (0.5 to 300).
         flavour: markup flavour for tag extraction (defaults from ``kind``: see
             :data:`DEFAULT_FLAVOURS`).
         webhook_secret: shared secret of the forum's webhooks (Discourse: the secret typed
             in its webhook settings; Standard Webhooks: ``whsec_<base64>``); "" = no webhooks.
         api_key: Discourse API key (sent as ``Api-Key`` with ``Api-Username: username``).
         profile: kind ``profile`` only: a shipped profile name (``mybb18``, ``smf21``) or
-            the path of a profile TOML file.
+            the path of a profile TOML file (relative to the configuration file).
         request_interval: seconds between two requests to the forum's host, across all
             workers (>= 0).
         flood_interval: seconds the forum wants between two posts of one user (phpBB's
@@ -93,21 +334,64 @@ class ForumSettings:
     """
 
     name: str
-    kind: str
-    base_url: str
-    username: str
-    password: str
-    game: str
-    watch_threads: tuple[str, ...] = ()
-    watch_forums: tuple[str, ...] = ()
-    poll_interval: float = 30.0
-    timeout: float = 10.0
-    flavour: str = ""
-    webhook_secret: str = ""
-    api_key: str = ""
+    kind: Literal["flaskbb", "phpbb", "discourse", "profile"]
+    base_url: HttpUrl
+    username: str = Field(min_length=1, max_length=200)
+    password: str = secret()
+    password_env: str = ""
+    game: str = Field(min_length=1)
+    watch_threads: IdList = ()
+    watch_forums: IdList = ()
+    poll_interval: float = Field(default=30.0, ge=1, le=7 * 24 * 3600)
+    timeout: float = Field(default=10.0, ge=0.5, le=300)
+    flavour: Literal["", "flaskbb", "phpbb", "discourse_html", "html", "bbcode", "markdown", "text"] = ""
+    webhook_secret: str = secret()
+    webhook_secret_env: str = ""
+    api_key: str = secret()
+    api_key_env: str = ""
     profile: str = ""
-    request_interval: float = 1.0
-    flood_interval: float = 15.0
+    request_interval: float = Field(default=1.0, ge=0, le=3600)
+    flood_interval: float = Field(default=15.0, ge=0, le=3600)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _secrets_from_environment(cls, data: Any, info: ValidationInfo) -> Any:
+        """``<secret>_env = "VAR"`` reads the secret from ``$VAR`` when the key itself is unset."""
+        if not isinstance(data, dict):
+            return data
+        env = _environ(info)
+        out = dict(data)
+        for key in FORUM_SECRETS:
+            if out.get(key) is None:
+                out.pop(key, None)
+                var = out.get(f"{key}_env")
+                if isinstance(var, str) and var and env.get(var):
+                    out[key] = env[var]
+        return out
+
+    @field_validator("profile")
+    @classmethod
+    def _profile_path(cls, value: str, info: ValidationInfo) -> str:
+        """A profile file given by a relative path is relative to the configuration file."""
+        if value.endswith(".toml") and not Path(value).expanduser().is_absolute():
+            return str((_base_dir(info) / Path(value).expanduser()).resolve())
+        return value
+
+    @model_validator(mode="after")
+    def _profile_loads(self) -> ForumSettings:
+        if self.kind != "profile":
+            if self.profile:
+                raise _problem(("profile",), "profile is only for kind 'profile'")
+            return self
+        if not self.profile:
+            raise _problem(("profile",), "profile is required for kind 'profile' (mybb18, smf21 or a file)")
+        from worker.forums.profile import ProfileError, load_profile
+
+        try:
+            load_profile(self.profile)
+        except ProfileError as exc:
+            raise _problem(("profile",), str(exc)) from None
+        return self
 
     def credentials_problem(self) -> str:
         """Why the bot cannot log in to this forum (no password / API key), or ``""``.
@@ -118,9 +402,12 @@ class ForumSettings:
         """
         if self.password or (self.kind == "discourse" and self.api_key):
             return ""
+        key = "api_key" if self.kind == "discourse" else "password"
+        var = getattr(self, f"{key}_env")
+        unset = f" ({key}_env names ${var}, which is not set)" if var else ""
         if self.kind == "discourse":
-            return f"forums.{self.name}: no API key (set api_key or api_key_env)"
-        return f"forums.{self.name}: no password (set password or password_env)"
+            return f"forums.{self.name}: no API key (set api_key or api_key_env){unset}"
+        return f"forums.{self.name}: no password (set password or password_env){unset}"
 
     @property
     def markup_flavour(self) -> str:
@@ -128,35 +415,90 @@ class ForumSettings:
         return self.flavour or DEFAULT_FLAVOURS.get(self.kind, self.kind)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """All of Narrador's settings.
+# --------------------------------------------------------------------------- the whole file
+
+
+class Settings(Section):
+    """All of Narrador's settings: the whole configuration file.
 
     Attributes:
-        instance_dir: folder for keys, seeds and the embedded Redis (absolute path).
-        redis_url: Redis URL for state and broker; empty means "start an embedded one".
-        public_url: the web app's public root URL, used in links inside replies.
-        contact_url: URL named in the bot's User-Agent.
-        seed_reveal_grace: seconds after a game day ends before its seed is revealed.
-        games / forums: by id.
-        source: path of the file the settings came from (for messages).
+        narrador: the ``[narrador]`` table (:class:`NarradorSettings`); its keys are also
+            readable as attributes of the settings (``settings.redis_url``...).
+        games / forums: by id (``[games.<id>]``, ``[forums.<name>]``).
+        source: path of the file the settings came from (for messages), "" if none.
     """
 
-    instance_dir: Path
-    redis_url: str = ""
-    public_url: str = "http://127.0.0.1:5000"
-    contact_url: str = "https://github.com/narrador/narrador"
-    seed_reveal_grace: int = 3600
-    games: Mapping[str, GameSettings] = field(default_factory=dict)
-    forums: Mapping[str, ForumSettings] = field(default_factory=dict)
-    source: str = ""
+    narrador: NarradorSettings = Field(default_factory=NarradorSettings)
+    games: dict[str, GameSettings] = Field(default_factory=dict)
+    forums: dict[str, ForumSettings] = Field(default_factory=dict)
+    _source: str = PrivateAttr(default="")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _table_names(cls, data: Any) -> Any:
+        """Each game and forum table gets its id from its name (``[games.noches]``)."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for section, field in (("games", "id"), ("forums", "name")):
+            tables = out.get(section)
+            if not isinstance(tables, dict):
+                continue
+            named = {}
+            for key, table in tables.items():
+                if isinstance(table, dict):
+                    if field in table and table[field] != key:
+                        raise _problem((section, key, field), f"unknown key {field!r} (the table's name is its {field})")
+                    table = {**table, field: key}
+                named[key] = table
+            out[section] = named
+        return out
+
+    @model_validator(mode="after")
+    def _forum_games(self) -> Settings:
+        for name, forum in self.forums.items():
+            if forum.game not in self.games:
+                configured = known_list(self.games) or "none"
+                raise _problem(("forums", name, "game"), f"unknown game {forum.game!r}"
+                               f"{did_you_mean(forum.game, self.games)} (configured: {configured})")
+        return self
+
+    @property
+    def source(self) -> str:
+        """The file these settings were loaded from, or ""."""
+        return self._source
+
+    @property
+    def instance_dir(self) -> Path:
+        """``narrador.instance_dir``."""
+        return self.narrador.instance_dir
+
+    @property
+    def redis_url(self) -> str:
+        """``narrador.redis_url``."""
+        return self.narrador.redis_url
+
+    @property
+    def public_url(self) -> str:
+        """``narrador.public_url``."""
+        return self.narrador.public_url
+
+    @property
+    def contact_url(self) -> str:
+        """``narrador.contact_url``."""
+        return self.narrador.contact_url
+
+    @property
+    def seed_reveal_grace(self) -> int:
+        """``narrador.seed_reveal_grace``."""
+        return self.narrador.seed_reveal_grace
 
     def game(self, game_id: str) -> GameSettings:
         """Return the game ``game_id``; raises ``ConfigError`` if unknown."""
         try:
             return self.games[game_id]
         except KeyError:
-            raise ConfigError(f"unknown game {game_id!r}") from None
+            raise ConfigError(f"unknown game {game_id!r}{did_you_mean(game_id, self.games)}") from None
 
     def check_forum_credentials(self) -> None:
         """Raise ``ConfigError`` naming every forum the bot cannot log in to."""
@@ -169,163 +511,127 @@ class Settings:
         try:
             return self.forums[name]
         except KeyError:
-            raise ConfigError(f"unknown forum {name!r}") from None
+            raise ConfigError(f"unknown forum {name!r}{did_you_mean(name, self.forums)}") from None
 
 
-def _apply_env(data: dict[str, Any], environ: Mapping[str, str]) -> None:
+# --------------------------------------------------------------------------- loading
+
+
+def _apply_env(data: dict[str, Any], environ: Mapping[str, str], origins: dict[tuple[str, ...], str]) -> None:
+    """Write the environment's overrides into ``data``; ``origins``: key path -> variable."""
     for key, value in sorted(environ.items()):
         if not key.upper().startswith(ENV_PREFIX):
             continue
-        path = [p.lower() for p in key[len(ENV_PREFIX):].split("__") if p]
+        path = tuple(p.lower() for p in key[len(ENV_PREFIX):].split("__") if p)
         if not path:
             continue
         node = data
         for part in path[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ConfigError(f"{key}: {part!r} is not a table in the configuration")
+                raise ConfigError([ConfigProblem(path, f"{part!r} is not a table in the configuration",
+                                                 f"environment variable {key}")])
         node[path[-1]] = value
-    short = {
-        "NARRADOR_REDIS_URL": ("narrador", "redis_url"),
-        "REDIS_URL": ("narrador", "redis_url"),
-        "NARRADOR_INSTANCE_DIR": ("narrador", "instance_dir"),
-        "NARRADOR_BASE_URL": ("narrador", "public_url"),
-    }
-    for var, (section, name) in short.items():
-        if environ.get(var):
-            sect = data.setdefault(section, {})
-            if var == "REDIS_URL" and environ.get("NARRADOR_REDIS_URL"):
-                continue
-            sect[name] = environ[var]
+        origins[path] = key
+    short_set: set[tuple[str, ...]] = set()
+    for var, path in SHORT_ENV.items():  # they win over the long forms; the first listed wins
+        if environ.get(var) and path not in short_set:
+            data.setdefault(path[0], {})[path[1]] = environ[var]
+            origins[path] = var
+            short_set.add(path)
 
 
-def _secret(table: Mapping[str, Any], key: str, env: Mapping[str, str]) -> str:
-    """``table[key]``, or the environment variable named by ``table[key + "_env"]``, or ""."""
-    value = table.get(key)
-    if value is None and table.get(f"{key}_env"):
-        value = env.get(str(table[f"{key}_env"]))
-    return str(value or "")
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys accepted by the table at ``loc`` (for "did you mean")."""
+    model: Any = Settings
+    i = 0
+    while i < len(loc):
+        field = model.model_fields.get(loc[i]) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        if field is None:
+            return []
+        annotation = field.annotation
+        i += 1
+        if get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+            i += 1  # the table's name
+        model = annotation
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return [name for name in model.model_fields if name not in ("id", "name")]
+    return []
 
 
-def _str_tuple(value: Any, what: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (str, int)):
-        value = [p for p in str(value).split(",") if p.strip()]
-    if not isinstance(value, (list, tuple)):
-        raise ConfigError(f"{what} must be a list")
-    return tuple(str(v).strip() for v in value)
+def _is_secret(loc: tuple[Any, ...]) -> bool:
+    return bool(loc) and str(loc[-1]) in FORUM_SECRETS
 
 
-def _number(value: Any, what: str, minimum: float) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{what} must be a number, got {value!r}") from None
-    if number < minimum:
-        raise ConfigError(f"{what} must be >= {minimum}, got {number}")
-    return number
+def _problems(exc: ValidationError, *, source: str, lines: Mapping[tuple[str, ...], int],
+              origins: Mapping[tuple[str, ...], str]) -> list[ConfigProblem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(str(p) for p in err["loc"] if not isinstance(p, int))
+        ctx = err.get("ctx") or {}
+        if err["type"] == "narrador":
+            loc += tuple(ctx.get("path", ()))
+            message = str(ctx.get("message", err["msg"]))
+        elif err["type"] == "extra_forbidden":
+            key = loc[-1]
+            what = "section" if len(loc) == 1 else "key"
+            message = f"unknown {what} {key!r}{did_you_mean(key, _fields_at(loc[:-1]))}"
+        elif err["type"] == "missing":
+            message = "is required"
+        elif err["type"] == "literal_error":
+            expected = ctx.get("expected", "")
+            value = err.get("input")
+            names = re.findall(r"'([^']*)'", str(expected))
+            message = f"must be one of {expected}, got {value!r}{did_you_mean(str(value), [n for n in names if n])}"
+        else:
+            message = re.sub(r"^Input should be", "must be", err["msg"])
+            message = message[0].lower() + message[1:]
+            if "input" in err and not _is_secret(loc) and not isinstance(err["input"], (dict, list)):
+                message += f", got {err['input']!r}"
+        out.append(ConfigProblem(loc, message, _where(loc, source, lines, origins)))
+    line = {id(p): locate(p.path, lines) or 0 for p in out}
+    return sorted(out, key=lambda p: (p.where.startswith("environment"), line[id(p)]))
+
+
+def _where(loc: tuple[str, ...], source: str, lines: Mapping[tuple[str, ...], int],
+           origins: Mapping[tuple[str, ...], str]) -> str:
+    for n in range(len(loc), 0, -1):
+        if loc[:n] in origins:
+            return f"environment variable {origins[loc[:n]]}"
+    line = locate(loc, lines)
+    if source and line is not None:
+        return f"{source}:{line}"
+    return source
 
 
 def settings_from_mapping(
-    data: Mapping[str, Any], *, base_dir: Path, environ: Mapping[str, str] | None = None, source: str = ""
+    data: Mapping[str, Any], *, base_dir: Path, environ: Mapping[str, str] | None = None, source: str = "",
+    text: str = "",
 ) -> Settings:
     """Build ``Settings`` from a parsed TOML mapping plus environment overrides.
 
     Args:
         data: the parsed file (``[narrador]``, ``[games.<id>]``, ``[forums.<name>]``).
-        base_dir: folder relative paths (``instance_dir``) are resolved against.
+        base_dir: folder relative paths (``instance_dir``, profile files) are resolved against.
         environ: the environment to read overrides from (default ``os.environ``).
         source: where the data came from, for error messages.
+        text: the file's text, to give each problem its line (optional).
 
     Raises:
-        ConfigError: on any missing or invalid value (the message names the key).
+        ConfigError: listing every missing, unknown or invalid value (key path, message,
+            file and line or environment variable).
     """
-    import copy
-
+    env = os.environ if environ is None else environ
     raw: dict[str, Any] = copy.deepcopy(dict(data))
-    _apply_env(raw, os.environ if environ is None else environ)
-    main = raw.get("narrador", {})
-    instance = Path(str(main.get("instance_dir", "instance"))).expanduser()
-    if not instance.is_absolute():
-        instance = (base_dir / instance).resolve()
-
-    games: dict[str, GameSettings] = {}
-    for gid, g in (raw.get("games") or {}).items():
-        if not isinstance(g, dict):
-            raise ConfigError(f"games.{gid} must be a table")
-        language = str(g.get("language", "es"))
-        if language not in LANGUAGES:
-            raise ConfigError(f"games.{gid}.language must be one of {LANGUAGES}, got {language!r}")
-        tz = str(g.get("timezone", "Europe/Madrid"))
-        try:
-            ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(f"games.{gid}.timezone: unknown time zone {tz!r}") from None
-        state = dict(g.get("state") or {})
-        try:
-            from worker.state import GameStateSettings, StateError
-
-            GameStateSettings.from_mapping(state)
-        except StateError as exc:
-            raise ConfigError(f"games.{gid}.state: {exc}") from None
-        games[gid] = GameSettings(
-            id=gid,
-            state=state,
-            ruleset=str(g.get("ruleset", "vampiro")),
-            timezone=tz,
-            language=language,
-            options=dict(g.get("options") or {}),
-            title=str(g.get("title", gid)),
-        )
-
-    forums: dict[str, ForumSettings] = {}
-    for name, f in (raw.get("forums") or {}).items():
-        if not isinstance(f, dict):
-            raise ConfigError(f"forums.{name} must be a table")
-        kind = str(f.get("kind", ""))
-        if kind not in FORUM_KINDS:
-            raise ConfigError(f"forums.{name}.kind must be one of {FORUM_KINDS}, got {kind!r}")
-        for required in ("base_url", "username", "game"):
-            if not f.get(required):
-                raise ConfigError(f"forums.{name}.{required} is required")
-        game = str(f["game"])
-        if game not in games:
-            raise ConfigError(f"forums.{name}.game: unknown game {game!r}")
-        env = os.environ if environ is None else environ
-        password = _secret(f, "password", env)
-        api_key = _secret(f, "api_key", env)
-        if kind == "profile" and not f.get("profile"):
-            raise ConfigError(f"forums.{name}.profile is required for kind 'profile' (mybb18, smf21 or a file)")
-        forums[name] = ForumSettings(
-            name=name,
-            kind=kind,
-            base_url=str(f["base_url"]).rstrip("/"),
-            username=str(f["username"]),
-            password=str(password),
-            game=game,
-            watch_threads=_str_tuple(f.get("watch_threads"), f"forums.{name}.watch_threads"),
-            watch_forums=_str_tuple(f.get("watch_forums"), f"forums.{name}.watch_forums"),
-            poll_interval=_number(f.get("poll_interval", 30), f"forums.{name}.poll_interval", 1),
-            timeout=_number(f.get("timeout", 10), f"forums.{name}.timeout", 0.5),
-            flavour=str(f.get("flavour", "")),
-            webhook_secret=_secret(f, "webhook_secret", env),
-            api_key=api_key,
-            profile=str(f.get("profile", "")),
-            request_interval=_number(f.get("request_interval", 1), f"forums.{name}.request_interval", 0),
-            flood_interval=_number(f.get("flood_interval", 15), f"forums.{name}.flood_interval", 0),
-        )
-
-    return Settings(
-        instance_dir=instance,
-        redis_url=str(main.get("redis_url", "")),
-        public_url=str(main.get("public_url", "http://127.0.0.1:5000")).rstrip("/"),
-        contact_url=str(main.get("contact_url", Settings.contact_url)),
-        seed_reveal_grace=int(_number(main.get("seed_reveal_grace", 3600), "narrador.seed_reveal_grace", 0)),
-        games=games,
-        forums=forums,
-        source=source,
-    )
+    origins: dict[tuple[str, ...], str] = {}
+    _apply_env(raw, env, origins)
+    try:
+        settings = Settings.model_validate(raw, context={"base_dir": base_dir, "environ": env})
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc, source=source, lines=key_lines(text), origins=origins)) from None
+    settings._source = source
+    return settings
 
 
 def load_settings(path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
@@ -343,11 +649,54 @@ def load_settings(path: str | os.PathLike[str] | None = None, environ: Mapping[s
         return settings_from_mapping({}, base_dir=Path.cwd(), environ=env)
     p = Path(path).expanduser().resolve()
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except FileNotFoundError:
         raise ConfigError(f"configuration file not found: {p}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read configuration file {p}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: invalid TOML: {exc}") from None
-    return settings_from_mapping(data, base_dir=p.parent, environ=env, source=str(p))
+    return settings_from_mapping(data, base_dir=p.parent, environ=env, source=str(p), text=text)
+
+
+def _mask_url_password(url: str) -> str:
+    """``redis://:pw@host/0`` -> ``redis://:********@host/0`` (other URLs unchanged)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=f"{user}:{MASK}@{host}").geturl()
+
+
+def effective_config(settings: Settings) -> dict[str, Any]:
+    """The settings as a TOML-ready mapping (defaults included), secrets masked.
+
+    A secret that is set shows as :data:`MASK`; table names are not repeated inside tables.
+    """
+
+    def dump(model: BaseModel) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, field in type(model).model_fields.items():
+            value = getattr(model, name)
+            if name in ("id", "name") and model is not settings:
+                continue
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            if extra.get("secret"):
+                out[name] = MASK if value else ""
+            elif isinstance(value, BaseModel):
+                out[name] = dump(value)
+            elif isinstance(value, dict) and value and all(isinstance(v, BaseModel) for v in value.values()):
+                out[name] = {k: dump(v) for k, v in value.items()}
+            elif isinstance(value, Path):
+                out[name] = str(value)
+            elif isinstance(value, tuple):
+                out[name] = list(value)
+            elif isinstance(value, str) and "://" in value:
+                out[name] = _mask_url_password(value)
+            else:
+                out[name] = value
+        return out
+
+    return dump(settings)

@@ -50,7 +50,7 @@ def test_narrador_redis_url_wins_over_redis_url():
         (lambda d: d["forums"]["f"].update(kind="vbulletin"), "kind"),
         (lambda d: d["forums"]["f"].update(game="nope"), "unknown game"),
         (lambda d: d["forums"]["f"].update(poll_interval=0), "poll_interval"),
-        (lambda d: d["forums"]["f"].update(poll_interval="often"), "must be a number"),
+        (lambda d: d["forums"]["f"].update(poll_interval="often"), "must be a valid number"),
     ],
 )
 def test_invalid_values_name_the_key(mutation, message):
