@@ -15,6 +15,11 @@ Algorithm (all integers big-endian)::
                     b < 250  -> face (b % 10) + 1
                     b >= 250 -> skipped (rejection sampling: 250 = 25 * 10, no modulo bias)
 
+Secret rolls (record format 2, issue 19) draw from the same stream with another seed:
+the first 32 bytes of the VRF output on the roll key (:func:`secret_roll_seed`, see
+``core.vrf`` and ``docs/verification.md`` §8), so revealing the day seed reveals nothing
+about them.
+
 Everything here is pure: no clock, no randomness, no I/O.  Processing the same
 post twice gives the same roll key, hence the same dice.
 """
@@ -36,6 +41,7 @@ __all__ = [
     "DiceStreamExhausted",
     "derive_faces",
     "roll_key",
+    "secret_roll_seed",
 ]
 
 #: The first length-prefixed field of every roll key (domain separation + versioning).
@@ -209,3 +215,26 @@ def derive_faces(seed: bytes, key: bytes, n: int) -> tuple[int, ...]:
         raise ValueError(f"n must be >= 0, got {n}")
     stream = DiceStream(seed, key)
     return tuple(next(stream) for _ in range(n))
+
+
+def secret_roll_seed(vrf_output: bytes) -> bytes:
+    """The dice seed of a secret roll: the first :data:`SEED_BYTES` bytes of the VRF output.
+
+    A secret roll's dice are ``DiceStream(secret_roll_seed(beta), roll_key)`` where
+    ``beta = ECVRF_proof_to_hash(ECVRF_prove(vrf_secret_key, roll_key))`` (RFC 9381,
+    ``core.vrf``): the stream of §3 keyed by the VRF output instead of the day seed.
+
+    Args:
+        vrf_output: ``beta``, the 64-byte VRF output.
+
+    Raises:
+        TypeError / ValueError: not bytes, or not 64 bytes long.
+
+    Source: issue 19, "Secret rolls that stay secret until the Storyteller reveals them".
+    """
+    if not isinstance(vrf_output, (bytes, bytearray, memoryview)):
+        raise TypeError(f"vrf_output must be bytes, got {type(vrf_output).__name__}")
+    vrf_output = bytes(vrf_output)
+    if len(vrf_output) != 2 * SEED_BYTES:
+        raise ValueError(f"vrf_output must be {2 * SEED_BYTES} bytes, got {len(vrf_output)}")
+    return vrf_output[:SEED_BYTES]

@@ -1,8 +1,9 @@
 """Roll records: canonical JSON, roll ids, commitments, Ed25519 signatures and checks.
 
-Source: issue 5, "Signed records" and "Secret rolls, edits, deletes".  The record
-format and every byte-level rule are documented in ``docs/verification.md`` and
-pinned by ``tests/vectors/``.
+Source: issue 5, "Signed records" and "Secret rolls, edits, deletes"; issue 19 (record
+format 2: secret rolls' dice from a VRF, ``core.vrf``).  The record format and every
+byte-level rule are documented in ``docs/verification.md`` and pinned by
+``tests/vectors/``.  Records of format 1 (made before issue 19) still verify.
 
 Pure: no clock, no randomness, no I/O.  Records are plain ``dict`` values built by
 :func:`build_record` and never mutated here: :func:`with_flags` returns a new one.
@@ -31,14 +32,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-from core import calendar
-from core.derive import SEED_BYTES, DiceStreamExhausted, derive_faces, roll_key
+from core import calendar, vrf
+from core.derive import SEED_BYTES, DiceStreamExhausted, derive_faces, roll_key, secret_roll_seed
 from core.errors import NarradorError, VerificationError
 
 __all__ = [
     "FLAG_NAMES",
     "MAX_SAFE_INT",
     "RECORD_FORMAT",
+    "RECORD_FORMATS",
     "Check",
     "VerificationReport",
     "build_record",
@@ -55,11 +57,17 @@ __all__ = [
     "roll_key_of",
     "sign_record",
     "verify_signed",
+    "vrf_key_id_for",
     "with_flags",
 ]
 
-#: Value of the record's ``format`` field.  Bump it for any incompatible change.
-RECORD_FORMAT = 1
+#: Value of the ``format`` field of the records built now.  Bump it for any incompatible
+#: change.  Format 2 (issue 19) adds ``vrf_key_id`` and ``vrf_proof``: a secret roll's dice
+#: come from the VRF output on its roll key, not from the day seed.
+RECORD_FORMAT = 2
+
+#: Every format the verifier accepts: format 1 records (issue 5) keep verifying.
+RECORD_FORMATS = (1, 2)
 
 #: The flags every record carries, all booleans (issue 5, "Secret rolls, edits, deletes").
 FLAG_NAMES = ("edited_after_roll", "post_deleted", "rolled_again", "secret")
@@ -73,6 +81,7 @@ _HEX128 = re.compile(r"[0-9a-f]{128}")
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
 _ROLL_ID = re.compile(r"[a-z2-7]{16}")
 _NONCE = re.compile(r"[0-9a-f]{32}")
+_HEX_PROOF = re.compile(r"[0-9a-f]{%d}" % (2 * vrf.PROOF_BYTES))
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _UTC_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
@@ -303,6 +312,22 @@ def key_id_for(public_key: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
+def vrf_key_id_for(public_key: bytes) -> str:
+    """The id of a VRF public key: first 16 hex digits of ``SHA-256(raw 32-byte key)``
+    (the same rule as :func:`key_id_for`; the two kinds of key are listed apart on ``/keys``).
+
+    Raises:
+        TypeError / ValueError: not 32 bytes.
+
+    Source: issue 19 ("the VRF public key is published before the day").
+    """
+    if not isinstance(public_key, (bytes, bytearray)):
+        raise TypeError(f"VRF public key must be bytes, got {type(public_key).__name__}")
+    if len(public_key) != vrf.PUBLIC_KEY_BYTES:
+        raise ValueError(f"VRF public key must be {vrf.PUBLIC_KEY_BYTES} bytes, got {len(public_key)}")
+    return hashlib.sha256(bytes(public_key)).hexdigest()[:16]
+
+
 def public_key_from_bytes(raw: bytes) -> Ed25519PublicKey:
     """An Ed25519 public key from its raw 32 bytes.
 
@@ -403,21 +428,29 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "edited_tag": _OPT_STR,
     "nonce": _OPT_STR,
 }
+_FIELDS_V1 = dict(_FIELDS)
+_FIELDS.update({"vrf_key_id": _OPT_STR, "vrf_proof": _OPT_STR})
+_FIELDS_BY_FORMAT = {1: _FIELDS_V1, 2: _FIELDS}
 
-#: Every top-level field of a format-1 record, in documentation order.
+#: Every top-level field of a record of the current format, in documentation order.
 RECORD_FIELDS = tuple(_FIELDS)
+#: The fields of a format-1 record (no ``vrf_key_id`` / ``vrf_proof``).
+RECORD_FIELDS_V1 = tuple(_FIELDS_V1)
 
 
 def record_problems(record: object) -> list[str]:
-    """Why a value is not a well-formed format-1 record (empty list when it is).
+    """Why a value is not a well-formed record (empty list when it is).
 
-    Checks: it is a mapping with exactly the fields of :data:`RECORD_FIELDS`, each of
-    the documented type; ``format == 1``; ids, hashes, day and times in their
+    Checks: ``format`` is one of :data:`RECORD_FORMATS`; the record is a mapping with
+    exactly the fields of its format (:data:`RECORD_FIELDS`, or :data:`RECORD_FIELDS_V1`
+    for format 1), each of the documented type; ids, hashes, day and times in their
     documented shapes; faces are ints 1..10; flags are exactly :data:`FLAG_NAMES`
-    as booleans; a secret record has a nonce; the whole record is canonicalisable.
-    Cross-field checks (roll id, game day) are made by :func:`verify_signed`.
+    as booleans; a secret record has a nonce; in format 2 a secret record has a VRF key
+    id and proof and a public one has neither; the whole record is canonicalisable.
+    Cross-field checks (roll id, game day, the proof itself) are made by
+    :func:`verify_signed`.
 
-    Source: issue 5, "Signed records".
+    Source: issue 5, "Signed records"; issue 19 (format 2).
     """
     problems = _shape_problems(record)
     if isinstance(record, Mapping):  # every problem is listed, the JSON ones too
@@ -433,13 +466,15 @@ def _shape_problems(record: object) -> list[str]:
     if not isinstance(record, Mapping):
         return [f"record is not an object ({type(record).__name__})"]
     problems: list[str] = []
-    missing = [f for f in _FIELDS if f not in record]
-    extra = sorted(str(f) for f in record if f not in _FIELDS)
+    fmt = record.get("format")
+    expected = _FIELDS_BY_FORMAT.get(fmt, _FIELDS) if type(fmt) is int else _FIELDS
+    missing = [f for f in expected if f not in record]
+    extra = sorted(str(f) for f in record if f not in expected)
     if missing:
         problems.append("missing fields: " + ", ".join(missing))
     if extra:
         problems.append("unknown fields: " + ", ".join(extra))
-    for name, types in _FIELDS.items():
+    for name, types in expected.items():
         if name not in record:
             continue
         value = record[name]
@@ -453,7 +488,7 @@ def _shape_problems(record: object) -> list[str]:
         if not pattern.fullmatch(value):  # type: ignore[arg-type]
             problems.append(f"{name}: not {what}: {value!r}")
 
-    if record["format"] != RECORD_FORMAT:
+    if record["format"] not in RECORD_FORMATS:
         problems.append(f"format: unsupported version {record['format']!r}")
     shape("roll_id", _ROLL_ID, "16 base32 characters")
     shape("key_id", _KEY_ID, "16 hex digits")
@@ -478,6 +513,15 @@ def _shape_problems(record: object) -> list[str]:
             problems.append("nonce: a secret record needs 32 hex digits")
     elif record["nonce"] is not None and not _NONCE.fullmatch(record["nonce"]):  # type: ignore[arg-type]
         problems.append("nonce: not 32 hex digits")
+    if record["format"] == 2 and isinstance(flags, Mapping) and type(flags.get("secret")) is bool:
+        vkid, proof = record["vrf_key_id"], record["vrf_proof"]
+        if flags["secret"]:
+            if not (isinstance(vkid, str) and _KEY_ID.fullmatch(vkid)):
+                problems.append("vrf_key_id: a secret record needs 16 hex digits")
+            if not (isinstance(proof, str) and _HEX_PROOF.fullmatch(proof)):
+                problems.append(f"vrf_proof: a secret record needs {2 * vrf.PROOF_BYTES} hex digits")
+        elif vkid is not None or proof is not None:
+            problems.append("vrf_key_id, vrf_proof: must be null in a public record")
     return problems
 
 
@@ -529,8 +573,10 @@ def build_record(
     secret: bool = False,
     nonce: str | None = None,
     rolled_again: bool = False,
+    vrf_key_id: str | None = None,
+    vrf_proof: str | None = None,
 ) -> dict[str, object]:
-    """Build the canonical format-1 record of one roll.
+    """Build the canonical record (format :data:`RECORD_FORMAT`) of one roll.
 
     Args:
         key_id: id of the signing key (:func:`key_id_for`), 16 hex digits.
@@ -544,7 +590,8 @@ def build_record(
         seed_commitment: ``commitment(seed)`` of the seed of the game day in which
             the roll is processed (64 hex digits).  The caller must use the same
             day as ``game_day(processed_at, tz)``.
-        faces: every face drawn from the dice stream, in order (ints 1..10).
+        faces: every face drawn from the dice stream, in order (ints 1..10): the day
+            seed's stream for a public roll, the VRF output's for a secret one.
         successes: net successes (int); outcome: e.g. ``"success"``, ``"failure"``,
             ``"botch"``; degree: the ruleset's degree of success (int, str or None).
         processed_at: aware datetime of processing (stored as UTC, to the second,
@@ -555,6 +602,10 @@ def build_record(
             :func:`record_hash` hides the result.
         rolled_again: the ``rolled_again`` flag, when the caller already knows it (the
             same as :func:`with_flags` afterwards, without a second validation).
+        vrf_key_id, vrf_proof: for a secret roll (required then, ``None`` otherwise): the
+            id of the VRF key bound to the game day (:func:`vrf_key_id_for`) and the
+            80-byte proof ``ECVRF_prove(key, roll_key)`` as 160 lowercase hex digits;
+            ``faces`` must come from ``secret_roll_seed(proof_to_hash(proof))``.
 
     Returns:
         a new ``dict`` with the fields of :data:`RECORD_FIELDS` (flags false except
@@ -563,7 +614,7 @@ def build_record(
     Raises:
         ValueError: any field malformed (the message lists every problem).
 
-    Source: issue 5, "Signed records".
+    Source: issue 5, "Signed records"; issue 19 (format 2).
     """
     tz = calendar.zone(tz).key
     key = roll_key(game, forum, thread, post, tag_index)
@@ -600,6 +651,8 @@ def build_record(
         },
         "edited_tag": None,
         "nonce": nonce,
+        "vrf_key_id": vrf_key_id,
+        "vrf_proof": vrf_proof,
     }
     # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
     return json.loads(_canonical_record(record))
@@ -718,7 +771,8 @@ class Check:
 
     Attributes:
         name: stable id: ``envelope``, ``format``, ``key_id``, ``signature``,
-            ``roll_id``, ``game_day``, ``seed``, ``dice``, ``rules``, ``secret_hash``.
+            ``roll_id``, ``game_day``, ``published_day``, ``seed``, ``vrf``, ``dice``,
+            ``rules``, ``secret_hash``.
         ok: ``True`` holds, ``False`` fails, ``None`` not checked.
         reason: one English sentence saying what was found.
     """
@@ -785,8 +839,10 @@ def verify_signed(
     seed: bytes | None = None,
     recompute: Callable[[Mapping[str, object]], Mapping[str, object]] | None = None,
     expected_hash: str | None = None,
+    vrf_keys: Mapping[str, bytes] | None = None,
+    published_day: Mapping[str, object] | None = None,
 ) -> VerificationReport:
-    """Check a signed record and report every check with its reason.
+    """Check a signed record (format 1 or 2) and report every check with its reason.
 
     Checks, in order (each ``ok``, ``fail`` or ``skip``):
 
@@ -798,9 +854,17 @@ def verify_signed(
     - ``signature``: Ed25519 over ``canonical_json(record)`` (skipped if no key).
     - ``roll_id``: equals :func:`roll_id` of the key rebuilt from the record.
     - ``game_day``: ``game_day`` and ``time_local`` agree with ``time_utc`` in ``tz``.
+    - ``published_day`` (only with ``published_day``): the day's entry published on
+      ``/seeds`` is the record's game day and names its seed commitment and, for a secret
+      format-2 record, its VRF key: the key was committed for that day in advance.
     - ``seed``: ``commitment(seed) == seed_commitment`` (skipped without a seed).
-    - ``dice``: ``derive_faces(seed, key, len(faces)) == faces`` (skipped without a
-      seed or if the seed does not match).
+    - ``vrf`` (secret format-2 records only): ``vrf_proof`` is a valid RFC 9381 proof on
+      the roll key under the VRF public key ``vrf_keys[vrf_key_id]`` (skipped without
+      ``vrf_keys``).
+    - ``dice``: ``derive_faces(dice_seed, key, len(faces)) == faces``, where the dice
+      seed is the day seed (public rolls, format-1 records) or
+      ``secret_roll_seed(beta)`` of the verified proof (secret format-2 records);
+      skipped when that seed is not available.
     - ``rules``: every field returned by ``recompute(record)`` (e.g. successes,
       outcome, degree recomputed by ``core.rules`` from the record's ruleset,
       options, params and faces) equals the record's (skipped without it).
@@ -814,6 +878,10 @@ def verify_signed(
         recompute: optional rules check, ``record -> {field: expected value}``;
             exceptions it raises are reported as a failed ``rules`` check.
         expected_hash: for a revealed secret roll, the record hash published earlier.
+        vrf_keys: ``{vrf_key_id: raw 32-byte VRF public key}`` the verifier trusts
+            (``/keys``, ``"vrf_keys"``).
+        published_day: the entry of the record's game and day in ``/seeds.json``
+            (``{"day", "commitment", "revealed_seed", "vrf_key_id"}``).
 
     Returns:
         a :class:`VerificationReport`; ``report.ok`` is the overall verdict.
@@ -821,10 +889,11 @@ def verify_signed(
     Raises:
         VerificationError: only for unusable input — ``signed`` or ``public_keys``
             not a mapping, a value of ``public_keys`` that is not an Ed25519 public
-            key, ``seed`` not bytes, ``recompute`` not callable.  A bad record never
+            key, ``seed`` not bytes, ``recompute`` not callable, ``vrf_keys`` not a
+            mapping of bytes, ``published_day`` not a mapping.  A bad record never
             raises: it is reported.
 
-    Source: issue 5, "Signed records" and "Secret rolls, edits, deletes".
+    Source: issue 5, "Signed records" and "Secret rolls, edits, deletes"; issue 19.
     """
     if not isinstance(signed, Mapping):
         raise VerificationError(f"signed record must be an object, got {type(signed).__name__}")
@@ -836,6 +905,12 @@ def verify_signed(
         raise VerificationError(f"seed must be bytes, got {type(seed).__name__}")
     if recompute is not None and not callable(recompute):
         raise VerificationError("recompute must be callable")
+    if vrf_keys is not None and not (
+        isinstance(vrf_keys, Mapping) and all(isinstance(k, (bytes, bytearray)) for k in vrf_keys.values())
+    ):
+        raise VerificationError("vrf_keys must map VRF key ids to raw public keys (bytes)")
+    if published_day is not None and not isinstance(published_day, Mapping):
+        raise VerificationError("published_day must be an object (an entry of /seeds.json)")
 
     checks: list[Check] = []
 
@@ -860,7 +935,7 @@ def verify_signed(
     add("envelope", True, "record, signature and key id present")
 
     problems = record_problems(record)
-    add("format", not problems, "; ".join(problems) or f"well-formed format {RECORD_FORMAT} record")
+    add("format", not problems, "; ".join(problems) or f"well-formed format {record.get('format')} record")
     rid = record.get("roll_id") if isinstance(record.get("roll_id"), str) else None
 
     # key id and signature
@@ -909,38 +984,38 @@ def verify_signed(
     # game day vs time
     add(*_check_game_day(record))
 
-    # seed and dice
+    # the published day, the seed, the VRF proof and the dice
+    if published_day is not None:
+        add(*_check_published_day(record, published_day))
     committed = record.get("seed_commitment")
     faces = record.get("faces")
+    vrf_dice = _uses_vrf(record)
+    seed_ok = False
     if seed is None:
         add("seed", None, "seed not given (not revealed yet?)")
-        add("dice", None, "not checked: no seed")
     elif len(seed) != SEED_BYTES:
         add("seed", False, f"seed must be {SEED_BYTES} bytes, got {len(seed)}")
-        add("dice", None, "not checked: unusable seed")
     elif commitment(bytes(seed)) != committed:
         add("seed", False, f"seed does not match the record's commitment {committed!r}")
-        add("dice", None, "not checked: seed does not match its commitment")
-    elif rkey is None or not isinstance(faces, list) or not all(type(f) is int for f in faces):
-        add("seed", True, "seed matches the commitment")
-        add("dice", False, "not checked: the record's key fields or faces are malformed")
     else:
         add("seed", True, "seed matches the commitment")
-        try:
-            derived = list(derive_faces(bytes(seed), rkey, len(faces)))
-        except DiceStreamExhausted as exc:
-            add("dice", False, str(exc))
+        seed_ok = True
+    dice_seed: bytes | None = None
+    if vrf_dice:
+        beta = _check_vrf(record, rkey, vrf_keys, add)
+        if beta is None:
+            add("dice", None, "not checked: no verified VRF output (secret rolls draw from it)")
         else:
-            if derived == faces:
-                add("dice", True, f"{len(faces)} faces recomputed and equal")
-            else:
-                first = next(i for i, (a, b) in enumerate(zip(derived, faces)) if a != b)
-                add(
-                    "dice",
-                    False,
-                    f"faces differ from the derived dice at position {first}: "
-                    f"record {faces[first]}, derived {derived[first]}",
-                )
+            dice_seed = secret_roll_seed(beta)
+    elif seed is None:
+        add("dice", None, "not checked: no seed")
+    elif not seed_ok:
+        reason = "unusable seed" if len(seed) != SEED_BYTES else "seed does not match its commitment"
+        add("dice", None, f"not checked: {reason}")
+    else:
+        dice_seed = bytes(seed)
+    if dice_seed is not None:
+        add(*_check_dice(dice_seed, rkey, faces, "the VRF output" if vrf_dice else "the day seed"))
 
     # rules
     if recompute is None:
@@ -973,6 +1048,75 @@ def verify_signed(
                 add("secret_hash", False, "record does not match the hash published with the roll")
 
     return VerificationReport(tuple(checks), rid)
+
+
+def _uses_vrf(record: Mapping[str, object]) -> bool:
+    """True for a format-2 secret record: its dice come from the VRF, not the day seed."""
+    flags = record.get("flags")
+    return record.get("format") == 2 and isinstance(flags, Mapping) and flags.get("secret") is True
+
+
+def _check_vrf(
+    record: Mapping[str, object],
+    rkey: bytes | None,
+    vrf_keys: Mapping[str, bytes] | None,
+    add: Callable[[str, bool | None, str], None],
+) -> bytes | None:
+    """Add the ``vrf`` check of a secret format-2 record; the verified output, or None."""
+    vkid, proof = record.get("vrf_key_id"), record.get("vrf_proof")
+    if not (isinstance(vkid, str) and isinstance(proof, str) and _HEX_PROOF.fullmatch(proof)):
+        add("vrf", False, "the record has no well-formed VRF key id and proof")
+        return None
+    if not vrf_keys:
+        add("vrf", None, f"no VRF public keys given; record says VRF key {vkid}")
+        return None
+    public = vrf_keys.get(vkid)
+    if public is None:
+        add("vrf", False, f"VRF key {vkid} is not a known VRF public key")
+        return None
+    if len(public) != vrf.PUBLIC_KEY_BYTES or vrf_key_id_for(bytes(public)) != vkid:
+        add("vrf", False, f"the VRF key given as {vkid} has another id")
+        return None
+    if rkey is None:
+        add("vrf", False, "cannot rebuild the roll key (the VRF input)")
+        return None
+    beta = vrf.verify(bytes(public), rkey, bytes.fromhex(proof))
+    if beta is None:
+        add("vrf", False, f"the VRF proof does not verify under key {vkid} for this roll key")
+        return None
+    add("vrf", True, f"RFC 9381 proof by VRF key {vkid} holds for this roll key")
+    return beta
+
+
+def _check_dice(seed: bytes, rkey: bytes | None, faces: object, source: str) -> tuple[str, bool, str]:
+    if rkey is None or not isinstance(faces, list) or not all(type(f) is int for f in faces):
+        return ("dice", False, "not checked: the record's key fields or faces are malformed")
+    try:
+        derived = list(derive_faces(seed, rkey, len(faces)))
+    except DiceStreamExhausted as exc:
+        return ("dice", False, str(exc))
+    if derived == faces:
+        return ("dice", True, f"{len(faces)} faces recomputed from {source} and equal")
+    first = next(i for i, (a, b) in enumerate(zip(derived, faces)) if a != b)
+    return ("dice", False, f"faces differ from the dice of {source} at position {first}: "
+                           f"record {faces[first]}, derived {derived[first]}")
+
+
+def _check_published_day(record: Mapping[str, object], entry: Mapping[str, object]) -> tuple[str, bool, str]:
+    day, listed_day = record.get("game_day"), entry.get("day")
+    if not entry:
+        return ("published_day", False, f"game day {day!r} is not in the published listing")
+    if listed_day != day:
+        return ("published_day", False, f"the published entry is for day {listed_day!r}, the record's is {day!r}")
+    if entry.get("commitment") != record.get("seed_commitment"):
+        return ("published_day", False, f"the seed commitment published for {day} is not the record's")
+    if _uses_vrf(record):
+        listed_key = entry.get("vrf_key_id")
+        if listed_key != record.get("vrf_key_id"):
+            return ("published_day", False,
+                    f"the VRF key published for {day} is {listed_key!r}, the record used {record.get('vrf_key_id')!r}")
+        return ("published_day", True, f"{day}: seed commitment and VRF key {listed_key} as published")
+    return ("published_day", True, f"{day}: seed commitment as published")
 
 
 def _check_game_day(record: Mapping[str, object]) -> tuple[str, bool, str]:

@@ -299,12 +299,20 @@ def tags(file_or_text: str, fmt: str, as_json: bool) -> None:
 @click.option("--public-key", type=click.Path(exists=True, dir_okay=False), default=None,
               help="PEM public key(s) to check the signature with; without it nothing is verified (exit 1).")
 @click.option("--seed", "seed_hex", default=None, help="The revealed day seed (hex) to recompute the dice.")
-def verify(record: str, public_key: str | None, seed_hex: str | None) -> None:
+@click.option("--seeds", "seeds_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A saved /seeds.json: the record's day must be listed with its commitment (and VRF key).")
+@click.option("--vrf-key", "vrf_key_hex", default=None,
+              help="A VRF public key (64 hex) to recompute a secret roll's dice (the /keys JSON has them too).")
+@click.option("--record-hash", default=None,
+              help="The hash a secret roll's reply published: the revealed record must match it.")
+def verify(record: str, public_key: str | None, seed_hex: str | None, seeds_file: str | None,
+           vrf_key_hex: str | None, record_hash: str | None) -> None:
     """Check a signed roll record offline; exit 0 only if everything checked holds."""
     from worker.verify_cli import verify_file
 
     try:
-        ok, lines = verify_file(record, public_key_file=public_key, seed_hex=seed_hex)
+        ok, lines = verify_file(record, public_key_file=public_key, seed_hex=seed_hex, seeds_file=seeds_file,
+                                vrf_key_hex=vrf_key_hex, record_hash=record_hash)
     except NarradorError as exc:
         raise BadInput(str(exc)) from None
     for line in lines:

@@ -1,8 +1,13 @@
-"""The instance folder: Ed25519 signing keys and per-day seeds, as files.
+"""The instance folder: Ed25519 signing keys, VRF keys and per-day seeds, as files.
 
 Source: issue 5, "Dice that were fixed before the post existed" and "Signed
-records".  These are files, not Redis keys, so losing Redis loses none of them;
+records"; issue 19 (the VRF key of secret rolls, bound to each day when its seed is
+committed).  These are files, not Redis keys, so losing Redis loses none of them;
 back the folder up as described in ``docs/verification.md``.
+
+:class:`KeystorePort` is what the rest of Narrador relies on; :class:`Keystore` is the
+folder implementation (another backend, e.g. one shared by several machines, implements
+the same protocol).
 
 Layout (directories 0700, files 0600)::
 
@@ -11,8 +16,13 @@ Layout (directories 0700, files 0600)::
         <key_id>.key            private key, PKCS#8 PEM, unencrypted
         <key_id>.pub            public key, SubjectPublicKeyInfo PEM
         active                  the active key id + "\\n"
+        vrf/
+          <vrf_key_id>.key      VRF secret key (32 bytes), 64 hex digits + "\\n"
+          <vrf_key_id>.pub      VRF public key (32 bytes), 64 hex digits + "\\n"
+          active                the active VRF key id + "\\n"
       seeds/<game>/
         <YYYY-MM-DD>            the day seed, 64 lowercase hex digits + "\\n"
+        <YYYY-MM-DD>.vrf        the VRF key id bound to that day (written once, with the seed)
         <YYYY-MM-DD>.revealed   marker: the seed may be published
 
 Every file is written to a temporary name in the same directory, fsynced, and
@@ -30,6 +40,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives import serialization
@@ -41,13 +52,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from core import calendar
 from core.derive import SEED_BYTES
 from core.errors import NarradorError
-from core.record import commitment, key_id_for, public_key_pem
+from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
+from core.vrf import VrfSecretKey
 
-__all__ = ["Keystore", "KeystoreError", "SeedRevealedError"]
+__all__ = ["Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _DAY_FILE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _KEY_FILE = re.compile(r"([0-9a-f]{16})\.pub")
+_KEY_ID = re.compile(r"[0-9a-f]{16}")
 
 
 class KeystoreError(NarradorError):
@@ -56,6 +69,34 @@ class KeystoreError(NarradorError):
 
 class SeedRevealedError(KeystoreError):
     """A seed was requested for rolling after it was revealed (its dice are public)."""
+
+
+class KeystorePort(Protocol):
+    """What the worker and the web app use of a keystore (``Keystore`` holds it in files).
+
+    Signing keys (Ed25519): :meth:`init_keys`, :meth:`rotate_keys`,
+    :meth:`active_signing_key`, :meth:`public_keys`, :meth:`public_keys_pem`.
+    VRF keys (secret rolls, ``core.vrf``): :meth:`rotate_vrf_key`, :meth:`vrf_key_for_day`,
+    :meth:`vrf_public_keys`.  Day seeds: :meth:`seed_for`, :meth:`ensure_seeds_ahead`,
+    :meth:`revealed_seed`, :meth:`commitments`, :meth:`reveal_due`.  Reply markers:
+    :meth:`marker_secret`.  The methods' contracts are those of :class:`Keystore`.
+    """
+
+    def init_keys(self) -> str: ...
+    def rotate_keys(self) -> str: ...
+    def active_signing_key(self) -> tuple[str, Ed25519PrivateKey]: ...
+    def public_keys(self) -> dict[str, Ed25519PublicKey]: ...
+    def public_keys_pem(self) -> dict[str, str]: ...
+    def rotate_vrf_key(self) -> str: ...
+    def vrf_key_for_day(self, game: str, day: date) -> tuple[str, VrfSecretKey]: ...
+    def vrf_public_keys(self) -> dict[str, bytes]: ...
+    def marker_secret(self) -> bytes: ...
+    def seed_for(self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False) -> bytes: ...
+    def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]: ...
+    def revealed_seed(self, game: str, day: date) -> bytes | None: ...
+    def commitments(self, game: str) -> list[dict[str, object]]: ...
+    def reveal_due(self, game: str, now_utc: datetime, tz: str | ZoneInfo = ...,
+                   grace_seconds: int = ...) -> list[date]: ...
 
 
 def _fsync_dir(path: Path) -> None:
@@ -95,6 +136,7 @@ class Keystore:
         self.root = Path(instance_dir)
         self._token_bytes = token_bytes
         self._private_keys: dict[str, Ed25519PrivateKey] = {}
+        self._vrf_keys: dict[str, VrfSecretKey] = {}
         self._marker_secret: bytes | None = None
 
     # ------------------------------------------------------------------ files
@@ -103,6 +145,11 @@ class Keystore:
     def keys_dir(self) -> Path:
         """``<instance_dir>/keys``."""
         return self.root / "keys"
+
+    @property
+    def vrf_dir(self) -> Path:
+        """``<instance_dir>/keys/vrf``."""
+        return self.keys_dir / "vrf"
 
     @property
     def seeds_dir(self) -> Path:
@@ -199,16 +246,18 @@ class Keystore:
         return kid
 
     def init_keys(self) -> str:
-        """Create the first key pair unless one is active (``narrador keys init``).
+        """Create the first key pair, and the first VRF key, unless they exist
+        (``narrador keys init``; the worker runs it at start-up).
 
         Idempotent and safe against a concurrent call: both callers get the same
         active key id.
 
         Returns:
-            the active key id.
+            the active signing key id.
 
-        Source: issue 5 ("narrador keys init creates the key pair").
+        Source: issue 5 ("narrador keys init creates the key pair"); issue 19 (VRF key).
         """
+        self.init_vrf_key()
         kid = self.active_key_id()
         if kid is not None:
             return kid
@@ -293,6 +342,151 @@ class Keystore:
         """``{key_id: PEM text}`` of every public key (what ``/keys`` publishes)."""
         return {kid: public_key_pem(key) for kid, key in self.public_keys().items()}
 
+    # ------------------------------------------------------------------ VRF keys
+
+    def _read_hex32(self, path: Path, what: str) -> bytes:
+        text = self._read(path).decode("ascii", "replace").strip()
+        try:
+            raw = bytes.fromhex(text)
+        except ValueError as exc:
+            raise KeystoreError(f"corrupt {what} file {path}") from exc
+        if len(raw) != 32:
+            raise KeystoreError(f"corrupt {what} file {path}: {len(raw)} bytes")
+        return raw
+
+    def _new_vrf_key(self) -> str:
+        secret = self._token_bytes(32)
+        if len(secret) != 32:
+            raise KeystoreError("token_bytes returned the wrong length")
+        key = VrfSecretKey(secret)
+        vkid = vrf_key_id_for(key.public_key)
+        self._write_exclusive(self.vrf_dir / f"{vkid}.key", secret.hex().encode("ascii") + b"\n")
+        self._write_exclusive(self.vrf_dir / f"{vkid}.pub", key.public_key.hex().encode("ascii") + b"\n")
+        return vkid
+
+    def active_vrf_key_id(self) -> str | None:
+        """The id of the active VRF key (bound to the days committed from now on), or
+        ``None`` before :meth:`init_keys`."""
+        try:
+            vkid = self._read(self.vrf_dir / "active").decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            return None
+        if not _KEY_ID.fullmatch(vkid):
+            raise KeystoreError(f"keys/vrf/active is corrupt: {vkid!r}")
+        return vkid
+
+    def init_vrf_key(self) -> str:
+        """Create the first VRF key unless one is active; idempotent, safe when concurrent.
+
+        Returns:
+            the active VRF key id.
+
+        Source: issue 19.
+        """
+        vkid = self.active_vrf_key_id()
+        if vkid is not None:
+            return vkid
+        vkid = self._new_vrf_key()
+        if not self._write_exclusive(self.vrf_dir / "active", f"{vkid}\n".encode("ascii")):
+            for suffix in (".key", ".pub"):  # another process initialised first: ours was never used
+                (self.vrf_dir / f"{vkid}{suffix}").unlink(missing_ok=True)
+        active = self.active_vrf_key_id()
+        assert active is not None
+        return active
+
+    def rotate_vrf_key(self) -> str:
+        """Create a new VRF key and make it active (``narrador keys rotate-vrf``).
+
+        The new key is bound to the days whose seeds are committed from now on; days
+        already committed (today and the days ahead) keep the key published with them,
+        so no day ever changes key after its commitment.  Old public keys stay in
+        :meth:`vrf_public_keys`.
+
+        Returns:
+            the new active VRF key id.
+
+        Source: issue 19 ("rotation handled like signing keys").
+        """
+        vkid = self._new_vrf_key()
+        self._write_replace(self.vrf_dir / "active", f"{vkid}\n".encode("ascii"))
+        return vkid
+
+    def vrf_public_keys(self) -> dict[str, bytes]:
+        """Every VRF public key ever created here, ``{vrf_key_id: raw 32 bytes}``, sorted.
+
+        Raises:
+            KeystoreError: a ``.pub`` file that is corrupt or does not match its name.
+        """
+        out: dict[str, bytes] = {}
+        if not self.vrf_dir.is_dir():
+            return out
+        for path in sorted(self.vrf_dir.iterdir()):
+            m = _KEY_FILE.fullmatch(path.name)
+            if not m:
+                continue
+            raw = self._read_hex32(path, "VRF public key")
+            if vrf_key_id_for(raw) != m.group(1):
+                raise KeystoreError(f"{path} does not hold VRF key {m.group(1)}")
+            out[m.group(1)] = raw
+        return out
+
+    def _vrf_secret(self, vkid: str) -> VrfSecretKey:
+        cached = self._vrf_keys.get(vkid)
+        if cached is not None:  # key files never change once written
+            return cached
+        path = self.vrf_dir / f"{vkid}.key"
+        try:
+            key = VrfSecretKey(self._read_hex32(path, "VRF secret key"))
+        except FileNotFoundError as exc:
+            raise KeystoreError(f"VRF key file missing: {path}") from exc
+        if vrf_key_id_for(key.public_key) != vkid:
+            raise KeystoreError(f"{path} does not hold VRF key {vkid}")
+        self._vrf_keys[vkid] = key
+        return key
+
+    def _bind_path(self, game: str, day: date) -> Path:
+        return self._game_dir(game) / f"{self._day(day)}.vrf"
+
+    def day_vrf_key_id(self, game: str, day: date) -> str | None:
+        """The VRF key id bound to a game day, or ``None`` if the day has no binding yet."""
+        try:
+            vkid = self._read(self._bind_path(game, day)).decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            return None
+        if not _KEY_ID.fullmatch(vkid):
+            raise KeystoreError(f"corrupt VRF binding {self._bind_path(game, day)}")
+        return vkid
+
+    def _bind_vrf(self, game: str, day: date) -> str | None:
+        """Bind the active VRF key to the day unless it has a key already (write-once,
+        atomic: the first binding stands).  ``None`` when there is no VRF key at all."""
+        vkid = self.day_vrf_key_id(game, day)
+        if vkid is not None:
+            return vkid
+        active = self.active_vrf_key_id()
+        if active is None:
+            return None
+        self._write_exclusive(self._bind_path(game, day), f"{active}\n".encode("ascii"))
+        return self.day_vrf_key_id(game, day)
+
+    def vrf_key_for_day(self, game: str, day: date) -> tuple[str, VrfSecretKey]:
+        """``(vrf_key_id, secret key)`` of the VRF key bound to a game day, for its secret rolls.
+
+        The binding is made when the day's seed is created (so it is published with the
+        commitment, before the day starts); a day without one (a seed made before
+        issue 19) is bound now to the active key, once.
+
+        Raises:
+            KeystoreError: no VRF key (``narrador keys init``), a missing or corrupt key
+                file, a bad game id.
+
+        Source: issue 19 ("the VRF key is committed (published) before the day").
+        """
+        vkid = self._bind_vrf(game, day)
+        if vkid is None:
+            raise KeystoreError(f"no VRF key in {self.vrf_dir}: run `narrador keys init`")
+        return vkid, self._vrf_secret(vkid)
+
     # ------------------------------------------------------------------ seeds
 
     def _game_dir(self, game: str) -> Path:
@@ -364,6 +558,7 @@ class Keystore:
         fresh = self._token_bytes(SEED_BYTES)
         if len(fresh) != SEED_BYTES:
             raise KeystoreError("token_bytes returned the wrong length")
+        self._bind_vrf(game, day)  # the day's VRF key, published with its commitment
         self._write_exclusive(path, fresh.hex().encode("ascii") + b"\n")
         return self._read_seed(path)  # ours, or the one a concurrent process linked first
 
@@ -384,6 +579,7 @@ class Keystore:
         for day in covered:
             if not self.is_revealed(game, day):
                 self.seed_for(game, day)
+                self._bind_vrf(game, day)  # days committed before VRF keys existed
         return covered
 
     def _days(self, game: str) -> list[date]:
@@ -411,9 +607,10 @@ class Keystore:
 
     def commitments(self, game: str) -> list[dict[str, object]]:
         """Every seed of a game: ``[{"day": "YYYY-MM-DD", "commitment": hex,
-        "revealed_seed": hex | None}]`` sorted by day (what ``/seeds`` publishes).
+        "revealed_seed": hex | None, "vrf_key_id": id | None}]`` sorted by day (what
+        ``/seeds`` publishes): the VRF key bound to each day is listed with its commitment.
 
-        Source: issue 5 ("/seeds list ... commitments/reveals").
+        Source: issue 5 ("/seeds list ... commitments/reveals"); issue 19.
         """
         out: list[dict[str, object]] = []
         for day in self._days(game):
@@ -424,6 +621,7 @@ class Keystore:
                     "day": day.isoformat(),
                     "commitment": commitment(seed),
                     "revealed_seed": seed.hex() if revealed else None,
+                    "vrf_key_id": self.day_vrf_key_id(game, day),
                 }
             )
         return out

@@ -1,8 +1,11 @@
-"""``narrador verify RECORD.json [--public-key FILE] [--seed HEX]``: offline record checks.
+"""``narrador verify RECORD.json [--public-key FILE] [--seed HEX] [--seeds FILE] ...``:
+offline record checks.
 
-Source: issue 5, "Signed records".  The click command in ``worker.cli`` only turns
-arguments into a call of :func:`verify_file` and prints its lines; the checks
-themselves are :func:`core.record.verify_signed`.
+Source: issue 5, "Signed records"; issue 19 (secret rolls: VRF keys from the ``/keys``
+JSON or ``--vrf-key``, the day's published entry from a saved ``/seeds.json``, the record
+hash published in the reply).  The click command in ``worker.cli`` only turns arguments
+into a call of :func:`verify_file` and prints its lines; the checks themselves are
+:func:`core.record.verify_signed`.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from core.derive import SEED_BYTES
 from core.errors import VerificationError
-from core.record import public_keys_from_pem, recompute_with_rules, verify_signed
+from core.record import public_keys_from_pem, recompute_with_rules, verify_signed, vrf_key_id_for
 
 __all__ = ["MAX_RECORD_BYTES", "verify_file"]
 
@@ -39,22 +42,58 @@ def _parse_seed(seed_hex: str) -> bytes:
     return bytes.fromhex(text)
 
 
-def _public_keys(data: bytes) -> dict:
-    """Keys from PEM blocks or 64 hex digits, or from the JSON that ``/keys`` serves
-    (``{"keys": {key_id: PEM}}``), so a downloaded ``/keys`` answer works as it is."""
+def _public_keys(data: bytes) -> tuple[dict, dict[str, bytes]]:
+    """``(signing keys, VRF keys)`` from PEM blocks or 64 hex digits (signing keys only),
+    or from the JSON that ``/keys`` serves (``{"keys": {key_id: PEM}, "vrf_keys":
+    {vrf_key_id: hex}}``), so a downloaded ``/keys`` answer works as it is."""
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return public_keys_from_pem(data)
+        return public_keys_from_pem(data), {}
     if isinstance(doc, dict) and isinstance(doc.get("keys"), dict):
-        return public_keys_from_pem("\n".join(str(v) for v in doc["keys"].values()))
+        keys = public_keys_from_pem("\n".join(str(v) for v in doc["keys"].values()))
+        vrf_keys = doc.get("vrf_keys") or {}
+        if not isinstance(vrf_keys, dict):
+            raise VerificationError("vrf_keys in the key file must be an object {id: hex}")
+        return keys, {str(k): _vrf_key(str(v)) for k, v in vrf_keys.items()}
     raise VerificationError("the key file is JSON but not the /keys format ({\"keys\": {id: PEM}})")
+
+
+def _vrf_key(text: str) -> bytes:
+    text = text.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", text):
+        raise VerificationError("a VRF public key must be 64 hex digits (32 bytes)")
+    return bytes.fromhex(text)
+
+
+def _published_day(data: bytes, record: object) -> dict:
+    """The entry of the record's game and day in a saved ``/seeds.json`` (``{}`` if absent)."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise VerificationError(f"the seeds file is not JSON: {exc}") from exc
+    games = doc.get("games") if isinstance(doc, dict) else None
+    if not isinstance(games, dict):
+        raise VerificationError("the seeds file is not the /seeds.json format ({\"games\": {game: [...]}})")
+    if not isinstance(record, dict):
+        return {}
+    entries = games.get(record.get("game")) or []
+    if not isinstance(entries, list):
+        raise VerificationError("the seeds file lists a game's days as something other than a list")
+    for entry in entries[:100_000]:  # a game has one entry per day
+        if isinstance(entry, dict) and entry.get("day") == record.get("game_day"):
+            return entry
+    return {}
 
 
 def verify_file(
     path: Path | str,
     public_key_file: Path | str | None = None,
     seed_hex: str | None = None,
+    *,
+    seeds_file: Path | str | None = None,
+    vrf_key_hex: str | None = None,
+    record_hash: str | None = None,
 ) -> tuple[bool, list[str]]:
     """Verify a signed record file offline.
 
@@ -62,11 +101,20 @@ def verify_file(
         path: a JSON file holding the signed envelope ``{"record", "signature",
             "key_id"}`` as served by ``/v/<roll_id>.json`` (extra keys ignored).
         public_key_file: a file with one or more PEM ``PUBLIC KEY`` blocks, the JSON
-            served by ``/keys``, or a raw key as 64 hex digits.  Without it the
-            signature cannot be checked and the verdict is not OK.
+            served by ``/keys`` (which also lists the VRF public keys), or a raw key as
+            64 hex digits.  Without it the signature cannot be checked and the verdict
+            is not OK.
         seed_hex: the revealed seed of the record's game day, 64 hex digits; with it
-            the seed commitment and the dice are checked too.  The result (successes,
-            outcome, degree) is always recomputed from the faces with the rules.
+            the seed commitment and (for a public roll) the dice are checked too.  The
+            result (successes, outcome, degree) is always recomputed from the faces with
+            the rules.
+        seeds_file: a saved ``/seeds.json``: the record's day must be listed there with
+            its seed commitment and, for a secret roll, its VRF key; a revealed seed
+            listed there is used when ``seed_hex`` is not given.
+        vrf_key_hex: a VRF public key as 64 hex digits (besides those of a ``/keys``
+            JSON key file): a secret roll's dice are recomputed from its VRF proof.
+        record_hash: the hash a secret roll's reply published (64 hex digits): the
+            revealed record must match it.
 
     Returns:
         ``(ok, lines)``: ``ok`` is True only if no check failed and the signature was
@@ -75,10 +123,12 @@ def verify_file(
 
     Raises:
         VerificationError: unusable input — unreadable or non-JSON record file, a key
-            file without an Ed25519 public key, a malformed seed.  (A bad record is
-            not an error: it gives ``ok=False`` with the reasons.)
+            file without an Ed25519 public key, a malformed seed, VRF key or hash, a
+            seeds file not in the ``/seeds.json`` format.  (A bad record is not an
+            error: it gives ``ok=False`` with the reasons.)
 
-    Source: issue 5 ("narrador verify ... exits 0 only if everything checked holds").
+    Source: issue 5 ("narrador verify ... exits 0 only if everything checked holds");
+    issue 19 ("a third party checks a revealed secret roll offline").
     """
     raw = _read(path, "record file")
     try:
@@ -87,16 +137,32 @@ def verify_file(
         raise VerificationError(f"{path} is not a JSON file: {exc}") from exc
     if not isinstance(signed, dict):
         raise VerificationError(f"{path} does not hold a signed record object")
-    keys = {} if public_key_file is None else _public_keys(_read(public_key_file, "key file"))
+    keys, vrf_keys = ({}, {}) if public_key_file is None else _public_keys(_read(public_key_file, "key file"))
+    if vrf_key_hex is not None:
+        raw = _vrf_key(vrf_key_hex)
+        vrf_keys[vrf_key_id_for(raw)] = raw
     seed = None if seed_hex is None else _parse_seed(seed_hex)
+    published = None
+    if seeds_file is not None:
+        published = _published_day(_read(seeds_file, "seeds file"), signed.get("record"))
+        listed_seed = published.get("revealed_seed")
+        if seed is None and isinstance(listed_seed, str):
+            seed = _parse_seed(listed_seed)
+    if record_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", record_hash.strip().lower()):
+        raise VerificationError("--record-hash must be 64 hex digits (the hash the reply published)")
 
-    report = verify_signed(signed, keys, seed=seed, recompute=recompute_with_rules)
+    report = verify_signed(signed, keys, seed=seed, recompute=recompute_with_rules, vrf_keys=vrf_keys,
+                           published_day=published,
+                           expected_hash=None if record_hash is None else record_hash.strip().lower())
     lines = [f"roll {report.roll_id}" if report.roll_id else f"record {path}"]
     lines += report.lines()
     if report.ok:
         verdict = "RESULT: OK"
-        if seed is None:
-            verdict += " (signature holds; dice not recomputed: pass --seed once the day's seed is revealed)"
+        dice = report.check("dice")
+        if dice is not None and dice.ok is None:
+            how = ("pass the /keys JSON or --vrf-key" if report.check("vrf") is not None
+                   else "pass --seed once the day's seed is revealed")
+            verdict += f" (signature holds; dice not recomputed: {how})"
     elif not report.failures:
         verdict = "RESULT: NOT VERIFIED (signature not checked: pass --public-key with the key from /keys)"
     else:

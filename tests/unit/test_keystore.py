@@ -1,4 +1,4 @@
-"""The instance folder (issue 5): keys and per-day seeds as 0600 files."""
+"""The instance folder (issues 5 and 19): keys, VRF keys and per-day seeds as 0600 files."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from core.record import build_record, commitment, key_id_for, sign_record, verify_signed
+from core import vrf
+from core.record import build_record, commitment, key_id_for, sign_record, verify_signed, vrf_key_id_for
 from worker.keystore import Keystore, KeystoreError, SeedRevealedError
 
 DAY = date(2027, 3, 28)
@@ -246,10 +247,11 @@ def test_commitments_list_reveals(ks):
     seed = ks.seed_for("g", DAY)
     ks.reveal_due("g", datetime(2027, 3, 29, 0, tzinfo=UTC), "Europe/Madrid", 3600)
     listed = ks.commitments("g")
-    assert listed == [
-        {"day": "2027-03-28", "commitment": commitment(seed), "revealed_seed": seed.hex()},
+    assert listed == [  # no VRF key yet (keys not initialised): no day is bound to one
+        {"day": "2027-03-28", "commitment": commitment(seed), "revealed_seed": seed.hex(),
+         "vrf_key_id": None},
         {"day": "2027-03-29", "commitment": commitment(ks.seed_for("g", date(2027, 3, 29))),
-         "revealed_seed": None},
+         "revealed_seed": None, "vrf_key_id": None},
     ]
     assert ks.revealed_seed("g", DAY) == seed
     assert ks.revealed_seed("g", date(2027, 3, 29)) is None
@@ -275,3 +277,90 @@ def test_everything_survives_a_new_keystore_object(ks, tmp_path):
     again = Keystore(ks.root)
     assert again.active_signing_key()[0] == kid
     assert again.seed_for("g", DAY) == seed
+
+
+# ---------------------------------------------------------------------------- VRF keys (issue 19)
+
+
+def test_init_keys_also_creates_the_vrf_key_once(ks):
+    ks.init_keys()
+    vkid = ks.active_vrf_key_id()
+    assert vkid is not None and ks.init_keys() and ks.active_vrf_key_id() == vkid
+    assert mode(ks.vrf_dir) == 0o700 and mode(ks.vrf_dir / f"{vkid}.key") == 0o600
+    public = ks.vrf_public_keys()
+    assert list(public) == [vkid] and vrf_key_id_for(public[vkid]) == vkid
+    secret = bytes.fromhex((ks.vrf_dir / f"{vkid}.key").read_text().strip())
+    assert vrf.VrfSecretKey(secret).public_key == public[vkid]
+
+
+def test_an_instance_made_before_vrf_keys_gets_one_at_start_up(tmp_path):
+    old = Keystore(tmp_path / "i", token_bytes=counting_bytes())
+    old._new_key()  # what an older init_keys left: a signing key only
+    (old.keys_dir / "active").write_text(old.public_keys_pem().popitem()[0] + "\n")
+    assert old.active_vrf_key_id() is None
+    old.init_keys()
+    assert old.active_vrf_key_id() is not None
+
+
+def test_each_day_is_bound_to_the_vrf_key_active_when_its_seed_was_committed(ks):
+    ks.init_keys()
+    first = ks.active_vrf_key_id()
+    ks.ensure_seeds_ahead("g", DAY, days=2)
+    second = ks.rotate_vrf_key()
+    assert second != first and ks.active_vrf_key_id() == second
+    ks.ensure_seeds_ahead("g", DAY + timedelta(days=1), days=2)  # the next rollover commits day +3
+    bound = {e["day"]: e["vrf_key_id"] for e in ks.commitments("g")}
+    assert bound == {"2027-03-28": first, "2027-03-29": first, "2027-03-30": first, "2027-03-31": second}
+    vkid, key = ks.vrf_key_for_day("g", DAY)
+    assert vkid == first and key.public_key == ks.vrf_public_keys()[first]
+    assert ks.vrf_key_for_day("g", DAY + timedelta(days=3))[0] == second
+    assert set(ks.vrf_public_keys()) == {first, second}  # rotated keys stay published
+
+
+def test_a_day_committed_before_vrf_keys_is_bound_once_then_never_changes(ks):
+    ks.seed_for("g", DAY)  # no VRF key yet
+    assert ks.day_vrf_key_id("g", DAY) is None
+    with pytest.raises(KeystoreError, match="no VRF key"):
+        ks.vrf_key_for_day("g", DAY)
+    ks.init_keys()
+    vkid = ks.vrf_key_for_day("g", DAY)[0]
+    ks.rotate_vrf_key()
+    assert ks.vrf_key_for_day("g", DAY)[0] == vkid
+    assert ks.day_vrf_key_id("g", DAY) == vkid
+
+
+def test_vrf_files_that_do_not_match_their_names_are_refused(ks):
+    ks.init_keys()
+    vkid = ks.active_vrf_key_id()
+    other = vrf.VrfSecretKey(bytes(32)).public_key.hex()
+    (ks.vrf_dir / f"{vkid}.pub").write_text(other + "\n")
+    with pytest.raises(KeystoreError, match="does not hold VRF key"):
+        ks.vrf_public_keys()
+    (ks.vrf_dir / f"{vkid}.key").write_text("00" * 32 + "\n")
+    fresh = Keystore(ks.root)
+    with pytest.raises(KeystoreError, match="does not hold VRF key"):
+        fresh.vrf_key_for_day("g", DAY)
+    (ks.vrf_dir / "active").write_text("nonsense\n")
+    with pytest.raises(KeystoreError, match="corrupt"):
+        fresh.active_vrf_key_id()
+
+
+def test_concurrent_bindings_of_one_day_end_with_one_key(tmp_path):
+    ks = Keystore(tmp_path / "i")
+    ks.init_keys()
+    ks.seed_for("g", DAY, create=True)
+    (ks.seeds_dir / "g" / "2027-03-28.vrf").unlink()  # as if made before VRF keys
+    ks.rotate_vrf_key()
+    results = []
+    barrier = threading.Barrier(8)
+
+    def bind():
+        barrier.wait()
+        results.append(Keystore(ks.root).vrf_key_for_day("g", DAY)[0])
+
+    threads = [threading.Thread(target=bind) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(results)) == 1

@@ -1,4 +1,5 @@
-"""Signed roll records (issue 5): canonical JSON, ids, signatures, tampering, seeds."""
+"""Signed roll records (issues 5 and 19): canonical JSON, ids, signatures, tampering, seeds,
+secret rolls' VRF dice (format 2) and format-1 records still verifying."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.derive import derive_faces, roll_key
+from core import vrf
+from core.derive import derive_faces, roll_key, secret_roll_seed
 from core.errors import RulesError, VerificationError
 from core.record import (
     FLAG_NAMES,
     RECORD_FIELDS,
+    RECORD_FIELDS_V1,
     build_record,
     build_signed_record,
     canonical_json,
@@ -29,6 +32,7 @@ from core.record import (
     roll_id,
     sign_record,
     verify_signed,
+    vrf_key_id_for,
     with_flags,
 )
 
@@ -38,6 +42,9 @@ OTHER = Ed25519PrivateKey.from_private_bytes(bytes.fromhex("22" * 32))
 OTHER_ID = key_id_for(OTHER.public_key())
 KEYS = {KEY_ID: PRIVATE.public_key()}
 SEED = bytes.fromhex("5e" * 32)
+VRF_KEY = vrf.VrfSecretKey(bytes.fromhex("33" * 32))
+VRF_ID = vrf_key_id_for(VRF_KEY.public_key)
+VRF_KEYS = {VRF_ID: VRF_KEY.public_key}
 WHEN = datetime(2027, 10, 31, 1, 30, tzinfo=UTC)  # the repeated hour in Madrid
 
 
@@ -72,6 +79,21 @@ def record_fields(**overrides):
 
 def make_record(**overrides):
     return build_record(**record_fields(**overrides))
+
+
+def secret_fields(**overrides):
+    """A secret roll as the worker makes it: dice from the VRF output on the roll key."""
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    pi, beta = VRF_KEY.output(key)
+    fields = record_fields(faces=list(derive_faces(secret_roll_seed(beta), key, 6)), secret=True,
+                           nonce="0f" * 16, vrf_key_id=VRF_ID, vrf_proof=pi.hex(),
+                           tag="[tirada 6 dif 6 secreta]")
+    fields.update(overrides)
+    return fields
+
+
+def make_secret(**overrides):
+    return build_record(**secret_fields(**overrides))
 
 
 def signed_record(**overrides):
@@ -168,7 +190,8 @@ def test_public_keys_from_pem_reads_several_blocks_and_raw_hex():
 def test_build_record_has_every_field_of_issue_5():
     record = make_record()
     assert tuple(sorted(record)) == tuple(sorted(RECORD_FIELDS))
-    assert record["format"] == 1
+    assert record["format"] == 2
+    assert record["vrf_key_id"] is None and record["vrf_proof"] is None
     assert record["roll_id"] == roll_id(roll_key("noches", "flaskbb", "12", "345", 1))
     assert record["game_day"] == "2027-10-31"
     assert record["time_utc"] == "2027-10-31T01:30:00Z"
@@ -280,6 +303,10 @@ def _other_value(name, value):
         return [value[0] % 10 + 1, *value[1:]]
     if name in ("nonce",):
         return "ab" * 16
+    if name in ("vrf_key_id",):
+        return "1" * 16
+    if name in ("vrf_proof",):
+        return "ab" * 80
     if name == "edited_tag":
         return "[tirada 1]"
     if isinstance(value, bool):
@@ -444,14 +471,15 @@ def test_a_boolean_where_an_integer_was_signed_is_tampering():
 def test_secret_roll_hash_commits_to_the_roll():
     from core.record import committed_part
 
-    record = make_record(secret=True, nonce="0f" * 16)
+    record = make_secret()
     published = record_hash(record)
     assert published == hashlib.sha256(canonical_json(committed_part(record))).hexdigest()
     assert set(committed_part(record)) == set(record) - {"edited_tag", "key_id"}
+    assert "vrf_proof" in committed_part(record)  # the proof is part of what the reply commits to
     signed = sign_record(record, PRIVATE, KEY_ID)
-    report = verify_signed(signed, KEYS, seed=SEED, expected_hash=published)
-    assert report.ok and report.check("secret_hash").ok
-    other = sign_record(make_record(secret=True, nonce="1f" * 16), PRIVATE, KEY_ID)
+    report = verify_signed(signed, KEYS, seed=SEED, expected_hash=published, vrf_keys=VRF_KEYS)
+    assert report.ok and report.check("secret_hash").ok and report.check("vrf").ok
+    other = sign_record(make_secret(nonce="1f" * 16), PRIVATE, KEY_ID)
     assert failed(verify_signed(other, KEYS, expected_hash=published)) == {"secret_hash"}
 
 
@@ -466,7 +494,7 @@ def test_secret_commitment_survives_flags_edits_and_key_rotation():
     """Regression (review): re-signing a flagged secret record changed its published hash."""
     from core.record import with_flags
 
-    record = make_record(secret=True, nonce="0f" * 16)
+    record = make_secret()
     published = record_hash(record)
     flagged = with_flags(record, edited_tag="[tirada]9[/tirada]", post_deleted=True, rolled_again=True)
     flagged["key_id"] = "0123456789abcdef"
@@ -508,3 +536,118 @@ def test_a_value_too_large_for_the_fast_check_is_checked_the_careful_way():
     assert canonical_json(big) == json.dumps(big, separators=(",", ":")).encode()
     with pytest.raises(ValueError, match=r"\$\[100009\]: floats"):
         canonical_json([*big[:-1], 0.5])
+
+
+# ---------------------------------------------------------------------------- format 2: VRF dice
+
+
+def test_secret_dice_come_from_the_vrf_not_the_day_seed():
+    signed = sign_record(make_secret(), PRIVATE, KEY_ID)
+    report = verify_signed(signed, KEYS, seed=SEED, vrf_keys=VRF_KEYS)
+    assert report.ok, report.lines()
+    assert report.check("vrf").ok and report.check("dice").ok and report.check("seed").ok
+    assert "VRF output" in report.check("dice").reason
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    assert signed["record"]["faces"] != list(derive_faces(SEED, key, 6))  # the day seed does not give them
+
+
+def test_secret_dice_are_not_checked_without_the_vrf_key():
+    signed = sign_record(make_secret(), PRIVATE, KEY_ID)
+    report = verify_signed(signed, KEYS, seed=SEED)
+    assert report.ok  # nothing failed, the signature holds
+    assert report.check("vrf").ok is None and report.check("dice").ok is None
+
+
+def test_a_signed_secret_record_whose_faces_are_not_the_vrfs_fails():
+    lie = make_secret(faces=[10, 10, 10, 10, 10, 10])
+    report = verify_signed(sign_record(lie, PRIVATE, KEY_ID), KEYS, vrf_keys=VRF_KEYS)
+    assert failed(report) == {"dice"}
+
+
+@pytest.mark.parametrize("change", ["proof", "key", "other_post"])
+def test_a_proof_that_does_not_hold_is_reported(change):
+    other = vrf.VrfSecretKey(bytes.fromhex("44" * 32))
+    other_id = vrf_key_id_for(other.public_key)
+    fields = secret_fields()
+    if change == "proof":
+        proof = bytearray(bytes.fromhex(fields["vrf_proof"]))
+        proof[40] ^= 1
+        fields["vrf_proof"] = proof.hex()
+        keys = VRF_KEYS
+    elif change == "key":  # a proof made with another key, claimed for ours
+        fields["vrf_proof"] = other.prove(roll_key("noches", "flaskbb", "12", "345", 1)).hex()
+        keys = VRF_KEYS
+    else:  # the proof of another roll key (another post)
+        fields["vrf_proof"] = VRF_KEY.prove(roll_key("noches", "flaskbb", "12", "346", 1)).hex()
+        keys = {**VRF_KEYS, other_id: other.public_key}
+    report = verify_signed(sign_record(build_record(**fields), PRIVATE, KEY_ID), KEYS, vrf_keys=keys)
+    assert failed(report) == {"vrf"}
+    assert report.check("dice").ok is None
+
+
+def test_unknown_or_mislabelled_vrf_keys_fail():
+    signed = sign_record(make_secret(), PRIVATE, KEY_ID)
+    other = vrf.VrfSecretKey(bytes.fromhex("44" * 32)).public_key
+    assert failed(verify_signed(signed, KEYS, vrf_keys={vrf_key_id_for(other): other})) == {"vrf"}
+    assert failed(verify_signed(signed, KEYS, vrf_keys={VRF_ID: other})) == {"vrf"}
+
+
+def test_format_2_shapes_of_the_vrf_fields():
+    assert record_problems(make_secret()) == []
+    with pytest.raises(ValueError, match="vrf_proof: a secret record needs 160 hex digits"):
+        make_secret(vrf_proof=None)
+    with pytest.raises(ValueError, match="vrf_key_id: a secret record needs 16 hex digits"):
+        make_secret(vrf_key_id="XY")
+    with pytest.raises(ValueError, match="must be null in a public record"):
+        make_record(vrf_key_id=VRF_ID)
+
+
+def test_the_published_day_binds_the_commitment_and_the_vrf_key():
+    signed = sign_record(make_secret(), PRIVATE, KEY_ID)
+    entry = {"day": "2027-10-31", "commitment": commitment(SEED), "revealed_seed": None, "vrf_key_id": VRF_ID}
+    report = verify_signed(signed, KEYS, vrf_keys=VRF_KEYS, published_day=entry)
+    assert report.ok and report.check("published_day").ok
+    for wrong in ({"vrf_key_id": "0" * 16}, {"commitment": "0" * 64}, {"day": "2027-10-30"}):
+        report = verify_signed(signed, KEYS, vrf_keys=VRF_KEYS, published_day={**entry, **wrong})
+        assert failed(report) == {"published_day"}, wrong
+    public = verify_signed(signed_record(), KEYS, published_day={**entry, "vrf_key_id": None})
+    assert public.check("published_day").ok  # a public roll is bound by the commitment alone
+    with pytest.raises(VerificationError):
+        verify_signed(signed, KEYS, published_day=[entry])  # type: ignore[arg-type]
+    with pytest.raises(VerificationError):
+        verify_signed(signed, KEYS, vrf_keys={VRF_ID: VRF_KEY.public_key.hex()})  # type: ignore[dict-item]
+
+
+# ---------------------------------------------------------------------------- format 1 still verifies
+
+
+def _format_1(record):
+    old = {k: v for k, v in record.items() if k in RECORD_FIELDS_V1}
+    old["format"] = 1
+    return old
+
+
+def test_format_1_records_verify_secret_ones_from_the_day_seed():
+    public = _format_1(make_record())
+    assert record_problems(public) == []
+    assert verify_signed(sign_record(public, PRIVATE, KEY_ID), KEYS, seed=SEED).ok
+    secret = _format_1(make_record(secret=False))
+    secret["flags"] = {**secret["flags"], "secret": True}
+    secret["nonce"] = "0f" * 16
+    report = verify_signed(sign_record(secret, PRIVATE, KEY_ID), KEYS, seed=SEED,
+                           expected_hash=record_hash(secret), vrf_keys=VRF_KEYS)
+    assert report.ok and report.check("dice").ok and report.check("vrf") is None
+    assert "day seed" in report.check("dice").reason
+    flagged = with_flags(secret, post_deleted=True)  # flags keep the format it was made in
+    assert flagged["format"] == 1 and record_problems(flagged) == []
+
+
+def test_formats_do_not_mix():
+    public = _format_1(make_record())
+    public["vrf_key_id"] = None
+    public["vrf_proof"] = None
+    assert record_problems(public) == ["unknown fields: vrf_key_id, vrf_proof"]
+    current = make_record()
+    del current["vrf_proof"]
+    assert record_problems(current) == ["missing fields: vrf_proof"]
+    assert record_problems({**make_record(), "format": 3}) == ["format: unsupported version 3"]

@@ -1,7 +1,9 @@
-"""The published test vectors (issue 5) hold, and are what the generator produces.
+"""The published test vectors (issues 5 and 19) hold, and are what the generator produces.
 
-The checks re-derive everything with hashlib/hmac and the raw Ed25519 public key, the
-way a verifier in another language would, rather than through ``core``.
+The checks re-derive the public dice with hashlib/hmac and the raw Ed25519 public key, the
+way a verifier in another language would; ``test_vectors_independent.py`` does the same for
+the secret rolls' VRF without importing anything of Narrador.  The format-1 files in
+``tests/vectors/v1/`` were made before issue 19 and are frozen: they must keep verifying.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def test_record_vector_holds(vectors):
     assert canonical_json(v["record"]) == message
     assert hashlib.sha256(message).hexdigest() == v["canonical_json_sha256"]
     public.verify(bytes.fromhex(v["signature_hex"]), message)  # raises if wrong
+    assert v["record"]["format"] == 2 and v["record"]["vrf_proof"] is None
     committed = {k: x for k, x in v["secret_record"].items() if k not in ("flags", "edited_tag", "key_id")}
     committed["flags"] = {"secret": v["secret_record"]["flags"]["secret"]}
     assert hashlib.sha256(canonical_json(committed)).hexdigest() == v["secret_record_hash"]
@@ -110,3 +113,54 @@ def test_the_signed_file_matches_the_vector(vectors):
     keys = public_keys_from_pem((VECTORS / "public_key.pem").read_text())
     assert list(keys) == [v["key_id"]]
     assert verify_signed(signed, keys, seed=bytes.fromhex(v["seed_hex"])).ok
+
+
+def test_secret_files_verify_with_the_cli_function():
+    ok, lines = verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json",
+                            seeds_file=VECTORS / "seeds.json",
+                            record_hash=(VECTORS / "secret.hash").read_text().strip())
+    assert ok, lines
+    assert [line.split()[1] for line in lines[1:-1] if line.startswith("OK")] == [
+        "envelope:", "format:", "key_id:", "signature:", "roll_id:", "game_day:", "published_day:",
+        "seed:", "vrf:", "dice:", "rules:", "secret_hash:"]
+    # the day seed alone does not recompute a secret roll: no VRF key, no dice check
+    ok, lines = verify_file(VECTORS / "secret.signed.json", VECTORS / "public_key.pem",
+                            (VECTORS / "seed.hex").read_text())
+    assert ok and any(line.startswith("SKIP dice") for line in lines)
+
+
+@pytest.mark.parametrize("name", ["record", "secret"])
+def test_format_1_records_made_before_issue_19_still_verify(name):
+    v1 = VECTORS / "v1"
+    signed = json.loads((v1 / f"{name}.signed.json").read_text(encoding="utf-8"))
+    assert signed["record"]["format"] == 1
+    extra = {"record_hash": (v1 / "secret.hash").read_text().strip()} if name == "secret" else {}
+    ok, lines = verify_file(v1 / f"{name}.signed.json", v1 / "public_key.pem", (v1 / "seed.hex").read_text(),
+                            **extra)
+    assert ok, lines
+    assert "OK   dice: 6 faces recomputed from the day seed and equal" in lines
+    # the frozen files are byte for byte what the format-1 code wrote (sha256 of the files)
+    digest = hashlib.sha256((v1 / f"{name}.signed.json").read_bytes()).hexdigest()
+    assert digest == FROZEN_V1[name]
+
+
+FROZEN_V1 = {
+    "record": "76bacbbf6058eced67f9368c06a4387b5e8e803e2ad5628f1cb22688dfa1fa1e",
+    "secret": "547c596c8cb3e7b300771293e25948e3101f537da7efc767a1ac66284807d7fe",
+}
+
+
+def test_wrong_inputs_to_the_cli_function_are_clear_errors(tmp_path):
+    from core.errors import VerificationError
+
+    with pytest.raises(VerificationError, match="--record-hash"):
+        verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", record_hash="xyz")
+    with pytest.raises(VerificationError, match="64 hex"):
+        verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", vrf_key_hex="abc")
+    bad = tmp_path / "seeds.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(VerificationError, match="/seeds.json format"):
+        verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", seeds_file=bad)
+    bad.write_text('{"games": {"noches-de-madrid": []}}')
+    ok, lines = verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", seeds_file=bad)
+    assert not ok and any("is not in the published listing" in line for line in lines)

@@ -1,10 +1,13 @@
-"""Generate the published test vectors of the verifiable-results machinery (issue 5).
+"""Generate the published test vectors of the verifiable-results machinery (issues 5 and 19).
 
 Run ``python tests/vectors/generate.py`` from the repository root to rewrite
-``tests/vectors/*``.  Everything is derived from fixed bytes (seeds from SHA-256 of
-labels, the Ed25519 key from fixed private bytes; Ed25519 signatures are
-deterministic), so the output never changes unless the algorithm does —
-``tests/unit/test_vectors.py`` fails if the files and this generator disagree.
+``tests/vectors/*`` (not ``tests/vectors/v1/``: those are format-1 records made before
+issue 19, frozen, that must keep verifying).  Everything is derived from fixed bytes
+(seeds from SHA-256 of labels, the Ed25519 and VRF keys from fixed private bytes;
+Ed25519 signatures and ECVRF proofs are deterministic), so the output never changes
+unless the algorithm does — ``tests/unit/test_vectors.py`` fails if the files and this
+generator disagree, and ``tests/unit/test_vectors_independent.py`` recomputes them
+without ``core``.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from core import rules
-from core.derive import derive_faces, roll_key
+from core import rules, vrf
+from core.derive import derive_faces, roll_key, secret_roll_seed
 from core.record import (
     build_record,
     canonical_json,
@@ -31,11 +34,13 @@ from core.record import (
     record_hash,
     roll_id,
     sign_record,
+    vrf_key_id_for,
 )
 
 HERE = Path(__file__).resolve().parent
 
 PRIVATE_KEY_HEX = hashlib.sha256(b"narrador test vector signing key").hexdigest()
+VRF_SECRET_KEY_HEX = hashlib.sha256(b"narrador test vector VRF key").hexdigest()
 
 
 def seed_of(label: str) -> bytes:
@@ -123,8 +128,21 @@ def record_vector() -> tuple[dict, dict, str]:
     )
     record = build_record(**common)
     signed = sign_record(record, private, kid)
-    secret = build_record(**{**common, "tag": "[tirada]6 dif 6 secreta[/tirada]"}, secret=True,
-                          nonce=hashlib.sha256(b"narrador test vector nonce").hexdigest()[:32])
+    # the same tag made secret (tag index 2 of the post): dice from the VRF, not the day seed
+    vrf_key = vrf.VrfSecretKey(bytes.fromhex(VRF_SECRET_KEY_HEX))
+    secret_fields = (*fields[:4], 2)
+    secret_key = roll_key(*secret_fields)
+    proof, beta = vrf_key.output(secret_key)
+    secret_faces = derive_faces(secret_roll_seed(beta), secret_key, 6)
+    secret_result = rules.evaluate(rules.get_ruleset("vampiro"), secret_faces, difficulty=6)
+    secret = build_record(
+        **{**common, "tag": "[tirada]6 dif 6 secreta[/tirada]", "tag_index": 2, "faces": secret_faces,
+           "successes": secret_result.successes, "outcome": secret_result.outcome,
+           "degree": secret_result.degree_label or None},
+        secret=True, nonce=hashlib.sha256(b"narrador test vector nonce").hexdigest()[:32],
+        vrf_key_id=vrf_key_id_for(vrf_key.public_key), vrf_proof=proof.hex(),
+    )
+    signed_secret = sign_record(secret, private, kid)
     raw_public = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     vector = {
         "private_key_hex": PRIVATE_KEY_HEX,
@@ -137,24 +155,82 @@ def record_vector() -> tuple[dict, dict, str]:
         "signature_hex": signed["signature"],
         "secret_record": secret,
         "secret_record_hash": record_hash(secret),
+        "secret_signature_hex": signed_secret["signature"],
+        "vrf_public_key_hex": vrf_key.public_key.hex(),
+        "vrf_key_id": vrf_key_id_for(vrf_key.public_key),
+        "published_day": {"day": record["game_day"], "commitment": commitment(seed),
+                          "revealed_seed": seed.hex(), "vrf_key_id": vrf_key_id_for(vrf_key.public_key)},
     }
-    return vector, signed, public_key_pem(public)
+    return vector, signed, signed_secret, public_key_pem(public)
+
+
+def vrf_case(name: str, key: vrf.VrfSecretKey, fields: tuple[str, str, str, str, int], n: int) -> dict:
+    """One secret roll: VRF input (the roll key), H, proof, output, dice seed and faces."""
+    alpha = roll_key(*fields)
+    h, ctr = vrf._encode_to_curve(key.public_key, alpha)
+    proof, beta = key.output(alpha)
+    return {
+        "name": name,
+        "game": fields[0],
+        "forum": fields[1],
+        "thread_id": fields[2],
+        "post_id": fields[3],
+        "tag_index": fields[4],
+        "alpha_hex": alpha.hex(),
+        "try_and_increment_ctr": ctr,
+        "H_hex": vrf._encode(h).hex(),
+        "pi_hex": proof.hex(),
+        "beta_hex": beta.hex(),
+        "dice_seed_hex": secret_roll_seed(beta).hex(),
+        "n": n,
+        "faces": list(derive_faces(secret_roll_seed(beta), alpha, n)),
+    }
+
+
+def vrf_cases() -> dict:
+    key = vrf.VrfSecretKey(bytes.fromhex(VRF_SECRET_KEY_HEX))
+    seed1 = seed_of("narrador test vector seed 1")
+    cases = [
+        vrf_case("secret roll", key, ("noches-de-madrid", "flaskbb", "12", "345", 0), 10),
+        vrf_case("second secret tag of the same post", key, ("noches-de-madrid", "flaskbb", "12", "345", 1), 10),
+        vrf_case("non-ASCII ids", key, ("Crónicas ñ", "foro €", "hilo-7", "🎲42", 3), 7),
+    ]
+    # the same roll key's public dice (day seed 1) differ: the day seed says nothing of a secret roll
+    cases[0]["faces_from_day_seed_1"] = list(derive_faces(seed1, roll_key(*("noches-de-madrid", "flaskbb",
+                                                                           "12", "345", 0)), 10))
+    # try-and-increment succeeds at ctr 4, 0 and 1 for these three: both branches are covered
+    assert [c["try_and_increment_ctr"] for c in cases] == [4, 0, 1]
+    return {
+        "suite": "ECVRF-EDWARDS25519-SHA512-TAI (RFC 9381, suite_string 0x03)",
+        "vrf_secret_key_hex": VRF_SECRET_KEY_HEX,
+        "vrf_public_key_hex": key.public_key.hex(),
+        "vrf_key_id": vrf_key_id_for(key.public_key),
+        "cases": cases,
+    }
 
 
 def build_files() -> dict[str, str]:
     """``{file name: exact text}`` of every vector file."""
-    vector, signed, pem = record_vector()
+    vector, signed, signed_secret, pem = record_vector()
     vectors = {
-        "about": "Narrador test vectors (issue 5). Algorithm and formats: docs/verification.md. "
+        "about": "Narrador test vectors (issues 5 and 19). Algorithm and formats: docs/verification.md. "
                  "Regenerate with: python tests/vectors/generate.py",
         "roll_key_version": "narrador-roll-v1",
+        "record_format": 2,
         "dice": dice_cases(),
+        "secret_dice": vrf_cases(),
         "signed_record": vector,
     }
     dump = lambda obj: json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    record = signed_secret["record"]
     return {
         "vectors.json": dump(vectors),
         "record.signed.json": dump(signed),
+        "secret.signed.json": dump(signed_secret),
+        "secret.hash": vector["secret_record_hash"] + "\n",
+        "keys.json": dump({"keys": {vector["key_id"]: pem},
+                           "vrf_keys": {vector["vrf_key_id"]: vector["vrf_public_key_hex"]}}),
+        "seeds.json": dump({"games": {record["game"]: [vector["published_day"]]}}),
         "public_key.pem": pem,
         "seed.hex": vector["seed_hex"] + "\n",
     }
