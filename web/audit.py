@@ -84,11 +84,18 @@ def _local(text: str) -> str:
 
 
 class _Verifier:
-    """Verifies envelopes of one request, reading each day's revealed seed once."""
+    """Verifies envelopes of one request, reading the keys, the game's published days and
+    each day's revealed seed once."""
 
     def __init__(self, game: str) -> None:
+        ks = deps.keystore()
         self.game = game
-        self.keys = deps.keystore().public_keys()
+        self.keys = ks.public_keys()
+        self.vrf_keys = ks.vrf_public_keys()
+        try:
+            self.days: dict[str, dict[str, object]] | None = {str(e["day"]): e for e in ks.commitments(game)}
+        except KeystoreError:
+            self.days = None
         self.seeds: dict[str, bytes | None] = {}
 
     def seed(self, day: str) -> bytes | None:
@@ -102,8 +109,10 @@ class _Verifier:
     def state(self, envelope: dict[str, Any]) -> str:
         """``dice`` (signature and recomputed dice hold), ``signed`` or ``bad``."""
         record = envelope.get("record") or {}
-        report = records.verify_signed(envelope, self.keys, seed=self.seed(str(record.get("game_day", ""))),
-                                       recompute=records.recompute_with_rules)
+        day = str(record.get("game_day", ""))
+        report = records.verify_signed(
+            envelope, self.keys, seed=self.seed(day), recompute=records.recompute_with_rules,
+            vrf_keys=self.vrf_keys, published_day=None if self.days is None else self.days.get(day, {}))
         if not report.ok:
             return "bad"
         dice = report.check("dice")

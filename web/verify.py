@@ -16,6 +16,8 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from core.derive import SEED_BYTES
+
 from flask import Blueprint, abort, jsonify, render_template
 from flask_login import current_user
 
@@ -42,6 +44,29 @@ def revealed_seed_of(record: dict[str, Any]) -> bytes | None:
         return deps.keystore().revealed_seed(str(record["game"]), date.fromisoformat(str(record["game_day"])))
     except (KeystoreError, KeyError, ValueError, TypeError):
         return None
+
+
+def published_day_of(record: dict[str, Any]) -> dict[str, object] | None:
+    """The ``/seeds`` entry of the record's game and day (``{}`` if not listed), or ``None``
+    when the listing cannot be read (the check is then skipped, not failed)."""
+    try:
+        entries = deps.keystore().commitments(str(record["game"]))
+    except (KeystoreError, KeyError, ValueError, TypeError):
+        return None
+    return next((e for e in entries if e["day"] == record.get("game_day")), {})
+
+
+def verify_envelope(envelope: dict[str, Any], seed: bytes | None = None) -> records.VerificationReport:
+    """Every check of :func:`core.record.verify_signed` with what this instance publishes:
+    signing and VRF public keys (``/keys``), the day's entry on ``/seeds`` and its seed once
+    revealed."""
+    record = envelope.get("record") or {}
+    ks = deps.keystore()
+    return records.verify_signed(
+        envelope, ks.public_keys(), seed=seed if seed is not None and len(seed) == SEED_BYTES else None,
+        recompute=records.recompute_with_rules, vrf_keys=ks.vrf_public_keys(),
+        published_day=published_day_of(record),
+    )
 
 
 def hidden_secret(record: dict[str, Any]) -> bool:
@@ -84,8 +109,7 @@ def roll_page(roll_id: str):  # type: ignore[no-untyped-def]
     if hidden_secret(record):
         return render_template("verify_secret.html", summary=_secret_summary(record), record=record)
     seed = revealed_seed_of(record)
-    report = records.verify_signed(envelope, deps.keystore().public_keys(), seed=seed,
-                                   recompute=records.recompute_with_rules)
+    report = verify_envelope(envelope, seed)
     secret = bool((record.get("flags") or {}).get("secret"))
     revealed = deps.masters().revealed(str(record.get("roll_id"))) if secret else None
     record_hash = _secret_summary(record)["record_hash"] if secret else None
@@ -97,5 +121,7 @@ def roll_page(roll_id: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/keys")
 def keys():  # type: ignore[no-untyped-def]
-    """Published public keys, by key id (PEM)."""
-    return jsonify(keys=deps.keystore().public_keys_pem())
+    """Published public keys: ``{"keys": {key_id: Ed25519 PEM}, "vrf_keys": {vrf_key_id: hex}}``
+    (the VRF keys of secret rolls, raw 32 bytes as 64 hex digits; old ones stay listed)."""
+    ks = deps.keystore()
+    return jsonify(keys=ks.public_keys_pem(), vrf_keys={k: v.hex() for k, v in ks.vrf_public_keys().items()})

@@ -458,19 +458,24 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
 @click.argument("forum_name")
 @click.argument("thread")
 def scenes_close(config: str | None, game: str, forum_name: str, thread: str) -> None:
-    """Close a scene: the inactivity sweep skips it from now on."""
+    """Close a scene: the inactivity sweep skips it from now on; with the game's
+    ``reveal_secret_on_scene_close`` option its secret rolls are revealed."""
     from datetime import datetime
 
-    from worker.state import StateError
+    from worker.masters import MasterAccounts
+    from worker.state import StateError, state_settings_for
     from worker.state.scenes import close_scene
 
     settings = _settings(config)
+    r = _redis_for(settings)
     try:
-        close_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
-                    now=datetime.now(UTC), by="cli")
+        close_scene(r, _game_of(settings, game), forum_name, thread, now=datetime.now(UTC), by="cli")
     except StateError as exc:
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread} closed")
+    if state_settings_for(settings.games[game]).reveal_secret_on_scene_close:
+        revealed = MasterAccounts(r).reveal_scene(game, forum_name, thread, by="cli")
+        click.echo(f"secret rolls revealed: {len(revealed)}" + (f" ({', '.join(revealed)})" if revealed else ""))
 
 
 @main.group()

@@ -15,8 +15,10 @@ key                                    type    content
                                                game's), ``created_at`` (UTC ISO 8601)
 ``nr:master:{<login>}:games``          set     ids of the games this master masters
 ``nr:game:{<game>}:masters``           set     logins of the game's masters
-``nr:reveal:{<roll_id>}``              hash    a secret roll revealed by a master: ``by``
-                                               (login), ``at`` (UTC ISO 8601)
+``nr:reveal:{<roll_id>}``              hash    a secret roll revealed: ``by`` (the master's
+                                               login, or who closed the scene), ``at`` (UTC
+                                               ISO 8601), ``how`` (``master`` or
+                                               ``scene_closed``)
 =====================================  ======  =================================================
 
 ``<login>`` is the user name casefolded, so ``Ana`` and ``ana`` are one account.
@@ -33,6 +35,7 @@ hash so response time does not tell which user names exist.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -64,6 +67,13 @@ MAX_PASSWORD_LENGTH = 256
 _USERNAME = re.compile(r"[\w.@-]{1,64}")
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _ROLL_ID = re.compile(r"[a-z2-7]{16}")
+
+#: How a secret roll can be revealed: by a master's action, or when its scene closes
+#: (the game option ``reveal_secret_on_scene_close``, issue 19).
+REVEAL_HOWS = ("master", "scene_closed")
+
+#: Bound on the rolls of one scene examined when it closes (and revealed in one go).
+MAX_SCENE_ROLLS = 10_000
 
 # a valid hash of a random password, checked against when the user does not exist
 _DUMMY_HASH = generate_password_hash("narrador-dummy-password-for-timing")
@@ -266,21 +276,57 @@ class MasterAccounts:
         return out
 
     # -- secret rolls --------------------------------------------------------------------
-    def reveal(self, roll_id: str, by: str) -> bool:
-        """Mark a secret roll revealed by master ``by``. True if this call revealed it.
+    def reveal(self, roll_id: str, by: str, *, how: str = "master") -> bool:
+        """Mark a secret roll revealed by ``by``. True if this call revealed it.
 
         The first reveal stands (``HSETNX``), so the page shows who revealed it first.
 
+        Args:
+            roll_id: the roll.
+            by: the master's login, or the user name that closed the scene.
+            how: ``master`` (a master's reveal action) or ``scene_closed``.
+
         Raises:
-            MasterError: not a roll id.
+            MasterError: not a roll id, a bad user name or ``how``.
         """
         if not _ROLL_ID.fullmatch(roll_id or ""):
             raise MasterError(f"not a roll id: {roll_id!r}")
+        if how not in REVEAL_HOWS:
+            raise MasterError(f"unknown way of revealing {how!r}")
         key = reveal_key(roll_id)
         created = bool(self.r.hsetnx(key, "by", normalise_login(by)))
         if created:
-            self.r.hset(key, "at", self._clock().isoformat())
+            self.r.hset(key, mapping={"at": self._clock().isoformat(), "how": how})
         return created
+
+    def reveal_scene(self, game: str, forum: str, thread: str, by: str) -> list[str]:
+        """Reveal every secret roll made in a scene's thread (when it closes and the game's
+        ``reveal_secret_on_scene_close`` option is on).  Returns the roll ids this call
+        revealed (rolls revealed before are left as they were).
+
+        At most :data:`MAX_SCENE_ROLLS` rolls of the thread are examined, oldest first.
+
+        Raises:
+            MasterError: a bad game id or user name.
+
+        Source: issue 19 ("revealed by a master, or automatically when its scene closes,
+        by a game option").
+        """
+        from worker.store import roll_index_key, roll_key_name
+
+        _check_game(game)
+        ids = self.r.zrange(roll_index_key(game, "thread", f"{forum}:{thread}"), 0, MAX_SCENE_ROLLS - 1)
+        revealed = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            for rid, raw in zip(chunk, self.r.mget([roll_key_name(i) for i in chunk])):
+                if not raw:
+                    continue
+                record = json.loads(raw).get("record") or {}
+                if (record.get("flags") or {}).get("secret") and record.get("game") == game \
+                        and self.reveal(rid, by, how="scene_closed"):
+                    revealed.append(rid)
+        return revealed
 
     def revealed(self, roll_id: str) -> dict[str, str] | None:
         """``{"by": login, "at": iso}`` if the secret roll was revealed, else ``None``."""

@@ -425,7 +425,10 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         assert known is not None
         return PostOutcome(known.status, tuple(known.roll_ids), new=False)
     for envelope in roller.envelopes:
-        metrics.ROLLS.labels(game=game.id, outcome=envelope["record"]["outcome"]).inc()
+        rec = envelope["record"]
+        # a secret roll's outcome must not show on /metrics either (issue 19)
+        outcome = "secret" if rec["flags"]["secret"] else rec["outcome"]
+        metrics.ROLLS.labels(game=game.id, outcome=outcome).inc()
     log.info("post processed", extra={"forum": post.forum, "post": post.post_id, "rolls": roll_ids})
     return PostOutcome("pending_reply", tuple(roll_ids), new=True, notices=welcome)
 
@@ -464,8 +467,10 @@ class _TagRoller:
         self.svc, self.game, self.ruleset, self.options, self.st = svc, game, ruleset, options, st
         self.post, self.now, self.lang = post, now, game.language
         self.r = svc.store.r
-        self.seed = svc.keystore.seed_for(game.id, calendar.game_day(now, game.zone))
+        self.day = calendar.game_day(now, game.zone)
+        self.seed = svc.keystore.seed_for(game.id, self.day)
         self.key_id, self.signing_key = svc.keystore.active_signing_key()
+        self._vrf: Any = None  # (vrf_key_id, VrfSecretKey) of the day, read at the first secret tag
         self.views: list[render.RollView] = []
         self.problems: list[render.TagProblem] = []
         self.envelopes: list[dict[str, Any]] = []
@@ -502,6 +507,20 @@ class _TagRoller:
     def _problem(self, tag: Any, message: str) -> None:
         self.problems.append(render.TagProblem(tag.index, tag.raw, message))
 
+    def _secret_dice(self, key: bytes) -> tuple[derive.DiceStream, str, str]:
+        """A secret roll's dice: ``(stream, vrf_key_id, proof hex)``.
+
+        The stream is keyed by the VRF output of the day's VRF key on the roll key
+        (``docs/verification.md`` §8), so the day seed, once revealed, says nothing about
+        it; the proof is kept in the record and published only when the roll is revealed.
+        Source: issue 19.
+        """
+        if self._vrf is None:
+            self._vrf = self.svc.keystore.vrf_key_for_day(self.game.id, self.day)
+        vrf_key_id, vrf_key = self._vrf
+        proof, beta = vrf_key.output(key)
+        return derive.DiceStream(derive.secret_roll_seed(beta), key), vrf_key_id, proof.hex()
+
     def roll_tag(self, tag: Any) -> None:
         """Roll one parsed tag, or record why it was not rolled (the other tags still roll)."""
         if tag.error is not None:
@@ -513,7 +532,7 @@ class _TagRoller:
             return
         post, game, ruleset = self.post, self.game, self.ruleset
         notes: list[str] = []
-        if spec.secret and (spec.extended or spec.teamwork or spec.versus):
+        if spec.secret and (spec.extended or spec.teamwork or spec.versus or spec.retry):
             self._problem(tag, _SECRET_SIMPLE_ONLY[self.lang])
             return
         try:
@@ -532,10 +551,14 @@ class _TagRoller:
                                                             str(difficulty)))
                 ruleset.check_difficulty(difficulty)
             key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
+            if spec.secret:
+                dice, vrf_key_id, vrf_proof = self._secret_dice(key)
+            else:
+                dice, vrf_key_id, vrf_proof = derive.DiceStream(self.seed, key), None, None
             # the dice are fixed by the key: evaluate first, so a roll the rules refuse
             # never costs Willpower
             result = rules.roll(
-                ruleset, pool, derive.DiceStream(self.seed, key), difficulty=difficulty,
+                ruleset, pool, dice, difficulty=difficulty,
                 willpower=bool(spec.willpower), specialty=spec.specialty, stress=spec.stress,
                 automatic=spec.automatic, options=self.options, stunt=spec.stunt,
             )
@@ -572,6 +595,7 @@ class _TagRoller:
             outcome=result.outcome, degree=result.degree_label or None, processed_at=self.now, tz=game.zone,
             secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
             rolled_again=rolled_again(self.svc, post.forum, post.thread_id, fingerprint),
+            vrf_key_id=vrf_key_id, vrf_proof=vrf_proof,
         )
         record = envelope["record"]
         rid = str(record["roll_id"])
@@ -649,9 +673,9 @@ class _TagRoller:
 
 _SECRET_SIMPLE_ONLY = {
     "es": "una tirada secreta no puede sumar a acciones extendidas, de equipo ni enfrentadas "
-          "(su total la delataría)",
-    "en": "a secret roll cannot add to extended, teamwork or contested actions (their totals "
-          "would give it away)",
+          "ni ser un reintento (su total o la dificultad siguiente la delatarían)",
+    "en": "a secret roll cannot add to extended, teamwork or contested actions nor be a retry "
+          "(their totals or the next difficulty would give it away)",
 }
 
 _RETRY_SIMPLE_ONLY = {

@@ -92,7 +92,7 @@ def test_verify_page_recomputes_the_dice_once_the_seed_is_revealed(world):
     assert seed is not None and seed.hex() in html
     assert "dados recalculados con la semilla revelada: coinciden" in html
     assert (f'data-check="dice">dados: correcto <small lang="en" title="detalle técnico">'
-            f"({len(record['faces'])} faces recomputed and equal") in html
+            f"({len(record['faces'])} faces recomputed from the day seed and equal") in html
 
 
 def test_verify_json_is_the_stored_envelope(world):

@@ -105,6 +105,18 @@ def _positive_int(value: Any, name: str, minimum: int = 0) -> int:
     return number
 
 
+def _flag(value: Any, name: str) -> bool:
+    """A boolean setting: a TOML boolean, or the text of an environment override."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise StateError(f"{name} must be true or false, got {value!r}", code="bad_settings", setting=name)
+
+
 def _names(value: Any, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -136,6 +148,9 @@ class GameStateSettings:
         op_ttl_seconds: how long the per-tag idempotency record lives (default 30 days).
         seeds_ahead_days: days of seeds committed ahead at each rollover (default 2).
         max_sweep: bound on the participants examined per scene in one sweep (default 1000).
+        reveal_secret_on_scene_close: when a scene closes, reveal every secret roll made
+            in its thread (default off: secret rolls stay hidden until a master reveals
+            them one by one).  Source: issue 19.
 
     Source: issue 7, "Absences and automatic inactivity handling" and "Actions that span
     posts" (contest expiry).
@@ -152,6 +167,7 @@ class GameStateSettings:
     op_ttl_seconds: int = 30 * 24 * 3600
     seeds_ahead_days: int = 2
     max_sweep: int = 1000
+    reveal_secret_on_scene_close: bool = False
 
     def __post_init__(self) -> None:
         if self.second_deadline_seconds < self.first_deadline_seconds:
@@ -188,8 +204,8 @@ class GameStateSettings:
                 values[key] = _names(value, key)
             elif key == "absences_thread":
                 values[key] = str(value or "").strip()
-            elif key == "welcome_back":
-                values[key] = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
+            elif key in ("welcome_back", "reveal_secret_on_scene_close"):
+                values[key] = _flag(value, key)
             else:
                 values[key] = _positive_int(value, key, 1 if key == "max_sweep" else 0)
         return cls(**values)
