@@ -322,7 +322,7 @@ def verify(record: str, public_key: str | None, seed_hex: str | None, seeds_file
 
 @main.group()
 def keys() -> None:
-    """Manage the Ed25519 signing keys in the instance folder."""
+    """Manage the Ed25519 signing keys and the VRF keys (secret rolls) in the instance folder."""
 
 
 @keys.command("init")
@@ -335,6 +335,7 @@ def keys_init(config: str | None) -> None:
     ks.init_keys()
     kid, _ = ks.active_signing_key()
     click.echo(f"active key: {kid}")
+    click.echo(f"active VRF key: {ks.active_vrf_key_id()}")
 
 
 @keys.command("rotate")
@@ -347,6 +348,19 @@ def keys_rotate(config: str | None) -> None:
     ks.rotate_keys()
     kid, _ = ks.active_signing_key()
     click.echo(f"active key: {kid}")
+
+
+@keys.command("rotate-vrf")
+@config_option
+def keys_rotate_vrf(config: str | None) -> None:
+    """Create a new active VRF key (secret rolls): days committed from now on use it; days
+    already committed keep theirs; old VRF public keys stay published."""
+    from worker.keystore import Keystore
+
+    ks = Keystore(_settings(config).instance_dir)
+    ks.init_keys()
+    click.echo(f"active VRF key: {ks.rotate_vrf_key()} (from the next day committed; "
+               "today and the days already committed keep their key)")
 
 
 def _redis_for(settings):  # type: ignore[no-untyped-def]

@@ -6,7 +6,8 @@
 
 Items (issue 9): 1 exact probabilities vs icepool and dyce; 2 the roll pipeline in-process vs
 bare HMAC + Ed25519; 3 end to end on loopback (Celery worker, reply sink); 4 webhook intake
-under gunicorn; 5 polling (idle thread, 50-post page extraction); 6 Redis memory per record.
+under gunicorn; 5 polling (idle thread, 50-post page extraction); 6 Redis memory per record;
+7 the VRF of secret rolls (issue 19) vs the public roll's HMAC path.
 Every figure is a ratio against a peer or floor measured in the same run; the machine is
 printed with the table.  Needs Redis at ``$REDIS_URL`` or 127.0.0.1:6379 for items 2, 3, 5,
 6 (unique key names, deleted afterwards).  ``--quick`` takes about a minute.
@@ -30,6 +31,7 @@ ITEMS = {
     "4": "intake",
     "5": "polling",
     "6": "memory",
+    "7": "vrf",
 }
 
 
@@ -60,6 +62,10 @@ def run_item(key: str, args: argparse.Namespace) -> list[Row]:
         from tests.bench import bench_memory
 
         return bench_memory.run(quick=quick)
+    if key == "7":
+        from tests.bench import bench_vrf
+
+        return bench_vrf.run(quick=quick)
     raise ValueError(key)
 
 
