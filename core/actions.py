@@ -50,6 +50,7 @@ from core.rules import (
 
 __all__ = [
     "Abandon",
+    "ActionTurn",
     "ActionEvent",
     "Attempt",
     "Contest",
@@ -65,6 +66,7 @@ __all__ = [
     "Teamwork",
     "WillpowerTurn",
     "apply",
+    "contest_successes",
     "event_from_dict",
     "resolve_contest",
     "state_from_dict",
@@ -406,15 +408,23 @@ class ExtendedAction:
             whose difficulty is each roll's target number.
         min_interval_seconds: optional real-time minimum between rolls (e.g. one roll per
             game day in a forum); ``None`` for no limit.
-        on_failure: ``"continue"`` (default everywhere: a failure only loses the turn,
-            gehena-reglas.txt «Acciones Extendidas»; vampiro lets you keep trying "al menos
-            hasta que no consigas obtener un sólo éxito" and leaves stopping to the
-            Storyteller, see :class:`Abandon`) or ``"fail"`` (a failure ends the action).
-        on_botch: ``"reset"`` (default: all accumulated successes are lost and the action
-            goes on from zero -- gehena «Acciones Extendidas», vampiro "puede tener que
-            empezar desde cero", exaltado "has perdido todos y debes empezar desde cero"),
-            ``"keep"`` (the Storyteller forgives it) or ``"fail"`` (no second attempt).
+        on_failure: what a roll without a success does: ``"fail"`` (vampiro's default: you
+            may keep trying "al menos, hasta que no consigas obtener un sólo éxito",
+            vampiro-reglas.txt «Acciones Extendidas»: the attempt ends there) or
+            ``"continue"`` (gehena's and exaltado's default: "Un fallo no implica que tengas
+            que empezar desde el principio pero si que has perdido el tiempo de ese turno",
+            gehena-reglas.txt «Acciones Extendidas»; exaltado-reglas.txt «Acciones
+            prolongadas» ends only on success or botch).
+        on_botch: ``"reset"`` (default: all accumulated successes are lost -- gehena
+            «Acciones Extendidas», vampiro "puede tener que empezar desde cero", exaltado "has
+            perdido todos y debes empezar desde cero"; with ``on_failure="fail"`` the attempt
+            also ends, a botch being a roll without a success), ``"keep"`` (the Storyteller
+            forgives it) or ``"fail"`` (no second attempt).
         last_roll_at: time of the last accepted roll (UTC).
+        ended_by: why a ``failed`` action ended: ``"failure"``, ``"botch"`` (a roll ended
+            it: a new roll of the same name may start a new attempt from zero,
+            vampiro-reglas.txt «Nuevos Intentos»: "normalmente podrá intentarlo de nuevo")
+            or ``"abandoned"`` (the Storyteller ended it: no new attempt), else ``""``.
     """
 
     ruleset: str
@@ -427,6 +437,7 @@ class ExtendedAction:
     on_failure: str = "continue"
     on_botch: str = "reset"
     last_roll_at: datetime | None = None
+    ended_by: str = ""
 
     @classmethod
     def start(
@@ -480,6 +491,12 @@ class ExtendedAction:
         )
 
     @property
+    def may_restart(self) -> bool:
+        """True when a roll (a failure or botch, not the Storyteller) ended the action, so a
+        new roll of the same name starts a new attempt from zero."""
+        return self.status == "failed" and self.ended_by in ("failure", "botch")
+
+    @property
     def remaining(self) -> int:
         """Successes still needed (0 once completed)."""
         return max(0, self.target - self.total)
@@ -504,7 +521,7 @@ class ExtendedAction:
         if self.status != "open":
             return self, _rejected("closed", status=self.status)
         if isinstance(event, Abandon):
-            return replace(self, status="failed"), (
+            return replace(self, status="failed", ended_by="abandoned"), (
                 ActionEvent("abandoned", {"reason": event.reason, "total": self.total}),
             )
         if not isinstance(event, RollEvent):
@@ -543,10 +560,22 @@ class ExtendedAction:
                     history=self.history + (step(0, self.total),),
                     status="failed",
                     last_roll_at=last,
+                    ended_by="botch",
                 )
                 return new, (ActionEvent("failed", {"reason": "botch", "total": self.total}),)
-            new = replace(self, total=0, history=self.history + (step(0, 0),), last_roll_at=last)
-            return new, (ActionEvent("botch_reset", {"lost": self.total, "total": 0}),)
+            ends = self.on_failure == "fail"
+            new = replace(
+                self,
+                total=0,
+                history=self.history + (step(0, 0),),
+                last_roll_at=last,
+                status="failed" if ends else "open",
+                ended_by="botch" if ends else "",
+            )
+            events = [ActionEvent("botch_reset", {"lost": self.total, "total": 0})]
+            if ends:
+                events.append(ActionEvent("failed", {"reason": "botch", "total": 0}))
+            return new, tuple(events)
         gained = max(0, event.successes - self.subtract)
         if gained == 0:
             if self.on_failure == "fail":
@@ -555,6 +584,7 @@ class ExtendedAction:
                     history=self.history + (step(0, self.total),),
                     status="failed",
                     last_roll_at=last,
+                    ended_by="failure",
                 )
                 return new, (ActionEvent("failed", {"reason": "failure", "total": self.total}),)
             new = replace(self, history=self.history + (step(0, self.total),), last_roll_at=last)
@@ -597,6 +627,7 @@ class ExtendedAction:
             "on_failure": self.on_failure,
             "on_botch": self.on_botch,
             "last_roll_at": _iso(self.last_roll_at),
+            "ended_by": self.ended_by,
         }
 
     @classmethod
@@ -615,6 +646,9 @@ class ExtendedAction:
             on_failure=_choice(data.get("on_failure"), "on_failure", ("continue", "fail")),
             on_botch=_choice(data.get("on_botch"), "on_botch", ("reset", "keep", "fail")),
             last_roll_at=_parse_time(data.get("last_roll_at"), "last_roll_at"),
+            ended_by=_choice(
+                data.get("ended_by") or "", "ended_by", ("", "failure", "botch", "abandoned")
+            ),
         )
 
 
@@ -636,6 +670,30 @@ def resolve_contest(first: int, second: int) -> tuple[int | None, int]:
     if first == second:
         return None, 0
     return (0, first - second) if first > second else (1, second - first)
+
+
+def contest_successes(ruleset: Ruleset | str, result: RollResult) -> int:
+    """The successes a roll brings to a resisted action (:class:`Contest`, :func:`resolve_contest`).
+
+    * A botch brings 0.
+    * vampiro, gehena: the roll's successes (its difficulty is each die's target number,
+      often "determinada por un Rasgo del otro personaje", vampiro-reglas.txt «Acción
+      Enfrentada»).
+    * exaltado: the successes minus the roll's difficulty modifier, the successes required
+      above the standard one (exaltado-reglas.txt «Acciones enfrentadas»: the drunk guard
+      "podría restar un éxito o más de su tirada de Percepción"; «Acciones prolongadas»
+      subtracts the same way), never below 0.  A guard at ``dif 2`` who rolls two successes
+      brings one.
+
+    Raises:
+        RulesError(code="unknown_system").
+    """
+    rs = get_ruleset(ruleset)
+    if result.outcome == "botch":
+        return 0
+    if rs.target_number:
+        return result.successes
+    return max(0, result.successes - max(0, result.difficulty - rs.default_difficulty))
 
 
 @dataclass(frozen=True)
@@ -1088,14 +1146,18 @@ class Retries:
     """Retry penalties per named action.
 
     * vampiro (vampiro-reglas.txt «Nuevos Intentos»): the Storyteller may raise the
-      difficulty by one per failed retry (game option ``retry_penalty``, default on); capped
-      at 10; applies in any situation (the text sets no stress limit).
+      difficulty by one per failed retry (game option ``retry_penalty``, default on);
+      applies in any situation (the text sets no stress limit).  Past 10 "el personaje no
+      tendrá posibilidades de éxito": :meth:`difficulty_for` returns 11 or more and the
+      caller refuses the roll (``past_max = "impossible"``, game option ``retry_past_max``;
+      ``"cap"`` keeps 10).
     * gehena (gehena-reglas.txt «Nuevos Intentos»): always +1 difficulty per failure, back to
       the base difficulty after a success, never above 10, not under stress (combat).
       Example: difficulty 8 fails -> 9; success -> 8; another failure instead -> 10.
     * exaltado (exaltado-reglas.txt «Segundas oportunidades»): one more success required per
       failed attempt (option ``retry_penalty``), never in combat or other uncertain
-      situations; capped at the ruleset's maximum difficulty (10).
+      situations; no cap ("el número de éxitos seguirá aumentando…") but the ruleset's bound
+      of 100 successes.
 
     A botch counts as a failure.  A success resets the track (the action is done; a new
     attempt starts from its base).
@@ -1103,29 +1165,44 @@ class Retries:
     Attributes:
         enabled: whether penalties apply (gehena: always).
         tracks: one :class:`RetryTrack` per action name.
+        past_max: ``"cap"`` (the difficulty stays at the ruleset's maximum) or
+            ``"impossible"`` (it goes past it: no success is possible).
     """
 
     ruleset: str
     enabled: bool = True
     tracks: tuple[RetryTrack, ...] = ()
+    past_max: str = "cap"
 
     @classmethod
     def start(cls, ruleset: Ruleset | str, *, options: RulesOptions | None = None) -> Retries:
-        """Empty retry tracking for a game (``options.retry_penalty`` decides ``enabled``)."""
+        """Empty retry tracking for a game (``options.retry_penalty`` decides ``enabled``,
+        ``options.retry_past_max`` what happens past the maximum difficulty)."""
         rs = get_ruleset(ruleset)
-        enabled = True if rs.id == "gehena" else (options or RulesOptions()).retry_penalty
-        return cls(ruleset=rs.id, enabled=enabled)
+        opts = options or RulesOptions()
+        enabled = True if rs.id == "gehena" else opts.retry_penalty
+        return cls(ruleset=rs.id, enabled=enabled, past_max=opts.retry_past_max_for(rs))
 
     def _track(self, action: str) -> RetryTrack | None:
         return next((t for t in self.tracks if t.action == action), None)
 
     def difficulty_for(self, action: str, base_difficulty: int) -> int:
         """The difficulty (or successes required) of the next attempt at ``action`` when the
-        Storyteller's base is ``base_difficulty``."""
+        Storyteller's base is ``base_difficulty``.
+
+        With ``past_max == "impossible"`` the value may exceed the ruleset's maximum: the
+        attempt cannot succeed (see :meth:`impossible`)."""
         rs = get_ruleset(self.ruleset)
         track = self._track(action)
-        failures = track.failures if (track and self.enabled) else 0
-        return min(rs.max_difficulty, base_difficulty + failures)
+        failures = track.failures if (track and self.enabled and track.base == base_difficulty) else 0
+        raw = base_difficulty + failures
+        return raw if self.past_max == "impossible" else min(rs.max_difficulty, raw)
+
+    def impossible(self, action: str, base_difficulty: int) -> bool:
+        """True when the next attempt at ``action`` has no chance of success (vampiro-reglas.txt
+        «Nuevos Intentos»: "al final la dificultad será tan alta que el personaje no tendrá
+        posibilidades de éxito")."""
+        return self.difficulty_for(action, base_difficulty) > get_ruleset(self.ruleset).max_difficulty
 
     def apply(self, event: Event) -> tuple[Retries, tuple[ActionEvent, ...]]:
         """Record an :class:`Attempt`.
@@ -1154,11 +1231,13 @@ class Retries:
             new_track = RetryTrack(action=action, base=event.base_difficulty, failures=failures)
             raw = event.base_difficulty + failures
             kind = "raised"
+            past = raw > rs.max_difficulty
             data = {
                 "action": action,
                 "failures": failures,
-                "next_difficulty": min(rs.max_difficulty, raw),
-                "capped": raw > rs.max_difficulty,
+                "next_difficulty": raw if self.past_max == "impossible" else min(rs.max_difficulty, raw),
+                "capped": past and self.past_max == "cap",
+                "impossible": past and self.past_max == "impossible",
             }
         tracks = tuple(t for t in self.tracks if t.action != action) + (new_track,)
         return replace(self, tracks=tracks), (ActionEvent(kind, data),)
@@ -1170,6 +1249,7 @@ class Retries:
             "ruleset": self.ruleset,
             "enabled": self.enabled,
             "tracks": [t.to_dict() for t in self.tracks],
+            "past_max": self.past_max,
         }
 
     @classmethod
@@ -1187,6 +1267,7 @@ class Retries:
                 )
                 for t in data.get("tracks") or ()
             ),
+            past_max=_choice(data.get("past_max") or "cap", "past_max", ("cap", "impossible")),
         )
 
 
@@ -1253,6 +1334,124 @@ class MultipleActions:
 
 
 @dataclass(frozen=True)
+class ActionTurn:
+    """One character's declared multiple actions, linked across tags and posts.
+
+    Source: exaltado-reglas.txt «Acciones múltiples»: "El número total de acciones que
+    realiza el personaje determina el número de dados que son sustraídos de la primera tarea
+    ... Cada acción que siga a la primera pierde un dado adicional (acumulativo)" (three
+    actions: -3, -4, -5); "Si el total de acciones reduce tu reserva para cualquier tarea a
+    cero, esa acción no podrá llevarse a cabo"; the actions "tendrán que jugarse en el orden
+    en el que ocurrirán".  vampiro-reglas.txt «Puntuaciones» lets the pool be modified "para
+    poder realizar varias acciones en un mismo turno" without numbers; vampiro and gehena use
+    the same cumulative rule (:func:`core.rules.multiple_action_pools`).
+
+    A tag ``acciones 3`` declares three actions; in the same turn the next tags with
+    ``acciones 3`` are actions 2 and 3.  ``accion 2`` names the action explicitly and links it
+    to the open declaration even from a later post (another turn in the worker's default
+    one-post-one-turn mode).
+
+    Attributes:
+        ruleset: ruleset id.
+        declared: actions declared for the turn (2-10; 1 means no penalty).
+        turn: the turn the declaration was made in (the worker's turn key).
+        taken: roll ids of the actions taken so far, in order.
+    """
+
+    ruleset: str
+    declared: int
+    turn: str
+    taken: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every declared action has been taken."""
+        return len(self.taken) >= self.declared
+
+    @staticmethod
+    def take(
+        current: ActionTurn | None,
+        ruleset: Ruleset | str,
+        *,
+        declared: int | None,
+        asked: int | None,
+        turn: str,
+        base_pool: int,
+        roll_id: str,
+    ) -> tuple[ActionTurn | None, tuple[ActionEvent, ...]]:
+        """Take the next action of a turn: ``(new state, events)``.
+
+        Args:
+            current: the character's stored declaration, or ``None``.
+            declared: the tag's ``acciones N`` (``None`` when the tag only says ``accion K``).
+            asked: the tag's ``accion K`` (1-based), or ``None`` for "the next one".
+            turn: the turn this tag belongs to.
+            base_pool: the pool before the penalty.
+            roll_id: the id of this tag's roll, kept to link the actions.
+
+        Returns:
+            On success the new state and one ``action`` event (index, of, base, penalty,
+            pool, linked -- the roll ids of the earlier actions).  Otherwise ``current``
+            unchanged and one ``rejected`` event: ``cannot_act`` (the penalty leaves no
+            dice), ``not_declared`` (``accion K`` with no open declaration),
+            ``beyond_declared`` (K above N), ``out_of_order`` (with ``expected``),
+            ``declared_mismatch`` (``acciones N`` while an open declaration says another
+            number, in the same turn).
+
+        Raises:
+            RulesError(code="bad_value") for numbers out of range.
+        """
+        rs = get_ruleset(ruleset)
+        if declared is not None:
+            _int(declared, "declared", minimum=1)
+        if asked is not None:
+            _int(asked, "asked", minimum=1)
+        _int(base_pool, "base_pool")
+        open_ = current if current is not None and not current.complete else None
+        if asked is None or asked == 1:
+            n = declared or 1
+            if asked is None and open_ is not None and open_.turn == turn:
+                if declared is not None and declared != open_.declared:
+                    return current, _rejected("declared_mismatch", declared=open_.declared, asked=declared)
+                state = open_
+            else:
+                state = ActionTurn(ruleset=rs.id, declared=n, turn=turn)
+        else:
+            if open_ is None:
+                return current, _rejected("not_declared", asked=asked)
+            if declared is not None and declared != open_.declared:
+                return current, _rejected("declared_mismatch", declared=open_.declared, asked=declared)
+            state = open_
+        index = len(state.taken) + 1
+        if asked is not None and asked > state.declared:
+            return current, _rejected("beyond_declared", asked=asked, declared=state.declared)
+        if asked is not None and asked != index:
+            return current, _rejected("out_of_order", asked=asked, expected=index, declared=state.declared)
+        plan = multiple_action_pools(rs, [base_pool] * state.declared)[index - 1]
+        data = {"index": index, "of": state.declared, "base": base_pool, "penalty": plan.penalty,
+                "pool": plan.pool, "linked": list(state.taken)}
+        if not plan.allowed:
+            return current, _rejected("cannot_act", **data)
+        return replace(state, taken=state.taken + (roll_id,)), (ActionEvent("action", data),)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (``kind`` ``"action_turn"``)."""
+        return {"kind": "action_turn", "ruleset": self.ruleset, "declared": self.declared,
+                "turn": self.turn, "taken": list(self.taken)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ActionTurn:
+        """Inverse of :meth:`to_dict`."""
+        _kind(data, "action_turn")
+        return cls(
+            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
+            declared=_int(data.get("declared"), "declared", minimum=1),
+            turn=str(data.get("turn") or ""),
+            taken=tuple(str(t) for t in data.get("taken") or ()),
+        )
+
+
+@dataclass(frozen=True)
 class WillpowerTurn:
     """Who has spent Willpower for an automatic success in the current turn.
 
@@ -1295,6 +1494,7 @@ State = (
     | Retries
     | MultipleActions
     | WillpowerTurn
+    | ActionTurn
 )
 
 _STATE_KINDS: dict[str, Any] = {
@@ -1305,6 +1505,7 @@ _STATE_KINDS: dict[str, Any] = {
     "retries": Retries,
     "multiple_actions": MultipleActions,
     "willpower_turn": WillpowerTurn,
+    "action_turn": ActionTurn,
 }
 
 

@@ -1142,7 +1142,8 @@ def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
 
     For :func:`verify_signed`'s ``recompute``: evaluates the record's ``faces`` with its
     ruleset, options and parameters (``params``: pool, difficulty, willpower, specialty,
-    stress, automatic, and the tag's stunt) through ``core.rules.evaluate``, so anyone can
+    stress, automatic, successes_required, and the stunt dice applied -- ``stunt_dice``, or the
+    tag's stunt in records older than it) through ``core.rules.evaluate``, so anyone can
     check that the stated result follows from the dice.
 
     Raises:
@@ -1160,6 +1161,8 @@ def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
         difficulty=params["difficulty"], willpower=bool(params.get("willpower")),
         specialty=bool(params.get("specialty")), stress=bool(params.get("stress")),
         automatic=bool(params.get("automatic")), options=options, pool=params.get("pool"),
-        stunt=int(spec.get("stunt") or 0) if isinstance(spec, Mapping) else 0,
+        stunt=int(params["stunt_dice"]) if "stunt_dice" in params else (
+            int(spec.get("stunt") or 0) if isinstance(spec, Mapping) else 0),
+        successes_required=params.get("successes_required"),
     )
     return {"successes": result.successes, "outcome": result.outcome, "degree": result.degree_label or None}

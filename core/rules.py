@@ -29,11 +29,13 @@ from typing import Any
 from core.errors import RulesError
 
 __all__ = [
+    "HUMAN_MAX_POOL",
     "MAX_POOL",
     "MAX_REROLL_DEPTH",
     "RULESETS",
     "TIME_UNITS",
     "ActionPool",
+    "HumanPool",
     "Movement",
     "PoolCheck",
     "RollResult",
@@ -49,10 +51,13 @@ __all__ = [
     "difficulty_label",
     "evaluate",
     "get_ruleset",
+    "human_pool",
     "movement",
     "multiple_action_pools",
+    "options_for",
     "needs_extended_action",
     "penalty_as_difficulty",
+    "read_face",
     "roll",
     "stunt_reward",
 ]
@@ -68,6 +73,15 @@ _SPECIALTY_MODES = ("double", "reroll", "off")
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
 _FALSE_WORDS = frozenset({"false", "no", "off", "0"})
 _BOTCH_RULES = ("no_success", "net_negative")
+#: Options that take one of a fixed set of words (``None`` too where listed below).
+_CHOICE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "botch_rule": _BOTCH_RULES,
+    "extended_failure": ("continue", "fail"),
+    "retry_past_max": ("impossible", "cap"),
+    "human_pool": ("refuse", "cap"),
+    "stunt_award": ("player", "storyteller"),
+}
+_NULLABLE_OPTIONS = frozenset({"extended_failure", "retry_past_max"})
 
 # ---------------------------------------------------------------------------------------
 # Rulesets
@@ -87,7 +101,8 @@ class Ruleset:
             (vampiro/gehena 2-10, default 6 -- vampiro-reglas.txt, «Dificultades»;
             gehena-reglas.txt, «Dificultades»; exaltado 1-10, default 1 --
             exaltado-reglas.txt, «Dificultad y acciones difíciles»: at least one success is
-            always needed; the upper bound 10 is ours, the text gives none).
+            always needed, and «Segundas oportunidades» lets the count keep growing, "el número
+            de éxitos seguirá aumentando…": no upper bound but the tag language's, 100).
         success_threshold: for exaltado the fixed target number 7 («Éxito y fracaso»);
             ``None`` for target-number rulesets (the difficulty is the threshold).
         ten_value: successes a 10 is worth without a specialty (exaltado 2, «La regla del
@@ -101,13 +116,23 @@ class Ruleset:
         default_specialty: what a specialty does unless a game's options say otherwise.
         extended_contest: ``"threshold"`` (vampiro, gehena) or ``"margin"`` (exaltado).
         teamwork_botch: ``"individual"`` or ``"shared"`` (gehena «Trabajo en Equipo»).
-        extended_failure: what a failed roll does to an extended action, ``"continue"``.
+        extended_failure: what a roll without a success does to an extended action:
+            ``"fail"`` (vampiro: you may go on "al menos, hasta que no consigas obtener un sólo
+            éxito", «Acciones Extendidas») or ``"continue"`` (gehena: "Un fallo no implica que
+            tengas que empezar desde el principio", «Acciones Extendidas»; exaltado: "Se
+            tirarán los dados hasta que obtengas el número de éxitos necesarios o bien si
+            aparece el temido fracaso", «Acciones prolongadas»).
         extended_botch: what a botch does to an extended action, ``"reset"`` (all lose the
             accumulated successes by default).
         retry_kind: ``"difficulty"`` (vampiro/gehena: +1 difficulty per failed retry) or
             ``"successes"`` (exaltado: +1 success required).
         retry_resets_on_success: gehena's explicit reset after a success (others: a success
             ends the sequence, which also resets it).
+        retry_past_max: what a retry whose raised difficulty would pass ``max_difficulty``
+            is: ``"impossible"`` (vampiro: "al final la dificultad será tan alta que el
+            personaje no tendrá posibilidades de éxito", «Nuevos Intentos») or ``"cap"``
+            (gehena: "la dificultad nunca será de más de 10", «Nuevos Intentos»; exaltado has
+            no practical maximum).
         timezone: the game calendar's IANA zone (gehena: Spain's peninsular time,
             ``"Europe/Madrid"``, gehena-reglas.txt «Tiempo»), else ``None``.
         max_turn_seconds: a turn lasts at most this long (180 s: three minutes in all texts).
@@ -133,6 +158,7 @@ class Ruleset:
     retry_kind: str
     retry_resets_on_success: bool
     timezone: str | None
+    retry_past_max: str = "cap"
     max_turn_seconds: int = 180
 
     @property
@@ -185,11 +211,12 @@ VAMPIRO = Ruleset(
     default_specialty="double",
     extended_contest="threshold",
     teamwork_botch="individual",
-    extended_failure="continue",
+    extended_failure="fail",
     extended_botch="reset",
     retry_kind="difficulty",
     retry_resets_on_success=True,
     timezone=None,
+    retry_past_max="impossible",
 )
 
 EXALTADO = Ruleset(
@@ -199,7 +226,7 @@ EXALTADO = Ruleset(
     difficulty_kind="successes_required",
     default_difficulty=1,
     min_difficulty=1,
-    max_difficulty=10,
+    max_difficulty=100,
     success_threshold=7,
     ten_value=2,
     ones_cancel=False,
@@ -216,7 +243,8 @@ EXALTADO = Ruleset(
 )
 
 #: Gehena: vampiro's dice with the forum's house rules (gehena-reglas.txt): automatic
-#: success never under stress, shared teamwork botches, the calendar in Spain's time zone.
+#: success never under stress, shared teamwork botches, a failure keeps an extended
+#: action's progress, retries capped at 10, the calendar in Spain's time zone.
 GEHENA = replace(
     VAMPIRO,
     id="gehena",
@@ -224,12 +252,25 @@ GEHENA = replace(
     source="gehena-reglas.txt",
     automatic_under_stress=False,
     teamwork_botch="shared",
+    extended_failure="continue",
+    retry_past_max="cap",
     timezone="Europe/Madrid",
 )
 
 #: Every ruleset by canonical id.
 RULESETS: Mapping[str, Ruleset] = {r.id: r for r in (VAMPIRO, EXALTADO, GEHENA)}
 _ALIASES = {"vtm": "vampiro", "exalted": "exaltado"}
+
+
+def options_for(ruleset: Ruleset | str, data: Mapping[str, Any] | None) -> RulesOptions:
+    """A game's options from its settings mapping, checked against its ruleset's text.
+
+    :meth:`RulesOptions.from_mapping` then :meth:`RulesOptions.check_for`.
+
+    Raises:
+        RulesError(code="bad_option" / "option_forbidden").
+    """
+    return RulesOptions.from_mapping(data).check_for(ruleset)
 
 
 def get_ruleset(name: str | Ruleset) -> Ruleset:
@@ -289,7 +330,25 @@ class RulesOptions:
             always uses the text's rule (1s cancel nothing there).
         retry_penalty: whether failed retries raise the difficulty (vampiro: the
             Storyteller's option, «Nuevos Intentos»; exaltado: «Segundas oportunidades»);
-            default ``True``.  Gehena's rule is not optional and ignores this.
+            default ``True``.  Gehena's rule is not optional: ``False`` is refused there
+            (:meth:`check_for`).
+        extended_failure: ``"fail"`` or ``"continue"``: what a roll without a success does
+            to an extended action; ``None`` (default) is the ruleset's text (vampiro
+            ``fail``, gehena and exaltado ``continue``; see :class:`Ruleset`).  Gehena's text
+            forbids ``fail``.
+        retry_past_max: ``"impossible"`` (a retry past the maximum difficulty cannot
+            succeed and is not rolled) or ``"cap"`` (the difficulty stays at the maximum);
+            ``None`` (default) is the ruleset's text (vampiro ``impossible``, gehena ``cap``,
+            which its text makes mandatory).
+        human_pool: what a normal human's pool above 10 dice gets (vampiro-reglas.txt
+            «Puntuaciones»: "Para un ser humano normal es imposible tener una reserva de
+            dados mayor de 10"): ``"refuse"`` (default: not rolled, with a reply saying why)
+            or ``"cap"`` (rolled with 10 dice, marked on the record).
+        stunt_award: who awards Exaltado stunt dice (exaltado-reglas.txt «Acrobacias»: "el
+            Narrador puede añadir entre uno y tres dados"): ``"player"`` (default: the
+            player's ``acrobacia N`` adds the dice, as forum games without a live
+            Storyteller play it) or ``"storyteller"`` (only a master's tag adds them; a
+            player's claim is rolled without them and marked "pending Storyteller").
     """
 
     specialty: str | None = None
@@ -297,6 +356,10 @@ class RulesOptions:
     ten_cancels_one: bool = False
     botch_rule: str = "no_success"
     retry_penalty: bool = True
+    extended_failure: str | None = None
+    retry_past_max: str | None = None
+    human_pool: str = "refuse"
+    stunt_award: str = "player"
 
     def __post_init__(self) -> None:
         if self.specialty is not None and self.specialty not in _SPECIALTY_MODES:
@@ -306,13 +369,17 @@ class RulesOptions:
                 option="specialty",
                 value=repr(self.specialty),
             )
-        if self.botch_rule not in _BOTCH_RULES:
-            raise RulesError(
-                f"botch_rule must be one of {_BOTCH_RULES}, got {self.botch_rule!r}",
-                code="bad_option",
-                option="botch_rule",
-                value=repr(self.botch_rule),
-            )
+        for name, allowed in _CHOICE_OPTIONS.items():
+            value = getattr(self, name)
+            if value is None and name in _NULLABLE_OPTIONS:
+                continue
+            if value not in allowed:
+                raise RulesError(
+                    f"{name} must be one of {allowed}, got {value!r}",
+                    code="bad_option",
+                    option=name,
+                    value=repr(value),
+                )
         for name in ("ones_cancel_willpower", "ten_cancels_one", "retry_penalty"):
             if not isinstance(getattr(self, name), bool):
                 raise RulesError(
@@ -352,11 +419,58 @@ class RulesOptions:
                     values[name] = True
                 elif word in _FALSE_WORDS:
                     values[name] = False
-        if isinstance(values.get("specialty"), str):
-            values["specialty"] = values["specialty"].strip().lower()
-        if isinstance(values.get("botch_rule"), str):
-            values["botch_rule"] = values["botch_rule"].strip().lower()
+        for name in ("specialty", *_CHOICE_OPTIONS):
+            if isinstance(values.get(name), str):
+                values[name] = values[name].strip().lower()
         return cls(**values)
+
+    def check_for(self, ruleset: Ruleset | str) -> RulesOptions:
+        """Refuse the options ``ruleset``'s own text forbids; returns ``self`` when none is.
+
+        * gehena: ``botch_rule = "net_negative"`` (gehena-reglas.txt «Fallos y Fracasos»: "no
+          importa si la cantidad de 1 exceden la cantidad de éxitos, en esos casos se
+          considerará fallo, no fracaso"), ``retry_penalty = false`` («Nuevos Intentos»: "la
+          dificultad de las acciones aumenta en uno", not the Storyteller's option),
+          ``retry_past_max = "impossible"`` ("la dificultad nunca será de más de 10") and
+          ``extended_failure = "fail"`` («Acciones Extendidas»: "Un fallo no implica que
+          tengas que empezar desde el principio");
+        * exaltado: ``botch_rule = "net_negative"`` (exaltado-reglas.txt «La regla del uno»:
+          1s cancel nothing, "si has conseguido algún éxito aparte del 1, entonces no pasará
+          nada").
+
+        Raises:
+            RulesError(code="bad_option", option=..., ruleset=...) naming the rule text.
+        """
+        rs = get_ruleset(ruleset)
+        forbidden: list[tuple[str, object, str]] = []
+        if rs.id == "gehena":
+            forbidden = [
+                ("botch_rule", "net_negative", "«Fallos y Fracasos»"),
+                ("retry_penalty", False, "«Nuevos Intentos»"),
+                ("retry_past_max", "impossible", "«Nuevos Intentos»"),
+                ("extended_failure", "fail", "«Acciones Extendidas»"),
+            ]
+        elif rs.id == "exaltado":
+            forbidden = [("botch_rule", "net_negative", "«La regla del uno»")]
+        for name, value, section in forbidden:
+            if getattr(self, name) == value:
+                raise RulesError(
+                    f"{name} = {value!r} contradicts {rs.source} {section}",
+                    code="option_forbidden",
+                    option=name,
+                    value=repr(value),
+                    ruleset=rs.id,
+                    section=section,
+                )
+        return self
+
+    def extended_failure_for(self, ruleset: Ruleset) -> str:
+        """What a roll without a success does to an extended action in ``ruleset``."""
+        return self.extended_failure or ruleset.extended_failure
+
+    def retry_past_max_for(self, ruleset: Ruleset) -> str:
+        """``impossible`` or ``cap`` for retries past ``ruleset.max_difficulty``."""
+        return self.retry_past_max or ruleset.retry_past_max
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a JSON-safe dict (``from_mapping`` accepts it back)."""
@@ -495,8 +609,10 @@ class RollResult:
         stunt_dice: Exaltado stunt bonus dice included in the pool (0-3).
         stunt: the reward earned by a successful stunt, else ``None``.
         extra_successes: successes beyond what was needed (exaltado: beyond the difficulty;
-            others: beyond the first), 0 unless a success.
+            others: beyond ``successes_required``), 0 unless a success.
         options: the :class:`RulesOptions` used.
+        successes_required: successes the roll needed (exaltado: the difficulty; vampiro and
+            gehena: 1 unless the tag asked for more, ``éxitos 3``).
     """
 
     ruleset: str
@@ -522,6 +638,7 @@ class RollResult:
     stunt: StuntReward | None
     extra_successes: int
     options: RulesOptions = field(default=DEFAULT_OPTIONS)
+    successes_required: int = 1
 
     @property
     def botch(self) -> bool:
@@ -565,12 +682,26 @@ class RollResult:
             "stunt": self.stunt.to_dict() if self.stunt else None,
             "extra_successes": self.extra_successes,
             "options": self.options.to_dict(),
+            "successes_required": self.successes_required,
         }
 
 
 # ---------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------
+
+
+def read_face(text: str) -> int:
+    """A d10 face as written by a player: ``"1"``-``"10"``, or ``"0"`` for a 10 (a d10 shows
+    its ten as 0: exaltado-reglas.txt writes "1, 3, 3, 7, 8, 0", «Acciones prolongadas», and
+    counts "dos por cada uno de los 0", «La regla del diez»).
+
+    Raises:
+        ValueError: not an integer (the caller says what to write); a value outside 0-10 is
+            returned as is, for :func:`evaluate` to refuse with ``bad_face``.
+    """
+    value = int(text.strip())
+    return 10 if value == 0 else value
 
 
 def _check_face(face: object, index: int) -> int:
@@ -702,6 +833,7 @@ def _automatic_result(
         stunt=reward,
         extra_successes=0,
         options=opts,
+        successes_required=successes,
     )
 
 
@@ -711,7 +843,13 @@ def _check_stunt(rs: Ruleset, stunt: object) -> int:
             f"stunt dice must be 0-3, got {stunt!r}", code="bad_stunt", dice=repr(stunt)
         )
     if stunt and rs.id != "exaltado":
-        raise RulesError(f"stunts are an Exaltado rule, not {rs.id}", code="bad_stunt", dice=stunt)
+        # exaltado-reglas.txt «Acrobacias»; the vampiro and gehena texts have no stunts
+        raise RulesError(
+            f"stunts are an Exaltado rule, not {rs.id}",
+            code="stunt_exaltado_only",
+            dice=stunt,
+            ruleset=rs.id,
+        )
     return stunt
 
 
@@ -727,6 +865,7 @@ def evaluate(
     options: RulesOptions | None = None,
     pool: int | None = None,
     stunt: int = 0,
+    successes_required: int | None = None,
 ) -> RollResult:
     """Evaluate a roll whose faces are known (d10 faces 1-10, in the order rolled).
 
@@ -752,6 +891,11 @@ def evaluate(
         pool: the pool size; defaults to ``len(faces)`` (or the inferred pool, see above).
         stunt: Exaltado stunt bonus dice (0-3) already included in ``faces``; a success
             reports the reward (exaltado-reglas.txt, «Acrobacias»).
+        successes_required: vampiro and gehena: successes the action needs (default 1:
+            "Para lograr casi todas las acciones solo hace falta un éxito", vampiro-reglas.txt
+            «Dificultades»; a tag's ``éxitos 3`` asks for three); fewer successes than that
+            is a failure, not a botch.  Exaltado: the difficulty already is the successes
+            required; a value here must equal it.
 
     Rules: vampiro-reglas.txt «Dificultades» (a die >= difficulty is a success; a 10 is
     always a success) and «Fracaso» (each 1 cancels a success; a botch is no success rolled
@@ -767,13 +911,15 @@ def evaluate(
     Raises:
         RulesError: ``bad_face`` (a face outside 1-10), ``bad_difficulty``, ``bad_pool``,
         ``bad_stunt``, ``reroll_faces``, ``automatic_not_allowed``,
-        ``automatic_with_willpower``, ``automatic_with_faces``, ``unknown_system``.
+        ``automatic_with_willpower``, ``automatic_with_faces``, ``automatic_one_success``,
+        ``bad_successes_required``, ``unknown_system``.
     """
     rs = get_ruleset(ruleset)
     opts = options if options is not None else DEFAULT_OPTIONS
     if not isinstance(opts, RulesOptions):
         raise RulesError("options must be RulesOptions", code="bad_option", option="*")
     diff = rs.check_difficulty(difficulty)
+    need = _check_required(rs, diff, successes_required)
     stunt = _check_stunt(rs, stunt)
     faces = tuple(faces)
     if len(faces) > MAX_POOL * (MAX_REROLL_DEPTH + 1):
@@ -788,6 +934,12 @@ def evaluate(
             raise RulesError("an automatic success rolls no dice", code="automatic_with_faces")
         if pool is None:
             raise RulesError("an automatic success needs the pool size", code="bad_pool")
+        if rs.target_number and need > 1:
+            raise RulesError(
+                f"an automatic success is one success; this action needs {need}",
+                code="automatic_one_success",
+                needed=need,
+            )
         return _automatic_result(
             rs,
             _check_pool(pool),
@@ -877,7 +1029,7 @@ def evaluate(
             botch = rolled == 0 and wp == 0 and ones > 0
         else:
             botch = net < 0 and not (wp and not opts.ones_cancel_willpower)
-        success = successes >= 1 and not botch
+        success = successes >= need and not botch
     else:
         net = rolled + wp
         successes = net
@@ -890,7 +1042,7 @@ def evaluate(
     elif success:
         outcome = "success"
         degree = successes if rs.target_number else successes - diff
-        extra = successes - 1 if rs.target_number else successes - diff
+        extra = successes - need
     else:
         outcome, degree, extra = "failure", 0, 0
     return RollResult(
@@ -917,7 +1069,27 @@ def evaluate(
         stunt=stunt_reward(stunt) if (stunt and outcome == "success") else None,
         extra_successes=extra,
         options=opts,
+        successes_required=need,
     )
+
+
+def _check_required(rs: Ruleset, diff: int, required: object) -> int:
+    """The successes a roll needs (see :func:`evaluate`'s ``successes_required``)."""
+    if required is None:
+        return 1 if rs.target_number else diff
+    if isinstance(required, bool) or not isinstance(required, int) or not 1 <= required <= MAX_POOL:
+        raise RulesError(
+            f"successes required must be 1-{MAX_POOL}, got {required!r}",
+            code="bad_successes_required",
+            value=repr(required),
+        )
+    if not rs.target_number and required != diff:
+        raise RulesError(
+            f"in {rs.id} the difficulty is the successes required ({diff}), not {required}",
+            code="bad_successes_required",
+            value=required,
+        )
+    return required
 
 
 def _draw(dice: Iterator[int], index: int) -> int:
@@ -940,6 +1112,7 @@ def roll(
     automatic: bool = False,
     options: RulesOptions | None = None,
     stunt: int = 0,
+    successes_required: int | None = None,
 ) -> RollResult:
     """Roll ``pool`` dice drawn from ``dice`` and evaluate them (see :func:`evaluate`).
 
@@ -972,6 +1145,7 @@ def roll(
             options=options,
             pool=pool + stunt,
             stunt=stunt,
+            successes_required=successes_required,
         )
     opts = options if options is not None else DEFAULT_OPTIONS
     total = pool + stunt
@@ -995,6 +1169,7 @@ def roll(
         options=opts,
         pool=total,
         stunt=stunt,
+        successes_required=successes_required,
     )
 
 
@@ -1074,6 +1249,55 @@ def check_pool(traits: Sequence[Trait], *, human: bool = True) -> PoolCheck:
         problems.append("ten_point_trait_combined")
     flags = ("human_pool_over_10",) if human and total > 10 else ()
     return PoolCheck(pool=total, problems=tuple(problems), flags=flags)
+
+
+#: The largest pool a normal human may roll (vampiro-reglas.txt, «Puntuaciones»).
+HUMAN_MAX_POOL = 10
+
+
+@dataclass(frozen=True)
+class HumanPool:
+    """The verdict on a normal human's pool (:func:`human_pool`).
+
+    Attributes:
+        pool: the dice to roll (the asked pool, or 10 when capped).
+        asked: the pool the tag and sheet gave.
+        capped: the pool was lowered to 10 (option ``human_pool = "cap"``): mark the record.
+    """
+
+    pool: int
+    asked: int
+    capped: bool
+
+
+def human_pool(pool: int, *, human: bool, options: RulesOptions | None = None) -> HumanPool:
+    """Apply the human limit to a pool about to be rolled (modifiers included).
+
+    vampiro-reglas.txt «Puntuaciones»: "Para un ser humano normal es imposible tener una
+    reserva de dados mayor de 10.  Los vampiros no son normales, claro..."  The rule holds in
+    every ruleset (gehena's «Puntuaciones» calls 5 "el límite de la capacidad humana";
+    exaltado-reglas.txt «Índices de Rasgo» reserves more than five dots to the very powerful).
+
+    Args:
+        pool: dice after modifiers.
+        human: the roller is a normal human (a sheet's ``human: true``).
+        options: ``human_pool`` decides between refusing (default) and capping at 10.
+
+    Raises:
+        RulesError(code="human_pool_over_10", pool=..., max=10) when refused.
+    """
+    _check_pool(pool)
+    opts = options if options is not None else DEFAULT_OPTIONS
+    if not human or pool <= HUMAN_MAX_POOL:
+        return HumanPool(pool=pool, asked=pool, capped=False)
+    if opts.human_pool == "cap":
+        return HumanPool(pool=HUMAN_MAX_POOL, asked=pool, capped=True)
+    raise RulesError(
+        f"a normal human cannot roll {pool} dice (at most {HUMAN_MAX_POOL})",
+        code="human_pool_over_10",
+        pool=pool,
+        max=HUMAN_MAX_POOL,
+    )
 
 
 def apply_pool_penalty(pool: int, penalty: int) -> int:

@@ -172,8 +172,12 @@ def config_check(config: str | None) -> None:
 
 # --------------------------------------------------------------------------- rules
 def _parse_faces(text: str) -> list[int]:
+    """Comma-separated d10 faces; ``0`` is a 10, as d10s show it (exaltado-reglas.txt writes
+    Koi's roll "1, 3, 3, 7, 8, 0", «Acciones prolongadas»)."""
+    from core.rules import read_face
+
     try:
-        faces = [int(x) for x in text.replace(" ", "").split(",") if x != ""]
+        faces = [read_face(x) for x in text.replace(" ", "").split(",") if x != ""]
     except ValueError:
         raise BadInput(f"--faces must be comma-separated integers, got {text!r}") from None
     if not faces:
@@ -191,20 +195,23 @@ def _parse_faces(text: str) -> list[int]:
 @click.option("--willpower", is_flag=True, help="Spend willpower.")
 @click.option("--specialty", is_flag=True, help="Apply a specialty.")
 @click.option("--stress", is_flag=True, help="Stress / combat situation.")
+@click.option("--successes", "successes_required", type=int, default=None,
+              help="Successes needed (vampiro, gehena; default 1).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Ruleset option (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def eval_cmd(system: str, faces: str, difficulty: int | None, willpower: bool, specialty: bool, stress: bool,
-             options: tuple[str, ...], as_json: bool) -> None:
-    """Evaluate given dice faces under a ruleset."""
+             successes_required: int | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Evaluate given dice faces under a ruleset (a face written 0 is a 10)."""
     from core import rules
     from core.render import outcome_label
 
     values = _parse_faces(faces)
     try:
         ruleset = rules.get_ruleset(system)
-        opts = rules.RulesOptions.from_mapping(_options(options)) if options else rules.RulesOptions()
+        opts = rules.options_for(ruleset, _options(options))
         result = rules.evaluate(ruleset, values, difficulty=difficulty, willpower=willpower,
-                                specialty=specialty, stress=stress, options=opts)
+                                specialty=specialty, stress=stress, options=opts,
+                                successes_required=successes_required)
     except RulesError as exc:
         raise BadInput(str(exc)) from None
     data = result.to_dict()
@@ -243,7 +250,7 @@ def prob(system: str, pool: int, difficulty: int | None, willpower: bool, specia
 
     try:
         ruleset = rules.get_ruleset(system)
-        opts = rules.RulesOptions.from_mapping(_options(options)) if options else rules.RulesOptions()
+        opts = rules.options_for(ruleset, _options(options))
         dist = probability.distribution(ruleset, pool, difficulty=difficulty, willpower=willpower,
                                         specialty=specialty, options=opts)
     except RulesError as exc:

@@ -150,8 +150,7 @@ def content_hash(body: str) -> str:
 
 def _ruleset_and_options(game: GameSettings) -> tuple[rules.Ruleset, rules.RulesOptions]:
     ruleset = rules.get_ruleset(game.ruleset)
-    options = rules.RulesOptions.from_mapping(dict(game.options)) if game.options else rules.RulesOptions()
-    return ruleset, options
+    return ruleset, rules.options_for(ruleset, dict(game.options or {}))
 
 
 def _difficulty_of(spec: Any, ruleset: rules.Ruleset) -> int:
@@ -660,7 +659,10 @@ class _TagRoller:
         key = derive.roll_key(game.id, post.forum, post.thread_id, f"{post.post_id}:npc", tag.index)
         npc = rules.roll(self.ruleset, spec.versus.npc_pool, derive.DiceStream(self.seed, key),
                          difficulty=npc_difficulty, options=self.options)
-        winner, net = core_actions.resolve_contest(result.successes, npc.successes)
+        # exaltado subtracts each side's difficulty modifier (the drunk guard, «Acciones
+        # enfrentadas»); the winner wins by the net successes
+        winner, net = core_actions.resolve_contest(core_actions.contest_successes(self.ruleset, result),
+                                                   core_actions.contest_successes(self.ruleset, npc))
         faces = " ".join(map(str, npc.faces))
         if self.lang == "es":
             name = spec.versus.name or "PNJ"
@@ -702,7 +704,10 @@ def _view(
     return render.RollView(
         index=index, tag=raw, pool=pool, difficulty=result.difficulty,
         difficulty_kind=ruleset.difficulty_kind, faces=tuple(result.faces),
-        success_dice=tuple(result.success_dice), one_dice=tuple(i for i, f in enumerate(result.faces) if f == 1),
+        success_dice=tuple(result.success_dice),
+        # 1s are struck only where they cancel successes (exaltado-reglas.txt «La regla del
+        # uno»: in exaltado a 1 cancels nothing, it only makes a failed roll a botch)
+        one_dice=tuple(i for i, f in enumerate(result.faces[:result.pool]) if f == 1) if ruleset.ones_cancel else (),
         cancelled=tuple(result.cancelled), successes=result.successes, outcome=result.outcome,
         degree_label=result.degree_label, roll_id=rid,
         verify_url=f"{svc.settings.public_url}/v/{rid}", willpower=result.willpower,

@@ -293,6 +293,19 @@ class GameSettings(Section):
             raise _problem((str(setting),) if setting in value else (), str(exc)) from None
         return value
 
+    @model_validator(mode="after")
+    def _options_the_text_allows(self) -> GameSettings:
+        """Refuse the rules options this game's ruleset's text forbids (issue 16:
+        ``core.rules.RulesOptions.check_for``, e.g. gehena's ``botch_rule = "net_negative"``)."""
+        from core.errors import RulesError
+        from core.rules import options_for
+
+        try:
+            options_for(self.ruleset, self.options)
+        except RulesError as exc:
+            raise _problem(("options", str(exc.params.get("option", ""))), str(exc)) from None
+        return self
+
     @property
     def zone(self) -> ZoneInfo:
         """The game's time zone as a ``ZoneInfo``."""

@@ -36,14 +36,16 @@ _OPTION_ES = {
     "stunt": "la acrobacia", "actions": "las acciones", "extended_target": "el objetivo de ext",
     "interval_seconds": "el intervalo (segundos)", "npc_pool": "la reserva del PNJ",
     "npc_difficulty": "la dificultad del PNJ", "extended": "ext", "interval": "cada",
-    "teamwork": "equipo", "retry": "reintento", "versus": "vs",
+    "teamwork": "equipo", "retry": "reintento", "versus": "vs", "rating": "la puntuación del Rasgo",
+    "action": "la acción",
 }
 _OPTION_EN = {
     "pool": "the pool", "difficulty": "the difficulty", "successes_required": "successes required",
     "stunt": "the stunt", "actions": "actions", "extended_target": "the ext target",
     "interval_seconds": "the interval (seconds)", "npc_pool": "the NPC pool",
     "npc_difficulty": "the NPC difficulty", "extended": "ext", "interval": "every",
-    "teamwork": "team", "retry": "retry", "versus": "vs",
+    "teamwork": "team", "retry": "retry", "versus": "vs", "rating": "the trait's rating",
+    "action": "the action",
 }
 
 _TEXTS = {
@@ -63,6 +65,17 @@ _TEXTS = {
         "out_of_range": "{option} debe estar entre {min} y {max} (pone {value})",
         "empty_name": "el nombre entre comillas está vacío",
         "interval_without_extended": '"cada" solo vale con una acción extendida (ext 10 "nombre")',
+        "automatic_simple_only": "el éxito automático es solo para acciones simples: quita «auto» o quita ext, equipo y vs",
+        "willpower_one_point": "solo se gasta un punto de Fuerza de Voluntad por turno: escribe fv (o +1 FV)",
+        "willpower_sign": "para gastar Fuerza de Voluntad escribe fv sin signo: [tirada]5 fv[/tirada] (o +1 FV)",
+        "spend_word": "para gastar Fuerza de Voluntad basta con fv: [tirada]5 dif 6 fv[/tirada]",
+        "willpower_trait_with_pool": "«Fuerza de Voluntad» es el Rasgo (se tira solo: [tirada]Fuerza de Voluntad dif 8[/tirada]); para gastar un punto escribe fv: [tirada]5 fv[/tirada]",
+        "not_d10": "aquí se tiran dados de diez caras: escribe [tirada]{dice}[/tirada] (o {dice}d10), no {found}",
+        "action_beyond_declared": "la acción {asked} no existe si declaras {declared} acciones",
+        "nested_tag": "hay una etiqueta dentro de otra: cierra cada [tirada] con [/tirada] antes de abrir la siguiente",
+        "unclosed_tag": "falta cerrar la etiqueta: escribe [tirada]5 dif 7[/tirada]",
+        "mismatched_tag": "la etiqueta se abre con [{opened}] y se cierra con [/{closed}]: usa el mismo nombre, [{opened}]...[/{opened}]",
+        "attribute_tag": "la tirada va entre las etiquetas, no tras «=»: escribe [{opened}]{inner}[/{opened}]",
         "unknown": "etiqueta no válida ({code})",
         "found_at": "«{found}» (carácter {position})",
         "at_end": "el final de la etiqueta",
@@ -85,6 +98,17 @@ _TEXTS = {
         "out_of_range": "{option} must be between {min} and {max} (got {value})",
         "empty_name": "the name in quotes is empty",
         "interval_without_extended": '"every" only goes with an extended action (ext 10 "name")',
+        "automatic_simple_only": "automatic successes are for simple actions only: drop «auto», or drop ext, team and vs",
+        "willpower_one_point": "only one Willpower point is spent per turn: write wp (or +1 WP)",
+        "willpower_sign": "to spend Willpower write wp without a sign: [roll]5 wp[/roll] (or +1 WP)",
+        "spend_word": "to spend Willpower just write wp: [roll]5 diff 6 wp[/roll]",
+        "willpower_trait_with_pool": "«Willpower» written out is the trait (rolled alone: [roll]Willpower diff 8[/roll]); to spend a point write wp: [roll]5 wp[/roll]",
+        "not_d10": "the dice here have ten sides: write [roll]{dice}[/roll] (or {dice}d10), not {found}",
+        "action_beyond_declared": "there is no action {asked} when you declare {declared} actions",
+        "nested_tag": "a tag inside another: close each [roll] with [/roll] before opening the next",
+        "unclosed_tag": "the tag is never closed: write [roll]5 diff 7[/roll]",
+        "mismatched_tag": "the tag opens with [{opened}] and closes with [/{closed}]: use the same name, [{opened}]...[/{opened}]",
+        "attribute_tag": "the roll goes between the tags, not after «=»: write [{opened}]{inner}[/{opened}]",
         "unknown": "invalid tag ({code})",
         "found_at": "'{found}' (character {position})",
         "at_end": "the end of the tag",
@@ -111,7 +135,9 @@ def error_message(err: TagError, lang: str = "es") -> str:
         esperaba un número``.  Never raises.
     """
     t = _TEXTS[_lang(lang)]
-    params: dict[str, object] = {"limit": "", "length": "", "value": "", "min": "", "max": ""}
+    params: dict[str, object] = {"limit": "", "length": "", "value": "", "min": "", "max": "",
+                                 "opened": "tirada" if _lang(lang) == "es" else "roll", "inner": ""}
+    params["closed"] = params["opened"]
     params.update(err.params)
     options = _OPTION_ES if _lang(lang) == "es" else _OPTION_EN
     option = str(params.get("option", ""))

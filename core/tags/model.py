@@ -117,6 +117,9 @@ class RollSpec:
         pool: a numeric pool (``7`` or ``7d10``), or ``None`` when traits are used.
         traits: one or two trait names as written (whitespace collapsed), in order;
             look them up with :func:`normalize_trait` (see :attr:`trait_keys`).
+        trait_ratings: the ratings written after the traits (``Destreza(3)+Atletismo(2)``
+            gives ``(3, 2)``; ``None`` for a trait written without one), or ``()`` when none
+            was written.  A sheet's ratings win; without a sheet they are the pool.
         modifier: sum of the dice modifiers (``+2``, ``-1``, ``-2 dados``).
         difficulty: target number (``dif 7``), ``None`` = ruleset default.  In the
             exaltado ruleset ``dif N`` means successes required and lands in
@@ -127,6 +130,8 @@ class RollSpec:
         automatic: take the automatic success instead of rolling (``auto``).
         stunt: stunt dice, 1-3 (``acrobacia N``), 0 for none.
         actions: number of actions this turn (``acciones N``), 1 by default.
+        action: which of the turn's actions this roll is (``accion 2``), 1-based, or
+            ``None`` for "the next one" (exaltado-reglas.txt «Acciones múltiples»).
         stress: a stressful/combat roll (``estres``, ``combate``, ``stress``, ``combat``).
         secret: only the code and commitment are published (``secreta``, ``secret``).
         extended: the extended action this roll contributes to, or ``None``.
@@ -140,6 +145,7 @@ class RollSpec:
 
     pool: int | None = None
     traits: tuple[str, ...] = ()
+    trait_ratings: tuple[int | None, ...] = ()
     modifier: int = 0
     difficulty: int | None = None
     successes_required: int | None = None
@@ -148,6 +154,7 @@ class RollSpec:
     automatic: bool = False
     stunt: int = 0
     actions: int = 1
+    action: int | None = None
     stress: bool = False
     secret: bool = False
     extended: ExtendedSpec | None = None
@@ -167,6 +174,7 @@ class RollSpec:
         return {
             "pool": self.pool,
             "traits": list(self.traits),
+            "trait_ratings": list(self.trait_ratings),
             "modifier": self.modifier,
             "difficulty": self.difficulty,
             "successes_required": self.successes_required,
@@ -175,6 +183,7 @@ class RollSpec:
             "automatic": self.automatic,
             "stunt": self.stunt,
             "actions": self.actions,
+            "action": self.action,
             "stress": self.stress,
             "secret": self.secret,
             "extended": self.extended.to_dict() if self.extended else None,

@@ -12,6 +12,7 @@ the ``position`` in the body, what was ``found`` and what was ``expected``.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from importlib import resources
 
@@ -44,6 +45,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "successes_required": (1, MAX_DICE),
     "stunt": (1, 3),
     "actions": (1, 10),
+    "action": (1, 10),
     "extended_target": (1, MAX_DICE),
     "interval_seconds": (60, 30 * 86400),
     "npc_pool": (1, MAX_DICE),
@@ -75,6 +77,9 @@ _EXPECTED = {
     "SECRET_KW": "secreta",
     "STUNT_KW": "acrobacia N",
     "ACTIONS_KW": "acciones N",
+    "ACTION_KW": "accion N",
+    "AND_KW": "y",
+    "RATING": "(N)",
     "EXT_KW": 'ext N "name"',
     "EVERY_KW": "cada 4h",
     "TEAM_KW": 'equipo "name"',
@@ -110,6 +115,10 @@ def _fold_char(c: str) -> str:
     mapped = _CHAR_MAP.get(c)
     if mapped is not None:
         return mapped
+    if "\uff01" <= c <= "\uff5e":  # full-width forms (５, ｄｉｆ, ＋) are their ASCII letters
+        c = chr(ord(c) - 0xFEE0)
+    elif c == "\u3000":
+        return " "
     decomposed = unicodedata.normalize("NFD", c)
     if len(decomposed) > 1 and all(unicodedata.combining(x) for x in decomposed[1:]):
         c = decomposed[0]
@@ -184,10 +193,51 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
         raise TagError("empty tag", code="empty_tag", position=0)
     folded = fold(body)
     try:
-        tree = _parser().parse(folded)
-    except UnexpectedInput as exc:
-        raise _syntax_error(exc, body) from None
-    return _assemble(tree.children[0], body, ruleset_family(ruleset_id))
+        try:
+            tree = _parser().parse(folded)
+        except UnexpectedInput as exc:
+            raise _syntax_error(exc, body) from None
+        return _assemble(tree.children[0], body, ruleset_family(ruleset_id))
+    except TagError as err:
+        raise _hint(err, body, folded) from None
+
+
+# What a player probably meant, for spellings that are not tags (issue 16): checked only
+# once a tag failed, on the folded body; each pattern has bounded repetition.
+_HINTS = (
+    ("not_d10", re.compile(r"(?<![0-9])([0-9]{1,3})\s{0,3}d\s{0,3}([0-9]{1,3})(?![0-9])")),
+    ("spend_word", re.compile(r"(?<![^\W\d_])(gast[a-z]{0,6}|spend[a-z]{0,3}|usando|uso)\s{1,5}(un\s{1,5}punto\s{1,5}de\s{1,5})?"
+                              r"(de\s{1,5})?(fv|f\.v\.?|wp|voluntad|willpower|fuerza\s{1,5}de\s{1,5}voluntad)(?![^\W\d_])")),
+    ("willpower_sign", re.compile(r"\+\s{0,3}(fv|f\.v\.?|wp|voluntad|willpower)(?![^\W\d_])")),
+    ("willpower_trait_with_pool", re.compile(r"fuerza\s{1,5}de\s{1,5}voluntad(?![^\W\d_])")),
+)
+#: The errors each hint may replace (a hint never hides an error about a well-formed tag).
+_HINT_REPLACES = {
+    "not_d10": ("syntax", "mixed_pool", "duplicate_pool"),
+    "spend_word": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits"),
+    "willpower_sign": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits"),
+    "willpower_trait_with_pool": ("mixed_pool",),
+}
+
+
+def _hint(err: TagError, body: str, folded: str) -> TagError:
+    """``err``, or a clearer error saying what the player probably meant (``5d6``, ``+fv``,
+    ``gasto fv``, ``5 fuerza de voluntad``).  Errors about the meaning of a well-formed tag
+    (``duplicate_option``, ``out_of_range``...) are kept."""
+    for code, pattern in _HINTS:
+        if err.code not in _HINT_REPLACES[code]:
+            continue
+        m = pattern.search(folded)
+        if m is None:
+            continue
+        found = body[m.start():m.end()]
+        params: dict[str, object] = {}
+        if code == "not_d10":
+            params = {"dice": int(m.group(1)), "sides": int(m.group(2))}
+            if params["sides"] == 10:
+                continue
+        return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found, **params)
+    return err
 
 
 # ---- errors ---------------------------------------------------------------------------
@@ -282,7 +332,9 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
     """Check the meaning of a parse tree and build the spec (see :func:`parse_tag`)."""
     comment = ""
     if node.children and isinstance(node.children[-1], lark.Tree) and node.children[-1].data == "comment":
-        comment = body[node.children[-1].children[0].start_pos + 1:].strip()
+        tok = node.children[-1].children[0]
+        marker = 2 if str(tok).startswith("//") else 1
+        comment = body[tok.start_pos + marker:].strip()
     if node.data == "help_tag":
         return RollSpec(help=True, comment=comment)
 
@@ -291,6 +343,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
     pool: int | None = None
     pool_pos = -1
     traits: list[tuple[str, int]] = []
+    ratings: list[int | None] = []
     trait_group_started = False
     modifier = 0
     flags: list[lark.Token] = []
@@ -329,23 +382,33 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
                 )
             trait_group_started = True
             traits.append(_trait_text(first, body))
+            ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
         elif kind == "signed":
             sign = -1 if str(first) == "-" else 1
             target = kids[1]
-            if isinstance(target, lark.Tree):  # +Trait
+            if isinstance(target, lark.Tree):  # +Trait, "y Trait"
                 name, tpos = _trait_text(target, body)
                 if sign < 0:
                     raise TagError(
                         "a trait cannot be subtracted", code="negative_trait",
                         position=pos, found=body[pos:target.children[-1].end_pos],
                     )
-                if pool is not None:
+                if pool is not None or not trait_group_started and first.type == "AND_KW":
                     raise TagError(
                         "a roll has one pool: a number or traits joined by +", code="mixed_pool",
                         position=tpos, found=name,
                     )
                 trait_group_started = True
                 traits.append((name, tpos))
+                ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
+            elif i + 1 < len(items) and _willpower_after(items[i + 1], kids, body):
+                # "+1 FV": spend one Willpower point, not one more die (issue 16)
+                if sign < 0 or int(target) != 1 or len(kids) > 2:
+                    raise TagError(
+                        "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                        position=pos, found=_text(body, pos, items[i + 1].children[0].end_pos),
+                    )
+                continue
             else:
                 amount = int(target)
                 if amount > MAX_DICE:
@@ -370,6 +433,8 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
             set_option("stunt", _int(kids[-1], "stunt"), pos, str(first))
         elif kind == "actions":
             set_option("actions", _int(kids[-1], "actions"), pos, str(first))
+        elif kind == "action_index":
+            set_option("action", _int(kids[-1], "action"), pos, str(first))
         elif kind == "extended":
             target = _int(kids[1], "extended_target")
             name = _name(kids[2], body) if len(kids) > 2 else ""
@@ -433,9 +498,24 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
             position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
         )
 
+    if "action" in options and options["action"] > options.get("actions", options["action"]):  # type: ignore[operator]
+        raise TagError(
+            f"action {options['action']} of {options['actions']}", code="action_beyond_declared",
+            position=option_pos["action"], found=_word_at(body, option_pos["action"]),
+            asked=options["action"], declared=options["actions"],
+        )
+
     flag_values = {field: False for field in _FLAG_FIELDS.values()}
     for tok in flags:
         flag_values[_FLAG_FIELDS[tok.type]] = True
+    if flag_values["automatic"] and ("extended" in options or "teamwork" in options or "versus" in options):
+        # vampiro-reglas.txt, the table of actions: only a simple action "Se pueden obtener
+        # éxitos automáticos"; extended, teamwork and resisted ones are rolled
+        auto = next(t for t in flags if t.type == "AUTO_KW")
+        raise TagError(
+            "an automatic success is for simple actions only (not with ext, equipo or vs)",
+            code="automatic_simple_only", position=auto.start_pos, found=str(auto),
+        )
     extended = None
     if "extended" in options:
         target, name = options["extended"]  # type: ignore[misc]
@@ -447,11 +527,13 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
     return RollSpec(
         pool=pool,
         traits=tuple(name for name, _ in traits),
+        trait_ratings=tuple(ratings) if any(r is not None for r in ratings) else (),
         modifier=modifier,
         difficulty=options.get("difficulty"),  # type: ignore[arg-type]
         successes_required=options.get("successes_required"),  # type: ignore[arg-type]
         stunt=options.get("stunt", 0),  # type: ignore[arg-type]
         actions=options.get("actions", 1),  # type: ignore[arg-type]
+        action=options.get("action"),  # type: ignore[arg-type]
         extended=extended,
         teamwork=options.get("teamwork"),  # type: ignore[arg-type]
         retry=options.get("retry"),  # type: ignore[arg-type]
@@ -459,6 +541,27 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         comment=comment,
         **flag_values,
     )
+
+
+def _rating(tok: lark.Token) -> int:
+    """The rating written in ``Destreza(3)`` (0-10, vampiro-reglas.txt «Puntuaciones»: a trait
+    is rated 0-5, Humanidad and Fuerza de Voluntad up to 10)."""
+    value = int(str(tok).strip("() \t"))
+    if value > 10:
+        raise TagError(
+            f"a trait is rated 0-10, got {value}", code="out_of_range", position=tok.start_pos,
+            found=str(tok), option="rating", value=value, min=0, max=10,
+        )
+    return value
+
+
+def _willpower_after(item: lark.Tree, signed_kids: list, body: str) -> bool:
+    """True when ``item`` is the Willpower keyword written right after a signed number
+    (``+1 FV``: only spaces between them)."""
+    if item.data != "flag" or item.children[0].type != "WP_KW":
+        return False
+    between = body[signed_kids[-1].end_pos:item.children[0].start_pos]
+    return not between.strip()
 
 
 def _fold_unit(unit: str) -> str:

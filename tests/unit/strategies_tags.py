@@ -3,7 +3,10 @@
 Each item strategy draws ``(text, fields)``: how the item is written (synonyms, case,
 accents, spacing chosen at random) and the RollSpec fields it means.  ``roll_tags()``
 shuffles the items of one tag and draws ``(body, expected RollSpec)``, so a test can
-check that every spelling and every order parses to the same roll (issue 4).
+check that every spelling and every order parses to the same roll (issue 4), including the
+spellings players really write (issue 16): ``dif.``, ``F.V.``, ``+1 FV``, full-width digits,
+``Destreza(3)``, ``Destreza y Atletismo``, ``(dif 7)``, a trailing ``.``, comments after
+``//`` or ``!``, ``accion K``.
 """
 
 from __future__ import annotations
@@ -26,18 +29,30 @@ def spelled(draw, words: list[str]) -> str:
     return "".join(c.upper() if draw(st.booleans()) else c for c in word) if draw(st.booleans()) else word
 
 
+FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+@st.composite
+def digits(draw, n: int) -> str:
+    """``n`` written in ASCII or full-width digits (a phone keyboard's ５)."""
+    return str(n).translate(FULL_WIDTH) if draw(st.integers(0, 4)) == 0 else str(n)
+
+
 @st.composite
 def number_pool(draw):
     n = draw(st.integers(0, 30))
     unit = draw(st.sampled_from(["", "d10", " d10", " dados", " dice", "D10"]))
-    return f"{n}{unit}", {"pool": n}
+    return f"{draw(digits(n))}{unit}", {"pool": n}
 
 
 @st.composite
 def trait_pool(draw):
     names = draw(st.lists(st.sampled_from(TRAITS), min_size=1, max_size=2))
-    joiner = draw(st.sampled_from(["+", " + ", "+ "]))
-    return joiner.join(names), {"traits": tuple(names)}
+    joiner = draw(st.sampled_from(["+", " + ", "+ ", " y ", " Y ", " and "]))
+    rated = draw(st.booleans())
+    ratings = tuple(draw(st.integers(0, 5)) for _ in names) if rated else ()
+    written = [f"{n}{draw(st.sampled_from(['', ' ']))}({r})" for n, r in zip(names, ratings)] if rated else names
+    return joiner.join(written), {"traits": tuple(names), "trait_ratings": ratings}
 
 
 @st.composite
@@ -51,8 +66,9 @@ def modifier(draw):
 @st.composite
 def difficulty(draw):
     n = draw(st.integers(2, 10))
-    kw = draw(spelled(["dif", "diff", "dificultad", "difficulty"]))
-    return f"{kw}{draw(st.sampled_from([' ', '', ': ', '=']))}{n}", {"difficulty": n}
+    kw = draw(spelled(["dif", "diff", "dificultad", "difficulty", "dif.", "DIF.", "diff."]))
+    text = f"{kw}{draw(st.sampled_from([' ', '', ': ', '=']))}{draw(digits(n))}"
+    return (f"({text})" if draw(st.integers(0, 4)) == 0 else text), {"difficulty": n}
 
 
 @st.composite
@@ -63,8 +79,8 @@ def successes(draw):
 
 
 FLAGS = {
-    "willpower": ["fv", "wp", "voluntad", "willpower", "FV"],
-    "specialty": ["esp", "spec", "especialidad", "specialty"],
+    "willpower": ["fv", "wp", "voluntad", "willpower", "FV", "F.V.", "f.v", "+1 FV", "+1 fv"],
+    "specialty": ["esp", "spec", "especialidad", "specialty", "esp."],
     "automatic": ["auto", "automático"],
     "stress": ["estres", "estrés", "combate", "stress", "combat"],
     "secret": ["secreta", "secret", "secreto"],
@@ -85,7 +101,11 @@ def stunt(draw):
 @st.composite
 def actions(draw):
     n = draw(st.integers(1, 10))
-    return f"{draw(spelled(['acciones', 'actions']))} {n}", {"actions": n}
+    text = f"{draw(spelled(['acciones', 'actions']))} {n}"
+    if draw(st.booleans()):
+        k = draw(st.integers(1, n))
+        return f"{text} {draw(spelled(['accion', 'acción', 'action']))} {k}", {"actions": n, "action": k}
+    return text, {"actions": n}
 
 
 names = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyzñáé ABC"), min_size=1, max_size=12).filter(
@@ -142,9 +162,6 @@ def roll_tags(draw):
         items.append(draw(modifier()))
     if draw(st.booleans()):
         items.append(draw(st.one_of(difficulty(), successes())))
-    for name in FLAGS:
-        if draw(st.integers(0, 3)) == 0:
-            items.append(draw(flag(name)))
     for strategy in (stunt(), actions(), team()):
         if draw(st.integers(0, 3)) == 0:
             items.append(draw(strategy))
@@ -155,7 +172,18 @@ def roll_tags(draw):
     if draw(st.integers(0, 2)) == 0:
         # `vs "name"` swallows a number right after it: only with a trait pool.
         items.append(draw(versus(allow_bare_name="traits" in pool[1])))
-    order = draw(st.permutations(items))
+    simple = not any(k in meaning for _, meaning in items for k in ("teamwork", "_ext", "versus"))
+    for name in FLAGS:
+        # an automatic success is for simple actions only (vampiro-reglas.txt, table of actions)
+        if draw(st.integers(0, 3)) == 0 and (name != "automatic" or simple):
+            items.append(draw(flag(name)))
+    order = list(draw(st.permutations(items)))
+    # "+2 fv" is refused as ambiguous (+2 dice, or Willpower?): keep a willpower word away
+    # from a modifier written just before it
+    for i in range(len(order) - 1):
+        if "modifier" in order[i][1] and "willpower" in order[i + 1][1]:
+            order[i], order[i + 1] = order[i + 1], order[i]
+            break
     parts = [order[0][0]]
     for text, _ in order[1:]:
         parts.append(draw(space))
@@ -166,8 +194,10 @@ def roll_tags(draw):
     comment = ""
     if draw(st.booleans()):
         comment = draw(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
-        parts.append(f" {draw(st.sampled_from(['#', ':']))}{comment}")
+        parts.append(f" {draw(st.sampled_from(['#', ':', '//', '!']))}{comment}")
         comment = comment.strip()
+    elif draw(st.integers(0, 3)) == 0:
+        parts.append(".")  # a sentence's full stop after the last item
     if "willpower" in fields and "pool" not in fields and "traits" not in fields:
         pass  # a pool is always drawn
     ext = fields.pop("_ext", None)

@@ -33,6 +33,7 @@ key (after ``nr:game:{<game>}:``)                  type    content
 ``contest:<name>``                                 string  contest envelope (JSON)
 ``contests:open``                                  zset    ``<name>``, score = expiry (UTC epoch seconds)
 ``retries:<char>``                                 string  core ``Retries`` state (JSON)
+``turnacts:<char>``                                string  core ``ActionTurn``: declared multiple actions (JSON, EX ttl)
 ``op:<forum>:<post>:<tag>``                        string  result of one tag's state change (JSON, EX ttl)
 ``scenes``                                         hash    ``<forum>:<thread>`` -> ``open`` | ``closed``
 ``scene:<forum>:<thread>``                         hash    title, status, opened_at, closed_at, by, turn

@@ -11,7 +11,8 @@ state, so a redelivered task gets the first result back (``duplicate=True``) and
 never counted twice.  A rejected roll (too early, already rolled) is recorded the same way.
 
 Keys (see :mod:`worker.state`): ``ext:<char>:<name>``, ``exts``, ``team:<name>``,
-``contest:<name>``, ``contests:open``, ``retries:<char>``, ``op:<forum>:<post>:<tag>``.
+``contest:<name>``, ``contests:open``, ``retries:<char>``, ``turnacts:<char>``,
+``op:<forum>:<post>:<tag>``.
 
 Each stored value is an envelope ``{"kind", ..., "state": <core to_dict()>, "links": [...]}``;
 ``links`` keeps each accepted roll's post link (``post_url``, ``roll_id``, ``forum``,
@@ -32,6 +33,7 @@ import redis
 from core.actions import (
     Abandon,
     ActionEvent,
+    ActionTurn,
     Attempt,
     Contest,
     ExtendedAction,
@@ -39,10 +41,11 @@ from core.actions import (
     Retries,
     RollEvent,
     Teamwork,
+    contest_successes,
     event_from_dict,
     state_from_dict,
 )
-from core.rules import RulesOptions, get_ruleset
+from core.rules import RollResult, RulesOptions, get_ruleset
 from core.tags import normalize_trait
 from worker.state import StateError, messages
 from worker.state._tx import transact
@@ -61,6 +64,7 @@ __all__ = [
     "get_teamwork",
     "list_extended",
     "open_teamwork",
+    "record_action",
     "record_attempt",
     "record_contest",
     "record_extended",
@@ -186,6 +190,15 @@ def _roll_event(result: Any, roller: str, ref: RollRef) -> RollEvent:
                      at=ref.at, roll_id=ref.roll_id)
 
 
+def _contest_event(ruleset: str, result: Any, roller: str, ref: RollRef) -> RollEvent:
+    """The roll as a contest side: its successes through :func:`core.actions.contest_successes`
+    (exaltado subtracts the roll's difficulty modifier) when ``result`` is a full RollResult."""
+    event = _roll_event(result, roller, ref)
+    if isinstance(result, RollResult):
+        event = dataclasses.replace(event, successes=contest_successes(ruleset, result))
+    return event
+
+
 def _links(envelope: Mapping[str, Any], ref: RollRef, events: Sequence[ActionEvent]) -> list:
     links = list(envelope.get("links") or [])
     if not any(e.kind == "rejected" for e in events):
@@ -235,13 +248,18 @@ def record_extended(
         ref: the roll's origin; ``ref.at`` is its time.
         subtract: exaltado's per-roll subtraction (:func:`extended_subtract`), fixed when the
             action starts.
+        on_failure / on_botch: the action's policies when it starts (``None``: the
+            ruleset's; the service passes the game's ``extended_failure`` option).
 
     Returns:
         :class:`ActionOutcome`; events include ``started`` (first roll), ``progress``
         (gained, total, target, remaining -> "7/10, faltan 3"), ``completed`` (once),
-        ``no_progress``, ``botch_reset``, or ``rejected`` (``too_early`` with
-        ``next_allowed_at``: the roll does not count; ``closed`` after completion -- a master
-        resets the name with :func:`reset_extended`).
+        ``no_progress``, ``botch_reset``, ``failed`` (vampiro: a roll without a success ends
+        the attempt), ``restarted`` (a roll after an attempt that a failure or botch ended:
+        a new attempt from zero, vampiro-reglas.txt «Acciones Extendidas» "puede tener que
+        empezar desde cero"), or ``rejected`` (``too_early`` with ``next_allowed_at``: the
+        roll does not count; ``closed`` after completion or after a master abandoned it -- a
+        master resets the name with :func:`reset_extended`).
 
     Raises:
         RulesError: a bad target or interval (from the core); StateError(code="busy").
@@ -262,7 +280,15 @@ def record_extended(
                                                "character": character}))
         else:
             state = ExtendedAction.from_dict(env["state"])
-            if spec.target != state.target:
+            if state.may_restart:  # a roll ended the last attempt: this roll starts a new one
+                attempt = int(env.get("attempt") or 1) + 1
+                state = ExtendedAction.start(ruleset, spec.target, subtract=subtract,
+                                             min_interval=spec.interval_seconds,
+                                             on_failure=on_failure, on_botch=on_botch)
+                env = {**env, "attempt": attempt}
+                pre.append(ActionEvent("restarted", {"name": spec.name, "target": spec.target,
+                                                     "attempt": attempt}))
+            elif spec.target != state.target:
                 pre.append(ActionEvent("target_kept", {"name": spec.name, "target": state.target,
                                                        "asked": spec.target}))
         new, events = state.apply(_roll_event(result, character, ref))
@@ -423,7 +449,7 @@ def record_contest(
             env = {"kind": "contest", "name": name, "status": "open", "opener": character,
                    "forum": ref.forum, "thread": ref.thread, "target": target, "variant": variant,
                    "opened_at": now.isoformat(), "expires_at": expires.isoformat(),
-                   "opening": _roll_event(result, character, ref).to_dict(), "state": None,
+                   "opening": _contest_event(ruleset, result, character, ref).to_dict(), "state": None,
                    "links": [ref.link()]}
             pre.append(ActionEvent("contest_opened", {"name": name, "opener": character,
                                                       "expires_at": expires.isoformat()}))
@@ -443,7 +469,7 @@ def record_contest(
             state, _ = state.apply(event_from_dict(env["opening"]))
         else:
             state = state_from_dict(env["state"])
-        new, events = state.apply(_roll_event(result, character, ref))
+        new, events = state.apply(_contest_event(ruleset, result, character, ref))
         status = "open" if new.status == "open" else new.status
         env = {**env, "state": new.to_dict(), "status": status, "links": _links(env, ref, events)}
         writes: Writes = [lambda p: p.set(key, _dump(env))]
@@ -511,7 +537,7 @@ def _retries(env: Mapping[str, Any] | None, ruleset: str, options: RulesOptions 
     fresh = Retries.start(ruleset, options=options)
     if env is None:
         return fresh
-    return dataclasses.replace(Retries.from_dict(env), enabled=fresh.enabled)
+    return dataclasses.replace(Retries.from_dict(env), enabled=fresh.enabled, past_max=fresh.past_max)
 
 
 def retry_difficulty(
@@ -559,5 +585,43 @@ def record_attempt(
                                           outcome=outcome, stress=stress))
         data = new.to_dict()
         return [lambda p: p.set(key, json.dumps(data))], ActionOutcome(events, data)
+
+    return _run(r, game, ref, [key], step, op_ttl)
+
+
+# --------------------------------------------------------------------------- multiple actions
+
+
+def _turn_key(game: str, character: str) -> str:
+    return game_key(game, "turnacts", part(character))
+
+
+def record_action(
+    r: redis.Redis, game: str, ruleset: str, character: str, *, declared: int | None, asked: int | None,
+    turn: str, base_pool: int, ref: RollRef, op_ttl: int = DEFAULT_OP_TTL,
+) -> ActionOutcome:
+    """Take ``character``'s next declared action of the turn (core :class:`ActionTurn`).
+
+    exaltado-reglas.txt «Acciones múltiples»: with N actions the first loses N dice, the next
+    N+1...; a pool reduced to 0 cannot act; actions are played in order.  ``ref.roll_id``
+    (the id the roll is about to get) is kept to link the turn's actions.  Idempotent per
+    (forum, post, tag) like every roll-driven operation; a rejection writes no state.
+
+    Returns:
+        :class:`ActionOutcome` with ``action`` (index, of, base, penalty, pool, linked) or
+        ``rejected`` (``cannot_act``, ``not_declared``, ``beyond_declared``,
+        ``out_of_order``, ``declared_mismatch``).
+    """
+    key = _turn_key(game, character)
+
+    def step(pipe: Any) -> tuple[Writes, ActionOutcome]:
+        raw = pipe.get(key)
+        current = ActionTurn.from_dict(json.loads(raw)) if raw else None
+        new, events = ActionTurn.take(current, ruleset, declared=declared, asked=asked, turn=turn,
+                                      base_pool=base_pool, roll_id=str(ref.roll_id or ""))
+        if new is None or new is current:
+            return [], ActionOutcome(events, current.to_dict() if current else None)
+        data = new.to_dict()
+        return [lambda p: p.set(key, json.dumps(data), ex=max(1, op_ttl))], ActionOutcome(events, data)
 
     return _run(r, game, ref, [key], step, op_ttl)
