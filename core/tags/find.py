@@ -12,12 +12,18 @@ linear in the text; it stops after :data:`MAX_TAGS` + 1 tags.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from core.errors import TagError
 from core.tags.model import ParsedTag, TagMatch
 from core.tags.parser import parse_tag
 
-__all__ = ["MAX_TAGS", "extract_rolls", "find_tags"]
+__all__ = ["MAX_TAGS", "BROKEN_INDEX", "BrokenTag", "extract_rolls", "find_tags", "scan_tags"]
+
+#: Index given to the first broken tag in :func:`extract_rolls` (then +1 each): far from the
+#: rolled tags' 0..MAX_TAGS, so their roll keys and the edit check never see them, and the
+#: reply lists them after the rolls.
+BROKEN_INDEX = 1000
 
 #: Most tags rolled per post (issue 4).  A further tag is reported as ``too_many_tags``.
 MAX_TAGS = 20
@@ -27,6 +33,121 @@ _CLOSE = {
     kind: re.compile(r"\[[ \t]{0,10}/[ \t]{0,10}" + kind + r"[ \t]{0,10}\]", re.IGNORECASE)
     for kind in ("tirada", "roll")
 }
+_ANY_CLOSE = re.compile(r"\[[ \t]{0,10}/[ \t]{0,10}(tirada|roll)[ \t]{0,10}\]", re.IGNORECASE)
+#: ``[tirada=5 dif 7]``: the roll written as the tag's value (a BBCode habit).
+_ATTRIBUTE = re.compile(r"\[[ \t]{0,10}(tirada|roll)[ \t]{0,10}=([^\]\n]{0,300})\]", re.IGNORECASE)
+#: A second closing tag right after a tag's own: the outer end of a nested tag.
+_OUTER_CLOSE = re.compile(r"[ \t\n]{0,10}\[[ \t]{0,10}/[ \t]{0,10}(tirada|roll)[ \t]{0,10}\]", re.IGNORECASE)
+#: Characters of prose shown after an unclosed opening tag.
+_SHOWN = 40
+
+
+@dataclass(frozen=True)
+class BrokenTag:
+    """A roll tag written wrongly: no roll, one error line in the reply (issue 16, item 15).
+
+    Attributes:
+        raw: what was written (the opening tag and up to 40 characters after it, or the
+            whole span for a nested or mismatched tag).
+        start, end: offsets of ``raw`` in the searched text.
+        code: ``unclosed_tag`` (an opening tag never closed), ``nested_tag`` (a tag inside
+            another, ``[tirada]5[tirada]3[/tirada][/tirada]``), ``mismatched_tag`` (opened
+            with one name and closed with the other, ``[tirada]5[/roll]``), ``attribute_tag``
+            (``[tirada=5 dif 7]``).
+        params: ``opened`` / ``closed`` tag names and ``inner`` (the roll written after
+            ``=``), for the message.
+    """
+
+    raw: str
+    start: int
+    end: int
+    code: str
+    params: dict = field(default_factory=dict)
+
+
+def scan_tags(text: str) -> tuple[list[TagMatch], list[BrokenTag]]:
+    """Find the roll tags of a text and the tags written wrongly.
+
+    The well-formed tags are :func:`find_tags`'s.  The broken ones are, in text order: an
+    opening tag with no closing tag of its name before the next opening tag or the end
+    (``unclosed_tag``; when a closing tag of the other name comes first, ``mismatched_tag``
+    for the whole span); an opening tag whose body holds another tag that is followed by a
+    second closing tag (``nested_tag`` for the whole span, nothing inside it rolls); an
+    opening tag with ``=`` (``attribute_tag``).  At most ``MAX_TAGS + 1`` of each are
+    returned.  Linear in the text; never raises.
+    """
+    found: list[TagMatch] = []
+    broken: list[BrokenTag] = []
+    pos = 0
+    next_close: dict[str, re.Match[str] | None] = {}
+
+    def close_after(kind: str, at: int) -> re.Match[str] | None:
+        close = next_close.get(kind, False)
+        if close is False or (close is not None and close.start() < at):
+            close = _CLOSE[kind].search(text, at)
+            next_close[kind] = close
+        return close
+
+    for m in _ATTRIBUTE.finditer(text):
+        if len(broken) > MAX_TAGS:
+            break
+        kind = m.group(1).lower()
+        close = _CLOSE[kind].match(text, m.end())
+        end = close.end() if close is not None else m.end()
+        broken.append(BrokenTag(text[m.start():end], m.start(), end, "attribute_tag",
+                                {"opened": kind, "inner": " ".join(m.group(2).split())}))
+    while len(found) <= MAX_TAGS and len(broken) <= MAX_TAGS:
+        opening = _OPEN.search(text, pos)
+        if opening is None:
+            break
+        kind = opening.group(1).lower()
+        close = close_after(kind, opening.end())
+        inner = _OPEN.search(text, opening.end(), close.start() if close is not None else len(text))
+        if inner is not None:
+            inner_close = close_after(inner.group(1).lower(), inner.end())
+            after = _OUTER_CLOSE.match(text, inner_close.end()) if inner_close is not None else None
+            if inner_close is not None and after is not None:  # [tirada]..[tirada]..[/tirada][/tirada]
+                end = after.end()
+                broken.append(BrokenTag(text[opening.start():end], opening.start(), end, "nested_tag",
+                                        {"opened": kind}))
+                pos = end
+                continue
+            broken.append(_unclosed(text, opening, kind, inner.start()))
+            pos = inner.start()
+            continue
+        if close is None:
+            other = _ANY_CLOSE.search(text, opening.end())
+            if other is not None and other.group(1).lower() != kind:
+                broken.append(BrokenTag(text[opening.start():other.end()], opening.start(), other.end(),
+                                        "mismatched_tag", {"opened": kind, "closed": other.group(1).lower()}))
+                pos = other.end()
+                continue
+            broken.append(_unclosed(text, opening, kind, len(text)))
+            pos = opening.end()
+            continue
+        found.append(
+            TagMatch(
+                index=len(found),
+                raw=text[opening.start():close.end()],
+                body=text[opening.end():close.start()],
+                start=opening.start(),
+                end=close.end(),
+            )
+        )
+        pos = close.end()
+    broken.sort(key=lambda b: b.start)
+    return found, broken[:MAX_TAGS + 1]
+
+
+def _unclosed(text: str, opening: re.Match[str], kind: str, limit: int) -> BrokenTag:
+    """An opening tag never closed: the tag and the prose after it, up to ``_SHOWN`` characters
+    (and never past ``limit``, where the next tag starts, or a line break)."""
+    end = min(limit, opening.end() + _SHOWN)
+    newline = text.find("\n", opening.end(), end)
+    if newline != -1:
+        end = newline
+    raw = text[opening.start():end].rstrip()
+    return BrokenTag(raw, opening.start(), opening.start() + len(raw), "unclosed_tag", {"opened": kind})
 
 
 def find_tags(text: str) -> list[TagMatch]:
@@ -39,44 +160,17 @@ def find_tags(text: str) -> list[TagMatch]:
     Returns:
         The tags in text order, ``index`` 0, 1, 2...  Tag names are case-insensitive and
         tolerate spaces and tabs (``[ Tirada ]``, ``[/ ROLL ]``); a tag closes with the
-        same name it opened with.  An opening tag without its closing tag is prose, not a
-        tag; when another opening tag comes before the closing one, the later one is the
-        tag (``[tirada] oops [tirada]5[/tirada]`` gives one tag with body ``5``).  At most
-        ``MAX_TAGS + 1`` matches are returned: a 21st match means "too many tags" and the
-        scan stops there (see :func:`extract_rolls`).  Bodies are not length-checked here.
+        same name it opened with.  An opening tag without its closing tag is not a tag;
+        when another opening tag comes before the closing one, the later one is the tag
+        (``[tirada] oops [tirada]5[/tirada]`` gives one tag with body ``5``), unless a second
+        closing tag follows it (a nested tag: none of it is a tag).  :func:`scan_tags` also
+        reports those broken tags.  At most ``MAX_TAGS + 1`` matches are returned: a 21st
+        match means "too many tags" and the scan stops there (see :func:`extract_rolls`).
+        Bodies are not length-checked here.
 
     Never raises.
     """
-    found: list[TagMatch] = []
-    pos = 0
-    next_close: dict[str, re.Match[str] | None] = {}
-    while len(found) <= MAX_TAGS:
-        opening = _OPEN.search(text, pos)
-        if opening is None:
-            break
-        kind = opening.group(1).lower()
-        close = next_close.get(kind, False)
-        if close is False or (close is not None and close.start() < opening.end()):
-            close = _CLOSE[kind].search(text, opening.end())
-            next_close[kind] = close
-        if close is None:  # no closing tag of this kind anywhere after: not a tag
-            pos = opening.end()
-            continue
-        inner = _OPEN.search(text, opening.end(), close.start())
-        if inner is not None:  # this opening tag is unclosed; the inner one may be a tag
-            pos = inner.start()
-            continue
-        found.append(
-            TagMatch(
-                index=len(found),
-                raw=text[opening.start():close.end()],
-                body=text[opening.end():close.start()],
-                start=opening.start(),
-                end=close.end(),
-            )
-        )
-        pos = close.end()
-    return found
+    return scan_tags(text)[0]
 
 
 def extract_rolls(text: str, *, ruleset_id: str = "vampiro") -> list[ParsedTag]:
@@ -92,12 +186,16 @@ def extract_rolls(text: str, *, ruleset_id: str = "vampiro") -> list[ParsedTag]:
         parse (issue 4).  When the post has more than :data:`MAX_TAGS` tags, the first
         ``MAX_TAGS`` are parsed and one more entry (index ``MAX_TAGS``, the 21st tag's
         raw text) carries a ``too_many_tags`` error standing for all the rest, which are
-        neither rolled nor listed.
+        neither rolled nor listed.  Then one entry per broken tag (:func:`scan_tags`), index
+        :data:`BROKEN_INDEX` + n, with its ``TagError`` (``unclosed_tag``, ``nested_tag``,
+        ``mismatched_tag``, ``attribute_tag``): a reply line saying what is wrong and how
+        to write it (issue 16).
 
     Never raises: every problem is a ``TagError`` inside the result.
     """
     parsed: list[ParsedTag] = []
-    for match in find_tags(text):
+    matches, broken = scan_tags(text)
+    for match in matches:
         if match.index >= MAX_TAGS:
             err = TagError(
                 f"more than {MAX_TAGS} tags in one post; only the first {MAX_TAGS} are rolled",
@@ -111,4 +209,7 @@ def extract_rolls(text: str, *, ruleset_id: str = "vampiro") -> list[ParsedTag]:
             parsed.append(ParsedTag(match.index, match.raw, None, err, match.start))
         else:
             parsed.append(ParsedTag(match.index, match.raw, spec, None, match.start))
+    for n, bad in enumerate(broken):
+        err = TagError(f"{bad.code}: {bad.raw!r}", code=bad.code, position=None, found=bad.raw, **bad.params)
+        parsed.append(ParsedTag(BROKEN_INDEX + n, bad.raw, None, err, bad.start))
     return parsed

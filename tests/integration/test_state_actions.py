@@ -228,7 +228,7 @@ def test_gehena_tavern_song_retries(redis_client, game):
     assert next_difficulty() == 10
     capped = attempt(5, "failure")
     assert capped.events[0].data == {"action": "cantar en la taberna", "failures": 3, "next_difficulty": 10,
-                                     "capped": True}
+                                     "capped": True, "impossible": False}
     assert next_difficulty() == 10
     assert attempt(6, "failure", stress=True).events[0].data["reason"] == "stress"
     assert actions.retry_difficulty(redis_client, game, "gehena", "Ana", "cantar en la taberna", 8, stress=True) == 8

@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 from core.errors import TagError
 from core.tags import extract_rolls, parse_tag
 from core.tags.messages import error_message
+from core.tags.find import BROKEN_INDEX
 from tests.unit.strategies_tags import roll_tags
+
+BROKEN_CODES = {"unclosed_tag", "nested_tag", "mismatched_tag", "attribute_tag"}
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -40,8 +43,13 @@ def test_any_body_parses_or_raises_tag_error(body: str) -> None:
 @given(st.one_of(st.text(max_size=400), st.lists(st.one_of(tagish, st.just("[tirada]"),
        st.just("[/tirada]"), st.just("[roll]"), st.just("[/roll]")), max_size=40).map("".join)))
 def test_any_text_yields_tags_or_errors(text: str) -> None:
-    for i, parsed in enumerate(extract_rolls(text)):
-        assert parsed.index == i
+    parsed_all = extract_rolls(text)
+    rolled = [p for p in parsed_all if p.index < BROKEN_INDEX]
+    assert [p.index for p in rolled] == list(range(len(rolled)))
+    for parsed in parsed_all:
+        if parsed.index >= BROKEN_INDEX:  # a broken tag: an error saying how to write it
+            assert parsed.error is not None and parsed.error.code in BROKEN_CODES
+            assert error_message(parsed.error, "es") and error_message(parsed.error, "en")
         assert (parsed.spec is None) != (parsed.error is None)
         assert parsed.raw in text
         parsed.to_dict()
