@@ -8,6 +8,8 @@ Accepted spellings (case-insensitive; spaces around ``=`` allowed; the value may
 
 * ``[ausencia hasta=2026-12-24]...[/ausencia]`` and ``[absence until=2026-12-24]...[/absence]``
   (either keyword with either tag name);
+* ``[ausencia]motivo[/ausencia]`` without a date: open-ended, until the player posts again
+  in a scene (issue 16);
 * dates as ``YYYY-MM-DD``, ``DD/MM/YYYY`` or ``DD-MM-YYYY`` (day first, as written in Spain).
 
 The end date is a game-local calendar date: a notice "hasta 2026-12-24" lasts through that day
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from core import calendar
 from core.errors import NarradorError
@@ -27,6 +29,7 @@ from core.errors import NarradorError
 __all__ = [
     "MAX_NOTICES",
     "MAX_REASON",
+    "OPEN_END",
     "AbsenceError",
     "DowntimeNotice",
     "ParsedAbsence",
@@ -42,7 +45,7 @@ MAX_REASON = 500
 _MAX_TEXT = 200_000
 
 _TAG = re.compile(
-    r"\[(?P<tag>ausencia|absence)\s+(?P<key>hasta|until)\s*=\s*(?P<q>[\"']?)(?P<value>[^\]\"']*)(?P=q)\s*\]"
+    r"\[(?P<tag>ausencia|absence)(?:\s+(?P<key>hasta|until)\s*=\s*(?P<q>[\"']?)(?P<value>[^\]\"']*)(?P=q))?\s*\]"
     r"(?P<reason>.*?)\[/(?:ausencia|absence)\s*\]",
     re.IGNORECASE | re.DOTALL,
 )
@@ -67,14 +70,25 @@ class AbsenceError(NarradorError):
 @dataclass(frozen=True)
 class DowntimeNotice:
     """A player's downtime notice: away ``until`` (game-local date, inclusive) because of
-    ``reason`` (free text, stripped, may be empty)."""
+    ``reason`` (free text, stripped, may be empty).
 
-    until: date
+    ``until`` is ``None`` for an open-ended notice, ``[ausencia]me voy[/ausencia]``:
+    gehena-reglas.txt «Tiempo» («Inactividad») asks only for "una explicación en off en el
+    foro para explicar la falta de asistencia del personaje", no date; such a notice lasts
+    until the player posts again in a scene.
+    """
+
+    until: date | None
     reason: str = ""
 
+    @property
+    def open_ended(self) -> bool:
+        """True when the notice gives no end date."""
+        return self.until is None
+
     def to_dict(self) -> dict:
-        """JSON-safe dict: ``until`` (ISO date) and ``reason``."""
-        return {"until": self.until.isoformat(), "reason": self.reason}
+        """JSON-safe dict: ``until`` (ISO date, or ``None`` when open-ended) and ``reason``."""
+        return {"until": self.until.isoformat() if self.until else None, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -124,15 +138,22 @@ def find_absences(text: str) -> list[ParsedAbsence]:
             break
         reason = " ".join(m.group("reason").split())[:MAX_REASON]
         try:
-            notice = DowntimeNotice(parse_date(m.group("value")), reason)
+            value = m.group("value")
+            notice = DowntimeNotice(parse_date(value) if m.group("key") else None, reason)
             found.append(ParsedAbsence(m.group(0), m.start(), m.end(), notice=notice))
         except AbsenceError as err:
             found.append(ParsedAbsence(m.group(0), m.start(), m.end(), error=err))
     return found
 
 
+#: The "end" of an open-ended notice: it lasts until the player posts again.
+OPEN_END = datetime(9999, 12, 31, tzinfo=UTC)
+
+
 def notice_end(notice: DowntimeNotice, tz: calendar.TzLike | None = None) -> datetime:
     """The UTC instant a notice ends: the end of its ``until`` day in the game's zone (local
     midnight after it, so the notice covers that whole local day; 23/25-hour days handled by
-    :func:`core.calendar.day_bounds`)."""
+    :func:`core.calendar.day_bounds`), or :data:`OPEN_END` for an open-ended notice."""
+    if notice.until is None:
+        return OPEN_END
     return calendar.day_bounds(notice.until, tz)[1]

@@ -25,6 +25,8 @@ _TEXT = {
         "header": "Tiradas de {author}",
         "header_char": "Tiradas de {author} ({character})",
         "pool": "{pool} dados",
+        "pool_stunt": "{pool}+{stunt} dados (acrobacia)",
+        "needs_target": "necesita {needed} éxitos",
         "dif": "dif {difficulty}",
         "needs": "necesita {difficulty} éxitos",
         "willpower": "+FV",
@@ -51,6 +53,8 @@ _TEXT = {
         "header": "Rolls by {author}",
         "header_char": "Rolls by {author} ({character})",
         "pool": "{pool} dice",
+        "pool_stunt": "{pool}+{stunt} dice (stunt)",
+        "needs_target": "needs {needed} successes",
         "dif": "diff {difficulty}",
         "needs": "needs {difficulty} successes",
         "willpower": "+WP",
@@ -99,6 +103,8 @@ class RollView:
         secret: show only the code and ``commitment``.
         commitment: hash of the secret record.
         comment: the free comment of the tag, echoed.
+        stunt_dice: Exaltado stunt dice added to ``pool`` (shown as ``5+2 dados``).
+        successes_required: successes a vampiro/gehena roll needed (``éxitos 3``; 1 usually).
         notes: lines about state the roll changed, already translated (extended-action
             progress "7/10, faltan 3", contest state, Willpower left...).
     """
@@ -124,6 +130,8 @@ class RollView:
     commitment: str = ""
     comment: str = ""
     notes: tuple[str, ...] = ()
+    stunt_dice: int = 0
+    successes_required: int = 1
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,11 @@ _RULES_ERRORS = {
         "bad_difficulty": "la dificultad {difficulty} está fuera de rango ({min}-{max})",
         "bad_pool": "reserva de dados no válida (0-{max} dados)",
         "bad_stunt": "la acrobacia da entre 1 y 3 dados",
+        "stunt_exaltado_only": "las acrobacias solo existen en Exaltado",
+        "human_pool_over_10": "un humano normal no puede tirar más de {max} dados (pide {pool}; Puntuaciones)",
+        "automatic_one_success": "un éxito automático es un solo éxito; esta acción necesita {needed}",
+        "bad_successes_required": "número de éxitos necesarios no válido",
+        "option_forbidden": "opción de reglas que el texto de {ruleset} no permite ({option})",
         "automatic_not_allowed": "aquí no se puede tomar el éxito automático",
         "automatic_with_willpower": "no se gasta Fuerza de Voluntad en un éxito automático",
         "bad_option": "opción de reglas no válida",
@@ -170,6 +183,11 @@ _RULES_ERRORS = {
         "bad_difficulty": "difficulty {difficulty} is out of range ({min}-{max})",
         "bad_pool": "invalid dice pool (0-{max} dice)",
         "bad_stunt": "a stunt gives 1 to 3 dice",
+        "stunt_exaltado_only": "stunts exist only in Exaltado",
+        "human_pool_over_10": "a normal human cannot roll more than {max} dice (asked {pool})",
+        "automatic_one_success": "an automatic success is one success; this action needs {needed}",
+        "bad_successes_required": "invalid number of successes required",
+        "option_forbidden": "a rules option the {ruleset} text forbids ({option})",
         "automatic_not_allowed": "the automatic success cannot be taken here",
         "automatic_with_willpower": "Willpower is not spent on an automatic success",
         "bad_option": "invalid rules option",
@@ -293,11 +311,16 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     code = _link(view.roll_id, view.verify_url, fl)
     if view.secret:
         return f"{tag} → {t['secret'].format(commitment=view.commitment[:16])} · {t['code']} {code}"
-    params = [t["pool"].format(pool=view.pool)]
+    if view.stunt_dice:
+        params = [t["pool_stunt"].format(pool=view.pool, stunt=view.stunt_dice)]
+    else:
+        params = [t["pool"].format(pool=view.pool)]
     if view.difficulty_kind == "successes_required":
         params.append(t["needs"].format(difficulty=view.difficulty))
     else:
         params.append(t["dif"].format(difficulty=view.difficulty))
+        if view.successes_required > 1:
+            params.append(t["needs_target"].format(needed=view.successes_required))
     if view.willpower:
         params.append(t["willpower"])
     verdict = outcome_label(view.outcome, view.degree_label, ctx.lang)

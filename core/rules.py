@@ -59,6 +59,8 @@ __all__ = [
     "penalty_as_difficulty",
     "read_face",
     "roll",
+    "stunt_award",
+    "stunt_credit",
     "stunt_reward",
 ]
 
@@ -575,6 +577,45 @@ def stunt_reward(dice: int) -> StuntReward:
             f"a stunt awards 1-3 bonus dice, got {dice!r}", code="bad_stunt", dice=repr(dice)
         )
     return StuntReward(motes=dice, willpower_alternative=dice >= 2)
+
+
+def stunt_award(
+    ruleset: Ruleset | str, dice: int, *, options: RulesOptions | None = None, by_storyteller: bool = False
+) -> tuple[int, int]:
+    """The stunt dice a tag's ``acrobacia N`` adds now, and those left to the Storyteller.
+
+    exaltado-reglas.txt «Acrobacias»: "el Narrador puede añadir entre uno y tres dados de
+    bonificación".  With the default ``stunt_award = "player"`` a play-by-forum game lets the
+    player's tag add them (``(N, 0)``); with ``"storyteller"`` only a master's tag does, and a
+    player's claim is rolled without them and kept as pending (``(0, N)``).
+
+    Raises:
+        RulesError: ``stunt_exaltado_only`` outside exaltado, ``bad_stunt`` outside 0-3.
+    """
+    rs = get_ruleset(ruleset)
+    dice = _check_stunt(rs, dice)
+    opts = options if options is not None else DEFAULT_OPTIONS
+    if dice and opts.stunt_award == "storyteller" and not by_storyteller:
+        return 0, dice
+    return dice, 0
+
+
+def stunt_credit(
+    reward: StuntReward, *, tracks_essence: bool, tracks_willpower: bool, prefer_willpower: bool = False
+) -> tuple[str, int] | None:
+    """What to credit to a sheet for a successful stunt: ``("essence", motes)``,
+    ``("willpower", 1)`` or ``None`` (nothing tracked: the reply only shows the reward).
+
+    exaltado-reglas.txt «Acrobacias»: motes, one per bonus die; "Si consigues dos o tres
+    dados, puedes optar por no tomar la Esencia y recuperar un punto temporal de Voluntad".
+    Motes come first; Willpower when the player prefers it (and may) or when the sheet tracks
+    no Essence.
+    """
+    if reward.willpower_alternative and tracks_willpower and (prefer_willpower or not tracks_essence):
+        return ("willpower", 1)
+    if tracks_essence:
+        return ("essence", reward.motes)
+    return None
 
 
 @dataclass(frozen=True)

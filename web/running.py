@@ -69,7 +69,10 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
     from worker.state import absences, actions, inactivity, outbox, sheets
     from worker.state.keys import game_key, part
 
+    from core.rules import get_ruleset
+
     gid = game.id
+    max_difficulty = get_ruleset(game.ruleset).max_difficulty
     extended = []
     for env in actions.list_extended(r, gid, limit=MAX_ITEMS):
         st = env.get("state") or {}
@@ -95,8 +98,8 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
         for track in (json.loads(raw).get("tracks") or []) if raw else []:
             if track.get("failures"):
                 retries.append({"character": sheet.name, "name": track["action"], "attempts": track["failures"],
-                                "difficulty": min(10, track["base"] + track["failures"])})
-    away = [{"player": a.name, "until": a.until.isoformat(), "reason": a.reason}
+                                "difficulty": min(max_difficulty, track["base"] + track["failures"])})
+    away = [{"player": a.name, "until": a.until.isoformat() if a.until else "", "reason": a.reason}
             for a in absences.list_absences(r, gid, now, limit=MAX_ITEMS)]
     inactive = [{"player": i.get("name", ""), "character": "", "thread": i.get("scene", ""),
                  "since": i.get("since", ""), "state": "inactive"}

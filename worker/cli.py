@@ -271,11 +271,33 @@ def prob(system: str, pool: int, difficulty: int | None, willpower: bool, specia
 @click.argument("file_or_text")
 @click.option("--format", "fmt", type=click.Choice(["html", "bbcode", "markdown", "flaskbb", "phpbb", "text"]),
               default="text", show_default=True, help="Markup of the input.")
+@config_option
+@click.option("--game", default=None, help="Read the ruleset and language of this configured game.")
+@click.option("--system", "-s", default=None, help="Ruleset (default: the game's, else vampiro).")
+@click.option("--lang", type=click.Choice(["es", "en"]), default=None, help="Language (default: the game's, else es).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def tags(file_or_text: str, fmt: str, as_json: bool) -> None:
-    """Show the roll tags Narrador reads in a post (a file path, '-' for stdin, or the text itself)."""
-    from worker.extract import describe_tags
+def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, system: str | None,
+         lang: str | None, as_json: bool) -> None:
+    """Show what each roll tag of a post means (a file path, '-' for stdin, or the text itself).
 
+    Exit code 2 when any tag is malformed (each gets its explanation).
+    """
+    from core.tags import extract_rolls
+    from core.tags.messages import describe_spec, error_message
+    from worker.extract import author_text
+
+    ruleset_id, language = "vampiro", "es"
+    if game is not None:
+        settings = _settings(config)
+        gs = settings.games.get(_game_of(settings, game))
+        ruleset_id, language = gs.ruleset, gs.language
+    ruleset_id, language = system or ruleset_id, lang or language
+    try:
+        from core.rules import get_ruleset
+
+        ruleset_id = get_ruleset(ruleset_id).id
+    except RulesError as exc:
+        raise BadInput(str(exc)) from None
     looks_like_path = "[" not in file_or_text and (
         "/" in file_or_text or file_or_text.endswith((".html", ".htm", ".txt", ".md", ".bbcode")))
     if file_or_text == "-":
@@ -287,17 +309,29 @@ def tags(file_or_text: str, fmt: str, as_json: bool) -> None:
     else:
         text = file_or_text
     try:
-        found = describe_tags(text, fmt)
+        found = extract_rolls(author_text(text, fmt), ruleset_id=ruleset_id)
     except NarradorError as exc:
         raise BadInput(str(exc)) from None
+    bad = [p for p in found if p.error is not None]
     if as_json:
-        click.echo(json.dumps(found, ensure_ascii=False, indent=2, sort_keys=True))
-        return
-    if not found:
-        click.echo("no roll tags")
-    for item in found:
-        status = "ok" if item.get("spec") is not None else f"error: {item.get('error', {}).get('message')}"
-        click.echo(f"#{item['index']} {item['raw']} -> {status}")
+        out = []
+        for p in found:
+            item = p.to_dict()
+            if p.spec is not None:
+                item["means"] = describe_spec(p.spec, language, ruleset_id)
+            else:
+                item["error"]["explanation"] = error_message(p.error, language)
+            out.append(item)
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2, sort_keys=True))
+    elif not found:
+        click.echo("no roll tags" if language == "en" else "ninguna etiqueta de tirada")
+    else:
+        for p in found:
+            what = describe_spec(p.spec, language, ruleset_id) if p.spec is not None else (
+                ("error: " if language == "en" else "error: ") + error_message(p.error, language))
+            click.echo(f"#{p.index if p.spec is not None or p.index < 1000 else '!'} {p.raw} -> {what}")
+    if bad:
+        sys.exit(EXIT_BAD_INPUT)
 
 
 # --------------------------------------------------------------------------- verification
@@ -459,7 +493,11 @@ def scenes() -> None:
 @click.argument("forum_name")
 @click.argument("thread")
 @click.option("--title", default="", help="The scene's title.")
-def scenes_open(config: str | None, game: str, forum_name: str, thread: str, title: str) -> None:
+@click.option("--stress/--no-stress", default=None,
+              help="Mark the scene as stress / combat: no automatic successes or retry penalties "
+                   "where the ruleset forbids them under stress, whatever the tags say.")
+def scenes_open(config: str | None, game: str, forum_name: str, thread: str, title: str,
+                stress: bool | None) -> None:
     """Mark THREAD of FORUM_NAME as an open scene of GAME."""
     from datetime import datetime
 
@@ -468,9 +506,28 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
     settings = _settings(config)
     if forum_name not in settings.forums:
         raise BadInput(f"unknown forum {forum_name!r}")
-    open_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
-               now=datetime.now(UTC), title=title, by="cli")
-    click.echo(f"scene {forum_name}:{thread} open")
+    scene = open_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
+                       now=datetime.now(UTC), title=title, by="cli", stress=stress)
+    click.echo(f"scene {forum_name}:{thread} open{' (stress)' if scene.stress else ''}")
+
+
+@scenes.command("stress")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.argument("state", type=click.Choice(["on", "off"]))
+def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, state: str) -> None:
+    """Mark an open scene as stress / combat (on) or calm (off)."""
+    from worker.state import StateError
+    from worker.state.scenes import set_stress
+
+    settings = _settings(config)
+    try:
+        scene = set_stress(_redis_for(settings), _game_of(settings, game), forum_name, thread, state == "on")
+    except StateError as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"scene {forum_name}:{thread}: {'stress' if scene.stress else 'calm'}")
 
 
 @scenes.command("close")

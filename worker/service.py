@@ -371,6 +371,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         svc.store.open_post(pipe, post.forum, post.post_id, "at", svc.clock().isoformat())
         if tagged:
             pipe.smembers(sheets.owned_key(game.id, post.author))
+            pipe.hget(scenes.scene_key(game.id, post.forum, post.thread_id), "stress")
         opened = pipe.execute()
     known, first_at = svc.store.opened(post.forum, post.post_id, opened[0])
     if known is not None:  # processed before: the first result stands; an edit is flagged
@@ -400,7 +401,8 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         )
         return PostOutcome("no_tags", (), new=stored, notices=welcome)
 
-    roller = _TagRoller(svc, game, ruleset, options, st, post, now, owned=opened[1] if tagged else None)
+    roller = _TagRoller(svc, game, ruleset, options, st, post, now, owned=opened[1] if tagged else None,
+                        scene_stress=bool(tagged and opened[2] == "1"))
     for tag in parsed:
         roller.roll_tag(tag)
     if roller.help_requested:
@@ -433,7 +435,8 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
 
 
 def _downtime_notices(svc: Services, game: GameSettings, post: ForumPost, text: str, now: datetime) -> list[str]:
-    """Record the post's ``[ausencia hasta=...]`` notices; the reply lines that acknowledge them.
+    """Record the post's ``[ausencia hasta=...]`` notices (and open-ended ``[ausencia]...``
+    ones); the reply lines that acknowledge them.
 
     A notice is acknowledged only the first time it is recorded (issue 7, «Absences»); a
     bad or past date gets an explanation instead.
@@ -451,7 +454,10 @@ def _downtime_notices(svc: Services, game: GameSettings, post: ForumPost, text: 
         except StateError as err:
             lines.append(f"{found.raw}: {state_messages.error_message(err, game.language)}")
             continue
-        ack = state_messages.text("absence_ack", game.language, name=post.author, until=absence.until.isoformat())
+        if absence.until is None:  # [ausencia]motivo[/ausencia]: until the player posts again
+            ack = state_messages.text("absence_open_ack", game.language, name=post.author)
+        else:
+            ack = state_messages.text("absence_ack", game.language, name=post.author, until=absence.until.isoformat())
         # recorded by this very post (first now, or in an attempt that died before replying)
         if first or absence.post_id == post.post_id:
             lines.append(svc.store.first_value(post.forum, post.post_id, f"absence:{number}", ack))
@@ -462,7 +468,7 @@ class _TagRoller:
     """Rolls the tags of one post in order, collecting views, problems and signed records."""
 
     def __init__(self, svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,
-                 st: Any, post: ForumPost, now: datetime, owned: Any = None) -> None:
+                 st: Any, post: ForumPost, now: datetime, owned: Any = None, scene_stress: bool = False) -> None:
         self.svc, self.game, self.ruleset, self.options, self.st = svc, game, ruleset, options, st
         self.post, self.now, self.lang = post, now, game.language
         self.r = svc.store.r
@@ -480,6 +486,8 @@ class _TagRoller:
         self._willpower_spent_here = False
         self._sheet_loaded = False
         self._owned = owned  # the author's character ids, when read ahead (sheets.owned_key)
+        self._turn: str | None = None
+        self.scene_stress = scene_stress  # a master marked this thread's scene as stress
 
     @property
     def character_name(self) -> str:
@@ -502,6 +510,34 @@ class _TagRoller:
         if required and self._sheet_error is not None:
             raise self._sheet_error
         return self._sheet
+
+    def turn(self) -> str:
+        """The turn this post belongs to (one post is one turn unless the scene is in master
+        turn mode): read once per post (:func:`worker.state.scenes.turn_key`)."""
+        if self._turn is None:
+            post = self.post
+            self._turn = scenes.turn_key(self.r, self.game.id, post.forum, post.thread_id, post.post_id)
+        return self._turn
+
+    def _stunt_reward(self, tag: Any, sheet: Any, reward: rules.StuntReward) -> list[str]:
+        """A successful stunt's reward (exaltado-reglas.txt «Acrobacias»), credited to the sheet
+        when it tracks Essence or Willpower; the reply lines."""
+        lines = [_STUNT_REWARD[self.lang].format(
+            motes=reward.motes, alternative=_STUNT_WP_ALTERNATIVE[self.lang] if reward.willpower_alternative else "")]
+        if sheet is None:
+            return lines
+        credit = rules.stunt_credit(reward, tracks_essence=sheet.essence_max is not None,
+                                    tracks_willpower=sheet.willpower_permanent > 0)
+        if credit is None:
+            return lines
+        kind, amount = credit
+        status, value = sheets.credit_stunt(
+            self.r, self.game.id, sheet, kind, amount, op_id=f"{self.post.forum}:{self.post.post_id}:{tag.index}",
+            ttl_seconds=self.st.op_ttl_seconds)
+        if status in ("credited", "duplicate"):
+            top = sheet.essence_max if kind == "essence" else sheet.willpower_permanent
+            lines.append(_STUNT_CREDITED[self.lang][kind].format(character=sheet.name, value=value, max=top))
+        return lines
 
     def _problem(self, tag: Any, message: str) -> None:
         self.problems.append(render.TagProblem(tag.index, tag.raw, message))
@@ -531,25 +567,57 @@ class _TagRoller:
             return
         post, game, ruleset = self.post, self.game, self.ruleset
         notes: list[str] = []
+        marks: list[str] = []
+        action: dict[str, Any] | None = None
         if spec.secret and (spec.extended or spec.teamwork or spec.versus or spec.retry):
             self._problem(tag, _SECRET_SIMPLE_ONLY[self.lang])
             return
         try:
-            sheet = self.sheet(required=bool(spec.traits or spec.willpower))
+            sheet = self.sheet(required=bool(spec.traits and not spec.trait_ratings or spec.willpower))
             pool = sheets.resolve_pool(sheet, spec).pool
+            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
+            rid = records.roll_id(key)
+            # vampiro-reglas.txt «Puntuaciones»: no normal human rolls more than 10 dice
+            human = rules.human_pool(pool, human=bool(sheet is not None and sheet.human), options=self.options)
+            pool = human.pool
+            if human.capped:
+                marks.append("human_pool_capped")
+                notes.append(_HUMAN_CAPPED[self.lang].format(asked=human.asked, pool=pool))
+            stunt_dice, stunt_pending = rules.stunt_award(
+                ruleset, spec.stunt, options=self.options, by_storyteller=self.st.is_master(post.author))
+            if stunt_pending:
+                marks.append("stunt_pending")
+                notes.append(_STUNT_PENDING[self.lang].format(dice=stunt_pending))
+            stress = bool(spec.stress or self.scene_stress or self.st.stress)
             base_difficulty = difficulty = _difficulty_of(spec, ruleset)
+            needed = spec.successes_required if ruleset.target_number else None
             if spec.retry:
                 if spec.extended or spec.teamwork or spec.versus:
                     self._problem(tag, _RETRY_SIMPLE_ONLY[self.lang])
                     return
                 difficulty = state_actions.retry_difficulty(
                     self.r, game.id, ruleset.id, self.character_name or post.author, spec.retry, base_difficulty,
-                    options=self.options, stress=spec.stress)
+                    options=self.options, stress=stress)
                 # the first attempt's value: a redelivery must not see its own recorded failure
                 difficulty = int(self.svc.store.first_value(post.forum, post.post_id, f"retry:{tag.index}",
                                                             str(difficulty)))
-                ruleset.check_difficulty(difficulty)
-            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
+                if difficulty > ruleset.max_difficulty:  # vampiro «Nuevos Intentos»: no chance left
+                    self._problem(tag, _RETRY_IMPOSSIBLE[self.lang].format(name=spec.retry, difficulty=difficulty))
+                    return
+            if spec.actions > 1 or spec.action is not None:
+                # exaltado-reglas.txt «Acciones múltiples»: N actions, the first at -N dice...
+                turn = self.turn()
+                ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
+                taken = state_actions.record_action(
+                    self.r, game.id, ruleset.id, self.character_name or post.author,
+                    declared=spec.actions if spec.actions > 1 or spec.action is None else None,
+                    asked=spec.action, turn=turn, base_pool=pool, ref=ref, op_ttl=self.st.op_ttl_seconds)
+                if not taken.counted:
+                    self._problem(tag, "; ".join(taken.texts(self.lang)))
+                    return
+                action = dict(taken.events[0].data)
+                pool = int(action["pool"])
+                notes.append(taken.texts(self.lang)[0])
             if spec.secret:
                 dice, vrf_key_id, vrf_proof = self._secret_dice(key)
             else:
@@ -558,13 +626,13 @@ class _TagRoller:
             # never costs Willpower
             result = rules.roll(
                 ruleset, pool, dice, difficulty=difficulty,
-                willpower=bool(spec.willpower), specialty=spec.specialty, stress=spec.stress,
-                automatic=spec.automatic, options=self.options, stunt=spec.stunt,
+                willpower=bool(spec.willpower), specialty=spec.specialty, stress=stress,
+                automatic=spec.automatic, options=self.options, stunt=stunt_dice,
+                successes_required=needed,
             )
             if spec.willpower and sheet is not None:
                 spent = sheets.spend_willpower(
-                    self.r, game.id, sheet.name,
-                    scenes.turn_key(self.r, game.id, post.forum, post.thread_id, post.post_id),
+                    self.r, game.id, sheet.name, self.turn(),
                     op_id=f"{post.forum}:{post.post_id}:{tag.index}", ttl_seconds=self.st.turn_marker_ttl_seconds,
                 )
                 notes.append(_willpower_note(spent, self.lang))
@@ -573,6 +641,8 @@ class _TagRoller:
                     raise StateError("Willpower already spent in this post", code="once_per_turn",
                                      character=post.author)
                 self._willpower_spent_here = True
+            if result.stunt is not None:
+                notes += self._stunt_reward(tag, sheet, result.stunt)
         except StateError as err:
             self._problem(tag, state_messages.error_message(err, self.lang))
             return
@@ -582,7 +652,9 @@ class _TagRoller:
         except RulesError as err:
             self._problem(tag, render.rules_error_message(err, self.lang))
             return
-        params = roll_params(spec, pool=pool, difficulty=difficulty)
+        params = roll_params(spec, pool=pool + stunt_dice, difficulty=difficulty, stress=stress,
+                             successes_required=needed, stunt_dice=stunt_dice, stunt_pending=stunt_pending,
+                             action=action, marks=marks)
         fingerprint = action_fingerprint(post.author, params)
         self.fingerprints.append(fingerprint)
         envelope = records.build_signed_record(
@@ -603,7 +675,8 @@ class _TagRoller:
         if spec.retry:
             notes += self._retry(tag, spec, result, base_difficulty, rid)
         notes += self._npc_contest(tag, spec, result)
-        view = _view(self.svc, tag.index, tag.raw, pool, spec, ruleset, self.options, result, rid)
+        view = _view(self.svc, tag.index, tag.raw, pool, spec, ruleset, self.options, result, rid,
+                     stunt_dice=stunt_dice)
         self.views.append(dataclasses.replace(
             view, notes=tuple(notes), commitment=records.record_hash(record) if spec.secret else "",
         ))
@@ -625,7 +698,8 @@ class _TagRoller:
         elif spec.extended:
             outcome = state_actions.record_extended(
                 self.r, game.id, self.ruleset.id, who, spec.extended, result, ref,
-                subtract=state_actions.extended_subtract(self.ruleset.id, difficulty))
+                subtract=state_actions.extended_subtract(self.ruleset.id, difficulty),
+                on_failure=self.options.extended_failure_for(self.ruleset))
         else:
             outcome = state_actions.record_contest(
                 self.r, game.id, self.ruleset.id, spec.versus.name, who, result, ref,
@@ -680,6 +754,33 @@ _SECRET_SIMPLE_ONLY = {
           "(their totals or the next difficulty would give it away)",
 }
 
+_RETRY_IMPOSSIBLE = {
+    "es": "«{name}» ya no tiene posibilidades de éxito: tras tantos fallos la dificultad sería {difficulty} "
+          "(Nuevos Intentos); el Narrador puede dar otra dificultad",
+    "en": "«{name}» has no chance of success left: after so many failures the difficulty would be "
+          "{difficulty}; the Storyteller may set another difficulty",
+}
+
+_HUMAN_CAPPED = {
+    "es": "un humano normal no tira más de 10 dados: {asked} → {pool}",
+    "en": "a normal human rolls at most 10 dice: {asked} → {pool}",
+}
+
+_STUNT_PENDING = {
+    "es": "acrobacia de {dice} dados pendiente del Narrador: tirada sin ellos",
+    "en": "stunt of {dice} dice pending the Storyteller: rolled without them",
+}
+
+_STUNT_REWARD = {
+    "es": "acrobacia lograda: {motes} motas de Esencia{alternative}",
+    "en": "successful stunt: {motes} motes of Essence{alternative}",
+}
+_STUNT_WP_ALTERNATIVE = {"es": " o 1 punto temporal de FV", "en": " or 1 temporary Willpower point"}
+_STUNT_CREDITED = {
+    "es": {"essence": "Esencia de {character}: {value}/{max}", "willpower": "FV de {character}: {value}/{max}"},
+    "en": {"essence": "{character}'s Essence: {value}/{max}", "willpower": "{character}'s Willpower: {value}/{max}"},
+}
+
 _RETRY_SIMPLE_ONLY = {
     "es": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",
     "en": "'retry' applies to simple actions only (not with ext, team or vs)",
@@ -695,7 +796,7 @@ def _willpower_note(spent: Any, lang: str) -> str:
 
 def _view(
     svc: Services, index: int, raw: str, pool: int, spec: Any, ruleset: rules.Ruleset,
-    options: rules.RulesOptions, result: rules.RollResult, rid: str,
+    options: rules.RulesOptions, result: rules.RollResult, rid: str, *, stunt_dice: int = 0,
 ) -> render.RollView:
     try:
         chance: float | None = probability.p_result_or_better(ruleset, result, options=options)
@@ -712,24 +813,46 @@ def _view(
         degree_label=result.degree_label, roll_id=rid,
         verify_url=f"{svc.settings.public_url}/v/{rid}", willpower=result.willpower,
         automatic=result.automatic, chance=chance, secret=bool(spec.secret), comment=spec.comment or "",
+        stunt_dice=stunt_dice, successes_required=result.successes_required if ruleset.target_number else 1,
     )
 
 
-def roll_params(spec: Any, *, pool: int, difficulty: int) -> dict[str, Any]:
+def roll_params(
+    spec: Any, *, pool: int, difficulty: int, stress: bool | None = None, successes_required: int | None = None,
+    stunt_dice: int | None = None, stunt_pending: int = 0, action: Mapping[str, Any] | None = None,
+    marks: Any = (),
+) -> dict[str, Any]:
     """The record's ``params``: the resolved roll (what ``narrador eval`` needs) plus the tag's parse.
 
-    ``pool`` is in dice after modifiers; ``difficulty`` is the target number, or the
-    successes required in exaltado, after the ruleset default was applied.
+    ``pool`` is the dice rolled (after modifiers, the multiple-action penalty and the human
+    cap, stunt dice included); ``difficulty`` is the target number, or the successes
+    required in exaltado, after the ruleset default was applied.  Optional keys, present
+    when they apply: ``successes_required`` (vampiro/gehena ``éxitos N``), ``stunt_dice``
+    (the stunt dice in ``pool``), ``stunt_pending`` (a player's stunt awaiting the
+    Storyteller), ``action`` (index, of, penalty, linked roll ids of the turn's earlier
+    actions), ``marks`` (``human_pool_capped``, ``stunt_pending``).  ``stress`` is the
+    effective stress (the tag's word, the scene's or the game's).
     """
-    return _json_safe({
+    params: dict[str, Any] = {
         "pool": pool,
         "difficulty": difficulty,
         "willpower": bool(spec.willpower),
         "specialty": bool(spec.specialty),
-        "stress": bool(spec.stress),
+        "stress": bool(spec.stress if stress is None else stress),
         "automatic": bool(spec.automatic),
         "spec": spec.to_dict(),
-    })
+    }
+    if successes_required is not None:
+        params["successes_required"] = successes_required
+    if stunt_dice is not None and (stunt_dice or spec.stunt):
+        params["stunt_dice"] = stunt_dice
+    if stunt_pending:
+        params["stunt_pending"] = stunt_pending
+    if action is not None:
+        params["action"] = {k: action[k] for k in ("index", "of", "penalty", "linked") if k in action}
+    if marks:
+        params["marks"] = list(marks)
+    return _json_safe(params)
 
 
 def _json_safe(value: Any) -> Any:

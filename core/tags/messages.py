@@ -11,7 +11,7 @@ from __future__ import annotations
 from core.errors import TagError
 from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, ruleset_family
 
-__all__ = ["LANGS", "cheat_sheet", "error_message"]
+__all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message"]
 
 LANGS = ("es", "en")
 
@@ -206,3 +206,100 @@ def cheat_sheet(lang: str = "es", ruleset_id: str = "vampiro") -> str:
         max_dice=MAX_DICE,
         max_chars=MAX_TAG_CHARS,
     )
+
+
+_DESCRIBE = {
+    "es": {
+        "pool": "{n} dados", "traits": "Rasgos {names}", "rating": "{name} ({rating})",
+        "modifier": "{sign}{n} dados", "difficulty": "dificultad {n}", "default_difficulty": "dificultad {n} (por defecto)",
+        "successes": "{n} éxitos necesarios", "willpower": "gasta 1 punto de Fuerza de Voluntad",
+        "specialty": "especialidad", "automatic": "éxito automático", "stunt": "acrobacia de {n} dados",
+        "actions": "acción {which} de {n} (−{penalty} dados)", "actions_next": "la siguiente de {n} acciones",
+        "stress": "estrés / combate", "secret": "secreta",
+        "extended": "acción extendida «{name}», {n} éxitos", "extended_unnamed": "acción extendida de {n} éxitos",
+        "interval": "una tirada cada {every}", "team": "trabajo en equipo «{name}»", "retry": "reintento de «{name}»",
+        "versus": "enfrentada «{name}»", "npc": "contra un PNJ de {n} dados a dificultad {d}",
+        "comment": "comentario «{text}»", "help": "la chuleta de etiquetas",
+    },
+    "en": {
+        "pool": "{n} dice", "traits": "traits {names}", "rating": "{name} ({rating})",
+        "modifier": "{sign}{n} dice", "difficulty": "difficulty {n}", "default_difficulty": "difficulty {n} (default)",
+        "successes": "{n} successes needed", "willpower": "spends 1 Willpower point",
+        "specialty": "specialty", "automatic": "automatic success", "stunt": "stunt of {n} dice",
+        "actions": "action {which} of {n} (−{penalty} dice)", "actions_next": "the next of {n} actions",
+        "stress": "stress / combat", "secret": "secret",
+        "extended": "extended action «{name}», {n} successes", "extended_unnamed": "extended action of {n} successes",
+        "interval": "one roll every {every}", "team": "teamwork «{name}»", "retry": "retry of «{name}»",
+        "versus": "contest «{name}»", "npc": "against an NPC of {n} dice at difficulty {d}",
+        "comment": "comment «{text}»", "help": "the tag cheat sheet",
+    },
+}
+
+
+def _every(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds // 60}m"
+
+
+def describe_spec(spec, lang: str = "es", ruleset_id: str = "vampiro") -> str:  # type: ignore[no-untyped-def]
+    """What a parsed tag means, in one line of ``lang`` (``narrador tags``, issue 16).
+
+    Lists the pool (number or traits, with written ratings), modifiers, difficulty (the
+    ruleset default when none is written; in exaltado the successes needed), Willpower,
+    specialty, automatic success, stunt, multiple actions with their penalty, stress,
+    secrecy, the extended action, teamwork, retry, contest and the comment, e.g.
+    ``5 dados · dificultad 7 · gasta 1 punto de Fuerza de Voluntad``.  Never raises.
+    """
+    t = _DESCRIBE[_lang(lang)]
+    if spec.help:
+        return t["help"]
+    exalted = ruleset_family(ruleset_id) == "exaltado"
+    parts: list[str] = []
+    if spec.pool is not None:
+        parts.append(t["pool"].format(n=spec.pool))
+    else:
+        ratings = list(spec.trait_ratings) + [None] * (len(spec.traits) - len(spec.trait_ratings))
+        names = " + ".join(t["rating"].format(name=n, rating=r) if r is not None else n
+                           for n, r in zip(spec.traits, ratings))
+        parts.append(t["traits"].format(names=names))
+    if spec.modifier:
+        parts.append(t["modifier"].format(sign="+" if spec.modifier > 0 else "−", n=abs(spec.modifier)))
+    if exalted:
+        parts.append(t["successes"].format(n=spec.successes_required or spec.difficulty or 1))
+    else:
+        if spec.difficulty is None:
+            parts.append(t["default_difficulty"].format(n=6))
+        else:
+            parts.append(t["difficulty"].format(n=spec.difficulty))
+        if spec.successes_required:
+            parts.append(t["successes"].format(n=spec.successes_required))
+    for flag in ("willpower", "specialty", "automatic", "stress", "secret"):
+        if getattr(spec, flag):
+            parts.append(t[flag])
+    if spec.stunt:
+        parts.append(t["stunt"].format(n=spec.stunt))
+    if spec.actions > 1 or spec.action:
+        if spec.action:
+            parts.append(t["actions"].format(which=spec.action, n=spec.actions if spec.actions > 1 else "N",
+                                             penalty=(spec.actions + spec.action - 1) if spec.actions > 1 else "?"))
+        else:
+            parts.append(t["actions_next"].format(n=spec.actions))
+    if spec.extended:
+        key = "extended" if spec.extended.name else "extended_unnamed"
+        parts.append(t[key].format(name=spec.extended.name, n=spec.extended.target))
+        if spec.extended.interval_seconds:
+            parts.append(t["interval"].format(every=_every(spec.extended.interval_seconds)))
+    if spec.teamwork:
+        parts.append(t["team"].format(name=spec.teamwork))
+    if spec.retry:
+        parts.append(t["retry"].format(name=spec.retry))
+    if spec.versus:
+        if spec.versus.name:
+            parts.append(t["versus"].format(name=spec.versus.name))
+        if spec.versus.npc_pool is not None:
+            parts.append(t["npc"].format(n=spec.versus.npc_pool, d=spec.versus.npc_difficulty or (1 if exalted else 6)))
+    if spec.comment:
+        parts.append(t["comment"].format(text=spec.comment))
+    return " · ".join(parts)

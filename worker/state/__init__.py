@@ -24,7 +24,8 @@ percent-encoded, so they never contain ``:``, ``{``, ``}`` or spaces.
 key (after ``nr:game:{<game>}:``)                  type    content
 =================================================  ======  ===================================================
 ``chars``                                          hash    ``<char>`` -> character display name
-``char:<char>``                                    hash    sheet: name, owner, human, traits (JSON), wp_temp
+``char:<char>``                                    hash    sheet: name, owner, human, traits (JSON), wp_temp, essence_motes/max
+``reward:<forum>:<post>:<tag>``                    string  a stunt reward already credited (PX ttl)
 ``owner:<who>``                                    set     ``<char>`` ids owned by forum user ``<who>``
 ``wpturn:<char>:<turn>``                           string  op id that spent Willpower in that turn (PX ttl)
 ``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)
@@ -36,7 +37,7 @@ key (after ``nr:game:{<game>}:``)                  type    content
 ``turnacts:<char>``                                string  core ``ActionTurn``: declared multiple actions (JSON, EX ttl)
 ``op:<forum>:<post>:<tag>``                        string  result of one tag's state change (JSON, EX ttl)
 ``scenes``                                         hash    ``<forum>:<thread>`` -> ``open`` | ``closed``
-``scene:<forum>:<thread>``                         hash    title, status, opened_at, closed_at, by, turn
+``scene:<forum>:<thread>``                         hash    title, status, opened_at, closed_at, by, turn, stress
 ``scene:<forum>:<thread>:who``                     zset    ``<who>``, score = last post (UTC epoch seconds)
 ``names``                                          hash    ``<who>`` -> forum user name as last written
 ``absence:<who>``                                  hash    downtime notice: until, ends_at, reason, post...
@@ -152,6 +153,9 @@ class GameStateSettings:
         reveal_secret_on_scene_close: when a scene closes, reveal every secret roll made
             in its thread (default off: secret rolls stay hidden until a master reveals
             them one by one).  Source: issue 19.
+        stress: the whole game is played under stress / combat (default false): automatic
+            successes and retries follow gehena's and exaltado's stress rules for every
+            roll; a master may mark single scenes instead (``narrador scenes open --stress``).
 
     Source: issue 7, "Absences and automatic inactivity handling" and "Actions that span
     posts" (contest expiry).
@@ -169,6 +173,7 @@ class GameStateSettings:
     seeds_ahead_days: int = 2
     max_sweep: int = 1000
     reveal_secret_on_scene_close: bool = False
+    stress: bool = False
 
     def __post_init__(self) -> None:
         if self.second_deadline_seconds < self.first_deadline_seconds:
@@ -205,7 +210,7 @@ class GameStateSettings:
                 values[key] = _names(value, key)
             elif key == "absences_thread":
                 values[key] = str(value or "").strip()
-            elif key in ("welcome_back", "reveal_secret_on_scene_close"):
+            elif key in ("welcome_back", "reveal_secret_on_scene_close", "stress"):
                 values[key] = _flag(value, key)
             else:
                 values[key] = _positive_int(value, key, 1 if key == "max_sweep" else 0)

@@ -37,11 +37,13 @@ __all__ = ["Absence", "absence_of_member", "active_absence", "end_absence", "get
 
 @dataclass(frozen=True)
 class Absence:
-    """A stored notice: ``name`` (user name), ``until`` (game-local date, inclusive),
-    ``ends_at`` (aware UTC), ``reason``, where it was posted and when (``posted_at``, UTC)."""
+    """A stored notice: ``name`` (user name), ``until`` (game-local date, inclusive, or
+    ``None`` for an open-ended notice that lasts until the player posts in a scene),
+    ``ends_at`` (aware UTC; :data:`core.absence.OPEN_END` when open-ended), ``reason``, where
+    it was posted and when (``posted_at``, UTC)."""
 
     name: str
-    until: date
+    until: date | None
     ends_at: datetime
     reason: str
     forum: str
@@ -55,13 +57,14 @@ class Absence:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form for pages and the CLI."""
-        return {"name": self.name, "until": self.until.isoformat(), "ends_at": self.ends_at.isoformat(),
+        return {"name": self.name, "until": self.until.isoformat() if self.until else None,
+                "ends_at": self.ends_at.isoformat(),
                 "reason": self.reason, "forum": self.forum, "thread": self.thread,
                 "post_id": self.post_id, "posted_at": self.posted_at.isoformat()}
 
 
 def _from_hash(h: dict[str, str]) -> Absence:
-    return Absence(name=h["name"], until=date.fromisoformat(h["until"]),
+    return Absence(name=h["name"], until=date.fromisoformat(h["until"]) if h.get("until") else None,
                    ends_at=datetime.fromtimestamp(int(h["ends_at"]), UTC), reason=h.get("reason", ""),
                    forum=h.get("forum", ""), thread=h.get("thread", ""), post_id=h.get("post_id", ""),
                    posted_at=datetime.fromtimestamp(int(h["posted_at"]), UTC))
@@ -82,7 +85,8 @@ def record_absence(
     """
     ends = notice_end(notice, tz)
     if ends <= now:
-        raise StateError("absence date in the past", code="absence_past", until=notice.until.isoformat())
+        raise StateError("absence date in the past", code="absence_past",
+                         until=notice.until.isoformat() if notice.until else "")
     key = game_key(game, "absence", who(author))
     index = game_key(game, "absences")
 
@@ -90,7 +94,8 @@ def record_absence(
         old = pipe.hgetall(key)
         if old and old.get("post_id") == str(post_id) and old.get("forum") == forum:
             return _from_hash(old), False
-        fields = {"name": author, "until": notice.until.isoformat(), "ends_at": str(int(ends.timestamp())),
+        fields = {"name": author, "until": notice.until.isoformat() if notice.until else "",
+                  "ends_at": str(int(ends.timestamp())),
                   "reason": notice.reason, "forum": forum, "thread": str(thread), "post_id": str(post_id),
                   "posted_at": str(int(now.timestamp()))}
         pipe.multi()

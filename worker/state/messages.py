@@ -49,6 +49,7 @@ _ERRORS = {
         "unknown_scene": "ese hilo no es una escena",
         "bad_settings": "configuración no válida: {setting}",
         "bad_sheet": "el fichero de hojas no es válido: {problems}",
+        "rating_mismatch": "{character} tiene {trait} {rating}, no {written}",
     },
     "en": {
         "no_sheet": "you have no character sheet in this game: roll a number of dice ({traits})",
@@ -67,6 +68,7 @@ _ERRORS = {
         "unknown_scene": "that thread is not a scene",
         "bad_settings": "bad setting: {setting}",
         "bad_sheet": "the sheets file is not valid: {problems}",
+        "rating_mismatch": "{character} has {trait} {rating}, not {written}",
     },
 }
 
@@ -99,6 +101,16 @@ _EVENTS = {
         "raised": "la próxima vez: dificultad {next_difficulty}",
         "reset": "dificultad de vuelta a {next_difficulty}",
         "not_applied": "sin penalización por reintento ({reason})",
+        "raised_impossible": "la próxima vez: dificultad {next_difficulty}, sin posibilidades de éxito",
+        "restarted": "nuevo intento de «{name}» desde cero: hacen falta {target} éxitos",
+        "failed:failure": "sin ningún éxito: la acción extendida termina ({total} acumulados)",
+        "failed:botch": "fracaso: la acción extendida termina y se pierde lo acumulado",
+        "action": "acción {index} de {of}: −{penalty} dados",
+        "rejected:cannot_act": "acción {index} de {of}: −{penalty} dados dejan la reserva a cero; esa acción no puede llevarse a cabo",
+        "rejected:not_declared": "«acción {asked}» sin declarar antes las acciones del turno (acciones N)",
+        "rejected:beyond_declared": "la acción {asked} no existe: declaraste {declared}",
+        "rejected:out_of_order": "las acciones se juegan en orden: ahora toca la {expected} de {declared}",
+        "rejected:declared_mismatch": "este turno tiene {declared} acciones declaradas, no {asked}",
     },
     "en": {
         "started": "extended action «{name}»: {target} successes needed",
@@ -128,6 +140,16 @@ _EVENTS = {
         "raised": "next time: difficulty {next_difficulty}",
         "reset": "difficulty back to {next_difficulty}",
         "not_applied": "no retry penalty ({reason})",
+        "raised_impossible": "next time: difficulty {next_difficulty}, no chance of success",
+        "restarted": "new attempt at «{name}» from zero: {target} successes needed",
+        "failed:failure": "no success: the extended action ends ({total} so far)",
+        "failed:botch": "botch: the extended action ends and its successes are lost",
+        "action": "action {index} of {of}: −{penalty} dice",
+        "rejected:cannot_act": "action {index} of {of}: −{penalty} dice leave no pool; that action cannot be taken",
+        "rejected:not_declared": "«action {asked}» without declaring the turn's actions first (actions N)",
+        "rejected:beyond_declared": "there is no action {asked}: you declared {declared}",
+        "rejected:out_of_order": "actions are played in order: action {expected} of {declared} comes now",
+        "rejected:declared_mismatch": "this turn has {declared} actions declared, not {asked}",
     },
 }
 
@@ -143,6 +165,10 @@ _TEXTS = {
             "El enfrentamiento «{name}» abierto por {opener} ha caducado: nadie respondió a tiempo."
         ),
         "absence_ack": "Anotada la ausencia de {name} hasta el {until} (incluido). ¡Hasta pronto!",
+        "absence_open_ack": (
+            "Anotada la ausencia de {name}, sin fecha: termina cuando vuelvas a escribir en una escena. "
+            "¡Hasta pronto!"
+        ),
     },
     "en": {
         "inactivity_notice": (
@@ -153,6 +179,9 @@ _TEXTS = {
         "welcome_back": "Welcome back, {name}! Your character returns to the scene.",
         "contest_expired": "The contest «{name}» opened by {opener} expired: nobody answered in time.",
         "absence_ack": "Absence of {name} noted until {until} (inclusive). See you soon!",
+        "absence_open_ack": (
+            "Absence of {name} noted, with no date: it ends when you post in a scene again. See you soon!"
+        ),
     },
 }
 
@@ -188,6 +217,10 @@ def event_text(event: Any, lang: str = "es") -> str:
         kind = f"rejected:{data.get('reason', '')}"
     if kind == "resolved" and data.get("winner") is None:
         kind = "resolved_tie"
+    if kind == "raised" and data.get("impossible"):
+        kind = "raised_impossible"
+    if kind == "failed" and f"failed:{data.get('reason')}" in _EVENTS[_lang(lang)]:
+        kind = f"failed:{data.get('reason')}"
     for key, value in list(data.items()):
         if isinstance(value, Mapping):
             data[key] = ", ".join(f"{k} {v}" for k, v in value.items())
@@ -197,7 +230,8 @@ def event_text(event: Any, lang: str = "es") -> str:
 
 def text(key: str, lang: str = "es", **params: Any) -> str:
     """A notice Narrador posts on its own: ``inactivity_notice`` (name, hours),
-    ``welcome_back`` (name), ``contest_expired`` (name, opener), ``absence_ack`` (name, until).
+    ``welcome_back`` (name), ``contest_expired`` (name, opener), ``absence_ack`` (name, until),
+    ``absence_open_ack`` (name).
 
     Raises:
         KeyError: unknown ``key``.

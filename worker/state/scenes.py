@@ -32,6 +32,8 @@ __all__ = [
     "participants",
     "record_activity",
     "scene_id",
+    "scene_key",
+    "set_stress",
     "set_turn_mode",
     "sync_configured_scenes",
     "turn_key",
@@ -44,7 +46,10 @@ MAX_SCENES = 1000
 class Scene:
     """A scene: ``forum``, ``thread``, ``status`` (``open``/``closed``), ``title``, ``by``
     (who opened or closed it, or ``config``), ``turn_mode`` (``post``: one post is one turn;
-    ``master``: a master advances turns) and ``turn`` (the turn counter)."""
+    ``master``: a master advances turns), ``turn`` (the turn counter) and ``stress`` (a master
+    marked the scene as stress / combat: every roll in it is under stress, whatever the tag
+    says -- gehena-reglas.txt «Éxitos Automáticos» and «Nuevos Intentos», exaltado-reglas.txt
+    «Éxitos automáticos» and «Segundas oportunidades»)."""
 
     forum: str
     thread: str
@@ -53,6 +58,7 @@ class Scene:
     by: str = ""
     turn_mode: str = "post"
     turn: int = 0
+    stress: bool = False
 
     @property
     def id(self) -> str:
@@ -73,17 +79,25 @@ def _scene_key(game: str, forum: str, thread: str, *extra: str) -> str:
     return game_key(game, "scene", *_parts(forum, thread), *extra)
 
 
+def scene_key(game: str, forum: str, thread: str) -> str:
+    """The Redis key of a scene's hash (its ``stress`` field is read with the post)."""
+    return _scene_key(game, forum, thread)
+
+
 def _member(forum: str, thread: str) -> str:
     f, t = _parts(forum, thread)
     return f"{f}:{t}"
 
 
 def open_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: datetime, title: str = "",
-               by: str = "") -> Scene:
+               by: str = "", stress: bool | None = None) -> Scene:
     """Mark a thread as an open scene (a master's action, or configuration); reopening a
-    closed scene keeps its participants."""
+    closed scene keeps its participants.  ``stress`` marks it as stress / combat (``None``
+    keeps what it was)."""
     key = _scene_key(game, forum, thread)
     with r.pipeline() as pipe:
+        if stress is not None:
+            pipe.hset(key, "stress", "1" if stress else "0")
         pipe.hset(key, mapping={"forum": forum, "thread": str(thread), "status": "open", "by": by,
                                 "opened_at": now.astimezone(UTC).isoformat()})
         if title:
@@ -122,7 +136,8 @@ def get_scene(r: redis.Redis, game: str, forum: str, thread: str) -> Scene | Non
         return None
     return Scene(forum=h.get("forum", forum), thread=h.get("thread", str(thread)),
                  status=h.get("status", "open"), title=h.get("title", ""), by=h.get("by", ""),
-                 turn_mode=h.get("turn_mode", "post"), turn=int(h.get("turn") or 0))
+                 turn_mode=h.get("turn_mode", "post"), turn=int(h.get("turn") or 0),
+                 stress=h.get("stress") == "1")
 
 
 def is_scene(r: redis.Redis, game: str, forum: str, thread: str) -> bool:
@@ -186,6 +201,21 @@ def participants(r: redis.Redis, game: str, forum: str, thread: str, *, limit: i
 def display_name(r: redis.Redis, game: str, member: str) -> str:
     """The user name of a participant key as last written (falls back to the key)."""
     return r.hget(game_key(game, "names"), member) or member
+
+
+def set_stress(r: redis.Redis, game: str, forum: str, thread: str, stress: bool) -> Scene:
+    """A master marks a scene as stress / combat (or calm again).
+
+    Raises:
+        StateError(code="unknown_scene").
+    """
+    key = _scene_key(game, forum, thread)
+    if not r.exists(key):
+        raise StateError("not a scene", code="unknown_scene", forum=forum, thread=thread)
+    r.hset(key, "stress", "1" if stress else "0")
+    scene = get_scene(r, game, forum, thread)
+    assert scene is not None
+    return scene
 
 
 def set_turn_mode(r: redis.Redis, game: str, forum: str, thread: str, mode: str) -> None:

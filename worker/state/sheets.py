@@ -53,11 +53,15 @@ __all__ = [
     "list_characters",
     "load_sheets_file",
     "parse_sheets",
+    "credit_stunt",
     "resolve_pool",
     "spend_willpower",
 ]
 
 MAX_RATING = 10
+#: Largest Essence mote pool a sheet may give (exaltado-reglas.txt «Acrobacias» pays stunts
+#: in motes; personal plus peripheral pools stay far below this).
+MAX_MOTES = 200
 MAX_CHARACTERS = 500
 MAX_TRAITS = 200
 _CATEGORIES = ("attributes", "abilities", "virtues", "other")
@@ -93,6 +97,8 @@ class CharacterSheet:
         human: a normal human (pools above 10 are flagged).
         traits: by canonical key.
         willpower_temporary: current Willpower points (0 .. permanent).
+        essence_motes / essence_max: Exaltado Essence motes now and at most, or ``None``
+            when the sheet does not track Essence (stunt rewards are then only shown).
     """
 
     id: str
@@ -101,6 +107,8 @@ class CharacterSheet:
     human: bool
     traits: Mapping[str, TraitRating]
     willpower_temporary: int
+    essence_motes: int | None = None
+    essence_max: int | None = None
 
     @property
     def willpower_permanent(self) -> int:
@@ -118,6 +126,7 @@ class CharacterSheet:
             "id": self.id, "name": self.name, "owner": self.owner, "human": self.human,
             "traits": {k: t.to_dict() for k, t in sorted(self.traits.items())},
             "willpower": {"permanent": self.willpower_permanent, "temporary": self.willpower_temporary},
+            "essence": None if self.essence_max is None else {"motes": self.essence_motes, "max": self.essence_max},
         }
 
 
@@ -171,7 +180,7 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
     if not isinstance(raw, Mapping):
         problems.append((where, "a character must be a mapping"))
         return None
-    known = {"name", "owner", "human", "willpower", "humanity", "notes", *_CATEGORIES}
+    known = {"name", "owner", "human", "willpower", "humanity", "essence", "notes", *_CATEGORIES}
     for key in raw:
         if key not in known:
             problems.append((f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})"))
@@ -228,6 +237,21 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
                 problems.append((f"{where}.willpower.temporary", f"must be an integer 0-{MAX_RATING}"))
     elif wp is not None:
         add("Fuerza de Voluntad", wp, f"{where}.willpower", "willpower")
+    essence: tuple[int, int] | None = None
+    ess = raw.get("essence")
+    if ess is not None:
+        if not isinstance(ess, Mapping) or set(ess) - {"rating", "motes", "max"} or "max" not in ess:
+            problems.append((f"{where}.essence", "use rating (optional), motes and max (Exaltado mote pool)"))
+        else:
+            if ess.get("rating") is not None:
+                add("Esencia", ess["rating"], f"{where}.essence.rating", "other")
+            top = ess.get("max")
+            motes = ess.get("motes", top)
+            if (isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_MOTES
+                    or isinstance(motes, bool) or not isinstance(motes, int) or not 0 <= motes <= top):
+                problems.append((f"{where}.essence", f"max must be 0-{MAX_MOTES} and motes 0..max"))
+            else:
+                essence = (motes, top)
     if len(traits) > MAX_TRAITS:
         problems.append((where, f"more than {MAX_TRAITS} traits"))
     permanent = traits["willpower"].rating if "willpower" in traits else 0
@@ -236,7 +260,7 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
     if name is None or owner is None:
         return None
     return {"name": name, "owner": owner, "human": bool(human) if isinstance(human, bool) else False,
-            "traits": traits, "temporary": temporary}
+            "traits": traits, "temporary": temporary, "essence": essence}
 
 
 def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
@@ -312,9 +336,12 @@ def _sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
                        category=v["category"])
         for k, v in json.loads(h.get("traits") or "{}").items()
     }
+    has_essence = h.get("essence_max") not in (None, "")
     return CharacterSheet(id=cid, name=h.get("name", cid), owner=h.get("owner", ""),
                           human=h.get("human") == "1", traits=traits,
-                          willpower_temporary=int(h.get("wp_temp") or 0))
+                          willpower_temporary=int(h.get("wp_temp") or 0),
+                          essence_motes=int(h.get("essence_motes") or 0) if has_essence else None,
+                          essence_max=int(h["essence_max"]) if has_essence else None)
 
 
 def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
@@ -354,11 +381,14 @@ def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None 
             if old and old.get("owner") and who(old["owner"]) != who(c["owner"]):
                 pipe.srem(game_key(game, "owner", who(old["owner"])), cid)
             pipe.delete(key)
-            pipe.hset(key, mapping={
+            fields = {
                 "name": c["name"], "owner": c["owner"], "human": "1" if c["human"] else "0",
                 "traits": json.dumps({k: t.to_dict() for k, t in c["traits"].items()}, ensure_ascii=False),
                 "wp_temp": str(temp), "updated_at": now.isoformat() if now else "",
-            })
+            }
+            if c.get("essence") is not None:
+                fields["essence_motes"], fields["essence_max"] = (str(v) for v in c["essence"])
+            pipe.hset(key, mapping=fields)
             pipe.hset(chars_key, cid, c["name"])
             pipe.sadd(game_key(game, "owner", who(c["owner"])), cid)
             (updated if old else created).append(c["name"])
@@ -432,7 +462,10 @@ def delete_character(r: redis.Redis, game: str, name: str) -> bool:
 def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
     """The dice pool of a parsed tag (``core.tags.RollSpec``) for the roller's character.
 
-    A numeric pool needs no sheet: ``pool + modifier``.  Trait names (one or two, Spanish or
+    A numeric pool needs no sheet: ``pool + modifier``.  Trait names with written ratings
+    (``Destreza(3)+Atletismo(2)``, issue 16) need none either when the author has no sheet:
+    the written ratings are the pool; with a sheet each written rating must be the sheet's
+    (``rating_mismatch`` otherwise).  Trait names (one or two, Spanish or
     English, accents/case ignored) are looked up in ``sheet`` and checked with
     ``core.rules.check_pool`` (vampiro-reglas.txt «Puntuaciones»).  The modifier is added after
     the check; the pool never goes below 0.
@@ -443,25 +476,35 @@ def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
 
     Raises:
         StateError: ``no_sheet`` (traits but no character), ``unknown_trait``,
-        ``too_many_traits``, ``ten_point_trait_combined``.
+        ``rating_mismatch``, ``too_many_traits``, ``ten_point_trait_combined``.
     """
     modifier = int(getattr(spec, "modifier", 0) or 0)
     if getattr(spec, "pool", None) is not None:
         return ResolvedPool(max(0, int(spec.pool) + modifier), (), ())
     names = tuple(getattr(spec, "traits", ()) or ())
-    if sheet is None:
-        raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
+    written = tuple(getattr(spec, "trait_ratings", ()) or ())
     used: list[TraitRating] = []
-    for name in names:
+    if sheet is None:
+        if not written or None in written:  # "Destreza(3)+Atletismo(2)" needs no sheet
+            raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
+        for name, rating in zip(names, written):
+            info = lookup(name)
+            used.append(TraitRating(key=info.key if info else normalize_trait(name), name=name, rating=rating,
+                                    max_rating=info.max_rating if info else 5, category="written"))
+    for i, name in enumerate(names if sheet is not None else ()):
         t = sheet.trait(name)
         if t is None:
             raise StateError(f"{sheet.name} has no trait {name!r}", code="unknown_trait",
                              trait=name, character=sheet.name)
+        if i < len(written) and written[i] is not None and written[i] != t.rating:
+            raise StateError(f"{sheet.name}'s {t.name} is {t.rating}, not {written[i]}", code="rating_mismatch",
+                             trait=t.name, character=sheet.name, rating=t.rating, written=written[i])
         used.append(t)
-    verdict = check_pool([Trait(t.name, t.rating, t.max_rating) for t in used], human=sheet.human)
+    verdict = check_pool([Trait(t.name, t.rating, t.max_rating) for t in used],
+                         human=sheet.human if sheet is not None else False)
     if verdict.problems:
         code = verdict.problems[0]
-        raise StateError(f"pool not allowed: {code}", code=code, character=sheet.name)
+        raise StateError(f"pool not allowed: {code}", code=code, character=sheet.name if sheet else "")
     return ResolvedPool(max(0, verdict.pool + modifier), tuple(used), tuple(verdict.flags))
 
 
@@ -585,3 +628,43 @@ def adjust(
         return new
 
     return transact(r, [key], fn)
+
+
+_CREDIT = """
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {'duplicate', tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')}
+end
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw or raw == '' then return {'untracked', 0} end
+local new = math.min(tonumber(ARGV[2]), tonumber(raw) + tonumber(ARGV[3]))
+redis.call('HSET', KEYS[1], ARGV[1], tostring(new))
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+return {'credited', new}
+"""
+
+
+def credit_stunt(
+    r: redis.Redis, game: str, sheet: CharacterSheet, kind: str, amount: int, *, op_id: str,
+    ttl_seconds: int = 30 * 24 * 3600,
+) -> tuple[str, int]:
+    """Credit a successful stunt's reward to ``sheet`` (exaltado-reglas.txt «Acrobacias»:
+    "recuperará un poco de Esencia por cada dado ... o recuperar un punto temporal de
+    Voluntad"), atomically and once per ``op_id`` (one Lua script).
+
+    Args:
+        kind: ``"essence"`` (``amount`` motes, up to the sheet's maximum) or ``"willpower"``
+            (``amount`` temporary points, up to the permanent rating).
+        op_id: the rewarded tag, ``"<forum>:<post>:<tag index>"``.
+
+    Returns:
+        ``(status, value)``: ``credited`` or ``duplicate`` with the new motes / points, or
+        ``untracked`` (the sheet has no such pool).
+    """
+    if kind not in ("essence", "willpower"):
+        raise StateError(f"unknown reward {kind!r}", code="bad_name", name=kind)
+    field = "essence_motes" if kind == "essence" else "wp_temp"
+    cap = (sheet.essence_max or 0) if kind == "essence" else sheet.willpower_permanent
+    marker = game_key(game, "reward", part(op_id, fold=False))
+    status, value = r.eval(_CREDIT, 2, _char_key(game, sheet.id), marker, field, cap, int(amount),
+                           max(1, int(ttl_seconds)) * 1000)
+    return str(status), int(value)
