@@ -118,7 +118,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     from flask_limiter.util import get_remote_address
     from flask_wtf.csrf import CSRFProtect
 
-    from web import audit, auth, health, i18n, metrics, public, sheets, verify
+    from web import audit, auth, health, i18n, metrics, public, scenes, sheets, verify
 
     Babel(app, locale_selector=i18n.select_locale)
     csrf = CSRFProtect(app)
@@ -130,6 +130,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(verify.bp)
     app.register_blueprint(audit.bp)
     app.register_blueprint(sheets.bp)
+    app.register_blueprint(scenes.bp)
     app.register_blueprint(metrics.bp)
     auth.install(app, limiter)
     from web import hooks  # webhook intake: signed by the sender, so no CSRF token

@@ -716,7 +716,7 @@ class _TagRoller:
         ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
         outcome = state_actions.record_attempt(
             self.r, self.game.id, self.ruleset.id, self.character_name or post.author, spec.retry,
-            base_difficulty, result.outcome, ref, stress=spec.stress, options=self.options)
+            base_difficulty, result.outcome, ref, stress=result.stress, options=self.options)
         return outcome.texts(self.lang)
 
     def _npc_contest(self, tag: Any, spec: Any, result: rules.RollResult) -> list[str]:

@@ -1,0 +1,71 @@
+"""Scenes on the masters' pages: which threads are scenes, and which are played under stress.
+
+Source: issue 16, item 12 ("Let a master mark a scene (or the whole game) as stress / combat
+... on the web"): automatic successes and Exaltado retries then follow the scene, not the
+player's word (gehena-reglas.txt «Éxitos Automáticos», «Nuevos Intentos»; exaltado-reglas.txt
+«Éxitos automáticos», «Segundas oportunidades»).  Scenes live in Redis
+(:mod:`worker.state.scenes`).
+
+Routes (a logged-in master of the game; CSRF on every form):
+
+- ``GET /audit/<game>/scenes``: the open scenes with their stress mark;
+- ``POST /audit/<game>/scenes/stress``: mark one (``forum``, ``thread``, ``stress`` on/off).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_babel import gettext as _
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, SelectField
+from wtforms.validators import InputRequired, Length
+
+from web import deps, i18n
+from web.auth import master_required
+from worker.state import StateError, state_settings_for
+from worker.state import messages as state_messages
+from worker.state import scenes as scene_store
+
+bp = Blueprint("scenes", __name__)
+
+
+class StressForm(FlaskForm):
+    """Mark the scene ``forum``:``thread`` as stress (``on``) or calm (``off``)."""
+
+    forum = HiddenField(validators=[InputRequired(), Length(max=200)])
+    thread = HiddenField(validators=[InputRequired(), Length(max=200)])
+    stress = SelectField(choices=["on", "off"])
+
+
+def _game(game: str):  # type: ignore[no-untyped-def]
+    settings = deps.settings().games[game]
+    i18n.use_game_language(settings.language)
+    return settings
+
+
+@bp.get("/audit/<game>/scenes")
+@master_required
+def index(game: str):  # type: ignore[no-untyped-def]
+    """The game's open scenes and whether each is played under stress."""
+    gs = _game(game)
+    return render_template("scenes.html", game=gs, scenes=scene_store.open_scenes(deps.store().r, game),
+                           game_stress=state_settings_for(gs).stress, form=StressForm())
+
+
+@bp.post("/audit/<game>/scenes/stress")
+@master_required
+def stress(game: str):  # type: ignore[no-untyped-def]
+    """Mark a scene as stress / combat or calm."""
+    gs = _game(game)
+    form = StressForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        scene = scene_store.set_stress(deps.store().r, gs.id, form.forum.data, form.thread.data,
+                                       form.stress.data == "on")
+    except StateError as exc:
+        flash(state_messages.error_message(exc, gs.language), "bad")
+    else:
+        flash(_("Escena %(id)s: %(state)s.", id=scene.id,
+                state=_("estrés / combate") if scene.stress else _("sin estrés")), "ok")
+    return redirect(url_for("scenes.index", game=gs.id))
