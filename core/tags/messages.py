@@ -164,28 +164,30 @@ def _expected(description: str, lang: str) -> str:
 
 
 _SHEET_ES = """Tiradas: [tirada]...[/tirada] (o [roll]...[/roll]), varias por mensaje (máx. 20).
-Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + (Destreza+Atletismo), con +2, -1, -2 dados.
+Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + o «y» (Destreza+Atletismo, Destreza y Atletismo; con puntuación: Destreza(3)+Atletismo(2)), con +2, -1, -2 dados.
 {difficulty}
-Palabras: fv (gastar Voluntad), esp (especialidad), auto (éxito automático), acrobacia N, acciones N, estres / combate, secreta.
+Palabras: fv o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N (Exaltado), acciones 3 y accion 2 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, F.V., (dif 7) y un punto final.
 Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Reintentar tras fallar: reintento "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
-Comentario: tras # o : (se repite en la respuesta).
-Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
+Comentario: tras #, :, // o ! (se repite en la respuesta).
+Ausencia: [ausencia hasta=2026-12-24]motivo[/ausencia], o sin fecha [ausencia]motivo[/ausencia] (hasta que vuelvas a escribir).
+Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]8 acciones 3[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
 Límites: {max_dice} dados, {max_chars} caracteres por etiqueta."""
 
 _SHEET_EN = """Rolls: [roll]...[/roll] (or [tirada]...[/tirada]), several per post (max 20).
-Dice: a number (7, 7d10) or one or two traits joined by + (Dexterity+Athletics), with +2, -1, -2 dice.
+Dice: a number (7, 7d10) or one or two traits joined by + or «and» (Dexterity+Athletics, Dexterity and Athletics; with ratings: Dexterity(3)+Athletics(2)), with +2, -1, -2 dice.
 {difficulty}
-Words: wp (spend Willpower), spec (specialty), auto (automatic success), stunt N, actions N, stress / combat, secret.
+Words: wp or +1 WP (spend a Willpower point), spec (specialty), auto (automatic success, simple actions only), stunt N (Exalted), actions 3 and action 2 (several actions in the turn), stress / combat, secret. diff. 7, (diff 7) and a final full stop are accepted.
 Extended: ext 10 "wall" (every 4h to wait between rolls). Teamwork: team "name". Retry after failing: retry "name". Contest: vs "name", or vs 4 diff 6 to roll an NPC at once.
-Comment: after # or : (echoed in the reply).
-Examples: [roll]Dexterity+Athletics diff 7 wp[/roll] · [roll]5 diff 6 # jump[/roll] · [roll]Intelligence+Science ext 10 "wall" every 4h[/roll]
+Comment: after #, :, // or ! (echoed in the reply).
+Absence: [absence until=2026-12-24]reason[/absence], or with no date [absence]reason[/absence] (until you post again).
+Examples: [roll]Dexterity+Athletics diff 7 wp[/roll] · [roll]5 diff 6 # jump[/roll] · [roll]8 actions 3[/roll] · [roll]Intelligence+Science ext 10 "wall" every 4h[/roll]
 Limits: {max_dice} dice, {max_chars} characters per tag."""
 
 _DIFFICULTY = {
-    ("es", "storyteller"): "Dificultad: dif 7 (por defecto 6). Éxitos necesarios: exitos 3.",
-    ("en", "storyteller"): "Difficulty: diff 7 (default 6). Successes required: successes 3.",
-    ("es", "exaltado"): "Éxitos necesarios: df 3 (o exitos 3, dif 3); por defecto 1.",
-    ("en", "exaltado"): "Successes required: df 3 (or successes 3, diff 3); default 1.",
+    ("es", "storyteller"): "Dificultad: dif 7 (por defecto 6). Éxitos necesarios: éxitos 3 (por defecto 1).",
+    ("en", "storyteller"): "Difficulty: diff 7 (default 6). Successes required: successes 3 (default 1).",
+    ("es", "exaltado"): "Éxitos necesarios: df 3 (o éxitos 3, dif 3); por defecto 1, sin máximo.",
+    ("en", "exaltado"): "Successes required: df 3 (or successes 3, diff 3); default 1, no maximum.",
 }
 
 

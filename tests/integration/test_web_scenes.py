@@ -1,0 +1,28 @@
+"""Scenes on the masters' pages: a master marks a scene as stress / combat (issue 16, item 12)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.integration.test_web import ana, world  # noqa: F401 - fixtures
+from tests.integration.test_web_helpers import csrf_token
+from worker.state.scenes import get_scene, open_scene
+
+pytestmark = pytest.mark.integration
+
+
+def test_item12_master_marks_a_scene_as_stress_on_the_web(world, ana, redis_client):  # noqa: F811
+    """gehena-reglas.txt «Éxitos Automáticos» / exaltado-reglas.txt «Éxitos automáticos»: the
+    scene, not the player's word, says whether a roll is under stress: the toggle stores it."""
+    game = world["ids"]["game"]
+    open_scene(redis_client, game, "foro", "77", now=datetime.now(UTC), title="Persecución", by="test")
+    html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "foro:77" in html and "Persecución" in html and "sin estrés" in html
+    resp = ana.post(f"/audit/{game}/scenes/stress", data={
+        "csrf_token": csrf_token(html), "forum": "foro", "thread": "77", "stress": "on"}, follow_redirects=True)
+    assert "Escena foro:77: estrés / combate." in resp.get_data(as_text=True)
+    assert get_scene(redis_client, game, "foro", "77").stress is True
+    assert ana.post(f"/audit/{game}/scenes/stress", data={"forum": "foro", "thread": "77", "stress": "off"}).status_code == 400
+    assert get_scene(redis_client, game, "foro", "77").stress is True
