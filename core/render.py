@@ -3,8 +3,9 @@
 Rendering is separate from evaluation (``core.rules``) and from the tag parse
 (``core.tags``): the service builds one :class:`RollView` per rolled tag and one
 :class:`TagProblem` per malformed tag, and :func:`render_reply` turns them into
-the forum's markup (``markdown`` or ``bbcode``) in the game's language (``es``
-default, ``en``).  Source: issue 4, «Replies».
+the forum's markup (``markdown``, ``bbcode`` or ``html``: one :class:`Markup` subclass
+each, as d20's stringifiers) in the game's language (``es`` default, ``en``).  Source:
+issue 4, «Replies»; ``html`` for profile forums that render HTML (issue 13).
 
 Dice marks: a die that counted as a success is bold, a 1 is struck through, a
 success cancelled by a 1 is bold and struck through; the others are plain.
@@ -12,13 +13,14 @@ success cancelled by a 1 is bold and struck through; the others are plain.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 
 from core.errors import RulesError
 
 LANGS = ("es", "en")
-FLAVOURS = ("markdown", "bbcode")
+FLAVOURS = ("markdown", "bbcode", "html")
 
 _TEXT = {
     "es": {
@@ -151,7 +153,7 @@ class ReplyContext:
         author: forum user name of the post's author.
         character: character name, or ``""``.
         lang: ``es`` or ``en``.
-        flavour: ``markdown`` or ``bbcode``.
+        flavour: ``markdown``, ``bbcode`` or ``html`` (what the forum renders).
         marker: the reference the bot embeds to recognise its own reply (``(ref p12)``).
         extra_lines: plain-text lines added after the rolls (e.g. the cheat sheet).
     """
@@ -240,15 +242,139 @@ def _texts(lang: str) -> dict[str, str]:
         raise RulesError(f"unknown language {lang!r}", code="unknown_language", lang=lang) from None
 
 
-def _bold(s: str, flavour: str) -> str:
-    return f"[b]{s}[/b]" if flavour == "bbcode" else f"**{s}**"
+class Markup:
+    """How one forum markup writes the few things a reply uses. One subclass per markup;
+    :func:`markup_for` picks it. Every method takes text that is already inert
+    (:meth:`plain`) except :meth:`plain` and :meth:`code` themselves."""
 
+    name = ""
 
-def _strike(s: str, flavour: str) -> str:
-    return f"[s]{s}[/s]" if flavour == "bbcode" else f"~~{s}~~"
+    def bold(self, s: str) -> str:
+        raise NotImplementedError
+
+    def strike(self, s: str) -> str:
+        raise NotImplementedError
+
+    def italic(self, s: str) -> str:
+        raise NotImplementedError
+
+    def link(self, text: str, url: str) -> str:
+        raise NotImplementedError
+
+    def plain(self, s: str) -> str:
+        """Player-written text made inert, shown as written."""
+        raise NotImplementedError
+
+    def code(self, s: str) -> str:
+        """A tag as written, shown literally."""
+        raise NotImplementedError
+
+    def lines(self, lines: list[str]) -> str:
+        """The reply's lines joined so that the forum keeps them apart."""
+        return "\n".join(lines)
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()<>!~|#])")
+
+
+class Markdown(Markup):
+    """CommonMark, as FlaskBB, Discourse and Markdown forums render it."""
+
+    name = "markdown"
+
+    def bold(self, s: str) -> str:
+        return f"**{s}**"
+
+    def strike(self, s: str) -> str:
+        return f"~~{s}~~"
+
+    def italic(self, s: str) -> str:
+        return f"_{s}_"
+
+    def link(self, text: str, url: str) -> str:
+        return f"[{text}]({url})"
+
+    def plain(self, s: str) -> str:
+        # every character with a meaning gets a backslash (CommonMark escapes)
+        return _MARKDOWN_SPECIAL.sub(r"\\\1", s)
+
+    def code(self, s: str) -> str:
+        return "`" + s.replace("`", "'") + "`"
+
+
+class BBCode(Markup):
+    """BBCode, as phpBB, MyBB and SMF render it."""
+
+    name = "bbcode"
+
+    def bold(self, s: str) -> str:
+        return f"[b]{s}[/b]"
+
+    def strike(self, s: str) -> str:
+        return f"[s]{s}[/s]"
+
+    def italic(self, s: str) -> str:
+        return f"[i]{s}[/i]"
+
+    def link(self, text: str, url: str) -> str:
+        return f"[url={url}]{text}[/url]"
+
+    def plain(self, s: str) -> str:
+        # a zero-width space after each [ so no tag opens
+        return s.replace("[", "[\u200b")
+
+    def code(self, s: str) -> str:
+        return self.plain(s)
+
+
+class HTML(Markup):
+    """HTML, for forums whose post box takes HTML."""
+
+    name = "html"
+
+    def bold(self, s: str) -> str:
+        return f"<b>{s}</b>"
+
+    def strike(self, s: str) -> str:
+        return f"<s>{s}</s>"
+
+    def italic(self, s: str) -> str:
+        return f"<i>{s}</i>"
+
+    def link(self, text: str, url: str) -> str:
+        return f'<a href="{html.escape(url, quote=True)}">{text}</a>'
+
+    def plain(self, s: str) -> str:
+        return html.escape(s, quote=False)
+
+    def code(self, s: str) -> str:
+        return f"<code>{html.escape(s, quote=False)}</code>"
+
+    def lines(self, lines: list[str]) -> str:
+        return "<br>\n".join(lines)
+
+
+_MARKUPS: dict[str, Markup] = {m.name: m for m in (Markdown(), BBCode(), HTML())}
+
+
+def markup_for(flavour: str) -> Markup:
+    """The :class:`Markup` of ``flavour`` (one of :data:`FLAVOURS`).
+
+    Raises:
+        RulesError: unknown flavour.
+    """
+    try:
+        return _MARKUPS[flavour]
+    except KeyError:
+        raise RulesError(f"unknown reply flavour {flavour!r}", code="unknown_flavour") from None
+
+
+def _bold(s: str, flavour: str) -> str:
+    return markup_for(flavour).bold(s)
+
+
+def _strike(s: str, flavour: str) -> str:
+    return markup_for(flavour).strike(s)
 
 
 def plain(s: str, flavour: str) -> str:
@@ -258,26 +384,22 @@ def plain(s: str, flavour: str) -> str:
     comment could put a link, an image or a fake verdict in the bot's mouth.  Markdown:
     every character with a meaning gets a backslash (CommonMark escapes, which FlaskBB's
     and Discourse's renderers honour); BBCode: a zero-width space after each ``[`` so no
-    tag opens.
+    tag opens; HTML: entities.
     """
-    if flavour == "bbcode":
-        return s.replace("[", "[\u200b")
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", s)
+    return markup_for(flavour).plain(s)
 
 
 def _code(s: str, flavour: str) -> str:
-    """A tag as written: inline code in Markdown (inert inside), escaped text in BBCode."""
-    if flavour == "bbcode":
-        return plain(s, flavour)
-    return "`" + s.replace("`", "'") + "`"
+    """A tag as written: inline code in Markdown and HTML (inert inside), escaped text in BBCode."""
+    return markup_for(flavour).code(s)
 
 
 def _italic(s: str, flavour: str) -> str:
-    return f"[i]{s}[/i]" if flavour == "bbcode" else f"_{s}_"
+    return markup_for(flavour).italic(s)
 
 
 def _link(text: str, url: str, flavour: str) -> str:
-    return f"[url={url}]{text}[/url]" if flavour == "bbcode" else f"[{text}]({url})"
+    return markup_for(flavour).link(text, url)
 
 
 def render_dice(view: RollView, flavour: str) -> str:
@@ -356,8 +478,7 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
     Raises:
         RulesError: unknown language or flavour.
     """
-    if ctx.flavour not in FLAVOURS:
-        raise RulesError(f"unknown reply flavour {ctx.flavour!r}", code="unknown_flavour")
+    markup = markup_for(ctx.flavour)
     t = _texts(ctx.lang)
     who = f"@{plain(ctx.author, ctx.flavour)}"
     character = plain(ctx.character, ctx.flavour)
@@ -373,4 +494,4 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
         text = plain(extra, ctx.flavour)
         lines.append(f"{text}  " if ctx.flavour == "markdown" and text else text)
     lines += ["", f"{t['footer']} {ctx.marker}"]
-    return "\n".join(lines)
+    return markup.lines(lines)

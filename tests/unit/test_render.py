@@ -66,7 +66,18 @@ def test_unknown_language_or_flavour_is_an_error():
     with pytest.raises(RulesError):
         render.render_reply(render.ReplyContext(author="p", marker="m", lang="fr"), [view()], [])
     with pytest.raises(RulesError):
-        render.render_reply(render.ReplyContext(author="p", marker="m", flavour="html"), [view()], [])
+        render.render_reply(render.ReplyContext(author="p", marker="m", flavour="textile"), [view()], [])
+
+
+def test_html_replies_for_forums_that_render_html():
+    """Issue 13: a profile forum may take HTML; the reply keeps its lines apart and escapes
+    what players wrote."""
+    ctx = render.ReplyContext(author="<ana>", marker="(ref p7 tok)", flavour="html")
+    text = render.render_reply(ctx, [view()], [])
+    assert text.startswith("<b>Tiradas de @&lt;ana&gt;</b><br>\n<br>\n1. <code>[tirada]7 dif 6[/tirada]</code>")
+    assert "~~<b>6</b>~~" not in text and "<s><b>6</b></s>" in text and "<s>1</s>" in text
+    assert '<a href="http://n/v/abcdefgh23456789">abcdefgh23456789</a>' in text
+    assert text.endswith("Narrador · dados verificables (ref p7 tok)")
 
 
 def test_player_text_cannot_become_markup_in_the_reply():
