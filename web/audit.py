@@ -242,9 +242,11 @@ def stats(game: str):  # type: ignore[no-untyped-def]
 @bp.get("/audit/<game>/state")
 @master_required
 def state(game: str):  # type: ignore[no-untyped-def]
-    """The running state: rollover, seeds, and (later) actions, contests, absences."""
+    """The running state: rollover, seeds, actions, contests, absences, forum alerts."""
     gs = _game(game)
-    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.store().r))
+    forums = tuple(name for name, fs in deps.settings().forums.items() if fs.game == gs.id)
+    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.store().r,
+                                                                      forums=forums))
 
 
 @bp.post("/audit/<game>/reveal/<roll_id>")

@@ -6,8 +6,11 @@ Source: issue 6 ("Discourse", "Generic webhook") and issue 8 ("Webhook endpoints
     Discourse's ``post`` webhook. ``X-Discourse-Event-Signature: sha256=<hex>`` is the
     HMAC-SHA256 of the raw body with the forum's ``webhook_secret``, compared in constant
     time. Events ``post_created`` and ``post_edited`` queue the post; ``post_destroyed``
-    marks a known post deleted; ``ping`` answers 200. Discourse retries carry a new event
-    id, so deliveries are deduplicated on (forum, post id, version, event).
+    marks a known post deleted and ``post_recovered`` (a default event of the post webhook)
+    takes that mark off again; ``ping`` answers 200. Discourse retries carry a new event
+    id, so deliveries are deduplicated on (forum, post id, revision, event): the revision is
+    the post's ``updated_at`` and a hash of its ``raw``, because an edit inside Discourse's
+    grace period keeps the same ``version``.
 ``POST /hooks/standard/<forum>``
     `Standard Webhooks <https://www.standardwebhooks.com>`_ for custom forums: headers
     ``webhook-id``, ``webhook-timestamp`` (epoch seconds, within ±300 s) and
@@ -31,7 +34,7 @@ timestamp, 404 unknown forum or webhooks not configured for it, 413 body too lar
 Tests may set ``NARRADOR_ENQUEUE`` in the app config: a callable taking the message dict,
 used instead of Celery.
 
-Redis keys: ``nr:hook:{<forum>}:d:<post id>:<version>:<event>`` and
+Redis keys: ``nr:hook:{<forum>}:d:<post id>:<revision>:<event>`` and
 ``nr:hook:{<forum>}:s:<webhook-id>`` (strings, :data:`DEDUPE_TTL` seconds).
 """
 
@@ -110,26 +113,28 @@ def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
     return _answer(202, "queued", post=post.post_id)
 
 
-def _mark_deleted(dedupe_key: str, forum: str, post_id: str) -> tuple[Any, int]:
+def _mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool = False) -> tuple[Any, int]:
     """Queue ``narrador.post_deleted`` for a processed post: its rolls get the "post deleted"
-    flag and are signed again by the worker (the web holds no signing key)."""
+    flag and are signed again by the worker (the web holds no signing key); with
+    ``recovered``, ``narrador.post_recovered`` takes the flag off again."""
     store = deps.store()
     if not store.r.set(dedupe_key, "1", nx=True, ex=DEDUPE_TTL):
         return _answer(200, "duplicate")
+    task = "narrador.post_recovered" if recovered else "narrador.post_deleted"
     if store.get_post(forum, post_id) is not None:
         try:
-            custom = current_app.config.get("NARRADOR_ENQUEUE_DELETED")
+            custom = current_app.config.get("NARRADOR_ENQUEUE_RECOVERED" if recovered else "NARRADOR_ENQUEUE_DELETED")
             if custom is not None:
                 custom(forum, post_id)
             else:
                 from worker.celery_app import app as celery
 
-                celery.send_task("narrador.post_deleted", args=[forum, post_id])
+                celery.send_task(task, args=[forum, post_id])
         except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
             store.r.delete(dedupe_key)
-            log.error("deletion of %s/%s not queued: %s", forum, post_id, exc)
+            log.error("%s of %s/%s not queued: %s", task, forum, post_id, exc)
             return _answer(503, "queue unavailable")
-    return _answer(202, "deleted", post=post_id)
+    return _answer(202, "recovered" if recovered else "deleted", post=post_id)
 
 
 # --------------------------------------------------------------------------- Discourse
@@ -160,9 +165,10 @@ def discourse(forum: str):  # type: ignore[no-untyped-def]
     event = request.headers.get("X-Discourse-Event", "")
     if event == "ping":
         return _answer(200, "pong")
-    if event not in ("post_created", "post_edited", "post_destroyed"):
+    from worker.forums.discourse import POST_EVENTS, post_from_webhook
+
+    if event not in POST_EVENTS:
         return _answer(200, "ignored", event=event[:50])
-    from worker.forums.discourse import post_from_webhook
 
     try:
         payload = json.loads(raw)
@@ -170,9 +176,9 @@ def discourse(forum: str):  # type: ignore[no-untyped-def]
     except (ValueError, UnicodeDecodeError) as exc:
         return _answer(400, "malformed", error=str(exc)[:200])
     post = hook.post
-    key = f"nr:hook:{{{forum}}}:d:{post.post_id}:{hook.version}:{event}"
-    if event == "post_destroyed":
-        return _mark_deleted(key, forum, post.post_id)
+    key = f"nr:hook:{{{forum}}}:d:{post.post_id}:{hook.version}:{hook.revision}:{event}"
+    if event in ("post_destroyed", "post_recovered"):
+        return _mark_deleted(key, forum, post.post_id, recovered=event == "post_recovered")
     if not hook.regular:
         return _answer(200, "ignored", reason="not a regular post")
     if not _watched(fs, forum, post.thread_id, hook.category_id):

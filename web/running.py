@@ -17,6 +17,11 @@ mapping:
 - ``absences``: ``{"player", "until", "reason"}``
 - ``inactivity``: ``{"player", "character", "thread", "since", "state"}``, ``state`` one of
   ``inactive``, ``notice_pending``, ``notice_delivered`` (translated by the template)
+- ``forum_alerts``: ``{"forum", "reason", "key", "message", "url", "first", "last", "count",
+  "level"}`` of the game's forums (``worker.alerts``): pages that no longer fit the adapter or
+  profile, dates that cannot be read, replies accepted but not visible
+- ``edit_added``: ``{"forum", "thread", "post", "url", "author", "tags", "at"}``: roll tags
+  added by editing a post, not rolled (``worker.service.flag_edited``)
 
 Every list is bounded (at most :data:`MAX_ITEMS` items).
 """
@@ -60,6 +65,8 @@ class RunningState:
     retries: list[dict[str, Any]] = field(default_factory=list)
     absences: list[dict[str, Any]] = field(default_factory=list)
     inactivity: list[dict[str, Any]] = field(default_factory=list)
+    forum_alerts: list[dict[str, Any]] = field(default_factory=list)
+    edit_added: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -111,8 +118,21 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
             "absences": away, "inactivity": inactive}
 
 
+def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Forum alerts of the game's forums and the tags added by editing (module docstring)."""
+    import json
+
+    from worker.alerts import forum_alerts
+    from worker.state.keys import game_key
+
+    alerts = [a for name in forums for a in forum_alerts(r, name)]
+    alerts.sort(key=lambda a: a.get("last", ""), reverse=True)
+    added = [json.loads(row) for row in r.zrevrange(game_key(game.id, "edit_added"), 0, MAX_ITEMS - 1)]
+    return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added}
+
+
 def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | None = None,
-                  redis_client: Any = None) -> RunningState:
+                  redis_client: Any = None, forums: tuple[str, ...] = ()) -> RunningState:
     """The running state of ``game``.
 
     Args:
@@ -121,6 +141,7 @@ def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | No
         now_utc: the current instant (aware); defaults to the system clock.
         redis_client: where the game state lives (``decode_responses=True``); without it
             the game-state lists are empty.
+        forums: the names of the forums this game is played in (their alerts are shown).
 
     Returns:
         a :class:`RunningState`.
@@ -134,6 +155,8 @@ def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | No
     except KeystoreError as exc:
         error = str(exc)
     lists = _game_state(redis_client, game, now) if redis_client is not None else {}
+    if redis_client is not None:
+        lists.update(_forum_state(redis_client, game, forums))
     return RunningState(
         now_local=now.astimezone(zone),
         next_rollover_local=calendar.next_rollover(now, zone).astimezone(zone),

@@ -71,9 +71,12 @@ def build_services(settings: Settings) -> Services:
     """
     if not settings.redis_url:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
+    from worker import alerts
+
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
     store = Store.from_url(settings.redis_url)
+    alerts.install(store.r)  # forum alerts reach the masters' game-state page
     return Services(
         settings=settings,
         store=store,

@@ -132,7 +132,7 @@ def beat(config: str | None) -> None:
 def poll(config: str | None) -> None:
     """Poll every watched thread once, synchronously: roll new posts and send their replies."""
     from worker.bootstrap import build_services
-    from worker.service import discover_threads, poll_thread, process_post, send_reply
+    from worker.service import deliver_notice, discover_threads, poll_thread, process_post, send_reply
 
     settings = _settings(config, forums=True)
     if not settings.redis_url:
@@ -141,10 +141,13 @@ def poll(config: str | None) -> None:
     replies = 0
     for name, fs in settings.forums.items():
         for thread_id in sorted(set(fs.watch_threads) | discover_threads(svc, name)):
-            for post in poll_thread(svc, name, thread_id):
+            polled = poll_thread(svc, name, thread_id)
+            for post in polled:
                 outcome = process_post(svc, post)
                 if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
                     replies += 1
+            for notice in polled.notices:
+                deliver_notice(svc, notice.game, notice.id)
     click.echo(f"{replies} replies sent")
 
 

@@ -41,7 +41,7 @@ from core.tags import extract_rolls
 from core.tags.messages import cheat_sheet, error_message
 from worker import metrics
 from worker.extract import author_text, may_contain_tags
-from worker.forums.base import ForumError, ForumPort, ForumPost
+from worker.forums.base import ForumError, ForumPort, ForumPost, LatestPosts, log_forum_warning
 from worker.keystore import Keystore
 from worker.settings import ForumSettings, GameSettings, Settings
 from worker.state import (
@@ -60,10 +60,6 @@ from worker.state.keys import game_key
 from worker.store import Store
 
 log = logging.getLogger(__name__)
-
-#: Markup each forum kind expects in replies.
-REPLY_FLAVOUR = {"flaskbb": "markdown", "phpbb": "bbcode", "discourse": "markdown", "profile": "bbcode"}
-
 
 class ReplyBusy(NarradorError):
     """Another worker holds the reply lock of this post; try again later."""
@@ -113,7 +109,7 @@ class PostOutcome:
         new: True if this call processed the post, False if it had been processed before.
         edited: True if the post's body changed since it was first processed.
         notices: ``worker.state.outbox.Notice`` objects this post claimed (a welcome-back
-            line) for :func:`deliver_notices` to post.
+            line, or the notice of a tag added by editing) for :func:`deliver_notice` to post.
     """
 
     status: str
@@ -161,16 +157,43 @@ def _difficulty_of(spec: Any, ruleset: rules.Ruleset) -> int:
     return ruleset.default_difficulty if value is None else int(value)
 
 
-def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPost]:
+@dataclass(frozen=True)
+class PollResult:
+    """What a poll of one thread found.
+
+    Attributes:
+        posts: posts that need processing (new, not the bot's), thread order. Iterating a
+            ``PollResult`` gives them.
+        notices: notices this poll claimed (a roll tag added by editing a post) for
+            :func:`deliver_notice` to post.
+        full: the whole thread was read (from page 1): the periodic edit scan.
+    """
+
+    posts: list[ForumPost]
+    notices: tuple[Any, ...] = ()
+    full: bool = False
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.posts)
+
+    def __len__(self) -> int:
+        return len(self.posts)
+
+
+def poll_thread(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     """Read a watched thread and return the posts that need processing.
 
     Reads from the last page seen before (the thread's poll state), skips the
-    bot's own posts and posts already processed.  Posts already rolled whose tags
-    changed are flagged "edited after roll" (the first result stands, the new tag
-    text is kept beside it); when the whole thread was read (from page 1), a
-    processed post that is gone is flagged "post deleted" (never on a read that came back
-    "unchanged" or empty: those say nothing about which posts exist).  Source: issue 5,
-    «Secret rolls, edits, deletes».
+    bot's own posts and posts already processed.  Every ``edit_scan_interval`` seconds
+    (forum setting) the whole thread is read from page 1 instead, so an edit on an earlier
+    page is noticed too (a scraped forum has no "recently edited" signal): an edit is
+    flagged within that interval plus one poll.  Posts already rolled whose tags changed
+    are flagged "edited after roll" (the first result stands, the new tag text is kept
+    beside it); a tag added by editing is not rolled and its author is told once
+    (:func:`flag_edited`).  When the whole thread was read, a processed post that is gone
+    is flagged "post deleted" (never on a read that came back "unchanged" or empty: those
+    say nothing about which posts exist).  Source: issue 5, «Secret rolls, edits,
+    deletes»; issue 13 (edits on earlier pages).
 
     Raises:
         ForumError: the forum could not be read (``transient`` tells whether to retry).
@@ -178,12 +201,18 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
     fs = svc.settings.forum(forum_name)
     state = svc.store.get_thread(forum_name, thread_id)
     since = int(state.get("last_page", "1") or 1)
-    page = svc.forum(forum_name).list_posts(thread_id, since_page=since)
+    now = svc.clock()
+    scan_due = fs.edit_scan_interval > 0 and since > 1 and (
+        not state.get("last_scan")
+        or (now - datetime.fromisoformat(state["last_scan"])).total_seconds() >= fs.edit_scan_interval)
+    page = svc.forum(forum_name).list_posts(thread_id, since_page=1 if scan_due else since)
     metrics.POLL_CYCLES.labels(forum=forum_name).inc()
-    svc.store.set_thread(
-        forum_name, thread_id, last_page=str(page.last_page), last_poll=svc.clock().isoformat()
-    )
+    marks = {"last_page": str(page.last_page), "last_poll": now.isoformat()}
+    if page.first_page == 1 and not page.unchanged:
+        marks["last_scan"] = now.isoformat()
+    svc.store.set_thread(forum_name, thread_id, **marks)
     todo: list[ForumPost] = []
+    notices: list[Any] = []
     seen: set[str] = set()
     for post in page.posts:
         seen.add(post.post_id)
@@ -193,12 +222,13 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> list[ForumPos
         if known is None:
             todo.append(post)
         else:
-            _flag_if_edited(svc, post, known)
+            edit = _flag_if_edited(svc, post, known)
+            notices += edit.notices if edit is not None else ()
     if page.first_page == 1 and page.posts and not page.unchanged:
         for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
             if post_id not in seen:
                 flag_deleted(svc, forum_name, post_id)
-    return todo
+    return PollResult(todo, tuple(notices), full=page.first_page == 1)
 
 
 def _resign(svc: Services, envelope: Mapping[str, Any], **flags: Any) -> None:
@@ -208,40 +238,97 @@ def _resign(svc: Services, envelope: Mapping[str, Any], **flags: Any) -> None:
     svc.store.replace_roll(records.sign_record(record, signing_key, key_id))
 
 
-def _flag_if_edited(svc: Services, post: ForumPost, known: Any) -> bool:
-    """Flag the rolls of an already processed post if its body changed since; True if it did."""
+def _flag_if_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome | None:
+    """Flag the rolls of an already processed post if its body changed since (what
+    :func:`flag_edited` did), else None."""
     body_hash = content_hash(post.body_html)
     if body_hash in (known.content_hash, known.fields.get("edited_hash")):
-        return False
-    flag_edited(svc, post, known)
-    return True
+        return None
+    return flag_edited(svc, post, known)
 
 
-def flag_edited(svc: Services, post: ForumPost, known: Any) -> list[str]:
-    """Flag the rolls of an edited post whose tag text changed; returns their roll ids.
+@dataclass(frozen=True)
+class EditOutcome:
+    """What :func:`flag_edited` did: ``flagged`` roll ids, ``added`` tags (as written) that
+    the edit added and that are not rolled, ``notices`` claimed to tell the author."""
+
+    flagged: list[str]
+    added: list[str]
+    notices: tuple[Any, ...] = ()
+
+
+def flag_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome:
+    """Flag the rolls of an edited post whose tag text changed, and report tags it added.
 
     The dice and result stay as first recorded; the record gets
     ``flags.edited_after_roll`` and ``edited_tag`` (the tag's new text, or ``""``
-    when the tag was removed) and is signed again.
+    when the tag was removed) and is signed again.  Tags beyond the ones the post had when
+    it was processed (``tag_count`` in its state; a post processed without tags had none)
+    are never rolled: an edit cannot roll, or a player could edit until the dice please.
+    They are recorded on the game's list of "added by editing" (the masters' game-state
+    page) and the author is told once, in the thread, to post them in a new message.
+    Source: issue 5; issue 13 (MyBB merges a player's consecutive posts into one edit).
     """
     fs = svc.settings.forum(post.forum)
     game = svc.settings.game(fs.game)
-    new_tags = {t.index: t.raw for t in extract_rolls(author_text(post.body_html, fs.markup_flavour),
-                                                      ruleset_id=rules.get_ruleset(game.ruleset).id)}
+    parsed = extract_rolls(author_text(post.body_html, fs.markup_flavour),
+                           ruleset_id=rules.get_ruleset(game.ruleset).id)
+    new_tags = {t.index: t.raw for t in parsed}
     flagged = []
+    indexes: list[int] = []
     for rid in known.roll_ids:
         envelope = svc.store.get_roll(rid)
         if envelope is None:
             continue
         rec = envelope["record"]
+        indexes.append(int(rec["tag_index"]))
         new_text = new_tags.get(int(rec["tag_index"]), "")
         if new_text != rec["tag"] and rec.get("edited_tag") != new_text:
             _resign(svc, envelope, edited_tag=new_text)
             flagged.append(rid)
+    stored_count = known.fields.get("tag_count")
+    had = int(stored_count) if stored_count and stored_count.isdigit() else (max(indexes) + 1 if indexes else 0)
+    added = [t.raw for t in parsed if t.index >= had]
     svc.store.update_post(post.forum, post.post_id, edited_hash=content_hash(post.body_html))
+    notices: tuple[Any, ...] = ()
+    if added:
+        notices = _edit_added(svc, game, post, added)
     if flagged:
         log.info("rolls flagged edited after roll", extra={"forum": post.forum, "post": post.post_id, "rolls": flagged})
-    return flagged
+    return EditOutcome(flagged, added, notices)
+
+
+#: Entries kept in a game's list of tags added by editing.
+MAX_EDIT_ADDED = 500
+
+
+def _edit_added(svc: Services, game: GameSettings, post: ForumPost, added: list[str]) -> tuple[Any, ...]:
+    """Record tags added by an edit on the game's list and claim one notice to the author
+    per distinct set of added tags (a second poll of the same edit claims nothing)."""
+    r = svc.store.r
+    digest = hashlib.sha256("\n".join(added).encode("utf-8")).hexdigest()[:16]
+    now = svc.clock()
+    entry = json.dumps({"forum": post.forum, "thread": post.thread_id, "post": post.post_id, "url": post.url,
+                        "author": post.author, "tags": added, "at": now.isoformat()}, ensure_ascii=False)
+    key = game_key(game.id, "edit_added")
+    with r.pipeline() as pipe:
+        pipe.zadd(key, {entry: now.timestamp()}, nx=True)
+        pipe.zremrangebyrank(key, 0, -1 - MAX_EDIT_ADDED)
+        pipe.execute()
+    claim_key = game_key(game.id, "edit_added", post.forum, post.post_id, digest)
+    text = state_messages.text("edit_added", game.language, name=post.author,
+                               tags=", ".join(f"«{t}»" for t in added))
+    notice = outbox.claim(r, game.id, claim_key, forum=post.forum, thread=post.thread_id, kind="edit_added",
+                          text=text, who=post.author, now=now)
+    log.info("tags added by editing", extra={"forum": post.forum, "post": post.post_id, "tags": added})
+    return (notice,) if notice is not None else ()
+
+
+def edit_added(svc: Services, game_id: str, limit: int = 100) -> list[dict[str, Any]]:
+    """The game's latest tags added by editing a post (newest first), for the masters'
+    game-state page: ``{"forum", "thread", "post", "url", "author", "tags", "at"}``."""
+    rows = svc.store.r.zrevrange(game_key(game_id, "edit_added"), 0, max(0, limit - 1))
+    return [json.loads(row) for row in rows]
 
 
 def flag_deleted(svc: Services, forum_name: str, post_id: str) -> list[str]:
@@ -257,6 +344,22 @@ def flag_deleted(svc: Services, forum_name: str, post_id: str) -> list[str]:
             flagged.append(rid)
     svc.store.update_post(forum_name, post_id, deleted="1")
     return flagged
+
+
+def flag_recovered(svc: Services, forum_name: str, post_id: str) -> list[str]:
+    """Take the "post deleted" flag off the rolls of a post that was restored (Discourse's
+    ``post_recovered``); returns the roll ids signed again."""
+    known = svc.store.get_post(forum_name, post_id)
+    if known is None or known.fields.get("deleted") != "1":
+        return []
+    unflagged = []
+    for rid in known.roll_ids:
+        envelope = svc.store.get_roll(rid)
+        if envelope is not None and envelope["record"]["flags"]["post_deleted"]:
+            _resign(svc, envelope, post_deleted=False)
+            unflagged.append(rid)
+    svc.store.update_post(forum_name, post_id, deleted="0")
+    return unflagged
 
 
 def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
@@ -302,12 +405,11 @@ def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
         ForumError: the forum could not be read.
     """
     adapter = svc.forum(forum_name)
-    latest = getattr(adapter, "latest_posts", None)
-    if latest is None:
+    if not isinstance(adapter, LatestPosts):
         return []
     state = svc.store.get_thread(forum_name, "_latest")
     mark = state.get("high_water")
-    posts = latest(after_post_id=int(mark or 0), max_pages=1 if mark is None else 5)
+    posts = adapter.latest_posts(after_post_id=int(mark or 0), max_pages=1 if mark is None else 5)
     fs = svc.settings.forum(forum_name)
     if posts:
         svc.store.set_thread(forum_name, "_latest", high_water=str(max(int(p.post_id) for p in posts)))
@@ -375,8 +477,9 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         opened = pipe.execute()
     known, first_at = svc.store.opened(post.forum, post.post_id, opened[0])
     if known is not None:  # processed before: the first result stands; an edit is flagged
-        edited = _flag_if_edited(svc, post, known)
-        return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edited)
+        edit = _flag_if_edited(svc, post, known)
+        return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edit is not None,
+                           notices=edit.notices if edit is not None else ())
 
     ruleset, options = _ruleset_and_options(game)
     st = state_settings_for(game)
@@ -393,6 +496,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     welcome = (activity.welcome,) if activity.welcome is not None else ()
     extra = _downtime_notices(svc, game, post, text, now)
     parsed = extract_rolls(text, ruleset_id=ruleset.id)
+    base_fields["tag_count"] = str(len(parsed))  # an edit adding tags beyond these is told, not rolled
     if not parsed and not extra:
         stored = svc.store.record_post(
             game=game.id, forum=post.forum, post_id=post.post_id,
@@ -410,7 +514,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
 
     ctx = render.ReplyContext(
         author=post.author, marker=reply_marker(svc, post.post_id), lang=lang,
-        character=roller.character_name, flavour=REPLY_FLAVOUR.get(fs.kind, "markdown"),
+        character=roller.character_name, flavour=svc.forum(post.forum).reply_markup,
         extra_lines=tuple(extra),
     )
     reply = render.render_reply(ctx, roller.views, roller.problems)
@@ -869,11 +973,20 @@ def _json_safe(value: Any) -> Any:
 def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
     """Post the stored reply of a processed post, exactly once.
 
+    Replies in one thread go out in post order: while an earlier post of the same thread
+    (processed less than :data:`NOTICE_RETRY_AFTER` seconds ago) still waits for its reply,
+    this one waits (``ReplyBusy``; the task retries in a few seconds).  When the forum
+    accepts the reply without naming it (``post_reply`` returns None: SMF, a post held for
+    moderation, MyBB's "already posted"), the reply is looked up by its marker; a reply
+    accepted but not visible is recorded as sent with no post id and a forum warning.
+
     Returns:
-        The reply's post id, or None if the post needs no reply.
+        The reply's post id ("" when accepted but not visible), or None if the post needs
+        no reply.
 
     Raises:
-        ReplyBusy: another worker holds the lock (retry later).
+        ReplyBusy: another worker holds the lock, or an earlier reply of the thread is
+            still pending (retry later).
         ForumError: the forum refused or failed (``transient`` tells whether to retry).
     """
     # one round trip: the lock, and the post's state as read under it
@@ -886,9 +999,19 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         if token is None:
             raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
         thread_id = state.fields["thread_id"]
+        earlier = _earlier_pending(svc, forum_name, thread_id, post_id)
+        if earlier:
+            raise ReplyBusy(f"reply of {forum_name}/{post_id} waits for the reply to {earlier}")
         forum = svc.forum(forum_name)
-        existing = forum.find_reply(thread_id, reply_marker(svc, post_id), after_post_id=post_id)
+        marker = reply_marker(svc, post_id)
+        existing = forum.find_reply(thread_id, marker, after_post_id=post_id)
         reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
+        if reply_id is None:  # accepted without an id: it is in the thread, or held
+            reply_id = forum.find_reply(thread_id, marker, after_post_id=post_id) or ""
+            if not reply_id:
+                log_forum_warning(forum_name, f"the reply to post {post_id} was accepted but is not in "
+                                  f"thread {thread_id} (held for moderation?); it is not sent again",
+                                  thread_id=thread_id, post=post_id)
         metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
         svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id),
                               release_lock=token)
@@ -898,6 +1021,13 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
     finally:
         if token is not None:
             svc.store.release_reply_lock(forum_name, post_id, token)
+
+
+def _earlier_pending(svc: Services, forum_name: str, thread_id: str, post_id: str) -> str | None:
+    """An earlier post of the same thread whose reply is still pending and recent (queued
+    less than :data:`NOTICE_RETRY_AFTER` seconds ago), else None."""
+    since_ms = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
+    return svc.store.earlier_pending_reply(forum_name, thread_id, post_id, since_ms=since_ms)
 
 
 #: Notices claimed more than this many seconds ago and still pending are delivered again
@@ -983,6 +1113,8 @@ MAX_REQUEUES = 24 * 60
 
 __all__ = [
     "ForumError",
+    "EditOutcome",
+    "PollResult",
     "PostOutcome",
     "ReplyBusy",
     "Services",
@@ -991,8 +1123,10 @@ __all__ = [
     "content_hash",
     "deliver_notice",
     "discover_threads",
+    "edit_added",
     "flag_deleted",
     "flag_edited",
+    "flag_recovered",
     "forget_thread",
     "notice_marker",
     "poll_latest",

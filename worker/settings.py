@@ -343,7 +343,10 @@ class ForumSettings(Section):
         request_interval: seconds between two requests to the forum's host, across all
             workers (>= 0).
         flood_interval: seconds the forum wants between two posts of one user (phpBB's
-            default is 15); the bot waits for it (>= 0).
+            default is 15, MyBB's ``postfloodsecs`` 60); the bot waits for it (>= 0).
+        edit_scan_interval: seconds between two full reads of a watched thread (from page 1)
+            that notice edits on earlier pages (>= 0; 0 = only the pages from the last one
+            seen are read, edits on earlier pages go unnoticed). Default 600.
     """
 
     name: str
@@ -365,6 +368,7 @@ class ForumSettings(Section):
     profile: str = ""
     request_interval: float = Field(default=1.0, ge=0, le=3600)
     flood_interval: float = Field(default=15.0, ge=0, le=3600)
+    edit_scan_interval: float = Field(default=600.0, ge=0, le=7 * 24 * 3600)
 
     @model_validator(mode="before")
     @classmethod

@@ -364,6 +364,27 @@ class Store:
         """Posts of ``forum`` still waiting for their reply since before ``older_than_ms``."""
         return list(self.r.zrangebyscore(pending_key(forum), "-inf", older_than_ms, start=0, num=limit))
 
+    def earlier_pending_reply(self, forum: str, thread_id: str, post_id: str, *,
+                              since_ms: int, limit: int = 200) -> str | None:
+        """A post of the same thread, older than ``post_id`` (numeric ids), whose reply is
+        still pending and was queued after ``since_ms`` (epoch ms); else None. Two round
+        trips at most: the pending set, then the candidates' threads in one pipeline."""
+        if not post_id.isdigit():
+            return None
+        rows = self.r.zrangebyscore(pending_key(forum), since_ms, "+inf", start=0, num=limit,
+                                    withscores=False)
+        candidates = [p for p in rows if p.isdigit() and int(p) < int(post_id)]
+        if not candidates:
+            return None
+        with self.r.pipeline(transaction=False) as pipe:
+            for p in candidates:
+                pipe.hmget(post_key(forum, p), "thread_id", "status")
+            states = pipe.execute()
+        for p, (thread, status) in zip(candidates, states, strict=True):
+            if thread == thread_id and status == "pending_reply":
+                return p
+        return None
+
     # -- locks -------------------------------------------------------------------------
     def acquire_reply_lock(self, forum: str, post_id: str, ttl_seconds: float = 120.0) -> str | None:
         """Take the reply lock of a post; returns its token, or ``None`` if held elsewhere."""

@@ -5,12 +5,14 @@ Tasks take ids and strings only.  Every task is idempotent, because
 
 * ``narrador.poll_all`` (beat) — for every forum: discover threads in watched boards,
   then queue ``poll_thread`` for each watched thread.
-* ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post.
+* ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post (and
+  ``deliver_notice`` for a roll tag added by editing a post, which is not rolled).
 * ``narrador.poll_latest`` — the polling fallback of webhook forums (Discourse's latest posts).
 * ``narrador.process_post`` — roll, sign, store (first processing wins), then post the reply
   (queueing ``send_reply`` only when that must wait); an edited post already rolled gets its
   records flagged.
 * ``narrador.post_deleted`` — a webhook said a post was deleted: flag its rolls.
+* ``narrador.post_recovered`` — a webhook said a deleted post was restored: unflag them.
 * ``narrador.send_reply`` — post the reply once (lock + marker search).
 * ``narrador.calendar_tick`` (beat, every minute) — day rollovers (seeds committed and
   revealed), contest expiry and the inactivity sweep, under a Redis lock; queues
@@ -159,13 +161,21 @@ def post_deleted(forum: str, post_id: str) -> int:
     return len(service.flag_deleted(services(), forum, post_id))
 
 
+@app.task(name="narrador.post_recovered", ignore_result=True)
+def post_recovered(forum: str, post_id: str) -> int:
+    """A forum told us a deleted post was restored (webhook): unflag its rolls; returns how many."""
+    from worker import service
+
+    return len(service.flag_recovered(services(), forum, post_id))
+
+
 @app.task(name="narrador.poll_thread", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
 def poll_thread(self, forum: str, thread_id: str) -> int:
     """Read one thread and queue its new posts; returns how many were queued."""
     from worker import service
 
     try:
-        posts = service.poll_thread(services(), forum, thread_id)
+        polled = service.poll_thread(services(), forum, thread_id)
     except ForumError as exc:
         if exc.transient:
             raise self.retry(exc=exc, countdown=_backoff(self.request.retries))
@@ -174,9 +184,11 @@ def poll_thread(self, forum: str, thread_id: str) -> int:
             return 0
         log.error("poll of %s/%s failed: %s", forum, thread_id, exc)
         return 0
-    for post in posts:
+    for post in polled:
         queue_post(post_to_message(post))
-    return len(posts)
+    for notice in polled.notices:  # a roll tag added by editing: its author is told
+        deliver_notice.delay(notice.game, notice.id)
+    return len(polled)
 
 
 @app.task(name="narrador.process_post", ignore_result=True)

@@ -160,7 +160,7 @@ def test_edit_after_roll_keeps_first_result_and_flags_the_record(env):
     first, second = svc.store.get_post(f"f-{unique}", post_id).roll_ids
     before = svc.store.get_roll(first)["record"]
     forum.edit_post(post_id, "[tirada]9 dif 3[/tirada] y [tirada]3 dif 6[/tirada] (corregido)")
-    assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+    assert service.poll_thread(svc, f"f-{unique}", thread_id).posts == []
     after = svc.store.get_roll(first)
     rec = after["record"]
     assert rec["faces"] == before["faces"] and rec["successes"] == before["successes"]
@@ -170,7 +170,7 @@ def test_edit_after_roll_keeps_first_result_and_flags_the_record(env):
     assert records.verify_signed(after, svc.keystore.public_keys()).ok
     assert svc.store.get_roll(second)["record"]["flags"]["edited_after_roll"] is False
     # polling again changes nothing more and never replies again
-    assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+    assert service.poll_thread(svc, f"f-{unique}", thread_id).posts == []
     assert svc.store.get_roll(first) == after
     assert len(forum.replies) == 1
 
@@ -297,7 +297,7 @@ def test_an_unchanged_or_empty_read_never_flags_posts_deleted(env):
 
     forum.list_posts = idle
     for _ in range(3):
-        assert service.poll_thread(svc, f"f-{unique}", thread_id) == []
+        assert service.poll_thread(svc, f"f-{unique}", thread_id).posts == []
     assert svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] is False
     assert svc.store.get_post(f"f-{unique}", post_id).fields.get("deleted") is None
 

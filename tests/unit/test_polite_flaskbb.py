@@ -10,7 +10,8 @@ import pytest
 import requests
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.forums import flaskbb
+from worker.forums.flaskbb import client as flaskbb_client
+from worker.forums.flaskbb import parse as flaskbb
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
 from worker.forums.polite import MemoryBackend, Politeness
@@ -47,7 +48,7 @@ def setup(monkeypatch):
         parses.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(flaskbb, "parse_topic_page", counting)
+    monkeypatch.setattr(flaskbb_client, "parse_topic_page", counting)
     return web, client, parses, clock
 
 

@@ -1,7 +1,8 @@
 """The forum port: what the service layer may rely on from any forum adapter.
 
-An adapter (``worker.forums.flaskbb``, later phpBB, Discourse...) turns one forum engine's
-pages and forms into these few calls. The service layer never sees HTML, cookies or
+An adapter (one package per engine: ``worker.forums.flaskbb``, ``phpbb``, ``discourse``,
+``profile``; each a ``client`` doing HTTP beside pure ``parse`` functions over saved pages)
+turns one forum engine's pages and forms into these few calls. The service layer never sees HTML, cookies or
 ``requests`` exceptions: every failure of an adapter is a :class:`ForumError` whose
 ``reason`` says what went wrong and whose ``transient`` flag says whether trying again later
 may help (a task retries on transient errors and gives up on the others).
@@ -20,16 +21,23 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "DEFAULT_USER_AGENT",
     "REASONS",
     "TRANSIENT_REASONS",
+    "CreatesThreads",
     "ForumError",
     "ForumPort",
+    "LatestPosts",
     "ForumPost",
     "ThreadPage",
     "log_forum_alert",
+    "log_forum_warning",
     "marked_post",
     "passed",
 ]
+
+#: Sent on every request unless the configuration names a contact URL (``worker.bootstrap``).
+DEFAULT_USER_AGENT = "Narrador/0.1 (+https://github.com/narrador/narrador)"
 
 #: Every ``ForumError.reason`` an adapter may use.
 REASONS = frozenset(
@@ -67,6 +75,8 @@ class ForumError(Exception):
         url: the URL involved, when there was one.
         status: the HTTP status code, when there was one.
         retry_after: seconds the forum asked us to wait (flood control), when known.
+        key: the configuration or profile key at fault (``topic.post``, ``topic.time``...),
+            when a selector or pattern is what no longer fits the forum's pages.
     """
 
     def __init__(
@@ -78,6 +88,7 @@ class ForumError(Exception):
         url: str | None = None,
         status: int | None = None,
         retry_after: float | None = None,
+        key: str = "",
     ) -> None:
         if reason not in REASONS:
             raise ValueError(f"unknown ForumError reason {reason!r}")
@@ -86,7 +97,10 @@ class ForumError(Exception):
         self.url = url
         self.status = status
         self.retry_after = retry_after
+        self.key = key
         detail = message or reason
+        if key:
+            detail += f" (key {key})"
         if status is not None:
             detail += f" (HTTP {status})"
         if url:
@@ -194,10 +208,18 @@ def passed(posts: list[ForumPost] | tuple[ForumPost, ...], after_post_id: str | 
 
 @runtime_checkable
 class ForumPort(Protocol):
-    """What Narrador needs from a forum. Every method may raise :class:`ForumError`."""
+    """What Narrador needs from every forum. Every method may raise :class:`ForumError`.
+
+    Optional capabilities are their own small protocols (:class:`CreatesThreads`,
+    :class:`LatestPosts`): check them with ``isinstance``, never with ``getattr``.
+    """
 
     name: str
     """The forum's name in the configuration; copied into every ``ForumPost.forum``."""
+
+    reply_markup: str
+    """The markup the forum renders in posts: ``bbcode``, ``markdown`` or ``html``
+    (``core.render.FLAVOURS``); replies are written in it."""
 
     def login(self) -> None:
         """Log the bot in (idempotent; adapters also log in again by themselves when a
@@ -215,14 +237,16 @@ class ForumPort(Protocol):
 
     def list_threads(self, forum_id: str) -> list[str]:
         """Ids of the threads in the forum (board) ``forum_id``, most recently active
-        first (adapters may read only the first page(s)).
+        first (adapters may read only the first page(s)); ``[]`` for an empty board.
         Raises ``ForumError("not_found")`` when the board does not exist."""
         ...
 
-    def post_reply(self, thread_id: str, content: str) -> str:
-        """Post ``content`` (the forum's own markup: BBCode or Markdown) as a reply in the
-        thread; return the new post's id. Not idempotent: callers use ``find_reply`` and a
-        lock to avoid double replies."""
+    def post_reply(self, thread_id: str, content: str) -> str | None:
+        """Post ``content`` (in :attr:`reply_markup`) as a reply in the thread; return the
+        new post's id, or None when the forum accepted the reply without naming it (SMF's
+        redirect to the topic, a post held for moderation): the caller then looks for it
+        with :meth:`find_reply`. Not idempotent: callers use ``find_reply`` and a lock to
+        avoid double replies."""
         ...
 
     def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
@@ -231,12 +255,29 @@ class ForumPort(Protocol):
 
         ``after_post_id``: the reply can only come after this post (the one it answers), so
         the search, which reads from the newest page backwards, stops at the page holding it
-        (see :func:`passed`)."""
+        (see :func:`passed` and :func:`worker.forums.paging.search_pages`, the one search
+        every adapter uses)."""
         ...
+
+
+@runtime_checkable
+class CreatesThreads(Protocol):
+    """An adapter that can open threads: the demo and the tests post as a player with it."""
 
     def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
         """Open a new thread in the forum (board) ``forum_id``; return
-        ``(thread_id, first_post_id)``. Used by the demo and tests to post as a player."""
+        ``(thread_id, first_post_id)``."""
+        ...
+
+
+@runtime_checkable
+class LatestPosts(Protocol):
+    """An adapter that can list the whole site's newest posts (Discourse's ``/posts.json``):
+    the polling fallback of webhook forums."""
+
+    def latest_posts(self, *, after_post_id: int = 0, max_pages: int = 5) -> list[ForumPost]:
+        """Posts with ids above ``after_post_id``, oldest first, reading at most
+        ``max_pages`` pages back."""
         ...
 
 
@@ -245,18 +286,43 @@ def log_forum_alert(forum: str, error: ForumError, **context: object) -> None:
 
     Called by adapters for failures a person must look at, above all ``markup`` (a
     selector found nothing: the forum changed its theme or version) so that they are never
-    a silent skip. Does not depend on the Redis store; whoever shows alerts (the audit
-    page) can attach a handler to this logger.
+    a silent skip. Does not depend on the Redis store: the worker attaches
+    :class:`worker.alerts.RedisAlertHandler`, which keeps the latest alerts of each forum for
+    the masters' game-state page.
 
     Args:
         forum: the forum's configured name.
-        error: the error being reported (its ``reason``, ``url`` and ``status`` are logged).
-        context: more fields (e.g. ``thread="12"``, ``selector="div.post"``), logged as
-            ``extra`` under the same names.
+        error: the error being reported (its ``reason``, ``key``, ``url`` and ``status``
+            are logged).
+        context: more fields (e.g. ``thread_id="12"``, ``page=3``), logged as ``extra``
+            under the same names.
     """
-    fields = {"alert": error.reason, "forum": forum, "reason": error.reason,
+    fields = {"alert": error.reason, "forum": forum, "reason": error.reason, "key": error.key,
               "url": error.url or "", "status": error.status}
     reserved = logging.makeLogRecord({}).__dict__.keys() | {"message", "asctime"}
     for key, value in context.items():
         fields.setdefault(f"ctx_{key}" if key in reserved else key, value)
     alerts.error("forum alert %s on %s: %s", error.reason, forum, error, extra=fields)
+
+
+def log_forum_warning(forum: str, message: str, *, key: str = "", url: str = "",
+                      **context: object) -> None:
+    """A forum alert that is not an error of the call in progress (the call goes on): a post
+    whose date could not be read, a reply accepted but not visible yet. Logged at WARNING
+    on ``narrador.alerts`` with the same fields as :func:`log_forum_alert` (``alert`` is
+    ``"warning"``), so it reaches the game-state page too.
+
+    Args:
+        forum: the forum's configured name.
+        message: what happened, for a person.
+        key: the profile key at fault, when there is one.
+        url: the page concerned.
+        context: more ``extra`` fields.
+    """
+    fields = {"alert": "warning", "forum": forum, "reason": "warning", "key": key, "url": url,
+              "status": None}
+    reserved = logging.makeLogRecord({}).__dict__.keys() | {"message", "asctime"}
+    for name, value in context.items():
+        fields.setdefault(f"ctx_{name}" if name in reserved else name, value)
+    alerts.warning("forum warning on %s: %s%s", forum, message, f" (key {key})" if key else "",
+                   extra=fields)

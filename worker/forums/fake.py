@@ -67,6 +67,7 @@ class FakeForum:
         if per_page < 1:
             raise ValueError("per_page must be >= 1")
         self.name = name
+        self.reply_markup = "markdown"
         self.bot = bot
         self.per_page = per_page
         self.base_url = base_url.rstrip("/")
@@ -180,7 +181,7 @@ class FakeForum:
                  for tid, t in self._threads.items() if t.forum_id == str(forum_id)]
         return [tid for _, tid in sorted(found, key=lambda x: int(x[0]), reverse=True)]
 
-    def post_reply(self, thread_id: str, content: str) -> str:
+    def post_reply(self, thread_id: str, content: str) -> str | None:
         """Append ``content`` as the bot's post and record it; returns the new post id."""
         self._enter("post_reply")
         if not content.strip():

@@ -169,6 +169,10 @@ _TEXTS = {
             "Anotada la ausencia de {name}, sin fecha: termina cuando vuelvas a escribir en una escena. "
             "¡Hasta pronto!"
         ),
+        "edit_added": (
+            "{name}: {tags} se añadió al editar el mensaje y no se tira (las tiradas se hacen al "
+            "publicar). Escríbela en un mensaje nuevo."
+        ),
     },
     "en": {
         "inactivity_notice": (
@@ -181,6 +185,10 @@ _TEXTS = {
         "absence_ack": "Absence of {name} noted until {until} (inclusive). See you soon!",
         "absence_open_ack": (
             "Absence of {name} noted, with no date: it ends when you post in a scene again. See you soon!"
+        ),
+        "edit_added": (
+            "{name}: {tags} was added by editing the post and is not rolled (rolls happen when a "
+            "post is published). Post it in a new message."
         ),
     },
 }
@@ -231,7 +239,8 @@ def event_text(event: Any, lang: str = "es") -> str:
 def text(key: str, lang: str = "es", **params: Any) -> str:
     """A notice Narrador posts on its own: ``inactivity_notice`` (name, hours),
     ``welcome_back`` (name), ``contest_expired`` (name, opener), ``absence_ack`` (name, until),
-    ``absence_open_ack`` (name).
+    ``absence_open_ack`` (name), ``edit_added`` (name, tags: a roll tag added to a post by
+    editing it).
 
     Raises:
         KeyError: unknown ``key``.

@@ -1,0 +1,371 @@
+"""The FlaskBB 2.2 client (:class:`FlaskBBClient`): HTTP and the forum's own forms; the pages
+are read by :mod:`worker.forums.flaskbb.parse`."""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin
+
+import requests
+
+from worker.forums import polite as politeness
+from worker.forums.base import DEFAULT_USER_AGENT, ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.flaskbb.parse import (
+    VOLATILE,
+    PageInfo,
+    is_error_page,
+    is_logged_in,
+    parse_alerts,
+    parse_board_page,
+    parse_csrf_token,
+    parse_post_id_from_location,
+    parse_thread_id_from_location,
+    parse_topic_page,
+)
+from worker.forums.paging import MAX_PAGES, PageRead, search_pages
+from worker.forums.polite import Politeness
+
+__all__ = ["FlaskBBClient"]
+
+_UNCHANGED = object()  # marker: the page polled is the same as last time
+
+
+class FlaskBBClient:
+    """The FlaskBB implementation of :class:`worker.forums.base.ForumPort`.
+
+    Args:
+        base_url: the forum's root, e.g. ``"http://127.0.0.1:5000"`` (no trailing slash
+            needed).
+        username, password: the bot's account (a member is enough).
+        session: the ``requests.Session`` to use (injected for tests); a new one if None.
+        timeout: seconds for each HTTP request (connect and read).
+        user_agent: sent on every request; name the bot and a contact URL.
+        name: the forum's configured name, copied into ``ForumPost.forum``.
+        polite: shared rate limit, host backoff and conditional GETs (None: none of
+            them). With it, polling an idle thread from its last page costs one request
+            and no parse: FlaskBB 2.2 sends no ``ETag`` or ``Last-Modified`` (checked on
+            a running 2.2.0), so the page body minus its CSRF tokens is compared by hash.
+
+    Thread ids are FlaskBB topic ids (``"2"``), forum ids are board ids (``"1"``), post
+    ids are FlaskBB post ids; all strings of digits.
+
+    Every method raises :class:`ForumError` on failure: ``timeout`` / ``connection`` /
+    ``http_5xx`` (transient), ``not_found``, ``auth``, ``csrf``, ``forbidden``,
+    ``rejected``, ``markup``, ``http_4xx``.
+    """
+
+    def __init__(self, base_url: str, username: str, password: str,
+                 session: requests.Session | None = None, timeout: float = 10.0,
+                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "flaskbb",
+                 polite: Politeness | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.polite = polite
+        self.username = username
+        self._password = password
+        self.session = session if session is not None else requests.Session()
+        self.session.headers["User-Agent"] = user_agent
+        self.timeout = timeout
+        self.name = name
+        self.reply_markup = "markdown"
+        self._logged_in = False
+
+    # ---- transport
+    def _url(self, path: str) -> str:
+        return urljoin(self.base_url + "/", path.lstrip("/"))
+
+    def _request(self, method: str, path: str, *, data: dict[str, str] | None = None,
+                 allow_redirects: bool = True,
+                 headers: dict[str, str] | None = None) -> requests.Response:
+        """One HTTP request with the timeout, through the politeness layer; transport
+        failures and 5xx/429 become ``ForumError`` (see ``worker.forums.polite.request``).
+        Other statuses are returned for the caller to judge."""
+        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
+                                  polite=self.polite, headers=headers, data=data,
+                                  allow_redirects=allow_redirects)
+
+    # ---- ForumPort
+    def login(self) -> None:
+        """Log in with the bot's credentials (a fresh form token each time).
+
+        Raises:
+            ForumError: ``auth`` on refused credentials, ``csrf`` when the form token is
+                refused, transport reasons otherwise.
+        """
+        self._logged_in = False
+        page = self._request("GET", "/auth/login")
+        token = parse_csrf_token(page.text)
+        if token is None:
+            if is_logged_in(page.text):  # FlaskBB redirects logged-in users away
+                self._logged_in = True
+                return
+            raise ForumError("markup", "login form without csrf_token", url=page.url)
+        resp = self._request("POST", "/auth/login", data={
+            "csrf_token": token, "login": self.username, "password": self._password,
+            "submit": "Login"})
+        if resp.status_code == 400:
+            raise ForumError("csrf", "login form token refused", url=resp.url, status=400)
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", "login failed", url=resp.url, status=resp.status_code)
+        if not is_logged_in(resp.text):
+            msg = "; ".join(parse_alerts(resp.text)) or "login refused"
+            raise ForumError("auth", f"{self.username}: {msg}", url=resp.url)
+        self._logged_in = True
+
+    def _ensure_login(self) -> None:
+        if not self._logged_in:
+            self.login()
+
+    def _topic_page(self, thread_id: str, page: int) -> requests.Response:
+        return self._request("GET", f"/topic/{thread_id}?page={page}")
+
+    def _read_page(self, thread_id: str, page: int,
+                   resp: requests.Response | None = None) -> tuple[list[ForumPost], PageInfo] | None:
+        """One topic page parsed (fetched unless ``resp`` is given), or None when the page
+        is past the last one (404). A page that does not parse is logged as an alert."""
+        resp = resp if resp is not None else self._topic_page(thread_id, page)
+        if resp.status_code == 404:
+            return None
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
+        try:
+            return parse_topic_page(resp.text, self.base_url, forum=self.name,
+                                    thread_id=thread_id)
+        except ForumError as exc:
+            exc.url = exc.url or resp.url
+            if exc.reason == "markup":
+                log_forum_alert(self.name, exc, thread_id=thread_id, page=page)
+            raise
+
+    def _read_first(self, thread_id: str, page: int):  # type: ignore[no-untyped-def]
+        """Page ``page`` read conditionally: ``(_UNCHANGED, fetched)`` when it is the same as
+        at the last poll and was then the last page, else ``(parsed or None, fetched)``
+        (``fetched`` is None without politeness)."""
+        if self.polite is None:
+            return self._read_page(thread_id, page), None
+        path = f"/topic/{thread_id}?page={page}"
+        fetched = self.polite.conditional(
+            self._url(path), lambda headers: self._request("GET", path, headers=headers),
+            volatile=VOLATILE)
+        if fetched.unchanged and fetched.memo.get("last_page") == str(page):
+            return _UNCHANGED, fetched
+        return self._read_page(thread_id, page, fetched.response), fetched
+
+    def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
+        """Read topic ``thread_id`` from page ``since_page`` to its last page.
+
+        Reads as a guest first (no login request while polling); logs in and retries once
+        when the topic is not visible to guests. If ``since_page`` is past the last page
+        (posts were deleted), reads the last page instead. At most :data:`MAX_PAGES` pages.
+        With politeness, when page ``since_page`` is unchanged since the last call and was
+        then the last page, returns no posts (``first_page == last_page == since_page``)
+        after one request and no parse.
+
+        Raises:
+            ForumError: ``not_found`` (no such topic, even logged in), ``markup``, transport.
+        """
+        _check_id(thread_id, "thread id")
+        first = max(1, int(since_page))
+        fetched = None
+        try:
+            got, fetched = self._read_first(thread_id, first)
+            if got is _UNCHANGED:  # idle thread: one request, no parse
+                return ThreadPage(thread_id=thread_id, posts=(), first_page=first,
+                                  last_page=first, unchanged=True)
+            if got is None and first > 1:
+                # past the end: find the real last page from page 1
+                head = self._read_page(thread_id, 1)
+                if head is None:
+                    raise ForumError("not_found", f"topic {thread_id} has no page 1")
+                first = head[1].last_page
+                got = head if first == 1 else self._read_page(thread_id, first)
+            if got is None:
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+        except ForumError as exc:
+            if exc.reason != "not_found" or self._logged_in:
+                raise
+            self.login()  # maybe hidden from guests
+            return self.list_posts(thread_id, since_page=since_page)
+        posts, info = got
+        all_posts = list(posts)
+        current, last, title = info.page, info.last_page, info.title
+        pages_read = 1
+        while current < last and pages_read < MAX_PAGES:
+            nxt = self._read_page(thread_id, current + 1)
+            pages_read += 1
+            if nxt is None:  # the thread shrank while we read it
+                break
+            posts, info = nxt
+            if info.page != current + 1:
+                raise ForumError("markup", f"asked for page {current + 1}, got {info.page}")
+            all_posts.extend(posts)
+            current, last = info.page, max(last, info.last_page)
+        if fetched is not None and first == int(since_page):
+            fetched.commit({"last_page": str(current)})
+        return ThreadPage(thread_id=thread_id, posts=tuple(all_posts), first_page=first,
+                          last_page=current, title=title)
+
+    def list_threads(self, forum_id: str, *, max_pages: int = 1) -> list[str]:
+        """Topic ids of board ``forum_id``, most recently active first, from its first
+        ``max_pages`` pages.
+
+        Raises:
+            ForumError: ``not_found`` (no such board), ``markup``, transport.
+        """
+        _check_id(forum_id, "forum id")
+        found: list[str] = []
+        for page in range(1, max(1, min(max_pages, MAX_PAGES)) + 1):
+            resp = self._request("GET", f"/forum/{forum_id}?page={page}")
+            if resp.status_code == 404 and page > 1:
+                break
+            if resp.status_code >= 400:
+                raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
+                                 url=resp.url, status=resp.status_code)
+            ids, current, last = parse_board_page(resp.text)
+            found.extend(i for i in ids if i not in found)
+            if current >= last:
+                break
+        return found
+
+    def post_reply(self, thread_id: str, content: str) -> str:
+        """Post ``content`` (Markdown) as a quick reply in topic ``thread_id``; return the
+        new post id.
+
+        Logs in if needed; when the session expired or the token was refused (HTTP 400),
+        logs in again, refetches the token and tries once more. It never resubmits after
+        the forum may have accepted the reply.
+
+        Raises:
+            ForumError: ``forbidden`` (no reply form: topic locked or no permission),
+                ``csrf`` (token refused twice), ``rejected`` (the forum refused the
+                content), ``auth``, ``not_found``, transport reasons.
+        """
+        _check_id(thread_id, "thread id")
+        self._ensure_login()
+        for attempt in range(2):
+            token = self._reply_token(thread_id)
+            resp = self._request("POST", f"/topic/{thread_id}", allow_redirects=False,
+                                 data={"csrf_token": token, "content": content,
+                                       "submit": "Reply"})
+            if resp.status_code == 400 and attempt == 0:
+                self.login()
+                continue
+            if resp.status_code == 400:
+                raise ForumError("csrf", "reply form token refused twice", url=resp.url,
+                                 status=400)
+            location = resp.headers.get("Location", "")
+            if resp.is_redirect and "/auth/login" in location and attempt == 0:
+                self.login()
+                continue
+            return self._posted_id(resp, "reply")
+        raise ForumError("auth", "session lost twice while replying")
+
+    def _reply_token(self, thread_id: str) -> str:
+        for attempt in range(2):
+            got = self._read_page(thread_id, 1)
+            if got is None:
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+            info = got[1]
+            if info.reply_token:
+                return info.reply_token
+            if info.logged_in or attempt == 1:
+                raise ForumError("forbidden", f"no reply form in topic {thread_id} "
+                                 "(locked, or the bot may not reply)", transient=False)
+            self.login()  # the session expired: the page was rendered for a guest
+        raise AssertionError("unreachable")
+
+    def _posted_id(self, resp: requests.Response, what: str) -> str:
+        """The post id from the redirect after a submitted form, or a ``rejected`` error
+        carrying the forum's messages."""
+        location = resp.headers.get("Location", "")
+        if resp.is_redirect:
+            post_id = parse_post_id_from_location(location)
+            if post_id:
+                return post_id
+            # refused: FlaskBB flashes why and redirects back; read the message
+            back = self._request("GET", location)
+            msg = "; ".join(parse_alerts(back.text)) or "no post id in the redirect"
+            raise ForumError("rejected", f"{what} refused: {msg}", url=resp.url,
+                             transient=False)
+        if resp.status_code == 200:
+            msg = "; ".join(parse_alerts(resp.text)) or "the form came back"
+            raise ForumError("rejected", f"{what} refused: {msg}", url=resp.url,
+                             transient=False)
+        raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
+
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+        """The id of the bot's newest post in topic ``thread_id`` whose text contains
+        ``marker`` (whitespace-normalized), or None.
+
+        Reads page 1 (to learn the last page), then from the last page backwards
+        (``worker.forums.paging.search_pages``) and stops at the first match, so a recent
+        reply costs two requests; with ``after_post_id`` it also stops at the page holding
+        that post (the reply cannot be older).
+
+        Raises:
+            ForumError: as :meth:`list_posts`.
+        """
+        if not marker.split():
+            raise ValueError("empty marker")
+        try:
+            first = self._read_page(thread_id, 1)
+            if first is None:
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+        except ForumError as exc:
+            if exc.reason != "not_found" or self._logged_in:
+                raise
+            self.login()  # maybe hidden from guests
+            return self.find_reply(thread_id, marker, after_post_id=after_post_id)
+
+        def read(number: int) -> PageRead | None:
+            got = self._read_page(thread_id, number)
+            return None if got is None else PageRead(got[0], got[1].last_page)
+
+        return search_pages(read, bot=self.username, marker=marker, last_page=first[1].last_page,
+                            after_post_id=after_post_id,
+                            known={1: PageRead(first[0], first[1].last_page)})
+
+    def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
+        """Open a topic in board ``forum_id`` as the logged-in user; return
+        ``(topic id, first post id)``.
+
+        Raises:
+            ForumError: ``forbidden`` (no new-topic form), ``rejected``, ``csrf``,
+                ``auth``, transport reasons.
+        """
+        _check_id(forum_id, "forum id")
+        self._ensure_login()
+        path = f"/{forum_id}/topic/new"
+        for attempt in range(2):
+            page = self._request("GET", path)
+            if page.status_code == 404 or is_error_page(page.text):
+                raise ForumError("not_found", f"forum {forum_id} not found", url=page.url,
+                                 transient=False)
+            token = parse_csrf_token(page.text, 'form:has(input[name="title"])')
+            if token is None:
+                if is_logged_in(page.text) or attempt == 1:
+                    raise ForumError("forbidden", f"no new-topic form in forum {forum_id}",
+                                     url=page.url, transient=False)
+                self.login()
+                continue
+            resp = self._request("POST", path, allow_redirects=False, data={
+                "csrf_token": token, "title": title, "content": content,
+                "submit": "Post Topic"})
+            if resp.status_code == 400 and attempt == 0:
+                self.login()
+                continue
+            if resp.status_code == 400:
+                raise ForumError("csrf", "new-topic token refused twice", status=400)
+            location = resp.headers.get("Location", "")
+            thread_id = parse_thread_id_from_location(location) if resp.is_redirect else None
+            if thread_id is None:
+                self._posted_id(resp, "new topic")  # raises with the forum's message
+                raise ForumError("markup", f"new topic redirect {location!r}")
+            got = self._read_page(thread_id, 1)
+            if got is None or not got[0]:
+                raise ForumError("markup", f"new topic {thread_id} has no first post")
+            return thread_id, got[0][0].post_id
+        raise ForumError("auth", "session lost twice while creating a topic")
+
+
+def _check_id(value: str, what: str) -> None:
+    if not isinstance(value, str) or not value.isdigit():
+        raise ValueError(f"FlaskBB {what} must be a string of digits, got {value!r}")

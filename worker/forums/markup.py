@@ -1,0 +1,125 @@
+"""Generic HTML helpers shared by the HTML adapters (phpBB, profile forums): forms as a
+browser submits them, meta refreshes, selector groups tried in priority order, visible text.
+
+Nothing here knows an engine; each adapter package keeps its own page parsers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bs4 import BeautifulSoup, Tag
+
+__all__ = ["first_match", "form_fields", "is_hidden", "meta_refresh_url", "selector_group",
+           "visible_text"]
+
+_MAX_FIELDS = 500
+
+
+def form_fields(form: Tag) -> dict[str, str]:
+    """The fields a browser would submit for ``form`` without clicking any button.
+
+    Includes ``input`` (hidden, text, password, checked checkboxes and radios), ``textarea``
+    and ``select`` (the selected option, else the first); leaves out submit/image/button
+    inputs, ``button`` elements, unchecked boxes, file inputs and disabled fields. At most
+    500 fields are read.
+
+    Args:
+        form: a parsed ``<form>`` element.
+    Returns:
+        ``{name: value}`` (the last value wins for repeated names).
+    """
+    fields: dict[str, str] = {}
+    for el in form.find_all(["input", "textarea", "select"], limit=_MAX_FIELDS):
+        name = el.get("name")
+        if not name or el.has_attr("disabled"):
+            continue
+        if el.name == "textarea":
+            fields[name] = el.get_text()
+        elif el.name == "select":
+            chosen = el.find("option", selected=True) or el.find("option")
+            if chosen is not None:
+                fields[name] = str(chosen.get("value", chosen.get_text()))
+        else:
+            kind = str(el.get("type", "text")).lower()
+            if kind in ("submit", "image", "button", "file", "reset"):
+                continue
+            if kind in ("checkbox", "radio"):
+                if el.has_attr("checked"):
+                    fields[name] = str(el.get("value", "on"))
+                continue
+            fields[name] = str(el.get("value", ""))
+    return fields
+
+
+_REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"]+)", re.IGNORECASE)
+
+
+def meta_refresh_url(soup: BeautifulSoup) -> str | None:
+    """The target of a ``<meta http-equiv="refresh" content="N; url=...">``, else None."""
+    meta = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.IGNORECASE)})
+    if meta is None:
+        return None
+    m = _REFRESH.search(str(meta.get("content", "")))
+    return m.group(1).strip() if m else None
+
+
+def selector_group(selector: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """A selector group split into its members, in the order written.
+
+    ``"a.x, a.y"`` is ``("a.x", "a.y")``: commas inside brackets, parentheses or quotes
+    (``:is(a, b)``, ``[title="a, b"]``) do not split. A list is taken as it is.
+    """
+    if not isinstance(selector, str):
+        return tuple(s.strip() for s in selector if s.strip())
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(selector):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            parts.append(selector[start:i])
+            start = i + 1
+    parts.append(selector[start:])
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def first_match(root: Tag, selector: str | tuple[str, ...], *, visible: bool = False) -> Tag | None:
+    """The first element matching the first member of a selector group that matches
+    anything (priority order, not document order: ``".post_date span[title], .post_date"``
+    gives the inner span when there is one). With ``visible``, elements hidden by
+    ``style="display: none"`` or ``hidden`` (or inside such an element) are skipped."""
+    for member in selector_group(selector):
+        for el in root.select(member, limit=None if visible else 1):
+            if not visible or not is_hidden(el):
+                return el
+    return None
+
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def is_hidden(el: Tag) -> bool:
+    """True when ``el`` or an ancestor is hidden (``hidden`` attribute or an inline
+    ``display: none`` / ``visibility: hidden``), as SMF's empty error and notice boxes are."""
+    node: Tag | None = el
+    for _ in range(64):
+        if node is None or not isinstance(node, Tag):
+            return False
+        if node.has_attr("hidden") or _HIDDEN_STYLE.search(str(node.get("style", ""))):
+            return True
+        node = node.parent
+    return False
+
+
+def visible_text(el: Tag | None) -> str:
+    """The element's text with whitespace squeezed; "" for None or a hidden element."""
+    if el is None or is_hidden(el):
+        return ""
+    return " ".join(el.get_text(" ").split())

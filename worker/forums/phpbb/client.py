@@ -1,0 +1,421 @@
+"""The phpBB 3.3 client (:class:`PhpBBClient`): HTTP, login and posting; what it relies on is
+described in :mod:`worker.forums.phpbb.parse`.
+
+Exactly one reply: the client waits out the form's first second, refetches the form once
+on a refused token, resubmits once from the review screen (neither stored a post), waits
+for the flood interval (shared by all workers through Redis when ``polite`` is given) and
+never resubmits after a response it cannot classify. A reply held for moderator approval is
+stored although phpBB names no post (its message page refreshes to ``viewtopic.php?t=``):
+``post_reply`` returns None and the caller finds it by its marker (phpBB shows a waiting post
+to its author). The service layer's marker search also covers a reply accepted by the forum
+whose response never arrived.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from urllib.parse import urljoin
+
+import requests
+from bs4 import BeautifulSoup
+
+from worker.forums import polite as politeness
+from worker.forums.base import DEFAULT_USER_AGENT, ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.paging import MAX_PAGES, PageRead, search_pages
+from worker.forums.phpbb.parse import (
+    FORM_INVALID,
+    TopicInfo,
+    classify_posting_error,
+    is_logged_in,
+    parse_board_page,
+    parse_login_form,
+    parse_posted,
+    parse_posting_form,
+    parse_topic_page,
+)
+from worker.forums.polite import Politeness
+
+__all__ = ["PhpBBClient"]
+
+
+
+class PhpBBClient:
+    """The phpBB 3.3 implementation of :class:`worker.forums.base.ForumPort`.
+
+    Args:
+        base_url: the board's root (where ``viewtopic.php`` is), e.g.
+            ``"https://foro.example.org/phpBB3"``.
+        username, password: the bot's account.
+        session: the ``requests.Session`` (injected for tests); a new one if None.
+        timeout: seconds for each HTTP request.
+        user_agent: sent on every request (name the bot and a contact URL).
+        name: the forum's configured name, copied into ``ForumPost.forum``.
+        polite: shared rate limit, host backoff, conditional feed reads and the shared
+            flood slot (None: none of them; flood waits are then per process).
+        flood_interval: seconds phpBB wants between two posts of one user (board setting
+            "Flood interval", 15 by default).
+        max_flood_wait: longest the client sleeps for the flood interval before raising
+            ``ForumError("flood", retry_after=...)`` instead.
+        use_feed: use the topic feed as the change detector (with ``polite``).
+        posts_per_page: assumed when the pagination does not show it (board default 10).
+        form_age: seconds to wait after a form was rendered before submitting it
+            (phpBB refuses a form submitted in the same second; > 1).
+        sleep / clock: injected for tests (``clock`` in epoch seconds).
+
+    Ids: topic ids (``t=``), board ids (``f=``) and post ids (``p=``), strings of digits.
+    Every method raises :class:`ForumError` on failure.
+    """
+
+    def __init__(self, base_url: str, username: str, password: str,
+                 session: requests.Session | None = None, timeout: float = 10.0,
+                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "phpbb",
+                 polite: Politeness | None = None, flood_interval: float = 15.0,
+                 max_flood_wait: float = 30.0, use_feed: bool = True,
+                 posts_per_page: int = 10, form_age: float = 1.1,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.username = username
+        self._password = password
+        self.session = session if session is not None else requests.Session()
+        self.session.headers["User-Agent"] = user_agent
+        self.timeout = timeout
+        self.name = name
+        self.reply_markup = "bbcode"
+        self.polite = polite
+        self.flood_interval = float(flood_interval)
+        self.max_flood_wait = float(max_flood_wait)
+        self.use_feed = use_feed
+        self.posts_per_page = int(posts_per_page)
+        self.form_age = float(form_age)
+        self.sleep = sleep
+        self.clock = clock
+        self._logged_in = False
+        self._feed_available = True
+        self._last_post_at: float | None = None  # flood guard without polite
+        self._known_per_page: int | None = None
+
+    # ---- transport
+    def _url(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            return path
+        return urljoin(self.base_url + "/", path.removeprefix("./").lstrip("/"))
+
+    def _request(self, method: str, path: str, **kwargs) -> requests.Response:  # type: ignore[no-untyped-def]
+        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
+                                  polite=self.polite, **kwargs)
+
+    def _markup(self, exc: ForumError, url: str, **context: object) -> ForumError:
+        exc.url = exc.url or url
+        if exc.reason == "markup":
+            log_forum_alert(self.name, exc, **context)
+        return exc
+
+    def _wait_form_age(self, rendered_at: float) -> None:
+        remaining = rendered_at + self.form_age - self.clock()
+        if remaining > 0:
+            self.sleep(remaining)
+
+    # ---- login
+    def login(self) -> None:
+        """Log in: GET ``ucp.php?mode=login`` (token bound to this session), wait out the
+        form's first second, POST the form.
+
+        Raises:
+            ForumError: ``auth`` (refused credentials, the board's message included),
+                ``csrf`` (token refused), ``markup`` (no login form), transport reasons.
+        """
+        self._logged_in = False
+        page = self._request("GET", "ucp.php?mode=login")
+        rendered_at = self.clock()
+        if is_logged_in(page.text):
+            self._logged_in = True
+            return
+        form = parse_login_form(page.text)
+        if form is None:
+            raise self._markup(ForumError("markup", "login page without a login form"), page.url)
+        action, fields = form
+        fields.update(username=self.username, password=self._password, autologin="on",
+                      login="Login")
+        fields.pop("viewonline", None)
+        self._wait_form_age(rendered_at)
+        resp = self._request("POST", urljoin(page.url, action), data=fields)
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", "login failed", url=resp.url, status=resp.status_code)
+        if is_logged_in(resp.text):
+            self._logged_in = True
+            return
+        soup = BeautifulSoup(resp.text, "lxml")
+        err = soup.select_one("form#login div.error, div.error")
+        message = err.get_text(" ", strip=True) if err else "login refused"
+        if FORM_INVALID.search(message):
+            raise ForumError("csrf", f"login form refused: {message}", url=resp.url)
+        raise ForumError("auth", f"{self.username}: {message}", url=resp.url, transient=False)
+
+    def _ensure_login(self) -> None:
+        if not self._logged_in:
+            self.login()
+
+    # ---- reading
+    def _topic_path(self, thread_id: str, page: int, per_page: int) -> str:
+        start = (page - 1) * per_page
+        return f"viewtopic.php?t={thread_id}" + (f"&start={start}" if start else "")
+
+    def _read_page(self, thread_id: str, page: int, per_page: int | None = None
+                   ) -> tuple[list[ForumPost], TopicInfo]:
+        path = self._topic_path(thread_id, page, per_page or self.posts_per_page)
+        resp = self._request("GET", path)
+        if resp.status_code == 404:
+            raise ForumError("not_found", f"topic {thread_id} not found", url=resp.url,
+                             status=404, transient=False)
+        if resp.status_code >= 400:
+            raise ForumError("forbidden" if resp.status_code == 403 else "http_4xx",
+                             url=resp.url, status=resp.status_code,
+                             transient=False if resp.status_code == 403 else None)
+        soup_has_posts = 'class="post ' in resp.text or "class='post " in resp.text
+        if not soup_has_posts and parse_login_form(resp.text) is not None:
+            raise ForumError("forbidden", f"topic {thread_id} needs a login", url=resp.url,
+                             transient=False)
+        try:
+            return parse_topic_page(resp.text, self.base_url, forum=self.name, thread_id=thread_id)
+        except ForumError as exc:
+            raise self._markup(exc, resp.url, thread_id=thread_id, page=page) from None
+
+    def _read_logged(self, thread_id: str, page: int, per_page: int | None = None
+                     ) -> tuple[list[ForumPost], TopicInfo]:
+        """A topic page, logging in and retrying once when it is hidden from guests."""
+        try:
+            return self._read_page(thread_id, page, per_page)
+        except ForumError as exc:
+            if exc.reason not in ("forbidden", "not_found") or self._logged_in:
+                raise
+            self.login()
+            return self._read_page(thread_id, page, per_page)
+
+    def _feed_unchanged(self, thread_id: str, since: int):  # type: ignore[no-untyped-def]
+        """(True, None) when the topic feed is unchanged since the last poll that ended on
+        page ``since``; else (False, fetched or None)."""
+        if self.polite is None or not self.use_feed or not self._feed_available:
+            return False, None
+        path = f"app.php/feed/topic/{thread_id}"
+        fetched = self.polite.conditional(
+            self._url(path), lambda headers: self._request("GET", path, headers=headers))
+        if fetched.response.status_code in (404, 403) or (
+                fetched.response.status_code == 200
+                and "xml" not in fetched.response.headers.get("Content-Type", "xml")):
+            self._feed_available = False  # feeds disabled on this board (or for this topic)
+            return False, None
+        if fetched.response.status_code != 200 and not fetched.unchanged:
+            return False, None
+        if fetched.unchanged and fetched.memo.get("last_page") == str(since):
+            return True, None
+        return False, fetched
+
+    def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
+        """Read topic ``thread_id`` from page ``since_page`` to its last page.
+
+        With ``polite`` and the feed available, an unchanged feed (same hash as at the
+        last poll, which ended on page ``since_page``) returns no posts after that one
+        request. ``start`` past the end shows the last page, which is read instead.
+
+        Raises:
+            ForumError: ``not_found`` (no such topic, even logged in), ``forbidden``,
+                ``markup`` (logged as an alert), transport reasons.
+        """
+        _check_id(thread_id, "topic id")
+        since = max(1, int(since_page))
+        unchanged, feed = self._feed_unchanged(thread_id, since)
+        if unchanged:
+            return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since, unchanged=True)
+        if since > 1 and self._known_per_page is None:
+            # ``start`` depends on the board's page size: learn it once from page 1
+            self._known_per_page = self._read_logged(thread_id, 1)[1].per_page or self.posts_per_page
+        per_page = self._known_per_page
+        posts, info = self._read_logged(thread_id, since, per_page)
+        self._known_per_page = info.per_page or self._known_per_page
+        first = info.page
+        collected = list(posts)
+        current, last, title = info.page, info.last_page, info.title
+        reads = 1
+        while current < last and reads < MAX_PAGES:
+            more, nxt = self._read_logged(thread_id, current + 1, info.per_page or per_page)
+            reads += 1
+            if nxt.page != current + 1:
+                raise self._markup(ForumError("markup", f"asked for page {current + 1}, got "
+                                              f"{nxt.page}"), self.base_url, thread_id=thread_id)
+            collected.extend(more)
+            current, last = nxt.page, max(last, nxt.last_page)
+        if feed is not None:
+            feed.commit({"last_page": str(current)})
+        return ThreadPage(thread_id=thread_id, posts=tuple(collected), first_page=first,
+                          last_page=current, title=title)
+
+    def list_threads(self, forum_id: str) -> list[str]:
+        """Topic ids of board ``forum_id`` (first page, in the board's order: most recently
+        active first, announcements and stickies included).
+
+        Raises:
+            ForumError: ``not_found`` (no such board), ``markup``, transport reasons.
+        """
+        _check_id(forum_id, "board id")
+        resp = self._request("GET", f"viewforum.php?f={forum_id}")
+        if resp.status_code == 404:
+            raise ForumError("not_found", f"board {forum_id} not found", url=resp.url,
+                             transient=False)
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
+        try:
+            return parse_board_page(resp.text)
+        except ForumError as exc:
+            raise self._markup(exc, resp.url, board=forum_id) from None
+
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+        """The id of the bot's newest post in topic ``thread_id`` whose text contains
+        ``marker`` (whitespace-normalized), or None. Reads page 1 (to learn the last page)
+        then from the last page backwards (``worker.forums.paging.search_pages``), stopping
+        at the first match or at the page that holds ``after_post_id``.
+
+        Raises:
+            ForumError: as :meth:`list_posts`.
+        """
+        if not marker.split():
+            raise ValueError("empty marker")
+        first_posts, info = self._read_logged(thread_id, 1)
+        per_page = info.per_page or self.posts_per_page
+
+        def read(number: int) -> PageRead | None:
+            posts, page = self._read_logged(thread_id, number, per_page)
+            return PageRead(posts, page.last_page)
+
+        return search_pages(read, bot=self.username, marker=marker, last_page=info.last_page,
+                            after_post_id=after_post_id,
+                            known={1: PageRead(first_posts, info.last_page)})
+
+    # ---- writing
+    def _flood_wait(self) -> None:
+        if self.polite is not None:
+            self.polite.flood_slot(self.flood_interval, max_wait=self.max_flood_wait)
+            return
+        if self._last_post_at is not None:
+            remaining = self._last_post_at + self.flood_interval - self.clock()
+            if remaining > self.max_flood_wait:
+                raise ForumError("flood", "the board's flood interval has not passed",
+                                 retry_after=remaining)
+            if remaining > 0:
+                self.sleep(remaining)
+
+    def _submit(self, form_path: str, what: str, fill: dict[str, str]) -> tuple[str | None, str | None]:
+        """Fetch a posting form, fill it, submit it so that at most one post results.
+
+        Returns ``(topic id, post id)`` as named by phpBB's answer (either may be None).
+        """
+        self._ensure_login()
+        relogins = refetches = reviews = 0
+        page = self._request("GET", form_path)
+        while True:
+            rendered_at = self.clock()
+            if page.status_code == 404:
+                raise ForumError("not_found", f"{what}: no such topic or board", url=page.url,
+                                 transient=False)
+            form = parse_posting_form(page.text)
+            if form is None:
+                if parse_login_form(page.text) is not None and relogins == 0:
+                    relogins += 1  # the session expired: the page was rendered for a guest
+                    self.login()
+                    page = self._request("GET", form_path)
+                    continue
+                raise ForumError("forbidden", f"{what}: no posting form (locked topic, or the "
+                                 "bot may not post here)", url=page.url, transient=False)
+            if not form.fields.get("form_token") or not form.fields.get("creation_time"):
+                raise self._markup(ForumError("markup", f"{what}: posting form without "
+                                              "form_token/creation_time"), page.url)
+            fields = dict(form.fields)
+            fields.update(fill)
+            fields["post"] = "Submit"
+            self._flood_wait()
+            self._wait_form_age(rendered_at)
+            resp = self._request("POST", urljoin(page.url, form.action), data=fields,
+                                 allow_redirects=False)
+            if resp.is_redirect:
+                location = resp.headers.get("Location", "")
+                if "mode=login" in location and relogins == 0:
+                    relogins += 1
+                    self.login()
+                    page = self._request("GET", form_path)
+                    continue
+                self._last_post_at = self.clock()
+                return parse_posted(location)
+            if resp.status_code >= 400:
+                raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
+            again = parse_posting_form(resp.text)
+            if again is None:  # a message page: stored (maybe waiting for approval)
+                topic_id, post_id = parse_posted(resp.text)
+                if post_id or topic_id:
+                    self._last_post_at = self.clock()
+                    return topic_id, post_id
+                if parse_login_form(resp.text) is not None and relogins == 0:
+                    relogins += 1
+                    self.login()
+                    page = self._request("GET", form_path)
+                    continue
+                text = " ".join(BeautifulSoup(resp.text, "lxml").get_text(" ").split())[:300]
+                raise ForumError("rejected", f"{what}: unexpected answer: {text}", url=resp.url,
+                                 transient=False)
+            if again.review and not again.error and reviews == 0:
+                reviews += 1  # someone posted meanwhile; nothing was stored: submit once more
+                page = resp
+                continue
+            reason = classify_posting_error(again.error) if again.error else "rejected"
+            if reason == "csrf" and refetches == 0:
+                refetches += 1  # token too young, too old or bound to a lost session
+                page = self._request("GET", form_path)
+                continue
+            if reason == "flood":
+                self._last_post_at = self.clock()
+                raise ForumError("flood", f"{what}: {again.error}", url=resp.url,
+                                 retry_after=self.flood_interval)
+            raise ForumError(reason, f"{what} refused: {again.error or 'the form came back'}",
+                             url=resp.url, transient=False)
+
+    def post_reply(self, thread_id: str, content: str) -> str | None:
+        """Post ``content`` (BBCode) as a reply in topic ``thread_id``; return its post id,
+        or None when phpBB stored it without naming it (held for moderator approval: its
+        message page refreshes to the topic; find it by its marker).
+
+        Raises:
+            ForumError: ``forbidden`` (locked, no permission), ``flood`` (transient,
+                ``retry_after``), ``csrf`` (token refused twice), ``rejected``, ``auth``,
+                ``not_found``, ``markup``, transport reasons.
+        """
+        _check_id(thread_id, "topic id")
+        topic_id, post_id = self._submit(f"posting.php?mode=reply&t={thread_id}", "reply",
+                                         {"message": content})
+        if post_id is None and topic_id is None:
+            raise ForumError("markup", "reply accepted but phpBB named neither post nor topic")
+        return post_id
+
+    def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
+        """Open a topic in board ``forum_id``; return ``(topic id, first post id)``.
+
+        Raises:
+            ForumError: as :meth:`post_reply`.
+        """
+        _check_id(forum_id, "board id")
+        topic_id, post_id = self._submit(f"posting.php?mode=post&f={forum_id}", "new topic",
+                                         {"subject": title, "message": content})
+        if post_id is None and topic_id is not None:
+            posts, _ = self._read_logged(topic_id, 1)
+            post_id = posts[0].post_id
+        elif topic_id is None and post_id is not None:
+            resp = self._request("GET", f"viewtopic.php?p={post_id}")
+            _, info = parse_topic_page(resp.text, self.base_url, forum=self.name)
+            topic_id = info.thread_id
+        if topic_id is None or post_id is None:
+            raise ForumError("markup", "new topic accepted but phpBB named no topic")
+        return topic_id, post_id
+
+
+def _check_id(value: str, what: str) -> None:
+    if not isinstance(value, str) or not value.isdigit():
+        raise ValueError(f"phpBB {what} must be a string of digits, got {value!r}")

@@ -1,0 +1,460 @@
+"""The HTTP client of profile forums: :class:`ProfileClient` does what a :class:`Profile` says.
+
+Reading: a topic page is fetched from its canonical URL once one is known (learnt from a
+redirect, e.g. a Django forum's ``topic/5/?page=2`` answering 301 to ``topic/5/slug/``
+without the page, or from the board listing's link), so a poll costs one request; pages are
+followed while the pagination shows a later one (page links, a "next" link, "Page X of Y").
+
+Writing: the flood slot is taken before the form is fetched (the form is fresh when it is
+sent), the form is filled and posted once; a refused token is fetched and sent once more, a
+form re-rendered without storing anything (``resubmit_regex``) is sent once more, and nothing
+else is ever resubmitted. An answer that says the post exists (a redirect without an id, a
+"you already posted this" error) returns None: the caller finds the reply by its marker.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+import requests
+from bs4 import BeautifulSoup
+
+from worker.forums import polite as politeness
+from worker.forums.base import (
+    DEFAULT_USER_AGENT,
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+    log_forum_warning,
+)
+from worker.forums.markup import first_match, form_fields
+from worker.forums.paging import MAX_PAGES, PageRead, search_pages
+from worker.forums.polite import Politeness
+from worker.forums.profile.parse import (
+    TopicInfo,
+    classify_answer,
+    find_id,
+    parse_board_page,
+    parse_topic_page,
+)
+from worker.forums.profile.spec import FormRecipe, Profile
+
+__all__ = ["ProfileClient"]
+
+#: How long a learnt canonical topic URL is remembered in Redis (seconds).
+CANONICAL_TTL = 7 * 24 * 3600
+
+
+class ProfileClient:
+    """:class:`worker.forums.base.ForumPort` (and ``CreatesThreads`` when the profile has a
+    ``[new_thread]``) for any forum a :class:`Profile` describes.
+
+    Args:
+        profile: the forum engine's profile (``load_profile``).
+        base_url: the forum's root URL.
+        username, password: the bot's account.
+        session / timeout / user_agent: as for the other adapters (timeout in seconds on
+            every request).
+        name: the forum's configured name.
+        polite: shared rate limit, host backoff, conditional page reads, flood slot, and
+            where learnt canonical topic URLs are kept (``nr:canon:{<forum>}:<thread>``).
+        flood_interval: seconds between two posts of the bot (shared through ``polite``).
+        max_flood_wait: longest sleep for the flood slot before ``ForumError("flood")``.
+        form_age: seconds between fetching a form and submitting it (many engines refuse
+            forms submitted too fast).
+        sleep / clock: injected for tests (``clock`` in epoch seconds; it also dates the
+            pages read, for relative dates).
+
+    Ids are whatever ``id_regex`` / ``thread_regex`` capture (strings).
+    """
+
+    def __init__(self, profile: Profile, base_url: str, username: str, password: str,
+                 session: requests.Session | None = None, timeout: float = 10.0,
+                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "profile",
+                 polite: Politeness | None = None, flood_interval: float = 15.0,
+                 max_flood_wait: float = 30.0, form_age: float = 1.1,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.profile = profile
+        self.reply_markup = profile.markup
+        self.base_url = base_url.rstrip("/")
+        self.username = username
+        self._password = password
+        self.session = session if session is not None else requests.Session()
+        self.session.headers["User-Agent"] = user_agent
+        self.timeout = timeout
+        self.name = name
+        self.polite = polite
+        self.flood_interval = float(flood_interval)
+        self.max_flood_wait = float(max_flood_wait)
+        self.form_age = float(form_age)
+        self.sleep = sleep
+        self.clock = clock
+        self._logged_in = False
+        self._volatile = tuple(re.compile(v) for v in profile.topic.volatile)
+        self._canonical: dict[str, str] = {}
+
+    # ---- transport
+    def _url(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            return path
+        return urljoin(self.base_url + "/", path.removeprefix("./").lstrip("/"))
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
+                                  polite=self.polite, **kwargs)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    def _alert(self, exc: ForumError, url: str, **context: object) -> ForumError:
+        exc.url = exc.url or url
+        if exc.reason == "markup":
+            log_forum_alert(self.name, exc, profile=self.profile.name, **context)
+        return exc
+
+    # ---- canonical topic URLs
+    def _canonical_key(self, thread_id: str) -> str:
+        return f"nr:canon:{{{self.name}}}:{thread_id}"
+
+    def canonical_url(self, thread_id: str) -> str | None:
+        """The topic's canonical URL without its page parameter, when one was learnt."""
+        if thread_id not in self._canonical and self.polite is not None:
+            stored = self.polite.backend.get(self._canonical_key(thread_id)).get("url")
+            if stored:
+                self._canonical[thread_id] = stored
+        return self._canonical.get(thread_id)
+
+    def _remember_canonical(self, thread_id: str, url: str) -> bool:
+        """Remember ``url`` (page parameter and fragment dropped) as the topic's URL; True
+        when it is new."""
+        parts = urlsplit(self._url(url))
+        param = self.profile.topic.page_query_param
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != param]
+        clean = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+        if self.canonical_url(thread_id) == clean:
+            return False
+        self._canonical[thread_id] = clean
+        if self.polite is not None:
+            self.polite.backend.put(self._canonical_key(thread_id), {"url": clean}, CANONICAL_TTL)
+        return True
+
+    def _page_path(self, thread_id: str, page: int) -> str:
+        spec = self.profile.topic
+        start = (page - 1) * spec.per_page
+        canonical = self.canonical_url(thread_id)
+        param = spec.page_query_param
+        if canonical and param:
+            if page == 1:
+                return canonical
+            value = start if "{start}" in spec.url and "{page}" not in spec.url else page
+            parts = urlsplit(canonical)
+            query = parse_qsl(parts.query, keep_blank_values=True) + [(param, str(value))]
+            return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+        return spec.url.format(thread_id=thread_id, page=page, start=start)
+
+    # ---- login
+    def _form(self, html: str, recipe: FormRecipe) -> tuple[str, dict[str, str]] | None:
+        soup = BeautifulSoup(html, "lxml")
+        form = first_match(soup, recipe.form)
+        if form is None:
+            return None
+        return str(form.get("action") or ""), form_fields(form)
+
+    def login(self) -> None:
+        """Log in through the ``[login]`` recipe.
+
+        Raises:
+            ForumError: ``auth`` (the forum's message included), ``markup`` (no login form),
+                transport reasons.
+        """
+        self._logged_in = False
+        recipe = self.profile.login
+        page = self._request("GET", recipe.url)
+        rendered = self.clock()
+        if self._is_logged_in(page.text):
+            self._logged_in = True
+            return
+        form = self._form(page.text, recipe)
+        if form is None:
+            raise self._alert(ForumError("markup", f"no login form {recipe.form!r}", key="login.form"),
+                              page.url)
+        action, fields = form
+        fields[recipe.fields.get("username", "username")] = self.username
+        fields[recipe.fields.get("password", "password")] = self._password
+        fields.update(recipe.extra)
+        self._wait(rendered)
+        resp = self._request("POST", urljoin(page.url, action or recipe.url), data=fields)
+        if self._is_logged_in(resp.text) or self._is_logged_in(self._request("GET", "").text):
+            self._logged_in = True
+            return
+        answer = classify_answer(resp.text, recipe)
+        raise ForumError("auth", f"{self.username}: {answer.text or 'login refused'}", url=resp.url,
+                         transient=False)
+
+    def _is_logged_in(self, html: str) -> bool:
+        sel = self.profile.topic.logged_in
+        return bool(sel) and first_match(BeautifulSoup(html, "lxml"), sel) is not None
+
+    def _wait(self, rendered: float) -> None:
+        remaining = rendered + self.form_age - self.clock()
+        if remaining > 0:
+            self.sleep(remaining)
+
+    # ---- reading
+    def _fetch(self, thread_id: str, page: int, headers: dict[str, str] | None = None
+               ) -> tuple[requests.Response, bool]:
+        """GET one topic page; (response, True when this answer taught a new canonical URL:
+        the request was redirected)."""
+        resp = self._request("GET", self._page_path(thread_id, page), headers=headers)
+        learnt = bool(resp.history) and self._remember_canonical(thread_id, resp.url)
+        return resp, learnt
+
+    def _parse(self, resp: requests.Response, thread_id: str, page: int
+               ) -> tuple[list[ForumPost], TopicInfo]:
+        if resp.status_code == 404:
+            raise ForumError("not_found", f"topic {thread_id} not found", url=resp.url,
+                             status=404, transient=False)
+        if resp.status_code >= 400:
+            raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
+        try:
+            posts, info = parse_topic_page(resp.text, self.profile, self.base_url, forum=self.name,
+                                           thread_id=thread_id, now=self._now())
+        except ForumError as exc:
+            raise self._alert(exc, resp.url, thread_id=thread_id, page=page) from None
+        for problem in info.problems[:5]:
+            log_forum_warning(self.name, problem.message, key=problem.key, url=resp.url,
+                              profile=self.profile.name, thread_id=thread_id, page=page)
+        return posts, info
+
+    def _read(self, thread_id: str, page: int) -> tuple[list[ForumPost], TopicInfo]:
+        """Page ``page`` parsed; refetched once from the canonical URL when a redirect just
+        taught it and dropped the page."""
+        resp, learnt = self._fetch(thread_id, page)
+        posts, info = self._parse(resp, thread_id, page)
+        if learnt and info.page != page:
+            resp, _ = self._fetch(thread_id, page)
+            posts, info = self._parse(resp, thread_id, page)
+        return posts, info
+
+    def _wrong_page(self, thread_id: str, asked: int, got: int, url: str) -> ForumError:
+        key = "topic.page_param" if self.canonical_url(thread_id) else "topic.url"
+        return self._alert(ForumError("markup", f"asked for page {asked}, the forum showed page {got}: "
+                                      "the last page cannot be reached", key=key), url,
+                           thread_id=thread_id)
+
+    def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
+        """Posts of the topic from page ``since_page`` to the last (at most 500 pages).
+        With ``polite``, an unchanged page (minus ``volatile`` parts) that was the last
+        page costs one request and no parse. A ``since_page`` past the end reads the last
+        page (the forum shows it, or page 1 tells which it is).
+
+        Raises:
+            ForumError: ``not_found``, ``markup`` (alert logged, naming the key),
+                transport reasons.
+        """
+        since = max(1, int(since_page))
+        fetched = None
+        if self.polite is not None:
+            path = self._page_path(thread_id, since)
+            fetched = self.polite.conditional(
+                self._url(path), lambda h: self._request("GET", path, headers=h),
+                volatile=self._volatile)
+            if fetched.unchanged and fetched.memo.get("last_page") == str(since):
+                return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since,
+                                  unchanged=True)
+            resp = fetched.response
+            learnt = bool(resp.history) and self._remember_canonical(thread_id, resp.url)
+            posts, info = self._parse(resp, thread_id, since)
+            if learnt and info.page != since:
+                fetched = None  # the remembered URL changed: no conditional state for it yet
+                posts, info = self._read(thread_id, since)
+        else:
+            posts, info = self._read(thread_id, since)
+        if info.page != since and since <= info.last_page:
+            raise self._wrong_page(thread_id, since, info.page, self.base_url)
+        if info.page != since and since > 1:  # past the end: the forum showed another page
+            if info.page > info.last_page or info.page == 1 < info.last_page:
+                posts, info = self._read(thread_id, info.last_page)
+        collected, current, last = list(posts), info.page, info.last_page
+        first, title = current, info.title
+        for _ in range(MAX_PAGES):
+            if current >= last:
+                break
+            more, nxt = self._read(thread_id, current + 1)
+            if nxt.page != current + 1:
+                raise self._wrong_page(thread_id, current + 1, nxt.page, self.base_url)
+            collected.extend(more)
+            current, last = nxt.page, max(last, nxt.last_page)
+        if fetched is not None and first == since:
+            fetched.commit({"last_page": str(current)})
+        return ThreadPage(thread_id=thread_id, posts=tuple(collected), first_page=first,
+                          last_page=current, title=title)
+
+    def list_threads(self, forum_id: str) -> list[str]:
+        """Topic ids of a board (first page), when the profile has a ``[board]``; their
+        links are remembered as the topics' canonical URLs. An empty board is ``[]``.
+
+        Raises:
+            ForumError: ``forbidden`` (no ``[board]`` in the profile), ``markup``, transport.
+        """
+        spec = self.profile.board
+        if spec is None:
+            raise ForumError("forbidden", f"profile {self.profile.name} has no [board]",
+                             transient=False)
+        resp = self._request("GET", spec.url.format(forum_id=forum_id))
+        if resp.status_code >= 400:
+            raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
+                             url=resp.url, status=resp.status_code)
+        try:
+            board = parse_board_page(resp.text, spec)
+        except ForumError as exc:
+            raise self._alert(exc, resp.url, board=forum_id) from None
+        for thread_id, href in board.links.items():
+            if self.profile.topic.page_query_param:
+                self._remember_canonical(thread_id, urljoin(resp.url, href))
+        return list(board.thread_ids)
+
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+        """The bot's newest post in the topic containing ``marker``, from the last page
+        backwards (``worker.forums.paging.search_pages``), stopping at the page that holds
+        ``after_post_id``; None when there is none.
+
+        Raises:
+            ForumError: as :meth:`list_posts`.
+        """
+        if not marker.split():
+            raise ValueError("empty marker")
+        first_posts, info = self._read(thread_id, 1)
+
+        def read(number: int) -> PageRead | None:
+            posts, page = self._read(thread_id, number)
+            if page.page != number:
+                raise self._wrong_page(thread_id, number, page.page, self.base_url)
+            return PageRead(posts, page.last_page)
+
+        return search_pages(read, bot=self.username, marker=marker, last_page=info.last_page,
+                            after_post_id=after_post_id,
+                            known={1: PageRead(first_posts, info.last_page)})
+
+    # ---- writing
+    def _flood_slot(self) -> None:
+        if self.polite is not None:
+            self.polite.flood_slot(self.flood_interval, max_wait=self.max_flood_wait)
+
+    def _submit(self, recipe: FormRecipe, part: str, path: str, fill: dict[str, str], what: str
+                ) -> tuple[requests.Response, str | None]:
+        """Fetch, fill and submit a form so that at most one post results.
+
+        Returns ``(answer, location)``: ``location`` is the redirect target ("" for an
+        answer page), or None when the forum said it already has this post
+        (``duplicate_regex``).
+        """
+        if not self._logged_in:
+            self.login()
+        self._flood_slot()  # before the form: a form kept waiting may go stale
+        relogged = refetched = resubmitted = False
+        page = self._request("GET", path)
+        while True:
+            rendered = self.clock()
+            if page.status_code == 404:
+                raise ForumError("not_found", f"{what}: not found", url=page.url, transient=False)
+            form = self._form(page.text, recipe)
+            if form is None or any(t not in form[1] for t in recipe.token_fields):
+                if not relogged and not self._is_logged_in(page.text):
+                    relogged = True
+                    self.login()
+                    page = self._request("GET", path)
+                    continue
+                if form is None:
+                    answer = classify_answer(page.text, recipe)
+                    raise ForumError("forbidden", f"{what}: no form {recipe.form!r} ("
+                                     f"{answer.text or 'locked, or the bot may not post here'})",
+                                     url=page.url, transient=False)
+                raise self._alert(ForumError("markup", f"{what}: form without "
+                                             f"{', '.join(recipe.token_fields)}",
+                                             key=f"{part}.token_fields"), page.url)
+            action, fields = form
+            fields.update({recipe.fields.get(role, role): value for role, value in fill.items()})
+            fields.update(recipe.extra)
+            self._wait(rendered)
+            resp = self._request("POST", urljoin(page.url, action or path), data=fields,
+                                 allow_redirects=False)
+            location = resp.headers.get("Location", "") if resp.is_redirect else ""
+            if location:
+                if self.profile.login.url.split("?")[0] in location and not relogged:
+                    relogged = True  # the session was lost: the forum sends us to log in
+                    self.login()
+                    page = self._request("GET", path)
+                    continue
+                return resp, location
+            answer = classify_answer(resp.text, recipe)
+            if answer.kind == "csrf" and not refetched:
+                refetched = True
+                page = self._request("GET", path)
+                continue
+            if answer.kind == "resubmit" and not resubmitted and self._form(resp.text, recipe):
+                resubmitted = True  # nothing was stored; the answer is the form again
+                page = resp
+                continue
+            if answer.kind == "duplicate":
+                return resp, None
+            if answer.kind == "flood":
+                wait = answer.wait + 1.0 if answer.wait is not None else self.flood_interval
+                raise ForumError("flood", f"{what}: {answer.text}", url=resp.url, retry_after=wait)
+            if answer.kind != "ok":
+                raise ForumError("rejected" if answer.kind != "csrf" else "csrf",
+                                 f"{what} refused: {answer.text}", url=resp.url, transient=False)
+            if resp.status_code >= 400:
+                raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
+            if self._form(resp.text, recipe) is not None and not find_id(
+                    recipe.post_id_regex, "", resp.text):
+                raise ForumError("rejected", f"{what}: the form came back without a message",
+                                 url=resp.url, transient=False)
+            return resp, ""
+
+    def post_reply(self, thread_id: str, content: str) -> str | None:
+        """Submit the reply form with ``content`` (in :attr:`reply_markup`); return the new
+        post's id (``reply.post_id_regex`` over the redirect or the answer page), or None
+        when the forum accepted it without naming it (a redirect to the topic, a "you
+        already posted this") - the caller then finds it by its marker.
+
+        Raises:
+            ForumError: ``flood`` (transient, ``retry_after`` = the wait the forum states),
+                ``rejected``, ``csrf``, ``forbidden``, ``auth``, transport reasons.
+        """
+        recipe = self.profile.reply
+        resp, location = self._submit(recipe, "reply", recipe.url.format(thread_id=thread_id),
+                                      {"message": content}, "reply")
+        if location is None:
+            return None
+        return find_id(recipe.post_id_regex, location, "" if location else resp.text)
+
+    def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:
+        """Open a topic through the profile's ``[new_thread]`` recipe.
+
+        Raises:
+            ForumError: ``forbidden`` when the profile has none; ``markup`` when the answer
+                names no topic; else as :meth:`post_reply`.
+        """
+        recipe = self.profile.new_thread
+        if recipe is None:
+            raise ForumError("forbidden", f"profile {self.profile.name} has no [new_thread]",
+                             transient=False)
+        resp, location = self._submit(recipe, "new_thread", recipe.url.format(forum_id=forum_id),
+                                      {"subject": title, "message": content}, "new topic")
+        html = "" if location else resp.text
+        thread_id = find_id(recipe.thread_id_regex, location or "", html)
+        post_id = find_id(recipe.post_id_regex, location or "", html)
+        if thread_id is None:
+            raise self._alert(ForumError("markup", "new topic answer names no topic id",
+                                         key="new_thread.thread_id_regex"), resp.url)
+        if post_id is None:
+            post_id = self.list_posts(thread_id).posts[0].post_id
+        return thread_id, post_id

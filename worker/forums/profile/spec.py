@@ -1,0 +1,352 @@
+"""A forum engine described as data: the profile's keys, their defaults and their checks.
+
+Every key is documented with an example in ``docs/forums.md`` ("Configurable HTML
+profile"); the shipped profiles (``profiles/mybb18.toml``, ``profiles/smf21.toml``) are
+worked examples. A profile is validated when it is loaded: an unknown key, a selector or
+regex that does not compile, a 12-hour date format without ``%p`` or an unknown markup is a
+:class:`ProfileError` naming the key, so a typo fails the start instead of a poll.
+
+Selectors are CSS (soupsieve). A selector *group* (``"a.x, a.y"`` or a TOML list) is tried
+in the order written: the first member that matches anything wins, whatever the order of the
+elements in the page (``worker.forums.markup.first_match``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bs4 import BeautifulSoup
+from soupsieve import SelectorSyntaxError
+
+from worker.forums.dates import DATE_LOCALES, DateStyle, check_formats
+from worker.forums.markup import selector_group
+
+__all__ = [
+    "MARKUPS",
+    "PROFILES_DIR",
+    "BoardSpec",
+    "FormRecipe",
+    "Profile",
+    "ProfileError",
+    "TopicSpec",
+    "load_profile",
+    "profile_from_mapping",
+]
+
+#: Where the shipped profiles live (``<name>.toml``).
+PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
+#: Reply markups a profile may name (``core.render.FLAVOURS``).
+MARKUPS = ("bbcode", "markdown", "html")
+
+
+class ProfileError(ValueError):
+    """A profile file is missing, unreadable or lacks a required key (configuration error)."""
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """Where things are on a topic page (CSS selector groups unless said otherwise).
+
+    Attributes:
+        url: path template of a topic page, with ``{thread_id}`` and ``{page}`` (1-based)
+            or ``{start}`` (0-based offset: ``(page - 1) * per_page``).
+        per_page: posts per page, for ``{start}``.
+        page_param: the query parameter that carries the page on a topic's canonical URL
+            (learnt from a redirect or the board listing); default: the parameter of
+            ``url`` whose value is ``{page}`` or ``{start}``.
+        post: one post's container.
+        id_attr / id_regex: the attribute of the container holding the post id and a regex
+            whose first group is the id (e.g. ``id`` and ``^post_(\\d+)$``).
+        author / body: inside the container.
+        time: the element holding the post's date. ``time_attr`` names an attribute holding
+            the whole date (``datetime``), else the element's text is read, after
+            ``time_remove`` (selectors removed from it: edit notes) and after every
+            descendant carrying ``time_titles`` (an attribute, e.g. ``title``) is replaced
+            by that attribute's value (MyBB: ``<span title="2026-12-01">Today</span>, 08:50``).
+        edited / edited_regex: the edit note ("last modified: ..."); its date is the first
+            group of ``edited_regex`` over the note's text (read like ``time``).
+        remove: selectors removed from the body (signatures inside it, edit notes...).
+        quote: quote blocks inside the body; they are turned into ``<blockquote>`` so
+            extraction drops them whatever the forum calls them.
+        page_current: the pagination's current page (its text is the number).
+        page_links: the pagination's page links; the number is the link's ``page_attr``
+            attribute when set, else the first group of ``page_href_regex`` over its
+            ``href`` when set, else its text.
+        page_next: the "next page" link: its presence says there is a page after this one.
+        page_of_regex: a regex over the page's text giving the last page as its group
+            ``last`` (and the current one as ``page``): ``Page (?P<page>\\d+) of (?P<last>\\d+)``.
+        title: the topic title.
+        post_url: path template of one post's URL (``{post_id}``, ``{thread_id}``).
+        logged_in: matches only on pages rendered for a logged-in user.
+        not_found_regex: the text of the page a missing topic answers (then the thread is
+            reported gone instead of the page being a markup alert).
+        volatile: regexes of page parts that change on every request (tokens), ignored when
+            deciding whether a page changed.
+    """
+
+    url: str
+    post: str
+    id_regex: str
+    author: str
+    body: str
+    post_url: str
+    id_attr: str = "id"
+    per_page: int = 10
+    page_param: str = ""
+    time: str = ""
+    time_attr: str = ""
+    time_titles: str = ""
+    time_remove: tuple[str, ...] = ()
+    edited: str = ""
+    edited_regex: str = ""
+    remove: tuple[str, ...] = ()
+    quote: str = ""
+    page_current: str = ""
+    page_links: str = ""
+    page_attr: str = ""
+    page_href_regex: str = ""
+    page_next: str = ""
+    page_of_regex: str = ""
+    title: str = ""
+    logged_in: str = ""
+    not_found_regex: str = ""
+    volatile: tuple[str, ...] = ()
+
+    @property
+    def page_query_param(self) -> str:
+        """``page_param``, or the query parameter of ``url`` that holds the page."""
+        if self.page_param:
+            return self.page_param
+        for name, value in parse_qsl(urlsplit(self.url).query.replace(";", "&")):
+            if value in ("{page}", "{start}"):
+                return name
+        return ""
+
+
+@dataclass(frozen=True)
+class BoardSpec:
+    """A board page.
+
+    Attributes:
+        url: template with ``{forum_id}``.
+        thread_link: selector of the topic links.
+        thread_regex: first group = the topic id in a link's ``href``.
+        listing: the topic list's container: when it is there and holds no topic link the
+            board is empty (no alert); when it is missing the page is not a board page.
+    """
+
+    url: str
+    thread_link: str
+    thread_regex: str
+    listing: str = ""
+
+
+@dataclass(frozen=True)
+class FormRecipe:
+    """How to fill and submit one form (login, reply or new topic).
+
+    Attributes:
+        url: path template of the page holding the form (``{thread_id}``, ``{forum_id}``).
+        form: selector of the form on that page.
+        fields: field names by role: ``username``, ``password``, ``message``, ``subject``.
+        token_fields: hidden fields that must be present (CSRF tokens such as MyBB's
+            ``my_post_key`` or phpBB's ``form_token``); every hidden field of the form is
+            sent back anyway.
+        extra: fields added or overridden (the submit button's name and value...).
+        post_id_regex: first group = the new post's id, searched in the redirect
+            ``Location``, then the answer page's meta refresh and links.
+        thread_id_regex: the same for a new topic's id.
+        error: selector group of the error message on a refused submission, inline or a
+            full error page (hidden elements are skipped).
+        flood_regex: the error text for "posting too fast"; a group ``wait`` gives the
+            seconds the forum asks for (``wait (?P<wait>\\d+) more second``).
+        csrf_regex: the error text for "token expired / invalid" (the form is fetched again
+            and submitted once more).
+        duplicate_regex: the error text for "you already posted this": the forum stored an
+            earlier submission; the reply is then looked up by its marker.
+        resubmit_regex: the error text of a form re-rendered without storing anything
+            because someone posted meanwhile (SMF's "while you were typing"): it is
+            submitted once more from the re-rendered form.
+    """
+
+    url: str
+    form: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+    token_fields: tuple[str, ...] = ()
+    extra: Mapping[str, str] = field(default_factory=dict)
+    post_id_regex: str = ""
+    thread_id_regex: str = ""
+    error: str = ".error"
+    flood_regex: str = ""
+    csrf_regex: str = ""
+    duplicate_regex: str = ""
+    resubmit_regex: str = ""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A forum engine described as data (see the module docstring and ``docs/forums.md``).
+
+    Attributes:
+        name / description: for people.
+        markup: what the forum renders in posts, so what replies are written in:
+            ``bbcode``, ``markdown`` or ``html``.
+        timezone: IANA zone of times shown without an offset (the board's setting).
+        locale: the board's language for dates (``es`` or ``en``).
+        time_formats: exact ``strptime`` formats tried first (after ISO 8601), before the
+            localized reading.
+        date_order: ``DMY``, ``MDY`` or ``YMD`` for all-numeric dates.
+        topic / board / login / reply / new_thread: the parts; ``board`` and
+            ``new_thread`` are optional (None).
+    """
+
+    name: str
+    topic: TopicSpec
+    login: FormRecipe
+    reply: FormRecipe
+    description: str = ""
+    markup: str = "bbcode"
+    timezone: str = "UTC"
+    locale: str = "en"
+    time_formats: tuple[str, ...] = ()
+    date_order: str = ""
+    board: BoardSpec | None = None
+    new_thread: FormRecipe | None = None
+
+    @property
+    def date_style(self) -> DateStyle:
+        """How the forum prints dates (``worker.forums.dates``)."""
+        return DateStyle(timezone=self.timezone, locale=self.locale, formats=self.time_formats,
+                         date_order=self.date_order)
+
+
+_TOP_KEYS = {"name", "description", "markup", "timezone", "locale", "time_formats", "date_order",
+             "topic", "board", "login", "reply", "new_thread"}
+
+
+def _section(data: Mapping[str, Any], key: str, cls: type, where: str, optional: bool = False):  # type: ignore[no-untyped-def]
+    raw = data.get(key)
+    if raw is None and optional:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ProfileError(f"{where}: [{key}] is required")
+    known = {f.name for f in fields(cls)}
+    values = {}
+    for name, value in raw.items():
+        if name not in known:
+            close = [k for k in sorted(known) if k.startswith(name[:3])]
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ProfileError(f"{where}: unknown key {key}.{name}{hint}")
+        values[name] = tuple(value) if isinstance(value, list) else value
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ProfileError(f"{where}: [{key}] {exc}") from None
+
+
+def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> Profile:
+    """Build a :class:`Profile` from parsed TOML, checking keys, selectors and regexes.
+
+    Raises:
+        ProfileError: a required key is missing, a key is unknown, or a value does not
+            compile or is not one of the allowed ones (the message names the key).
+    """
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise ProfileError(f"{where}: unknown key {key!r}")
+    topic = _section(data, "topic", TopicSpec, where)
+    profile = Profile(
+        name=str(data.get("name") or where), description=str(data.get("description", "")),
+        markup=str(data.get("markup", "bbcode")), timezone=str(data.get("timezone", "UTC")),
+        locale=str(data.get("locale", "en")),
+        time_formats=tuple(str(f) for f in data.get("time_formats", ())),
+        date_order=str(data.get("date_order", "")),
+        topic=topic, login=_section(data, "login", FormRecipe, where),
+        reply=_section(data, "reply", FormRecipe, where),
+        board=_section(data, "board", BoardSpec, where, optional=True),
+        new_thread=_section(data, "new_thread", FormRecipe, where, optional=True),
+    )
+    if profile.markup not in MARKUPS:
+        raise ProfileError(f"{where}: markup must be one of {', '.join(MARKUPS)}, got {profile.markup!r}")
+    if profile.locale not in DATE_LOCALES:
+        raise ProfileError(f"{where}: locale must be one of {', '.join(DATE_LOCALES)}, got {profile.locale!r}")
+    if profile.date_order not in ("", "DMY", "MDY", "YMD"):
+        raise ProfileError(f"{where}: date_order must be DMY, MDY or YMD, got {profile.date_order!r}")
+    problem = check_formats(profile.time_formats)
+    if problem:
+        raise ProfileError(f"{where}: time_formats: {problem}")
+    try:
+        ZoneInfo(profile.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ProfileError(f"{where}: unknown timezone {profile.timezone!r}") from None
+    if "{page}" not in topic.url and "{start}" not in topic.url:
+        raise ProfileError(f"{where}: topic.url must contain {{page}} or {{start}}")
+    regexes = {"topic.id_regex": topic.id_regex, "topic.page_href_regex": topic.page_href_regex,
+               "topic.page_of_regex": topic.page_of_regex, "topic.edited_regex": topic.edited_regex,
+               "topic.not_found_regex": topic.not_found_regex}
+    regexes.update({f"topic.volatile[{i}]": v for i, v in enumerate(topic.volatile)})
+    recipes = {"login": profile.login, "reply": profile.reply, "new_thread": profile.new_thread}
+    for part, recipe in recipes.items():
+        if recipe is None:
+            continue
+        for attr in ("post_id_regex", "thread_id_regex", "flood_regex", "csrf_regex",
+                     "duplicate_regex", "resubmit_regex"):
+            regexes[f"{part}.{attr}"] = getattr(recipe, attr)
+    if profile.board:
+        regexes["board.thread_regex"] = profile.board.thread_regex
+    for key, rx in regexes.items():
+        try:
+            re.compile(rx)
+        except re.error as exc:
+            raise ProfileError(f"{where}: {key}: bad regex {rx!r}: {exc}") from None
+    if topic.page_of_regex and "last" not in re.compile(topic.page_of_regex).groupindex:
+        raise ProfileError(f"{where}: topic.page_of_regex needs a group (?P<last>...)")
+    probe = BeautifulSoup("<p></p>", "lxml")
+    selectors = {f"topic.{name}": getattr(topic, name) for name in (
+        "post", "author", "body", "time", "edited", "quote", "page_current", "page_links",
+        "page_next", "title", "logged_in")}
+    selectors.update({f"topic.remove[{i}]": s for i, s in enumerate(topic.remove)})
+    selectors.update({f"topic.time_remove[{i}]": s for i, s in enumerate(topic.time_remove)})
+    for part, recipe in recipes.items():
+        if recipe is not None:
+            selectors[f"{part}.form"] = recipe.form
+            selectors[f"{part}.error"] = recipe.error
+    if profile.board:
+        selectors["board.thread_link"] = profile.board.thread_link
+        selectors["board.listing"] = profile.board.listing
+    for key, sel in selectors.items():
+        for member in selector_group(sel) if sel else ():
+            try:
+                probe.select(member)
+            except SelectorSyntaxError as exc:
+                raise ProfileError(f"{where}: {key}: bad selector {member!r}: {exc}") from None
+    return profile
+
+
+def load_profile(name_or_path: str) -> Profile:
+    """A shipped profile by name (``mybb18``, ``smf21``: files in :data:`PROFILES_DIR`) or
+    a profile TOML file by path.
+
+    Raises:
+        ProfileError: not found, unreadable, or invalid.
+    """
+    path = Path(name_or_path)
+    if not name_or_path.endswith(".toml"):
+        if not re.fullmatch(r"[a-z0-9_-]{1,40}", name_or_path):
+            raise ProfileError(f"bad profile name {name_or_path!r}")
+        path = PROFILES_DIR / f"{name_or_path}.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        shipped = sorted(p.stem for p in PROFILES_DIR.glob("*.toml"))
+        raise ProfileError(f"no profile {name_or_path!r} (shipped: {', '.join(shipped)})") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ProfileError(f"{path}: {exc}") from None
+    return profile_from_mapping(data, where=str(path))
