@@ -316,8 +316,9 @@ def _edit_added(svc: Services, game: GameSettings, post: ForumPost, added: list[
         pipe.zremrangebyrank(key, 0, -1 - MAX_EDIT_ADDED)
         pipe.execute()
     claim_key = game_key(game.id, "edit_added", post.forum, post.post_id, digest)
-    text = state_messages.text("edit_added", game.language, name=post.author,
-                               tags=", ".join(f"«{t}»" for t in added))
+    markup = svc.forum(post.forum).reply_markup
+    text = state_messages.text("edit_added", game.language, name=render.plain(post.author, markup),
+                               tags=", ".join(f"«{render.plain(t, markup)}»" for t in added))
     notice = outbox.claim(r, game.id, claim_key, forum=post.forum, thread=post.thread_id, kind="edit_added",
                           text=text, who=post.author, now=now)
     log.info("tags added by editing", extra={"forum": post.forum, "post": post.post_id, "tags": added})
