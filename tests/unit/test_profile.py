@@ -16,6 +16,7 @@ from worker.forums.base import ForumError, ForumPort
 from worker.forums.polite import MemoryBackend, Politeness
 from worker.forums.profile import (
     ProfileClient,
+    classify_answer,
     ProfileError,
     load_profile,
     parse_topic_page,
@@ -31,13 +32,17 @@ def page(path: str) -> str:
 
 
 def test_smf_topic_page():
+    """SMF 2.1.4 markup (Display.template.php): dates in the default format and "Today at";
+    a post waiting for approval is div.approvebg and is still read (issue 13, templates 6, 8)."""
     posts, info = parse_topic_page(page("smf/topic_p1.html"), load_profile("smf21"),
                                    "https://foro.test", forum="smf", thread_id="5", now=NOW)
-    assert [(p.post_id, p.author) for p in posts] == [("130", "ana"), ("131", "narrador")]
-    assert (info.page, info.last_page, info.logged_in) == (1, 2, True)
-    assert posts[0].created_utc == datetime(2024, 1, 14, 13, 0, tzinfo=UTC)
+    assert [(p.post_id, p.author) for p in posts] == [("130", "ana"), ("131", "narrador"), ("132", "narrador")]
+    assert (info.page, info.last_page, info.logged_in, info.problems) == (1, 2, True, ())
+    assert posts[0].created_utc == datetime(2024, 1, 14, 13, 0, tzinfo=UTC)  # "Jan 14, 2024, 01:00 PM"
+    assert posts[1].created_utc == datetime(2026, 11, 29, 13, 2, tzinfo=UTC)  # "Today at 01:02 PM"
     assert posts[0].url == "https://foro.test/index.php?msg=130"
     assert author_text(posts[0].body_html, "html") == "Lucía salta por la ventana. [tirada]5 dif 6[/tirada]"
+    assert "awaiting approval" not in posts[2].body_html
 
 
 def test_a_selector_that_finds_nothing_is_a_markup_error():
@@ -54,10 +59,15 @@ def client_for(web: FakeWeb, name: str, **kw) -> ProfileClient:
                          clock=lambda: float(next(clock)), **kw)
 
 
-def test_smf_reply_sends_the_random_session_field_back():
+def smf_web(*answers: Reply) -> FakeWeb:
     web = FakeWeb("https://foro.test")
     web.route("GET", "/index.php", Reply(200, page("smf/post_form.html")))
-    web.route("POST", "/index.php", Reply(302, "", {"Location": "https://foro.test/index.php?topic=5.msg132#msg132"}))
+    web.route("POST", "/index.php", *answers)
+    return web
+
+
+def test_smf_reply_sends_the_random_session_field_back():
+    web = smf_web(Reply(302, "", {"Location": "https://foro.test/index.php?topic=5.msg132#msg132"}))
     client = client_for(web, "smf21")
     client._logged_in = True
     assert client.post_reply("5", "hola") == "132"
@@ -65,7 +75,75 @@ def test_smf_reply_sends_the_random_session_field_back():
     assert get.path == "/index.php?action=post;topic=5.0"
     form = web.calls("POST", "/index.php")[0].form
     assert form["b3a4c2d1"] == "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d" and form["seqnum"] == "17"
-    assert form["message"] == "hola" and form["topic"] == "5"
+    assert form["message"] == "hola" and form["topic"] == "5" and form["last_msg"] == "131"
+
+
+@pytest.mark.parametrize("location", ["https://foro.test/index.php?topic=5.new#new",
+                                      "https://foro.test/index.php?board=2.0"])
+def test_smf_success_redirect_names_no_message_so_the_reply_is_accepted_without_an_id(location):
+    """Issue 13, templates 1: Post.php redirects to topic=N.new#new or board=N.0; that is a
+    success (post_reply returns None and the service finds the reply by its marker), not
+    a markup failure after the post was stored."""
+    web = smf_web(Reply(302, "", {"Location": location}))
+    client = client_for(web, "smf21")
+    client._logged_in = True
+    assert client.post_reply("5", "hola") is None
+    assert len(web.calls("POST", "/index.php")) == 1
+
+
+def test_smf_resubmits_once_when_someone_posted_while_the_bot_was_typing():
+    """Issue 13, templates 2: the new_replies minor error stores nothing: send the
+    re-rendered form once more (its new seqnum and last_msg)."""
+    web = smf_web(Reply(200, page("smf/post_new_replies.html")),
+                  Reply(302, "", {"Location": "https://foro.test/index.php?topic=5.new#new"}))
+    client = client_for(web, "smf21")
+    client._logged_in = True
+    assert client.post_reply("5", "hola") is None
+    posts = web.calls("POST", "/index.php")
+    assert len(posts) == 2 and len(web.calls("GET", "/index.php")) == 1
+    assert (posts[1].form["seqnum"], posts[1].form["last_msg"], posts[1].form["message"]) == ("18", "133", "hola")
+
+
+def test_smf_resubmits_only_once():
+    web = smf_web(Reply(200, page("smf/post_new_replies.html")))
+    client = client_for(web, "smf21")
+    client._logged_in = True
+    with pytest.raises(ForumError) as err:
+        client.post_reply("5", "hola")
+    assert err.value.reason == "rejected" and len(web.calls("POST", "/index.php")) == 2
+
+
+def test_smf_flood_is_a_403_fatal_error_page_and_is_retried_later():
+    """Issue 13, templates 9: spamProtection answers HTTP 403 with the fatal error page."""
+    web = smf_web(Reply(403, page("smf/post_flood.html")))
+    client = client_for(web, "smf21")
+    client._logged_in = True
+    with pytest.raises(ForumError) as err:
+        client.post_reply("5", "hola")
+    assert (err.value.reason, err.value.transient, err.value.retry_after) == ("flood", True, 16.0)
+
+
+def test_smf_session_error_refetches_the_form_and_the_clean_form_shows_no_error():
+    """Issue 13, templates 11: the clean form holds a hidden #errors box; it is no error."""
+    smf = load_profile("smf21")
+    assert classify_answer(page("smf/post_form.html"), smf.reply).kind == "ok"
+    assert classify_answer(page("smf/post_session.html"), smf.reply).kind == "csrf"
+    web = smf_web(Reply(200, page("smf/post_session.html")),
+                  Reply(302, "", {"Location": "https://foro.test/index.php?topic=5.msg140#msg140"}))
+    client = client_for(web, "smf21")
+    client._logged_in = True
+    assert client.post_reply("5", "hola") == "140"
+    assert len(web.calls("GET", "/index.php")) == 2
+
+
+def test_smf_reply_held_for_approval_is_found_by_its_marker():
+    import re
+
+    one_page = re.sub(r'<a class="nav_page"[^>]*>.*?</a>', "", page("smf/topic_p1.html"))
+    web = FakeWeb("https://foro.test")
+    web.route("GET", "/index.php", Reply(200, one_page))
+    client = client_for(web, "smf21")
+    assert client.find_reply("5", "(ref p131 tok12345)", after_post_id="131") == "132"
 
 
 def test_markup_change_in_a_profile_forum_is_an_alert(caplog):

@@ -388,7 +388,7 @@ class ProfileClient:
                                  allow_redirects=False)
             location = resp.headers.get("Location", "") if resp.is_redirect else ""
             if location:
-                if self.profile.login.url.split("?")[0] in location and not relogged:
+                if self.profile.login.url.removeprefix("./") in location and not relogged:
                     relogged = True  # the session was lost: the forum sends us to log in
                     self.login()
                     page = self._request("GET", path)
