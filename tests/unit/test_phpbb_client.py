@@ -214,12 +214,17 @@ def test_locked_topic_is_forbidden_for_good():
     assert web.calls("POST", "/posting.php") == []
 
 
-def test_post_waiting_for_approval_is_found_in_the_meta_refresh():
+def test_post_waiting_for_approval_is_stored_without_an_id():
+    """Issue 13, templates 8: phpBB's approval message refreshes to viewtopic.php?t=<topic>
+    (functions_posting.php submit_post), not to the post: the reply is stored, its id is
+    unknown (None), and the caller finds it by its marker (phpBB shows a waiting post to
+    its author). Before, this raised markup after the post was stored."""
     web = FakeWeb()
     board(web)
     web.route("POST", "/posting.php", Reply(200, page("posted_approval.html")))
     client, _ = make(web)
-    assert client.post_reply("7", "hola") == "131"
+    assert client.post_reply("7", "hola") is None
+    assert len(web.calls("POST", "/posting.php")) == 1
 
 
 def test_unclassifiable_answer_is_never_resubmitted():

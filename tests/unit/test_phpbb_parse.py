@@ -38,7 +38,7 @@ def test_times_with_an_offset_become_utc():
 def test_signature_is_removed_and_quotes_are_left_for_extraction():
     posts, _ = phpbb.parse_topic_page(page("viewtopic_p1.html"), BASE)
     body = posts[1].body_html
-    assert "Siempre tiro" not in body and "<blockquote>" in body
+    assert "Siempre tiro" not in body and "<blockquote cite=" in body
     assert author_text(body, "phpbb") == "Marco la sigue. [tirada]Destreza+Atletismo dif 7[/tirada]"
 
 
@@ -130,7 +130,7 @@ def test_pages_without_a_posting_form():
 def test_where_phpbb_sends_us_after_posting():
     assert phpbb.parse_posted("./viewtopic.php?p=131#p131") == (None, "131")
     assert phpbb.parse_posted("http://forum.test/viewtopic.php?f=2&t=9") == ("9", None)
-    assert phpbb.parse_posted(page("posted_approval.html")) == (None, "131")
+    assert phpbb.parse_posted(page("posted_approval.html")) == ("7", None)
     assert phpbb.parse_posted(page("posting_locked.html")) == (None, None)
 
 
@@ -142,3 +142,15 @@ def test_login_form_and_board_page():
     assert phpbb.parse_board_page(page("viewforum.html")) == ["9", "7"]
     with pytest.raises(ForumError):
         phpbb.parse_board_page(page("viewtopic_p1.html"))
+
+
+def test_topic_review_under_a_reply_form_is_not_the_review_screen():
+    """Issue 13, templates 11: only posting_review.html's rows (#ppr<ID>) mean "someone
+    posted meanwhile"; posting_topic_review.html lists the topic under every reply form
+    as #pr<ID>, and there is no #post_review in prosilver."""
+    html = page("posting_reply.html").replace(
+        "</form>", '<div id="topicreview" class="topicreview"><div class="post bg1"><div class="inner">'
+        '<div class="postbody" id="pr105"><div class="content">hola</div></div></div></div></div></form>', 1)
+    form = phpbb.parse_posting_form(html)
+    assert form is not None and not form.review
+    assert "lastclick" not in form.fields  # gone since 3.2.4
