@@ -78,6 +78,10 @@ def test_signed_discourse_post_is_queued_once_even_when_retried(hooks):
     # an edit (version 2) is a new delivery
     edited = discourse_post(client, f"d-{u}", (FIXTURES / "webhook_post_edited.json").read_bytes(), event="post_edited")
     assert edited.status_code == 202 and len(queued) == 2
+    # and so is an edit inside the grace period, which keeps version 1 (issue 13)
+    grace = (FIXTURES / "webhook_post_edited_grace.json").read_bytes()
+    assert discourse_post(client, f"d-{u}", grace, event="post_edited").status_code == 202 and len(queued) == 3
+    assert discourse_post(client, f"d-{u}", grace, event="post_edited").get_json()["status"] == "duplicate"
 
 
 @pytest.mark.parametrize("sig", [
@@ -107,6 +111,17 @@ def test_unknown_forum_malformed_payload_and_ping(hooks):
     assert discourse_post(client, f"d-{u}", b"not json").status_code == 400
     assert discourse_post(client, f"d-{u}", b"{}", event="ping").status_code == 200
     assert queued == []
+
+
+def test_post_recovered_queues_the_unflagging_of_a_known_post(hooks):
+    """Issue 13, templates 10: post_recovered is a default event of the post webhook."""
+    client, queued, u, _, store = hooks
+    recovered: list[tuple[str, str]] = []
+    client.application.config["NARRADOR_ENQUEUE_RECOVERED"] = lambda forum, post_id: recovered.append((forum, post_id))
+    store.update_post(f"d-{u}", "345", status="no_tags", deleted="1")
+    resp = discourse_post(client, f"d-{u}", created_body(), event="post_recovered")
+    assert resp.status_code == 202 and resp.get_json()["status"] == "recovered"
+    assert recovered == [(f"d-{u}", "345")] and queued == []
 
 
 def test_post_destroyed_queues_the_deletion_of_a_known_post(hooks):

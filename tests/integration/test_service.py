@@ -362,3 +362,159 @@ def test_a_post_field_that_is_not_text_is_refused_before_anything_is_written(env
     assert svc.store.record_post(game=f"g-{unique}", forum=forum, post_id="77",
                                  fields={"status": "no_tags", "page": 3}, processed_ms=0)
     assert svc.store.get_post(forum, "77").fields == {"status": "no_tags", "page": "3"}
+
+
+def clocked_env(tmp_path, unique, redis_client, per_page=2, **forum_keys):
+    """Like ``env`` but with a clock the test moves and a forum of ``per_page`` posts a page."""
+    from datetime import timedelta
+
+    from worker.settings import settings_from_mapping
+
+    settings = make_settings(tmp_path, unique)
+    data = {
+        "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": settings.redis_url,
+                     "public_url": "http://narrador.test"},
+        "games": {f"g-{unique}": {"ruleset": "vampiro"}},
+        "forums": {f"f-{unique}": {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
+                                   "password": "x", "game": f"g-{unique}", "watch_threads": ["1"], **forum_keys}},
+    }
+    settings = settings_from_mapping(data, base_dir=tmp_path, environ={})
+    forum = FakeForum(f"f-{unique}", per_page=per_page)
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    now = [FIXED_NOW]
+    svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=lambda: now[0])
+
+    def advance(seconds: float) -> None:
+        now[0] = now[0] + timedelta(seconds=seconds)
+
+    return svc, forum, advance
+
+
+def _poll_and_reply(svc, forum_name, thread_id):
+    polled = service.poll_thread(svc, forum_name, thread_id)
+    for post in polled:
+        if service.process_post(svc, post).status == "pending_reply":
+            service.send_reply(svc, forum_name, post.post_id)
+    return polled
+
+
+def test_an_edit_on_an_earlier_page_is_flagged_by_the_periodic_full_read(tmp_path, unique, redis_client, cleanup_keys):
+    """Issue 13, live MyBB 3: polls read from the last page seen, so an edit on page 1 of a
+    long thread was never flagged. Every edit_scan_interval the whole thread is read."""
+    svc, forum, advance = clocked_env(tmp_path, unique, redis_client, edit_scan_interval=600)
+    name = f"f-{unique}"
+    tid, first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    for i in range(5):
+        forum.add_post(tid, f"relleno {i}")
+    _poll_and_reply(svc, name, tid)  # first read: from page 1
+    rid = svc.store.get_post(name, first).roll_ids[0]
+    forum.edit_post(first, "[tirada]9 dif 3[/tirada]")
+    advance(60)
+    assert service.poll_thread(svc, name, tid).full is False  # reads from the last page only
+    assert svc.store.get_roll(rid)["record"]["flags"]["edited_after_roll"] is False
+    advance(600)
+    polled = service.poll_thread(svc, name, tid)
+    assert polled.full is True and polled.posts == []
+    record = svc.store.get_roll(rid)["record"]
+    assert record["flags"]["edited_after_roll"] is True and record["edited_tag"] == "[tirada]9 dif 3[/tirada]"
+
+
+def test_a_tag_added_by_editing_is_not_rolled_the_author_is_told_once(tmp_path, unique, redis_client, cleanup_keys):
+    """Issue 13, live MyBB 4: a tag added by an edit (MyBB's merge of consecutive posts) was
+    silently ignored. It is still not rolled, but the player is told and masters see it."""
+    svc, forum, advance = clocked_env(tmp_path, unique, redis_client, per_page=10)
+    name = f"f-{unique}"
+    tid, first = forum.add_thread("1", "Escena", "Entro sin tirar")
+    _, second = tid, forum.add_post(tid, "Y yo [tirada]3 dif 6[/tirada]")
+    _poll_and_reply(svc, name, tid)
+    forum.edit_post(first, "Entro sin tirar\n\n[tirada]8 dif 4[/tirada]")
+    forum.edit_post(second, "Y yo [tirada]3 dif 6[/tirada] y además [tirada]6 dif 6[/tirada]")
+    advance(700)
+    polled = service.poll_thread(svc, name, tid)
+    assert polled.posts == [] and len(polled.notices) == 2
+    assert svc.store.get_post(name, first).roll_ids == [] and len(svc.store.get_post(name, second).roll_ids) == 1
+    texts = {n.who: n.text for n in polled.notices}
+    assert "«\\[tirada\\]8 dif 4\\[/tirada\\]» se añadió al editar" in polled.notices[0].text
+    for notice in polled.notices:
+        service.deliver_notice(svc, notice.game, notice.id)
+    told = [r.content for r in forum.replies if "se añadió al editar" in r.content]
+    assert len(told) == 2 and any("6 dif 6" in t for t in told) and texts
+    listed = service.edit_added(svc, f"g-{unique}")
+    assert sorted(e["post"] for e in listed) == sorted([first, second])
+    advance(700)
+    assert service.poll_thread(svc, name, tid).notices == ()  # told once
+
+
+class AcceptsWithoutId(FakeForum):
+    """A forum that stores the reply but names no id (SMF's redirect), or holds it."""
+
+    visible = True
+
+    def post_reply(self, thread_id, content):  # type: ignore[no-untyped-def]
+        self._enter("post_reply")
+        if self.visible:
+            self.add_post(thread_id, content, author=self.bot)
+        return None
+
+
+def test_a_reply_accepted_without_an_id_is_found_by_its_marker(env):
+    svc, _, unique = env
+    forum = AcceptsWithoutId(f"f-{unique}")
+    svc.forum_factory = lambda fs: forum
+    svc._forums.clear()
+    tid, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    for post in service.poll_thread(svc, f"f-{unique}", tid):
+        service.process_post(svc, post)
+    reply_id = service.send_reply(svc, f"f-{unique}", post_id)
+    assert reply_id == str(int(post_id) + 1)
+    assert svc.store.get_post(f"f-{unique}", post_id).fields["reply_post_id"] == reply_id
+    assert forum.calls.count("post_reply") == 1
+
+
+def test_a_reply_accepted_but_not_visible_is_not_sent_again(env, caplog):
+    import logging
+
+    svc, _, unique = env
+    forum = AcceptsWithoutId(f"f-{unique}")
+    forum.visible = False
+    svc.forum_factory = lambda fs: forum
+    svc._forums.clear()
+    tid, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    for post in service.poll_thread(svc, f"f-{unique}", tid):
+        service.process_post(svc, post)
+    with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+        assert service.send_reply(svc, f"f-{unique}", post_id) == ""
+    assert svc.store.get_post(f"f-{unique}", post_id).status == "replied"
+    assert service.send_reply(svc, f"f-{unique}", post_id) == ""
+    assert forum.calls.count("post_reply") == 1
+    assert any("not in thread" in r.getMessage() for r in caplog.records)
+
+
+def test_replies_of_one_thread_go_out_in_post_order(env):
+    """Issue 13, live MyBB 6: p2's reply was posted before p1's (p1 waited for a retry)."""
+    svc, forum, unique = env
+    name = f"f-{unique}"
+    tid, first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    second = forum.add_post(tid, "[tirada]3 dif 6[/tirada]")
+    for post in service.poll_thread(svc, name, tid):
+        service.process_post(svc, post)
+    with pytest.raises(service.ReplyBusy, match=f"waits for the reply to {first}"):
+        service.send_reply(svc, name, second)
+    service.send_reply(svc, name, first)
+    service.send_reply(svc, name, second)
+    assert [r.content.split("(ref p")[1].split(" ")[0] for r in forum.replies] == [first, second]
+
+
+def test_a_recovered_post_is_unflagged(env):
+    """Issue 13, templates 10: Discourse's post_recovered."""
+    svc, forum, unique = env
+    name = f"f-{unique}"
+    tid, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    _roll_all(svc, forum, unique)
+    rid = svc.store.get_post(name, post_id).roll_ids[0]
+    assert service.flag_deleted(svc, name, post_id) == [rid]
+    assert service.flag_recovered(svc, name, post_id) == [rid]
+    assert svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] is False
+    assert service.flag_recovered(svc, name, post_id) == []

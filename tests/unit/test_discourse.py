@@ -172,3 +172,51 @@ def test_html_instead_of_json_is_a_markup_alert(caplog):
         make(web).list_posts("12")
     assert err.value.reason == "markup"
     assert any(r.name == "narrador.alerts" and r.forum == "disc" for r in caplog.records)
+
+
+def test_an_edit_inside_the_grace_period_is_a_new_revision():
+    """Issue 13, templates 4: Discourse keeps the same version for edits inside the grace
+    period; deduplicating on the version dropped them."""
+    created = post_from_webhook("post_created", load("webhook_post_created.json"), base_url="https://d.test", forum="d")
+    grace = post_from_webhook("post_edited", load("webhook_post_edited_grace.json"), base_url="https://d.test", forum="d")
+    assert created.version == grace.version == 1
+    assert created.revision != grace.revision
+    again = post_from_webhook("post_edited", load("webhook_post_edited_grace.json"), base_url="https://d.test", forum="d")
+    assert again.revision == grace.revision  # a redelivery of the same edit is still a duplicate
+
+
+def test_post_recovered_is_a_post_event():
+    hook = post_from_webhook("post_recovered", load("webhook_post_created.json"), base_url="https://d.test", forum="d")
+    assert hook.event == "post_recovered" and hook.post.post_id == "345"
+
+
+def client_with(web: FakeWeb) -> DiscourseClient:
+    return DiscourseClient("https://d.test", "narrador", "k", session=web.session(), name="d")
+
+
+def test_login_checks_that_the_key_acts_as_the_bot():
+    """Issue 13, templates 3: a request outside a granular key's scopes runs as anonymous;
+    /u/<name>.json answered anyway, so a key that could not see private categories passed."""
+    web = FakeWeb("https://d.test")
+    web.route("GET", "/session/current.json", Reply(200, json.dumps({"current_user": {"id": 3, "username": "Narrador"}}), JSON))
+    client_with(web).login()
+    assert web.calls("GET", "/session/current.json")[0].headers["Api-Username"] == "narrador"
+    web.route("GET", "/session/current.json", Reply(404, json.dumps({"errors": ["not found"]}), JSON))
+    with pytest.raises(ForumError) as err:
+        client_with(web).login()
+    assert err.value.reason == "auth" and not err.value.transient and "global" in str(err.value)
+    web.route("GET", "/session/current.json", Reply(200, json.dumps({"current_user": {"username": "otro"}}), JSON))
+    with pytest.raises(ForumError) as err:
+        client_with(web).login()
+    assert err.value.reason == "auth" and "otro" in str(err.value)
+
+
+def test_a_reply_held_for_review_is_accepted_without_an_id_and_said_clearly(caplog):
+    """Issue 13, templates 10: {"action": "enqueued"} has no id."""
+    import logging
+
+    web = FakeWeb("https://d.test")
+    web.route("POST", "/posts.json", Reply(200, text("posts_enqueued.json"), JSON))
+    with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+        assert client_with(web).post_reply("12", "hola") is None
+    assert any("review queue" in r.getMessage() and r.forum == "d" for r in caplog.records)
