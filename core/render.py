@@ -274,7 +274,12 @@ class Markup:
         return "\n".join(lines)
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()<>!~|#])")
+# Characters with a meaning in Markdown, made literal: brackets and "<" as entities (no link,
+# no tag, and no "\\[ ... \\]" / "\\( ... \\)" that Markdown forums with a math extension,
+# such as Spirit, would typeset), the rest with a backslash (escapes every renderer honours).
+# Parentheses alone cannot start anything once brackets are inert: left as written.
+_MARKDOWN_ENTITIES = {"[": "&#91;", "]": "&#93;", "<": "&lt;"}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>!~|#])")
 
 
 class Markdown(Markup):
@@ -295,8 +300,7 @@ class Markdown(Markup):
         return f"[{text}]({url})"
 
     def plain(self, s: str) -> str:
-        # every character with a meaning gets a backslash (CommonMark escapes)
-        return _MARKDOWN_SPECIAL.sub(r"\\\1", s)
+        return _MARKDOWN_SPECIAL.sub(lambda m: _MARKDOWN_ENTITIES.get(m.group(1), "\\" + m.group(1)), s)
 
     def code(self, s: str) -> str:
         return "`" + s.replace("`", "'") + "`"
@@ -382,9 +386,10 @@ def plain(s: str, flavour: str) -> str:
 
     Tags, comments, names and messages that quote them come from players: without this a
     comment could put a link, an image or a fake verdict in the bot's mouth.  Markdown:
-    every character with a meaning gets a backslash (CommonMark escapes, which FlaskBB's
-    and Discourse's renderers honour); BBCode: a zero-width space after each ``[`` so no
-    tag opens; HTML: entities.
+    brackets and ``<`` become entities and the other characters with a meaning get a
+    backslash (escapes FlaskBB's, Discourse's and Spirit's renderers honour; a backslash
+    before a bracket or a parenthesis would be typeset as math by Spirit); BBCode: a
+    zero-width space after each ``[`` so no tag opens; HTML: entities.
     """
     return markup_for(flavour).plain(s)
 

@@ -436,7 +436,7 @@ def test_a_tag_added_by_editing_is_not_rolled_the_author_is_told_once(tmp_path, 
     assert polled.posts == [] and len(polled.notices) == 2
     assert svc.store.get_post(name, first).roll_ids == [] and len(svc.store.get_post(name, second).roll_ids) == 1
     texts = {n.who: n.text for n in polled.notices}
-    assert "«\\[tirada\\]8 dif 4\\[/tirada\\]» se añadió al editar" in polled.notices[0].text
+    assert "«&#91;tirada&#93;8 dif 4&#91;/tirada&#93;» se añadió al editar" in polled.notices[0].text
     for notice in polled.notices:
         service.deliver_notice(svc, notice.game, notice.id)
     told = [r.content for r in forum.replies if "se añadió al editar" in r.content]

@@ -85,8 +85,11 @@ def test_player_text_cannot_become_markup_in_the_reply():
     comment = "**Éxito fenomenal (5)** [verificar](http://evil.example/v/abc)"
     md = render.render_reply(render.ReplyContext(author="tr[o]ll", marker="(ref p1 x)"), [view(comment=comment)], [])
     assert "](http://evil.example" not in md and "**Éxito fenomenal" not in md
-    assert r"\*\*Éxito fenomenal \(5\)\*\* \[verificar\]\(http://evil.example/v/abc\)" in md
-    assert "@tr\\[o\\]ll" in md
+    assert r"\*\*Éxito fenomenal (5)\*\* &#91;verificar&#93;(http://evil.example/v/abc)" in md
+    assert "@tr&#91;o&#93;ll" in md
+    # no backslash before a bracket or a parenthesis: Spirit's Markdown typesets \( \) and \[ \]
+    # as math (found live, issue 13)
+    assert "\\(" not in md and "\\[" not in md
     bb_comment = "[url=http://evil.example]Éxito[/url] [img]http://evil.example/t.png[/img]"
     bb = render.render_reply(render.ReplyContext(author="p", marker="(ref p1 x)", flavour="bbcode"),
                              [view(tag=f"[tirada]7 # {bb_comment}[/tirada]", comment=bb_comment)],
