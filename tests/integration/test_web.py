@@ -429,6 +429,45 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
     assert 'value="1"' in html and "muro" in html and "pulso" in html and "Beto" in html and "cantar" in html
 
 
+def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(world, ana, redis_client):
+    """Issue 13: forum alerts (a date that cannot be read, a page without posts) reach the
+    masters' game-state page, grouped and counted; so do roll tags added by an edit."""
+    import json
+    import logging
+
+    from worker.alerts import RedisAlertHandler, forum_alerts
+    from worker.forums.base import ForumError, log_forum_alert, log_forum_warning
+    from worker.state.keys import game_key
+
+    u, game = world["u"], world["ids"]["game"]
+    forum = f"f-{u}"
+    handler = RedisAlertHandler(redis_client)
+    logger = logging.getLogger("narrador.alerts")
+    logger.addHandler(handler)
+    try:
+        for _ in range(2):
+            log_forum_warning(forum, "post 12: cannot read the date 'el día de la marmota'", key="topic.time",
+                              url="http://forum/t/5")
+        log_forum_alert(forum, ForumError("markup", "no post matches 'div.post'", key="topic.post",
+                                          url="http://forum/t/6"))
+        log_forum_warning("another-forum", "not this game's", key="topic.time")
+    finally:
+        logger.removeHandler(handler)
+    alerts = forum_alerts(redis_client, forum)
+    assert [(a["key"], a["count"], a["level"]) for a in alerts] == [("topic.post", 1, "error"), ("topic.time", 2, "warning")]
+    redis_client.zadd(game_key(game, "edit_added"), {json.dumps({
+        "forum": forum, "thread": "5", "post": "12", "url": "http://forum/p/12", "author": "lucia",
+        "tags": ["[tirada]6 dif 6[/tirada]"], "at": "2026-11-29T18:30:00+00:00"}): 1})
+    try:
+        html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    finally:
+        redis_client.delete(f"nr:alerts:{{{forum}}}", f"nr:alerts:{{{forum}}}:seen",
+                            "nr:alerts:{another-forum}", "nr:alerts:{another-forum}:seen")
+    assert 'id="forum-alerts"' in html and "<code>topic.time</code>" in html and "<code>topic.post</code>" in html
+    assert "cannot read the date" in html and "not this game" not in html
+    assert 'id="edit-added"' in html and "[tirada]6 dif 6[/tirada]" in html and "lucia" in html
+
+
 # ----------------------------------------------------------------------------- secret rolls
 
 

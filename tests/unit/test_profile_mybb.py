@@ -196,6 +196,13 @@ def test_flood_refusal_waits_what_mybb_states():
     assert len(web.calls("POST", "/newreply.php")) == 1
 
 
+def test_flood_message_for_one_second_is_read_too():
+    """Finding 6 (live): flood_regex missed "too quickly after posting ... wait 1 more second"."""
+    one = page("newreply_flood.html").replace("Please wait 58 more seconds.", "Please wait 1 more second.")
+    answer = classify_answer(one, PROFILE.reply)
+    assert (answer.kind, answer.wait) == ("flood", 1.0)
+
+
 def test_csrf_error_page_refetches_the_form_once():
     web = reply_web(Reply(200, page("error_csrf.html")), Reply(302, "", {"Location": "showthread.php?tid=1&pid=18#pid18"}))
     assert logged(web).post_reply("1", "hola") == "18"
