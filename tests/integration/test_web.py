@@ -435,24 +435,21 @@ def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(
     import json
     import logging
 
-    from worker.alerts import RedisAlertHandler, forum_alerts
+    from worker.alerts import RedisAlertHandler, forum_alerts, install
     from worker.forums.base import ForumError, log_forum_alert, log_forum_warning
     from worker.state.keys import game_key
 
     u, game = world["u"], world["ids"]["game"]
     forum = f"f-{u}"
-    handler = RedisAlertHandler(redis_client)
-    logger = logging.getLogger("narrador.alerts")
-    logger.addHandler(handler)
-    try:
-        for _ in range(2):
-            log_forum_warning(forum, "post 12: cannot read the date 'el día de la marmota'", key="topic.time",
-                              url="http://forum/t/5")
-        log_forum_alert(forum, ForumError("markup", "no post matches 'div.post'", key="topic.post",
-                                          url="http://forum/t/6"))
-        log_forum_warning("another-forum", "not this game's", key="topic.time")
-    finally:
-        logger.removeHandler(handler)
+    install(redis_client)  # what every worker does (once per process: a second call adds nothing)
+    install(redis_client)
+    assert sum(isinstance(h, RedisAlertHandler) for h in logging.getLogger("narrador.alerts").handlers) == 1
+    for _ in range(2):
+        log_forum_warning(forum, "post 12: cannot read the date 'el día de la marmota'", key="topic.time",
+                          url="http://forum/t/5")
+    log_forum_alert(forum, ForumError("markup", "no post matches 'div.post'", key="topic.post",
+                                      url="http://forum/t/6"))
+    log_forum_warning(f"another-{u}", "not this game's", key="topic.time")
     alerts = forum_alerts(redis_client, forum)
     assert [(a["key"], a["count"], a["level"]) for a in alerts] == [("topic.post", 1, "error"), ("topic.time", 2, "warning")]
     redis_client.zadd(game_key(game, "edit_added"), {json.dumps({
@@ -462,7 +459,7 @@ def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(
         html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
     finally:
         redis_client.delete(f"nr:alerts:{{{forum}}}", f"nr:alerts:{{{forum}}}:seen",
-                            "nr:alerts:{another-forum}", "nr:alerts:{another-forum}:seen")
+                            f"nr:alerts:{{another-{u}}}", f"nr:alerts:{{another-{u}}}:seen")
     assert 'id="forum-alerts"' in html and "<code>topic.time</code>" in html and "<code>topic.post</code>" in html
     assert "cannot read the date" in html and "not this game" not in html
     assert 'id="edit-added"' in html and "[tirada]6 dif 6[/tirada]" in html and "lucia" in html

@@ -127,7 +127,7 @@ def test_a_profile_file_is_relative_to_the_configuration_and_must_load(tmp_path)
     text = GOOD.replace('kind = "flaskbb"', 'kind = "profile"\nprofile = "mine.toml"')
     problems = _problems(tmp_path, text)
     assert len(problems) == 1 and "forums.miforo.profile: no profile" in problems[0]
-    shipped = Path(__file__).resolve().parents[2] / "worker" / "forums" / "profiles" / "mybb18.toml"
+    shipped = Path(__file__).resolve().parents[2] / "worker" / "forums" / "profile" / "profiles" / "mybb18.toml"
     (tmp_path / "mine.toml").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
     s = load_settings(tmp_path / "narrador.toml", environ={})
     assert s.forum("miforo").profile == str(tmp_path / "mine.toml")

@@ -46,7 +46,9 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
     assert any(line.startswith("./dev demo") for line in head)
     assert any(line.startswith("./dev test") for line in head)
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.rstrip().splitlines()[-1] == "exec ./dev test"
+    # the README's command, last; not exec'd, so the trap stopping the MyBB forum still runs
+    assert ci.rstrip().splitlines()[-1] == "./dev test"
+    assert "trap stop_mybb EXIT" in ci
 
 
 SUBCOMMANDS = ["up", "demo", "web", "worker", "beat", "poll", "eval", "prob", "tags", "verify", "keys", "forum",
