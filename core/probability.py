@@ -505,10 +505,13 @@ def p_result_or_better(
 ) -> float:
     """The chance of rolling ``result`` or better with the same pool and modifiers.
 
-    "Better" orders botch < failure < 1 success < 2 successes ...: a botch gives 1.0, a
-    failure P(no botch), a success with ``k`` successes P(at least ``k``).  An automatic
-    success is certain (1.0).  ``options`` defaults to the options the result was evaluated
-    with.  Shown in replies as "chance of this result or better".
+    "Better" orders botch < 0 successes < 1 success < 2 successes ...: a botch gives 1.0,
+    any other result with ``k`` successes P(at least ``k`` successes, no botch) -- a plain
+    failure (``k`` = 0) P(no botch).  A failure may have successes when the action needs
+    several (exaltado's difficulty, ``éxitos 3`` in vampiro/gehena): 2 of the 3 needed is
+    P(at least 2), not P(no botch) (found in the review of issue 16).  An automatic success
+    is certain (1.0).  ``options`` defaults to the options the result was evaluated with.
+    Shown in replies as "chance of this result or better".
 
     Raises:
         RulesError(code="bad_pool") for pools above 60, and what :func:`distribution` raises.
@@ -524,6 +527,6 @@ def p_result_or_better(
         specialty=result.specialty,
         options=options if options is not None else result.options,
     )
-    if result.outcome == "failure":
+    if result.successes <= 0:
         return 1.0 - dist.p_botch
     return dist.p_at_least(result.successes)

@@ -62,6 +62,7 @@ __all__ = [
     "stunt_award",
     "stunt_credit",
     "stunt_reward",
+    "successes_needed",
 ]
 
 #: Largest pool :func:`roll` accepts (bounded work; far above any legal pool).
@@ -1112,6 +1113,17 @@ def evaluate(
         options=opts,
         successes_required=need,
     )
+
+
+def successes_needed(ruleset: Ruleset | str, difficulty: int | None, required: object = None) -> int:
+    """The successes a roll needs: ``required`` (vampiro, gehena: ``éxitos N``, default 1) or,
+    in exaltado, the difficulty (``required`` must then be ``None`` or equal it).
+
+    Raises:
+        RulesError: ``bad_difficulty``, ``bad_successes_required`` (see :func:`evaluate`).
+    """
+    rs = get_ruleset(ruleset)
+    return _check_required(rs, rs.check_difficulty(difficulty), required)
 
 
 def _check_required(rs: Ruleset, diff: int, required: object) -> int:

@@ -244,11 +244,17 @@ def _options(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--difficulty", "-d", type=int, default=None, help="Difficulty (default: the ruleset's).")
 @click.option("--willpower", is_flag=True, help="Spend willpower.")
 @click.option("--specialty", is_flag=True, help="Apply a specialty.")
+@click.option("--successes", "successes_required", type=int, default=None,
+              help="Successes needed (vampiro, gehena; default 1), as a tag's 'éxitos 3'.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Ruleset option (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def prob(system: str, pool: int, difficulty: int | None, willpower: bool, specialty: bool,
-         options: tuple[str, ...], as_json: bool) -> None:
-    """Exact probabilities of a roll: P(success), P(botch), expected successes, distribution."""
+         successes_required: int | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Exact probabilities of a roll: P(success), P(botch), expected successes, distribution.
+
+    With ``--successes N`` (vampiro, gehena) P(success) is P(at least N successes, no botch),
+    what the reply of ``[tirada]... éxitos N[/tirada]`` counts as a success.
+    """
     from core import probability, rules
 
     try:
@@ -256,9 +262,15 @@ def prob(system: str, pool: int, difficulty: int | None, willpower: bool, specia
         opts = rules.options_for(ruleset, _options(options))
         dist = probability.distribution(ruleset, pool, difficulty=difficulty, willpower=willpower,
                                         specialty=specialty, options=opts)
+        # the same check as evaluate's (exaltado: the difficulty already is the successes needed)
+        need = rules.successes_needed(ruleset, dist.difficulty, successes_required)
     except RulesError as exc:
         raise BadInput(str(exc)) from None
     data = dist.to_dict()
+    if successes_required is not None:
+        data["successes_required"] = need
+        data["p_success"] = dist.p_at_least(need)
+        data["p_failure"] = 1.0 - data["p_success"] - data["p_botch"]
     if as_json:
         click.echo(json.dumps(data, sort_keys=True))
         return

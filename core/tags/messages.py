@@ -28,7 +28,8 @@ _EXPECTED_ES = {
     "# comment": "# comentario",
 }
 _EXPECTED_EN = {"dif N": "diff N", "fv": "wp", "esp": "spec", "estres": "stress", "secreta": "secret",
-                "acrobacia N": "stunt N", "acciones N": "actions N", "cada 4h": "every 4h",
+                "acrobacia N": "stunt N", "acciones N": "actions N", "accion N": "action N", "de N": "of N",
+                "cada 4h": "every 4h",
                 'equipo "name"': 'team "name"', "ayuda": "help"}
 
 _OPTION_ES = {
@@ -166,9 +167,9 @@ def _expected(description: str, lang: str) -> str:
 _SHEET_ES = """Tiradas: [tirada]...[/tirada] (o [roll]...[/roll]), varias por mensaje (máx. 20).
 Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + o «y» (Destreza+Atletismo, Destreza y Atletismo; con puntuación: Destreza(3)+Atletismo(2)), con +2, -1, -2 dados.
 {difficulty}
-Palabras: fv o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N (Exaltado), acciones 3 y accion 2 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, F.V., (dif 7) y un punto final.
+Palabras: fv, FdV o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N (Exaltado), acciones 3 y accion 2, o acción 2 de 3 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, F.V., (dif 7), dif (7), «Destreza+Atletismo: dif 7», «dif 7 y fv» y un punto final.
 Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Reintentar tras fallar: reintento "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
-Comentario: tras #, :, // o ! (se repite en la respuesta).
+Comentario: tras #, :, //, ! o ¡ (se repite en la respuesta).
 Ausencia: [ausencia hasta=2026-12-24]motivo[/ausencia], o sin fecha [ausencia]motivo[/ausencia] (hasta que vuelvas a escribir).
 Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]8 acciones 3[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
 Límites: {max_dice} dados, {max_chars} caracteres por etiqueta."""
@@ -176,7 +177,7 @@ Límites: {max_dice} dados, {max_chars} caracteres por etiqueta."""
 _SHEET_EN = """Rolls: [roll]...[/roll] (or [tirada]...[/tirada]), several per post (max 20).
 Dice: a number (7, 7d10) or one or two traits joined by + or «and» (Dexterity+Athletics, Dexterity and Athletics; with ratings: Dexterity(3)+Athletics(2)), with +2, -1, -2 dice.
 {difficulty}
-Words: wp or +1 WP (spend a Willpower point), spec (specialty), auto (automatic success, simple actions only), stunt N (Exalted), actions 3 and action 2 (several actions in the turn), stress / combat, secret. diff. 7, (diff 7) and a final full stop are accepted.
+Words: wp or +1 WP (spend a Willpower point), spec (specialty), auto (automatic success, simple actions only), stunt N (Exalted), actions 3 and action 2, or action 2 of 3 (several actions in the turn), stress / combat, secret. diff. 7, (diff 7), diff (7), «Dexterity+Athletics: diff 7», «diff 7 and wp» and a final full stop are accepted.
 Extended: ext 10 "wall" (every 4h to wait between rolls). Teamwork: team "name". Retry after failing: retry "name". Contest: vs "name", or vs 4 diff 6 to roll an NPC at once.
 Comment: after #, :, // or ! (echoed in the reply).
 Absence: [absence until=2026-12-24]reason[/absence], or with no date [absence]reason[/absence] (until you post again).

@@ -78,6 +78,7 @@ _EXPECTED = {
     "STUNT_KW": "acrobacia N",
     "ACTIONS_KW": "acciones N",
     "ACTION_KW": "accion N",
+    "OF_KW": "de N",
     "AND_KW": "y",
     "RATING": "(N)",
     "EXT_KW": 'ext N "name"',
@@ -253,6 +254,8 @@ def _word_at(body: str, pos: int) -> str:
 
 def _describe(terminals) -> tuple[str, ...]:
     names = {_EXPECTED[t] for t in terminals if t in _EXPECTED}
+    if "number" in names:  # "dif (7)" is also read, but "a number" says it
+        names.discard("(N)")
     return tuple(sorted(names, key=lambda n: _EXPECTED_ORDER.index(_key_of(n))))
 
 
@@ -300,7 +303,7 @@ def _text(body: str, start: int, end: int) -> str:
 
 
 def _int(tok: lark.Token, option: str) -> int:
-    value = int(tok)
+    value = int(str(tok).strip("() \t"))  # "dif (7)": the number in a RATING token
     low, high = RANGES[option]
     if option in ("pool", "npc_pool") and value > high:
         raise TagError(
@@ -434,7 +437,12 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         elif kind == "actions":
             set_option("actions", _int(kids[-1], "actions"), pos, str(first))
         elif kind == "action_index":
-            set_option("action", _int(kids[-1], "action"), pos, str(first))
+            ints = [k for k in kids if k.type == "INT"]
+            set_option("action", _int(ints[0], "action"), pos, str(first))
+            if len(ints) > 1:  # "acción 2 de 3"
+                set_option("actions", _int(ints[1], "actions"), ints[1].start_pos, str(ints[1]))
+        elif kind == "and_word":
+            continue  # a bare "y" / "and" before an option: "dif 7 y fv"
         elif kind == "extended":
             target = _int(kids[1], "extended_target")
             name = _name(kids[2], body) if len(kids) > 2 else ""

@@ -6,14 +6,19 @@ shuffles the items of one tag and draws ``(body, expected RollSpec)``, so a test
 check that every spelling and every order parses to the same roll (issue 4), including the
 spellings players really write (issue 16): ``dif.``, ``F.V.``, ``+1 FV``, full-width digits,
 ``Destreza(3)``, ``Destreza y Atletismo``, ``(dif 7)``, a trailing ``.``, comments after
-``//`` or ``!``, ``accion K``.
+``//`` or ``!``, ``accion K``; and those the review of issue 16 added: ``dif (7)``,
+``acción 2 de 3``, ``FdV``, ``¡`` comments, ``y`` before an option (``dif 7 y fv``) and a
+``:`` before a difficulty, successes or Willpower (``Destreza+Atletismo: dif 7``).
 """
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import strategies as st
 
 from core.tags import ExtendedSpec, RollSpec, VersusSpec
+from core.tags.parser import fold
 
 TRAITS = ["Destreza", "Atletismo", "Armas de Fuego", "Percepción", "Pelea", "Sigilo", "Astucia",
           "Fuerza de Voluntad", "Strength", "Brawl", "Investigación", "Supervivencia", "Alerta"]
@@ -67,7 +72,10 @@ def modifier(draw):
 def difficulty(draw):
     n = draw(st.integers(2, 10))
     kw = draw(spelled(["dif", "diff", "dificultad", "difficulty", "dif.", "DIF.", "diff."]))
-    text = f"{kw}{draw(st.sampled_from([' ', '', ': ', '=']))}{draw(digits(n))}"
+    value = draw(digits(n))
+    if draw(st.integers(0, 4)) == 0:
+        value = f"({value})"  # "dif (7)"
+    text = f"{kw}{draw(st.sampled_from([' ', '', ': ', '=']))}{value}"
     return (f"({text})" if draw(st.integers(0, 4)) == 0 else text), {"difficulty": n}
 
 
@@ -79,7 +87,7 @@ def successes(draw):
 
 
 FLAGS = {
-    "willpower": ["fv", "wp", "voluntad", "willpower", "FV", "F.V.", "f.v", "+1 FV", "+1 fv"],
+    "willpower": ["fv", "wp", "voluntad", "willpower", "FV", "F.V.", "f.v", "+1 FV", "+1 fv", "FdV", "F.d.V."],
     "specialty": ["esp", "spec", "especialidad", "specialty", "esp."],
     "automatic": ["auto", "automático"],
     "stress": ["estres", "estrés", "combate", "stress", "combat"],
@@ -90,6 +98,11 @@ FLAGS = {
 @st.composite
 def flag(draw, name: str):
     return draw(spelled(FLAGS[name])), {name: True}
+
+
+# What makes a ":" punctuation rather than a comment (grammar.lark, COMMENT), on folded text.
+_COLON_BEFORE = re.compile(r"\s*((dificultad|difficulty|diff|dif|exitos|exito|successes|success|df)\.?\s*[:=]?\s*"
+                           r"(\(\s*)?[0-9]|(f\.\s?d\.\s?v\.?|f\.\s?v\.?|fdv|fv|wp)(?![^\W\d_]))", re.IGNORECASE)
 
 
 @st.composite
@@ -104,7 +117,10 @@ def actions(draw):
     text = f"{draw(spelled(['acciones', 'actions']))} {n}"
     if draw(st.booleans()):
         k = draw(st.integers(1, n))
-        return f"{text} {draw(spelled(['accion', 'acción', 'action']))} {k}", {"actions": n, "action": k}
+        word = draw(spelled(['accion', 'acción', 'action']))
+        if draw(st.booleans()):  # "acción 2 de 3"
+            return f"{word} {k} {draw(spelled(['de', 'of']))} {n}", {"actions": n, "action": k}
+        return f"{text} {word} {k}", {"actions": n, "action": k}
     return text, {"actions": n}
 
 
@@ -185,8 +201,13 @@ def roll_tags(draw):
             order[i], order[i + 1] = order[i + 1], order[i]
             break
     parts = [order[0][0]]
-    for text, _ in order[1:]:
-        parts.append(draw(space))
+    for text, meaning in order[1:]:
+        if "traits" not in meaning and draw(st.integers(0, 5)) == 0:
+            parts.append(draw(st.sampled_from([" y ", " Y ", " e ", " and "])))  # "dif 7 y fv"
+        elif _COLON_BEFORE.match(fold(text)) and draw(st.integers(0, 5)) == 0:
+            parts.append(draw(st.sampled_from([": ", ":", " : "])))  # "Destreza+Atletismo: dif 7"
+        else:
+            parts.append(draw(space))
         parts.append(text)
     fields: dict = {}
     for _, meaning in items:
@@ -194,7 +215,10 @@ def roll_tags(draw):
     comment = ""
     if draw(st.booleans()):
         comment = draw(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
-        parts.append(f" {draw(st.sampled_from(['#', ':', '//', '!']))}{comment}")
+        marker = draw(st.sampled_from(['#', ':', '//', '!', '¡']))
+        if marker == ":" and _COLON_BEFORE.match(fold(comment)):
+            marker = "#"  # ": dif 7" is a difficulty, not a comment
+        parts.append(f" {marker}{comment}")
         comment = comment.strip()
     elif draw(st.integers(0, 3)) == 0:
         parts.append(".")  # a sentence's full stop after the last item
