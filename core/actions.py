@@ -1391,7 +1391,8 @@ class ActionTurn:
 
         Returns:
             On success the new state and one ``action`` event (index, of, base, penalty,
-            pool, linked -- the roll ids of the earlier actions).  Otherwise ``current``
+            pool, linked -- the roll ids of the earlier actions --, and turn: the turn of
+            the declaration, the one turn all these actions belong to).  Otherwise ``current``
             unchanged and one ``rejected`` event: ``cannot_act`` (the penalty leaves no
             dice), ``not_declared`` (``accion K`` with no open declaration),
             ``beyond_declared`` (K above N), ``out_of_order`` (with ``expected``),
@@ -1429,7 +1430,7 @@ class ActionTurn:
             return current, _rejected("out_of_order", asked=asked, expected=index, declared=state.declared)
         plan = multiple_action_pools(rs, [base_pool] * state.declared)[index - 1]
         data = {"index": index, "of": state.declared, "base": base_pool, "penalty": plan.penalty,
-                "pool": plan.pool, "linked": list(state.taken)}
+                "pool": plan.pool, "linked": list(state.taken), "turn": state.turn}
         if not plan.allowed:
             return current, _rejected("cannot_act", **data)
         return replace(state, taken=state.taken + (roll_id,)), (ActionEvent("action", data),)

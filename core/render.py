@@ -27,10 +27,12 @@ _TEXT = {
         "header": "Tiradas de {author}",
         "header_char": "Tiradas de {author} ({character})",
         "pool": "{pool} dados",
+        "pool_one": "1 dado",
         "pool_stunt": "{pool}+{stunt} dados (acrobacia)",
         "needs_target": "necesita {needed} éxitos",
         "dif": "dif {difficulty}",
         "needs": "necesita {difficulty} éxitos",
+        "needs_one": "necesita 1 éxito",
         "willpower": "+FV",
         "auto": "éxito automático",
         "dice": "dados",
@@ -55,10 +57,12 @@ _TEXT = {
         "header": "Rolls by {author}",
         "header_char": "Rolls by {author} ({character})",
         "pool": "{pool} dice",
+        "pool_one": "1 die",
         "pool_stunt": "{pool}+{stunt} dice (stunt)",
         "needs_target": "needs {needed} successes",
         "dif": "diff {difficulty}",
         "needs": "needs {difficulty} successes",
+        "needs_one": "needs 1 success",
         "willpower": "+WP",
         "auto": "automatic success",
         "dice": "dice",
@@ -441,9 +445,9 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     if view.stunt_dice:
         params = [t["pool_stunt"].format(pool=view.pool, stunt=view.stunt_dice)]
     else:
-        params = [t["pool"].format(pool=view.pool)]
+        params = [t["pool_one"] if view.pool == 1 else t["pool"].format(pool=view.pool)]
     if view.difficulty_kind == "successes_required":
-        params.append(t["needs"].format(difficulty=view.difficulty))
+        params.append(t["needs_one"] if view.difficulty == 1 else t["needs"].format(difficulty=view.difficulty))
     else:
         params.append(t["dif"].format(difficulty=view.difficulty))
         if view.successes_required > 1:

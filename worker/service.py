@@ -626,10 +626,15 @@ class _TagRoller:
 
     def _stunt_reward(self, tag: Any, sheet: Any, reward: rules.StuntReward) -> list[str]:
         """A successful stunt's reward (exaltado-reglas.txt «Acrobacias»), credited to the sheet
-        when it tracks Essence or Willpower; the reply lines."""
+        when it tracks Essence or Willpower; the reply lines.
+
+        A secret roll's reward is never credited: the sheet's new Essence or Willpower would
+        show in the next reply that names it and give the secret result away (the record is
+        marked ``stunt_reward_secret``; the Storyteller credits it on revealing the roll).
+        """
         lines = [_STUNT_REWARD[self.lang].format(
             motes=reward.motes, alternative=_STUNT_WP_ALTERNATIVE[self.lang] if reward.willpower_alternative else "")]
-        if sheet is None:
+        if sheet is None or tag.spec.secret:
             return lines
         credit = rules.stunt_credit(reward, tracks_essence=sheet.essence_max is not None,
                                     tracks_willpower=sheet.willpower_permanent > 0)
@@ -693,6 +698,8 @@ class _TagRoller:
             if stunt_pending:
                 marks.append("stunt_pending")
                 notes.append(_STUNT_PENDING[self.lang].format(dice=stunt_pending))
+            if stunt_dice and spec.secret:  # the reward waits for the reveal (see _stunt_reward)
+                marks.append("stunt_reward_secret")
             stress = bool(spec.stress or self.scene_stress or self.st.stress)
             base_difficulty = difficulty = _difficulty_of(spec, ruleset)
             needed = spec.successes_required if ruleset.target_number else None
@@ -709,43 +716,70 @@ class _TagRoller:
                 if difficulty > ruleset.max_difficulty:  # vampiro «Nuevos Intentos»: no chance left
                     self._problem(tag, _RETRY_IMPOSSIBLE[self.lang].format(name=spec.retry, difficulty=difficulty))
                     return
+            action_ask: dict[str, Any] | None = None
             if spec.actions > 1 or spec.action is not None:
                 # exaltado-reglas.txt «Acciones múltiples»: N actions, the first at -N dice...
-                turn = self.turn()
-                ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
-                taken = state_actions.record_action(
-                    self.r, game.id, ruleset.id, self.character_name or post.author,
+                # Planned now, recorded once the tag is sure to roll: a tag refused below
+                # (Willpower, an automatic success the reduced pool cannot take) keeps its slot.
+                action_ask = dict(
                     declared=spec.actions if spec.actions > 1 or spec.action is None else None,
-                    asked=spec.action, turn=turn, base_pool=pool, ref=ref, op_ttl=self.st.op_ttl_seconds)
-                if not taken.counted:
-                    self._problem(tag, "; ".join(taken.texts(self.lang)))
+                    asked=spec.action, turn=self.turn(), base_pool=pool,
+                    ref=state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id,
+                                              post.url, rid))
+                planned = state_actions.plan_action(self.r, game.id, ruleset.id, self.character_name or post.author,
+                                                    **action_ask)
+                if not planned.counted:
+                    self._problem(tag, "; ".join(planned.texts(self.lang)))
                     return
-                action = dict(taken.events[0].data)
+                action = dict(planned.events[0].data)
                 pool = int(action["pool"])
-                notes.append(taken.texts(self.lang)[0])
-            if spec.secret:
-                dice, vrf_key_id, vrf_proof = self._secret_dice(key)
-            else:
-                dice, vrf_key_id, vrf_proof = derive.DiceStream(self.seed, key), None, None
-            # the dice are fixed by the key: evaluate first, so a roll the rules refuse
-            # never costs Willpower
-            result = rules.roll(
-                ruleset, pool, dice, difficulty=difficulty,
-                willpower=bool(spec.willpower), specialty=spec.specialty, stress=stress,
-                automatic=spec.automatic, options=self.options, stunt=stunt_dice,
-                successes_required=needed,
-            )
+
+            def roll_pool(pool: int) -> tuple[rules.RollResult, str | None, str | None]:
+                # the dice are fixed by the key: evaluate first, so a roll the rules refuse
+                # never costs Willpower
+                if spec.secret:
+                    dice, vrf_key_id, vrf_proof = self._secret_dice(key)
+                else:
+                    dice, vrf_key_id, vrf_proof = derive.DiceStream(self.seed, key), None, None
+                result = rules.roll(
+                    ruleset, pool, dice, difficulty=difficulty,
+                    willpower=bool(spec.willpower), specialty=spec.specialty, stress=stress,
+                    automatic=spec.automatic, options=self.options, stunt=stunt_dice,
+                    successes_required=needed,
+                )
+                return result, vrf_key_id, vrf_proof
+
+            result, vrf_key_id, vrf_proof = roll_pool(pool)
             if spec.willpower and sheet is not None:
+                # once per turn; the actions of one turn share it even across posts
+                # (vampiro-reglas.txt «Éxitos Automáticos»: "solo puede hacerse una vez por turno")
                 spent = sheets.spend_willpower(
-                    self.r, game.id, sheet.name, self.turn(),
+                    self.r, game.id, sheet.name, str(action["turn"]) if action and action.get("turn") else self.turn(),
                     op_id=f"{post.forum}:{post.post_id}:{tag.index}", ttl_seconds=self.st.turn_marker_ttl_seconds,
                 )
-                notes.append(_willpower_note(spent, self.lang))
+                willpower_note = _willpower_note(spent, self.lang)
             elif spec.willpower:  # no sheet to track points: still once per turn (one post)
                 if self._willpower_spent_here:
                     raise StateError("Willpower already spent in this post", code="once_per_turn",
                                      character=post.author)
                 self._willpower_spent_here = True
+                willpower_note = None
+            else:
+                willpower_note = None
+            if action_ask is not None:
+                taken = state_actions.record_action(
+                    self.r, game.id, ruleset.id, self.character_name or post.author, **action_ask,
+                    op_ttl=self.st.op_ttl_seconds)
+                if not taken.counted:  # another post of this character took the action meanwhile
+                    self._problem(tag, "; ".join(taken.texts(self.lang)))
+                    return
+                if dict(taken.events[0].data) != action:  # ...or the one before: roll the pool it left
+                    action = dict(taken.events[0].data)
+                    pool = int(action["pool"])
+                    result, vrf_key_id, vrf_proof = roll_pool(pool)
+                notes.append(taken.texts(self.lang)[0])
+            if willpower_note is not None:
+                notes.append(willpower_note)
             if result.stunt is not None:
                 notes += self._stunt_reward(tag, sheet, result.stunt)
         except StateError as err:
@@ -789,9 +823,15 @@ class _TagRoller:
     def _actions(self, tag: Any, spec: Any, result: rules.RollResult, difficulty: int, rid: str) -> list[str]:
         """Feed the roll to its named extended action, teamwork or contest; the reply notes.
 
-        Idempotent per (forum, post, tag): a redelivered post counts nothing twice.
+        Idempotent per (forum, post, tag): a redelivered post counts nothing twice.  A
+        contest with another character (``vs "name"``) comes before the extended action:
+        ``vs "pulso" ext 3`` is an extended contest (vampiro-reglas.txt «Acción Enfrentada»:
+        "uno de los oponentes debe obtener un cierto número de éxitos"), not a solo extended
+        action.  A contest with an NPC (``vs "Guardia" 4 dif 6``) is settled in the reply
+        (:meth:`_npc_contest`) and opens nothing.
         """
-        if not (spec.extended or spec.teamwork or (spec.versus and spec.versus.name)):
+        player_contest = bool(spec.versus and spec.versus.name and spec.versus.npc_pool is None)
+        if not (spec.extended or spec.teamwork or player_contest):
             return []
         post, game = self.post, self.game
         who = self.character_name or post.author
@@ -800,15 +840,15 @@ class _TagRoller:
         if spec.teamwork:
             outcome = state_actions.record_teamwork(
                 self.r, game.id, self.ruleset.id, spec.teamwork, who, result, ref, target=target)
-        elif spec.extended:
+        elif player_contest:
+            outcome = state_actions.record_contest(
+                self.r, game.id, self.ruleset.id, spec.versus.name, who, result, ref,
+                expiry_seconds=self.st.contest_expiry_seconds, target=target)
+        else:
             outcome = state_actions.record_extended(
                 self.r, game.id, self.ruleset.id, who, spec.extended, result, ref,
                 subtract=state_actions.extended_subtract(self.ruleset.id, difficulty),
                 on_failure=self.options.extended_failure_for(self.ruleset))
-        else:
-            outcome = state_actions.record_contest(
-                self.r, game.id, self.ruleset.id, spec.versus.name, who, result, ref,
-                expiry_seconds=self.st.contest_expiry_seconds, target=target)
         return outcome.texts(self.lang)
 
     def _retry(self, tag: Any, spec: Any, result: rules.RollResult, base_difficulty: int, rid: str) -> list[str]:
@@ -843,13 +883,20 @@ class _TagRoller:
         winner, net = core_actions.resolve_contest(core_actions.contest_successes(self.ruleset, result),
                                                    core_actions.contest_successes(self.ruleset, npc))
         faces = " ".join(map(str, npc.faces))
+        plural = "" if npc.successes == 1 else "s"
+        # exaltado's "dif N" is the successes the NPC needs (exaltado-reglas.txt «Dificultad»)
+        exalted = not self.ruleset.target_number
         if self.lang == "es":
             name = spec.versus.name or "PNJ"
             verdict = "empate" if winner is None else ("ganas" if winner == 0 else f"gana {name}") + f" por {net}"
-            return [f"{name} (dif {npc_difficulty}): {faces} → {npc.successes} éxitos; {verdict}"]
+            level = (f"necesita {npc_difficulty} éxito{'' if npc_difficulty == 1 else 's'}" if exalted
+                     else f"dif {npc_difficulty}")
+            return [f"{name} ({level}): {faces} → {npc.successes} éxito{plural}; {verdict}"]
         name = spec.versus.name or "NPC"
         verdict = "tie" if winner is None else ("you win" if winner == 0 else f"{name} wins") + f" by {net}"
-        return [f"{name} (diff {npc_difficulty}): {faces} → {npc.successes} successes; {verdict}"]
+        level = (f"needs {npc_difficulty} success{'' if npc_difficulty == 1 else 'es'}" if exalted
+                 else f"diff {npc_difficulty}")
+        return [f"{name} ({level}): {faces} → {npc.successes} success{'' if npc.successes == 1 else 'es'}; {verdict}"]
 
 
 _SECRET_SIMPLE_ONLY = {
@@ -935,7 +982,7 @@ def roll_params(
     when they apply: ``successes_required`` (vampiro/gehena ``éxitos N``), ``stunt_dice``
     (the stunt dice in ``pool``), ``stunt_pending`` (a player's stunt awaiting the
     Storyteller), ``action`` (index, of, penalty, linked roll ids of the turn's earlier
-    actions), ``marks`` (``human_pool_capped``, ``stunt_pending``).  ``stress`` is the
+    actions), ``marks`` (``human_pool_capped``, ``stunt_pending``, ``stunt_reward_secret``).  ``stress`` is the
     effective stress (the tag's word, the scene's or the game's).
     """
     params: dict[str, Any] = {

@@ -19,6 +19,7 @@ from tests.integration.test_web_helpers import (
     app_config,
     csrf_token,
     login,
+    resign,
     seed_game,
     web_settings,
 )
@@ -495,6 +496,17 @@ def test_secret_roll_is_hidden_publicly_until_a_master_reveals_it(world, ana):
     page = anon.get(f"/v/{rid}").get_data(as_text=True)
     assert "Tirada secreta revelada por un máster" in page and records.record_hash(record) in page
     assert " ".join(map(str, record["faces"])) in page
+
+
+def test_audit_marks_a_secret_stunts_reward_as_pending_until_the_reveal(world, ana):
+    """Review of issue 16: a secret roll's stunt reward is not credited (it would show the
+    result, exaltado-reglas.txt «Acrobacias» rewards only a success); the audit page tells the
+    master it is to be given on revealing the roll."""
+    ids, game = world["ids"], world["ids"]["game"]
+    record = world["store"].get_roll(ids["secret"])["record"]
+    resign(world["store"], world["keystore"], ids["secret"],
+           params={**record["params"], "marks": ["stunt_reward_secret"]})
+    assert "recompensa de acrobacia pendiente: se da al revelar" in ana.get(f"/audit/{game}").get_data(as_text=True)
 
 
 def test_reveal_of_another_games_roll_is_404(world, ana):

@@ -36,6 +36,7 @@ key (after ``nr:game:{<game>}:``)                  type    content
 ``retries:<char>``                                 string  core ``Retries`` state (JSON)
 ``turnacts:<char>``                                string  core ``ActionTurn``: declared multiple actions (JSON, EX ttl)
 ``op:<forum>:<post>:<tag>``                        string  result of one tag's state change (JSON, EX ttl)
+``op:<forum>:<post>:<tag>:turn``                   string  result of the same tag's multiple action (JSON, EX ttl)
 ``scenes``                                         hash    ``<forum>:<thread>`` -> ``open`` | ``closed``
 ``scene:<forum>:<thread>``                         hash    title, status, opened_at, closed_at, by, turn, stress
 ``scene:<forum>:<thread>:who``                     zset    ``<who>``, score = last post (UTC epoch seconds)

@@ -64,6 +64,7 @@ __all__ = [
     "get_teamwork",
     "list_extended",
     "open_teamwork",
+    "plan_action",
     "record_action",
     "record_attempt",
     "record_contest",
@@ -158,9 +159,9 @@ Writes = list[Callable[[Any], Any]]
 
 def _run(
     r: redis.Redis, game: str, ref: RollRef, keys: list[str],
-    step: Callable[[Any], tuple[Writes, ActionOutcome]], op_ttl: int,
+    step: Callable[[Any], tuple[Writes, ActionOutcome]], op_ttl: int, kind: str = "",
 ) -> ActionOutcome:
-    okey = op_key(game, ref.forum, ref.post_id, ref.tag_index)
+    okey = op_key(game, ref.forum, ref.post_id, ref.tag_index, kind)
 
     def fn(pipe: Any) -> ActionOutcome:
         done = pipe.get(okey)
@@ -596,6 +597,40 @@ def _turn_key(game: str, character: str) -> str:
     return game_key(game, "turnacts", part(character))
 
 
+def _take_action(
+    raw: str | None, ruleset: str, *, declared: int | None, asked: int | None, turn: str, base_pool: int,
+    ref: RollRef,
+) -> tuple[dict[str, Any] | None, ActionOutcome]:
+    """The pure step of :func:`plan_action` and :func:`record_action`: ``(new state or None,
+    outcome)`` from the stored declaration ``raw``."""
+    current = ActionTurn.from_dict(json.loads(raw)) if raw else None
+    new, events = ActionTurn.take(current, ruleset, declared=declared, asked=asked, turn=turn,
+                                  base_pool=base_pool, roll_id=str(ref.roll_id or ""))
+    if new is None or new is current:
+        return None, ActionOutcome(events, current.to_dict() if current else None)
+    data = new.to_dict()
+    return data, ActionOutcome(events, data)
+
+
+def plan_action(
+    r: redis.Redis, game: str, ruleset: str, character: str, *, declared: int | None, asked: int | None,
+    turn: str, base_pool: int, ref: RollRef,
+) -> ActionOutcome:
+    """What :func:`record_action` would do now, without writing anything.
+
+    The worker plans a tag's action first, rolls, spends Willpower, and only then records
+    the action: a tag refused on the way (Willpower already spent this turn, no automatic
+    success with the reduced pool) rolls nothing and must not use up its action slot
+    (exaltado-reglas.txt «Acciones múltiples»: the actions "tendrán que jugarse en el orden
+    en el que ocurrirán"; a refused tag is an action not yet played).  A tag already
+    recorded (a redelivered post) gets its first outcome back, ``duplicate=True``.
+    """
+    done, raw = r.mget(op_key(game, ref.forum, ref.post_id, ref.tag_index, "turn"), _turn_key(game, character))
+    if done:
+        return ActionOutcome.from_dict(json.loads(done), duplicate=True)
+    return _take_action(raw, ruleset, declared=declared, asked=asked, turn=turn, base_pool=base_pool, ref=ref)[1]
+
+
 def record_action(
     r: redis.Redis, game: str, ruleset: str, character: str, *, declared: int | None, asked: int | None,
     turn: str, base_pool: int, ref: RollRef, op_ttl: int = DEFAULT_OP_TTL,
@@ -605,23 +640,24 @@ def record_action(
     exaltado-reglas.txt «Acciones múltiples»: with N actions the first loses N dice, the next
     N+1...; a pool reduced to 0 cannot act; actions are played in order.  ``ref.roll_id``
     (the id the roll is about to get) is kept to link the turn's actions.  Idempotent per
-    (forum, post, tag) like every roll-driven operation; a rejection writes no state.
+    (forum, post, tag) like every roll-driven operation, with its own op record (``kind
+    "turn"``: the same tag's extended action, teamwork, contest or retry keeps the other);
+    a rejection writes no state.  Call it once the tag is sure to roll (see
+    :func:`plan_action`).
 
     Returns:
-        :class:`ActionOutcome` with ``action`` (index, of, base, penalty, pool, linked) or
+        :class:`ActionOutcome` with ``action`` (index, of, base, penalty, pool, linked, and
+        ``turn``: the turn of the declaration, where Willpower is counted once) or
         ``rejected`` (``cannot_act``, ``not_declared``, ``beyond_declared``,
         ``out_of_order``, ``declared_mismatch``).
     """
     key = _turn_key(game, character)
 
     def step(pipe: Any) -> tuple[Writes, ActionOutcome]:
-        raw = pipe.get(key)
-        current = ActionTurn.from_dict(json.loads(raw)) if raw else None
-        new, events = ActionTurn.take(current, ruleset, declared=declared, asked=asked, turn=turn,
-                                      base_pool=base_pool, roll_id=str(ref.roll_id or ""))
-        if new is None or new is current:
-            return [], ActionOutcome(events, current.to_dict() if current else None)
-        data = new.to_dict()
-        return [lambda p: p.set(key, json.dumps(data), ex=max(1, op_ttl))], ActionOutcome(events, data)
+        data, outcome = _take_action(pipe.get(key), ruleset, declared=declared, asked=asked, turn=turn,
+                                     base_pool=base_pool, ref=ref)
+        if data is None:
+            return [], outcome
+        return [lambda p: p.set(key, json.dumps(data), ex=max(1, op_ttl))], outcome
 
-    return _run(r, game, ref, [key], step, op_ttl)
+    return _run(r, game, ref, [key], step, op_ttl, kind="turn")
