@@ -215,7 +215,7 @@ _DESCRIBE = {
     "es": {
         "pool": "{n} dados", "traits": "Rasgos {names}", "rating": "{name} ({rating})",
         "modifier": "{sign}{n} dados", "difficulty": "dificultad {n}", "default_difficulty": "dificultad {n} (por defecto)",
-        "successes": "{n} éxitos necesarios", "willpower": "gasta 1 punto de Fuerza de Voluntad",
+        "successes": "{n} éxitos necesarios", "successes_one": "1 éxito necesario", "willpower": "gasta 1 punto de Fuerza de Voluntad",
         "specialty": "especialidad", "automatic": "éxito automático", "stunt": "acrobacia de {n} dados",
         "actions": "acción {which} de {n} (−{penalty} dados)", "actions_next": "la siguiente de {n} acciones",
         "stress": "estrés / combate", "secret": "secreta",
@@ -227,7 +227,7 @@ _DESCRIBE = {
     "en": {
         "pool": "{n} dice", "traits": "traits {names}", "rating": "{name} ({rating})",
         "modifier": "{sign}{n} dice", "difficulty": "difficulty {n}", "default_difficulty": "difficulty {n} (default)",
-        "successes": "{n} successes needed", "willpower": "spends 1 Willpower point",
+        "successes": "{n} successes needed", "successes_one": "1 success needed", "willpower": "spends 1 Willpower point",
         "specialty": "specialty", "automatic": "automatic success", "stunt": "stunt of {n} dice",
         "actions": "action {which} of {n} (−{penalty} dice)", "actions_next": "the next of {n} actions",
         "stress": "stress / combat", "secret": "secret",
@@ -270,7 +270,8 @@ def describe_spec(spec, lang: str = "es", ruleset_id: str = "vampiro") -> str:  
     if spec.modifier:
         parts.append(t["modifier"].format(sign="+" if spec.modifier > 0 else "−", n=abs(spec.modifier)))
     if exalted:
-        parts.append(t["successes"].format(n=spec.successes_required or spec.difficulty or 1))
+        needed = spec.successes_required or spec.difficulty or 1
+        parts.append(t["successes_one"] if needed == 1 else t["successes"].format(n=needed))
     else:
         if spec.difficulty is None:
             parts.append(t["default_difficulty"].format(n=6))

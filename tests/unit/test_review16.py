@@ -149,3 +149,13 @@ def test_the_cheat_sheet_shows_the_spellings_the_review_added():
     es, en = cheat_sheet("es"), cheat_sheet("en")
     assert "FdV" in es and "acción 2 de 3" in es and "dif (7)" in es and "¡" in es
     assert "action 2 of 3" in en and "diff (7)" in en
+
+
+def test_narrador_tags_says_one_success_in_the_singular():
+    """``narrador tags`` on an exaltado tag (exaltado-reglas.txt «Dificultad»: one success by
+    default) says "1 éxito necesario" / "1 success needed", not "1 éxitos"."""
+    from core.tags.messages import describe_spec
+
+    spec = parse_tag("8 fv", ruleset_id="exaltado")
+    assert "1 éxito necesario" in describe_spec(spec, "es", "exaltado")
+    assert "1 success needed" in describe_spec(spec, "en", "exaltado")
