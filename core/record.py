@@ -83,6 +83,10 @@ _ROLL_ID = re.compile(r"[a-z2-7]{16}")
 _NONCE = re.compile(r"[0-9a-f]{32}")
 _HEX_PROOF = re.compile(r"[0-9a-f]{%d}" % (2 * vrf.PROOF_BYTES))
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: What a reply shows of a secret roll's record hash: all 64 digits (16 before the review).
+_HASH_PREFIX = re.compile(r"[0-9a-f]{16,64}")
+_SHORT_HASH_NOTE = ("; {digits} digits bind the record weakly: a server could have made two records "
+                    "sharing them with about 2^{bits} hash evaluations")
 _UTC_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 
@@ -854,9 +858,12 @@ def verify_signed(
     - ``signature``: Ed25519 over ``canonical_json(record)`` (skipped if no key).
     - ``roll_id``: equals :func:`roll_id` of the key rebuilt from the record.
     - ``game_day``: ``game_day`` and ``time_local`` agree with ``time_utc`` in ``tz``.
-    - ``published_day`` (only with ``published_day``): the day's entry published on
-      ``/seeds`` is the record's game day and names its seed commitment and, for a secret
-      format-2 record, its VRF key: the key was committed for that day in advance.
+    - ``published_day``: the day's entry published on ``/seeds`` is the record's game day
+      and names its seed commitment and, for a secret format-2 record, its VRF key: the key
+      was committed for that day in advance.  A secret format-1 record (day-seed dice) fails
+      on a day that has a VRF key (else a server could pick either format's outcome).
+      Without ``published_day`` it is skipped for a secret record (any published VRF key
+      would pass) and left out for a public one.
     - ``seed``: ``commitment(seed) == seed_commitment`` (skipped without a seed).
     - ``vrf`` (secret format-2 records only): ``vrf_proof`` is a valid RFC 9381 proof on
       the roll key under the VRF public key ``vrf_keys[vrf_key_id]`` (skipped without
@@ -868,7 +875,8 @@ def verify_signed(
     - ``rules``: every field returned by ``recompute(record)`` (e.g. successes,
       outcome, degree recomputed by ``core.rules`` from the record's ruleset,
       options, params and faces) equals the record's (skipped without it).
-    - ``secret_hash``: ``record_hash(record) == expected_hash`` (only if given).
+    - ``secret_hash``: ``record_hash(record)`` starts with ``expected_hash`` (only if
+      given): the hash, or the part of it, that the reply showed.
 
     Args:
         signed: the envelope from :func:`sign_record` (``/v/<roll_id>.json``);
@@ -877,7 +885,9 @@ def verify_signed(
         seed: the revealed 32-byte seed of the record's game day, if known.
         recompute: optional rules check, ``record -> {field: expected value}``;
             exceptions it raises are reported as a failed ``rules`` check.
-        expected_hash: for a revealed secret roll, the record hash published earlier.
+        expected_hash: for a revealed secret roll, the record hash its reply published:
+            16 to 64 lowercase hex digits (replies show all 64; those made before the review
+            of issue 19 showed 16).
         vrf_keys: ``{vrf_key_id: raw 32-byte VRF public key}`` the verifier trusts
             (``/keys``, ``"vrf_keys"``).
         published_day: the entry of the record's game and day in ``/seeds.json``
@@ -890,7 +900,8 @@ def verify_signed(
         VerificationError: only for unusable input — ``signed`` or ``public_keys``
             not a mapping, a value of ``public_keys`` that is not an Ed25519 public
             key, ``seed`` not bytes, ``recompute`` not callable, ``vrf_keys`` not a
-            mapping of bytes, ``published_day`` not a mapping.  A bad record never
+            mapping of bytes, ``published_day`` not a mapping, ``expected_hash`` not 16
+            to 64 lowercase hex digits.  A bad record never
             raises: it is reported.
 
     Source: issue 5, "Signed records" and "Secret rolls, edits, deletes"; issue 19.
@@ -911,6 +922,8 @@ def verify_signed(
         raise VerificationError("vrf_keys must map VRF key ids to raw public keys (bytes)")
     if published_day is not None and not isinstance(published_day, Mapping):
         raise VerificationError("published_day must be an object (an entry of /seeds.json)")
+    if expected_hash is not None and not (isinstance(expected_hash, str) and _HASH_PREFIX.fullmatch(expected_hash)):
+        raise VerificationError("expected_hash must be 16 to 64 lowercase hex digits (the hash the reply showed)")
 
     checks: list[Check] = []
 
@@ -987,6 +1000,10 @@ def verify_signed(
     # the published day, the seed, the VRF proof and the dice
     if published_day is not None:
         add(*_check_published_day(record, published_day))
+    elif _is_secret(record):
+        add("published_day", None,
+            "not checked: without the day's /seeds entry any published VRF key would pass "
+            "(pass the saved /seeds.json)")
     committed = record.get("seed_commitment")
     faces = record.get("faces")
     vrf_dice = _uses_vrf(record)
@@ -1037,23 +1054,30 @@ def verify_signed(
                 add("rules", True, "result recomputed by the rules: " + ", ".join(sorted(expected)))
 
     if expected_hash is not None:
+        digits = len(expected_hash)
         try:
             actual_hash = record_hash(record)
         except ValueError as exc:
             add("secret_hash", False, f"cannot hash the record: {exc}")
         else:
-            if actual_hash == expected_hash:
-                add("secret_hash", True, "record matches the hash published with the roll")
+            if actual_hash.startswith(expected_hash):
+                add("secret_hash", True, f"record matches the {digits} hex digits of the hash published "
+                                         "with the roll" + (_SHORT_HASH_NOTE.format(digits=digits, bits=2 * digits) if digits < 64 else ""))
             else:
-                add("secret_hash", False, "record does not match the hash published with the roll")
+                add("secret_hash", False, f"record does not match the {digits} hex digits of the hash "
+                                          "published with the roll")
 
     return VerificationReport(tuple(checks), rid)
 
 
+def _is_secret(record: Mapping[str, object]) -> bool:
+    flags = record.get("flags")
+    return isinstance(flags, Mapping) and flags.get("secret") is True
+
+
 def _uses_vrf(record: Mapping[str, object]) -> bool:
     """True for a format-2 secret record: its dice come from the VRF, not the day seed."""
-    flags = record.get("flags")
-    return record.get("format") == 2 and isinstance(flags, Mapping) and flags.get("secret") is True
+    return record.get("format") == 2 and _is_secret(record)
 
 
 def _check_vrf(
@@ -1110,12 +1134,18 @@ def _check_published_day(record: Mapping[str, object], entry: Mapping[str, objec
         return ("published_day", False, f"the published entry is for day {listed_day!r}, the record's is {day!r}")
     if entry.get("commitment") != record.get("seed_commitment"):
         return ("published_day", False, f"the seed commitment published for {day} is not the record's")
+    listed_key = entry.get("vrf_key_id")
     if _uses_vrf(record):
-        listed_key = entry.get("vrf_key_id")
         if listed_key != record.get("vrf_key_id"):
             return ("published_day", False,
                     f"the VRF key published for {day} is {listed_key!r}, the record used {record.get('vrf_key_id')!r}")
         return ("published_day", True, f"{day}: seed commitment and VRF key {listed_key} as published")
+    if _is_secret(record) and listed_key is not None:
+        # format 1 draws a secret roll's dice from the day seed: on a day with a VRF key the
+        # server could otherwise choose between two outcomes (review of issue 19)
+        return ("published_day", False,
+                f"{day} has VRF key {listed_key!r}: its secret rolls draw from the VRF (format 2), "
+                f"a format {record.get('format')!r} secret record is refused")
     return ("published_day", True, f"{day}: seed commitment as published")
 
 

@@ -360,7 +360,7 @@ def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, syst
 @click.option("--vrf-key", "vrf_key_hex", default=None,
               help="A VRF public key (64 hex) to recompute a secret roll's dice (the /keys JSON has them too).")
 @click.option("--record-hash", default=None,
-              help="The hash a secret roll's reply published: the revealed record must match it.")
+              help="The hash a secret roll's reply showed (16 to 64 hex): the revealed record must match it.")
 def verify(record: str, public_key: str | None, seed_hex: str | None, seeds_file: str | None,
            vrf_key_hex: str | None, record_hash: str | None) -> None:
     """Check a signed roll record offline; exit 0 only if everything checked holds."""

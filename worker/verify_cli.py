@@ -113,8 +113,9 @@ def verify_file(
             listed there is used when ``seed_hex`` is not given.
         vrf_key_hex: a VRF public key as 64 hex digits (besides those of a ``/keys``
             JSON key file): a secret roll's dice are recomputed from its VRF proof.
-        record_hash: the hash a secret roll's reply published (64 hex digits): the
-            revealed record must match it.
+        record_hash: the hash a secret roll's reply published, 16 to 64 hex digits (replies
+            show all 64; those made before the review of issue 19 showed the first 16): the
+            revealed record's hash must start with it.
 
     Returns:
         ``(ok, lines)``: ``ok`` is True only if no check failed and the signature was
@@ -148,21 +149,29 @@ def verify_file(
         listed_seed = published.get("revealed_seed")
         if seed is None and isinstance(listed_seed, str):
             seed = _parse_seed(listed_seed)
-    if record_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", record_hash.strip().lower()):
-        raise VerificationError("--record-hash must be 64 hex digits (the hash the reply published)")
+    if record_hash is not None:
+        record_hash = record_hash.strip().lower()
+        if not re.fullmatch(r"[0-9a-f]{16,64}", record_hash):
+            raise VerificationError("--record-hash must be 16 to 64 hex digits (the hash the reply showed)")
 
     report = verify_signed(signed, keys, seed=seed, recompute=recompute_with_rules, vrf_keys=vrf_keys,
-                           published_day=published,
-                           expected_hash=None if record_hash is None else record_hash.strip().lower())
+                           published_day=published, expected_hash=record_hash)
     lines = [f"roll {report.roll_id}" if report.roll_id else f"record {path}"]
     lines += report.lines()
     if report.ok:
         verdict = "RESULT: OK"
+        notes = []
         dice = report.check("dice")
         if dice is not None and dice.ok is None:
             how = ("pass the /keys JSON or --vrf-key" if report.check("vrf") is not None
                    else "pass --seed once the day's seed is revealed")
-            verdict += f" (signature holds; dice not recomputed: {how})"
+            notes.append(f"dice not recomputed: {how}")
+        day = report.check("published_day")
+        if day is not None and day.ok is None:
+            notes.append("the secret roll's VRF key is not checked against the day's published one: "
+                         "pass --seeds with a saved /seeds.json")
+        if notes:
+            verdict += " (signature holds; " + "; ".join(notes) + ")"
     elif not report.failures:
         verdict = "RESULT: NOT VERIFIED (signature not checked: pass --public-key with the key from /keys)"
     else:

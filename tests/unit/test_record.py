@@ -651,3 +651,84 @@ def test_formats_do_not_mix():
     del current["vrf_proof"]
     assert record_problems(current) == ["missing fields: vrf_proof"]
     assert record_problems({**make_record(), "format": 3}) == ["format: unsupported version 3"]
+
+
+# ---------------------------------------------------------------------------- review of issue 19
+
+
+def _rules_consistent(record):
+    """The record with the result the rules give for its faces (a lie a server could sign)."""
+    from core.record import recompute_with_rules
+
+    out = dict(record, options={})
+    out.update(recompute_with_rules(out))
+    return out
+
+
+def _bound_day(**extra):
+    return {"day": "2027-10-31", "commitment": commitment(SEED), "revealed_seed": SEED.hex(),
+            "vrf_key_id": VRF_ID, **extra}
+
+
+def test_a_secret_roll_signed_as_format_1_on_a_day_bound_to_a_vrf_key_is_refused():
+    """The downgrade: on a day whose VRF key was published, a server that could sign a secret
+    roll either as format 2 (VRF dice) or as format 1 (day-seed dice) would pick whichever
+    outcome it liked.  Format 1 is only for days with no VRF key."""
+    from core.record import recompute_with_rules
+
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    honest = _rules_consistent(make_secret())
+    downgraded = {k: v for k, v in honest.items() if k in RECORD_FIELDS_V1}
+    downgraded["format"] = 1
+    downgraded["faces"] = list(derive_faces(SEED, key, 6))
+    downgraded = _rules_consistent(downgraded)
+    assert (honest["successes"], honest["outcome"]) != (downgraded["successes"], downgraded["outcome"])
+    signed = sign_record(downgraded, PRIVATE, KEY_ID)
+    report = verify_signed(signed, KEYS, seed=SEED, vrf_keys=VRF_KEYS, published_day=_bound_day(),
+                           recompute=recompute_with_rules, expected_hash=record_hash(downgraded))
+    assert failed(report) == {"published_day"}
+    assert "format 1" in report.check("published_day").reason
+    # a format-1 secret roll of a day that has no VRF key (made before issue 19) still verifies
+    old_day = verify_signed(signed, KEYS, seed=SEED, published_day=_bound_day(vrf_key_id=None),
+                            recompute=recompute_with_rules)
+    assert old_day.ok and old_day.check("published_day").ok and old_day.check("dice").ok
+    # and a public format-1 roll on a bound day draws the same dice either way: no choice there
+    public = _format_1(make_record())
+    assert verify_signed(sign_record(public, PRIVATE, KEY_ID), KEYS, seed=SEED, published_day=_bound_day()).ok
+
+
+def test_without_the_days_listing_a_secret_rolls_vrf_key_binding_is_reported_unchecked():
+    """Any VRF key on /keys makes a valid proof; only the day's listing says which key was
+    the day's.  Without it the check is not silently passed: it is reported as skipped."""
+    other = vrf.VrfSecretKey(bytes.fromhex("44" * 32))
+    other_id = vrf_key_id_for(other.public_key)
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    pi, beta = other.output(key)
+    chosen = make_secret(vrf_key_id=other_id, vrf_proof=pi.hex(),
+                         faces=list(derive_faces(secret_roll_seed(beta), key, 6)))
+    signed = sign_record(chosen, PRIVATE, KEY_ID)
+    both = {**VRF_KEYS, other_id: other.public_key}
+    unchecked = verify_signed(signed, KEYS, vrf_keys=both)
+    assert unchecked.check("vrf").ok and unchecked.check("published_day").ok is None
+    assert "/seeds" in unchecked.check("published_day").reason
+    assert failed(verify_signed(signed, KEYS, vrf_keys=both, published_day=_bound_day())) == {"published_day"}
+    # a public roll's dice do not depend on any key: nothing to report for it
+    assert verify_signed(signed_record(), KEYS, seed=SEED).check("published_day") is None
+
+
+def test_the_replys_short_commitment_is_enough_to_check_a_revealed_roll():
+    """The reply is the only copy of the commitment that Narrador does not serve itself; a
+    revealed record is checked against however many of its hex digits the reply shows
+    (16 in replies made before the review, all 64 since)."""
+    secret = make_secret()
+    signed = sign_record(secret, PRIVATE, KEY_ID)
+    full = record_hash(secret)
+    for shown in (full, full[:32], full[:16]):
+        report = verify_signed(signed, KEYS, vrf_keys=VRF_KEYS, expected_hash=shown)
+        assert report.ok and report.check("secret_hash").ok, shown
+        assert f"{len(shown)} hex digits" in report.check("secret_hash").reason
+    other = record_hash(make_secret(nonce="1e" * 16))
+    assert failed(verify_signed(signed, KEYS, vrf_keys=VRF_KEYS, expected_hash=other[:16])) == {"secret_hash"}
+    for unusable in ("", full[:15], full.upper(), full + "0", "xyz"):
+        with pytest.raises(VerificationError, match="hex digits"):
+            verify_signed(signed, KEYS, expected_hash=unusable)

@@ -89,3 +89,32 @@ def test_unusable_input_raises(tmp_path, contents, key, seed):
 def test_missing_record_file_raises(tmp_path):
     with pytest.raises(VerificationError):
         verify_file(tmp_path / "nope.json", KEY)
+
+
+# ---------------------------------------------------------------------------- review of issue 19
+
+SECRET = VECTORS / "secret.signed.json"
+KEYS_JSON = VECTORS / "keys.json"
+SECRET_HASH = (VECTORS / "secret.hash").read_text().strip()
+
+
+def test_the_16_digits_a_reply_showed_are_accepted_as_the_record_hash():
+    """A third party who saved the forum reply (16 digits before the review) can check the
+    revealed record against it, not only against the hash Narrador's own page serves."""
+    for shown in (SECRET_HASH[:16], SECRET_HASH.upper(), f"  {SECRET_HASH}\n"):
+        ok, lines = verify_file(SECRET, KEYS_JSON, seeds_file=VECTORS / "seeds.json", record_hash=shown)
+        assert ok, (shown, lines)
+        assert any(line.startswith("OK   secret_hash:") for line in lines)
+    ok, lines = verify_file(SECRET, KEYS_JSON, seeds_file=VECTORS / "seeds.json",
+                            record_hash=("0" if SECRET_HASH[0] != "0" else "1") + SECRET_HASH[1:16])
+    assert not ok and lines[-1] == "RESULT: INVALID (secret_hash)"
+    with pytest.raises(VerificationError, match="16 to 64 hex digits"):
+        verify_file(SECRET, KEYS_JSON, record_hash=SECRET_HASH[:15])
+
+
+def test_a_secret_roll_verified_without_the_seeds_listing_says_its_vrf_key_was_not_tied_to_the_day():
+    ok, lines = verify_file(SECRET, KEYS_JSON, record_hash=SECRET_HASH)
+    assert ok and any(line.startswith("SKIP published_day:") for line in lines)
+    assert "pass --seeds" in lines[-1], lines[-1]
+    ok, lines = verify_file(SECRET, KEYS_JSON, seeds_file=VECTORS / "seeds.json", record_hash=SECRET_HASH)
+    assert ok and lines[-1] == "RESULT: OK"
