@@ -107,7 +107,7 @@ class RollView:
         roll_id: the verification code.
         verify_url: link to the public verification page.
         secret: show only the code and ``commitment``.
-        commitment: hash of the secret record.
+        commitment: hash of the secret record (``core.record.record_hash``), shown whole.
         comment: the free comment of the tag, echoed.
         stunt_dice: Exaltado stunt dice added to ``pool`` (shown as ``5+2 dados``).
         successes_required: successes a vampiro/gehena roll needed (``éxitos 3``; 1 usually).
@@ -441,7 +441,7 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     tag = _code(view.tag, fl)
     code = _link(view.roll_id, view.verify_url, fl)
     if view.secret:
-        return f"{tag} → {t['secret'].format(commitment=view.commitment[:16])} · {t['code']} {code}"
+        return f"{tag} → {t['secret'].format(commitment=view.commitment)} · {t['code']} {code}"
     if view.stunt_dice:
         params = [t["pool_stunt"].format(pool=view.pool, stunt=view.stunt_dice)]
     else:

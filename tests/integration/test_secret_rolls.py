@@ -125,7 +125,7 @@ def test_revealing_the_day_seed_reveals_no_secret_roll_and_one_reveal_reveals_on
     published_hash = {rid: client.get(f"/v/{rid}.json").get_json()["record_hash"] for rid in day["ids"]}
     assert published_hash == {first_id: record_hash(first), second_id: record_hash(second)}
     reply = day["forum"].replies[0].content
-    assert record_hash(first)[:16] in reply and record_hash(second)[:16] in reply
+    assert record_hash(first) in reply and record_hash(second) in reply
 
     # the day ends, the grace passes, the seed is revealed: it is public now
     assert keystore.reveal_due(game, FIXED_NOW + timedelta(days=1, hours=3), "Europe/Madrid") == [FIXED_NOW.date()]

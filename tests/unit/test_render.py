@@ -51,10 +51,13 @@ def test_spanish_percentages_use_comma():
     assert "4,6 %" in render.render_roll_line(view(chance=0.0456), ctx)
 
 
-def test_secret_roll_shows_only_code_and_commitment():
+def test_secret_roll_shows_only_code_and_its_whole_commitment():
+    """All 64 digits: with 16 (64 bits) a server could make two records sharing them (a
+    birthday search of about 2^32 hashes) and reveal whichever it liked (review of issue 19)."""
     ctx = render.ReplyContext(author="p", marker="(ref p1)")
-    line = render.render_roll_line(view(secret=True, commitment="c0ffee" * 10), ctx)
-    assert "c0ffeec0ffeec0ff" in line
+    commitment = "0123456789abcdef" * 4
+    line = render.render_roll_line(view(secret=True, commitment=commitment), ctx)
+    assert f"Compromiso: {commitment} " in line
     assert "dados" not in line and "**7**" not in line
 
 
