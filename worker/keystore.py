@@ -55,7 +55,7 @@ from core.errors import NarradorError
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 
-__all__ = ["Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
+__all__ = ["DayNotBoundError", "Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _DAY_FILE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -69,6 +69,12 @@ class KeystoreError(NarradorError):
 
 class SeedRevealedError(KeystoreError):
     """A seed was requested for rolling after it was revealed (its dice are public)."""
+
+
+class DayNotBoundError(KeystoreError):
+    """A game day has no VRF key bound before it started (its seed was committed by a
+    Narrador without VRF keys), so it cannot roll secret dice: a key chosen now could be
+    chosen for the outcomes of the posts already waiting (review of issue 19)."""
 
 
 class KeystorePort(Protocol):
@@ -472,19 +478,25 @@ class Keystore:
     def vrf_key_for_day(self, game: str, day: date) -> tuple[str, VrfSecretKey]:
         """``(vrf_key_id, secret key)`` of the VRF key bound to a game day, for its secret rolls.
 
-        The binding is made when the day's seed is created (so it is published with the
-        commitment, before the day starts); a day without one (a seed made before
-        issue 19) is bound now to the active key, once.
+        The binding is made when the day's seed is created, or by :meth:`ensure_seeds_ahead`
+        for a day that has not started, so it is published with the commitment before the
+        day starts.  It is never made here: a day without one (committed before this
+        instance had VRF keys) has no VRF key, ever.
 
         Raises:
-            KeystoreError: no VRF key (``narrador keys init``), a missing or corrupt key
-                file, a bad game id.
+            DayNotBoundError: the day has no VRF key bound (its secret rolls are refused).
+            KeystoreError: no VRF key at all (``narrador keys init``), a missing or corrupt
+                key file, a bad game id.
 
-        Source: issue 19 ("the VRF key is committed (published) before the day").
+        Source: issue 19 ("the VRF key is committed (published) before the day"); its review
+        (binding a day late would let the server choose the key).
         """
-        vkid = self._bind_vrf(game, day)
+        vkid = self.day_vrf_key_id(game, day)
         if vkid is None:
-            raise KeystoreError(f"no VRF key in {self.vrf_dir}: run `narrador keys init`")
+            if self.active_vrf_key_id() is None:
+                raise KeystoreError(f"no VRF key in {self.vrf_dir}: run `narrador keys init`")
+            raise DayNotBoundError(f"{game} {day} has no VRF key: it was not published before the day "
+                                   "started, so the day rolls no secret dice")
         return vkid, self._vrf_secret(vkid)
 
     # ------------------------------------------------------------------ seeds
@@ -566,7 +578,10 @@ class Keystore:
         """Make sure seeds exist for ``today`` and the ``days`` following days.
 
         Run at every rollover so each day's commitment is published before the day
-        starts.
+        starts.  ``today`` must be the game's current day: a following day whose seed was
+        committed without a VRF key (before this instance had one) is bound to the active
+        key now, before it starts; ``today`` itself, already started, is not (review of
+        issue 19).
 
         Returns:
             the days covered (``today`` .. ``today + days``), in order.
@@ -578,8 +593,9 @@ class Keystore:
         covered = [today + timedelta(days=i) for i in range(days + 1)]
         for day in covered:
             if not self.is_revealed(game, day):
-                self.seed_for(game, day)
-                self._bind_vrf(game, day)  # days committed before VRF keys existed
+                self.seed_for(game, day)  # a new seed is bound with its creation
+                if day > today:  # committed before VRF keys existed, and not started yet
+                    self._bind_vrf(game, day)
         return covered
 
     def _days(self, game: str) -> list[date]:

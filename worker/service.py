@@ -42,7 +42,7 @@ from core.tags.messages import cheat_sheet, error_message
 from worker import metrics
 from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumError, ForumPort, ForumPost, LatestPosts, log_forum_warning
-from worker.keystore import Keystore
+from worker.keystore import DayNotBoundError, Keystore
 from worker.settings import ForumSettings, GameSettings, Settings
 from worker.state import (
     StateError,
@@ -652,6 +652,16 @@ class _TagRoller:
     def _problem(self, tag: Any, message: str) -> None:
         self.problems.append(render.TagProblem(tag.index, tag.raw, message))
 
+    def _day_vrf_key(self) -> tuple[str, Any]:
+        """``(vrf_key_id, VrfSecretKey)`` bound to the post's game day, read once.
+
+        Raises:
+            DayNotBoundError: the day has no VRF key (committed before this instance had one).
+        """
+        if self._vrf is None:
+            self._vrf = self.svc.keystore.vrf_key_for_day(self.game.id, self.day)
+        return self._vrf
+
     def _secret_dice(self, key: bytes) -> tuple[derive.DiceStream, str, str]:
         """A secret roll's dice: ``(stream, vrf_key_id, proof hex)``.
 
@@ -660,9 +670,7 @@ class _TagRoller:
         it; the proof is kept in the record and published only when the roll is revealed.
         Source: issue 19.
         """
-        if self._vrf is None:
-            self._vrf = self.svc.keystore.vrf_key_for_day(self.game.id, self.day)
-        vrf_key_id, vrf_key = self._vrf
+        vrf_key_id, vrf_key = self._day_vrf_key()
         proof, beta = vrf_key.output(key)
         return derive.DiceStream(derive.secret_roll_seed(beta), key), vrf_key_id, proof.hex()
 
@@ -682,6 +690,12 @@ class _TagRoller:
         if spec.secret and (spec.extended or spec.teamwork or spec.versus or spec.retry):
             self._problem(tag, _SECRET_SIMPLE_ONLY[self.lang])
             return
+        if spec.secret:
+            try:
+                self._day_vrf_key()
+            except DayNotBoundError:  # the day's VRF key was not published before it started
+                self._problem(tag, _SECRET_NO_DAY_KEY[self.lang])
+                return
         try:
             sheet = self.sheet(required=bool(spec.traits and not spec.trait_ratings or spec.willpower))
             pool = sheets.resolve_pool(sheet, spec).pool
@@ -904,6 +918,13 @@ _SECRET_SIMPLE_ONLY = {
           "ni ser un reintento (su total o la dificultad siguiente la delatarían)",
     "en": "a secret roll cannot add to extended, teamwork or contested actions nor be a retry "
           "(their totals or the next difficulty would give it away)",
+}
+
+_SECRET_NO_DAY_KEY = {
+    "es": "hoy no hay tiradas secretas: la clave VRF de hoy no se publicó antes de que empezara el día "
+          "(Narrador se actualizó hoy); se podrán hacer desde mañana",
+    "en": "no secret rolls today: today's VRF key was not published before the day started "
+          "(Narrador was upgraded today); they can be made from tomorrow",
 }
 
 _RETRY_IMPOSSIBLE = {

@@ -236,3 +236,38 @@ def test_a_secret_roll_page_verifies_with_the_vrf_once_revealed(day):
     assert 'data-check="vrf">prueba VRF: correcto' in page
     assert 'data-check="published_day">día publicado: correcto' in page
     assert day["store"].get_roll(rid)["record"]["vrf_proof"] in page
+
+
+# ----------------------------------------------------------------------------- review of issue 19
+
+
+def test_on_the_day_of_the_upgrade_secret_rolls_are_refused_and_from_the_next_day_they_roll(
+        tmp_path, unique, redis_client, cleanup_keys):
+    """Today's commitment was published by a Narrador without VRF keys: a key bound to today
+    now would be published after posts were waiting, so it could have been chosen for them.
+    Today's secret tags get an explanation (its public tags roll); tomorrow's key was
+    published before tomorrow, so tomorrow's secret rolls roll."""
+    settings = web_settings(tmp_path, unique)
+    store, keystore = Store(redis_client), Keystore(settings.instance_dir)
+    game, today = f"g-{unique}", FIXED_NOW.date()
+    keystore.ensure_seeds_ahead(game, today, days=2)  # the old version's rollover
+    keystore.init_keys()  # the upgraded worker starts...
+    keystore.ensure_seeds_ahead(game, today, days=2)  # ...and runs its rollover
+    forum = FakeForum(f"f-{unique}")
+    now = {"t": FIXED_NOW}
+    svc = service.Services(settings=settings, store=store, keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=lambda: now["t"])
+    thread, post = forum.add_thread("1", "Escena", "[tirada]5 dif 6 secreta[/tirada] y [tirada]4 dif 6[/tirada]")
+    outcome = service.process_post(svc, forum.post(post))
+    assert len(outcome.roll_ids) == 1
+    assert store.get_roll(outcome.roll_ids[0])["record"]["flags"]["secret"] is False
+    service.send_reply(svc, forum.name, post)
+    reply = forum.replies[-1].content
+    assert "no se publicó antes de que empezara el día" in reply and "mañana" in reply
+    assert keystore.day_vrf_key_id(game, today) is None  # nothing bound after the fact
+
+    now["t"] = FIXED_NOW + timedelta(days=1)
+    post = forum.add_post(thread, "[tirada]5 dif 6 secreta[/tirada]")
+    outcome = service.process_post(svc, forum.post(post))
+    record = store.get_roll(outcome.roll_ids[0])["record"]
+    assert record["flags"]["secret"] and record["vrf_key_id"] == keystore.day_vrf_key_id(game, today + timedelta(days=1))

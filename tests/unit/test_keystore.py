@@ -317,20 +317,43 @@ def test_each_day_is_bound_to_the_vrf_key_active_when_its_seed_was_committed(ks)
     assert set(ks.vrf_public_keys()) == {first, second}  # rotated keys stay published
 
 
-def test_a_day_committed_before_vrf_keys_is_bound_once_then_never_changes(ks):
-    ks.seed_for("g", DAY)  # no VRF key yet
-    assert ks.day_vrf_key_id("g", DAY) is None
-    with pytest.raises(KeystoreError, match="no VRF key"):
+def test_a_day_committed_before_its_vrf_key_existed_is_never_bound_once_it_has_started(ks):
+    """The upgrade window (review of issue 19): the days committed by a Narrador without VRF
+    keys have no VRF key on /seeds.  Binding one when the first secret roll comes, or at the
+    first start, would let the operator make (or rotate) keys until the pending secret rolls
+    come out as wanted, and publish that key after the fact.  The day that has started stays
+    without a key (its secret rolls are refused); the days ahead get the active one before
+    they start."""
+    from worker.keystore import DayNotBoundError
+
+    assert ks.ensure_seeds_ahead("g", DAY, days=2)  # the old version's rollover: no VRF key
+    assert [e["vrf_key_id"] for e in ks.commitments("g")] == [None, None, None]
+    ks.init_keys()  # the upgraded worker starts
+    for _ in range(3):  # however often the key is rotated, today gets none
+        with pytest.raises(DayNotBoundError, match="not published before the day"):
+            ks.vrf_key_for_day("g", DAY)
+        ks.rotate_vrf_key()
+    active = ks.active_vrf_key_id()
+    ks.ensure_seeds_ahead("g", DAY, days=2)  # its first rollover (same day)
+    bound = {e["day"]: e["vrf_key_id"] for e in ks.commitments("g")}
+    assert bound == {"2027-03-28": None, "2027-03-29": active, "2027-03-30": active}
+    with pytest.raises(DayNotBoundError):
         ks.vrf_key_for_day("g", DAY)
-    ks.init_keys()
-    vkid = ks.vrf_key_for_day("g", DAY)[0]
+    assert ks.vrf_key_for_day("g", DAY + timedelta(days=1))[0] == active
     ks.rotate_vrf_key()
-    assert ks.vrf_key_for_day("g", DAY)[0] == vkid
-    assert ks.day_vrf_key_id("g", DAY) == vkid
+    assert ks.vrf_key_for_day("g", DAY + timedelta(days=1))[0] == active  # written once
+
+
+def test_a_day_committed_without_any_vrf_key_says_how_to_make_one(tmp_path):
+    ks = Keystore(tmp_path / "i")
+    ks.seed_for("g", DAY)
+    with pytest.raises(KeystoreError, match="keys init"):
+        ks.vrf_key_for_day("g", DAY)
 
 
 def test_vrf_files_that_do_not_match_their_names_are_refused(ks):
     ks.init_keys()
+    ks.seed_for("g", DAY)  # the day's seed, bound to the active VRF key
     vkid = ks.active_vrf_key_id()
     other = vrf.VrfSecretKey(bytes(32)).public_key.hex()
     (ks.vrf_dir / f"{vkid}.pub").write_text(other + "\n")
@@ -354,9 +377,11 @@ def test_concurrent_bindings_of_one_day_end_with_one_key(tmp_path):
     results = []
     barrier = threading.Barrier(8)
 
-    def bind():
+    def bind():  # the rollover of the day before, run by several processes at once
         barrier.wait()
-        results.append(Keystore(ks.root).vrf_key_for_day("g", DAY)[0])
+        other = Keystore(ks.root)
+        other.ensure_seeds_ahead("g", DAY - timedelta(days=1), days=1)
+        results.append(other.vrf_key_for_day("g", DAY)[0])
 
     threads = [threading.Thread(target=bind) for _ in range(8)]
     for t in threads:
