@@ -1143,9 +1143,9 @@ def _check_published_day(record: Mapping[str, object], entry: Mapping[str, objec
     if _is_secret(record) and listed_key is not None:
         # format 1 draws a secret roll's dice from the day seed: on a day with a VRF key the
         # server could otherwise choose between two outcomes (review of issue 19)
-        return ("published_day", False,
-                f"{day} has VRF key {listed_key!r}: its secret rolls draw from the VRF (format 2), "
-                f"a format {record.get('format')!r} secret record is refused")
+        reason = (f"{day} has VRF key {listed_key!r}: its secret rolls draw from the VRF (format 2), "
+                  f"a format {record.get('format')!r} secret record is refused")
+        return ("published_day", False, reason)
     return ("published_day", True, f"{day}: seed commitment as published")
 
 

@@ -22,7 +22,7 @@ Layout (directories 0700, files 0600)::
           active                the active VRF key id + "\\n"
       seeds/<game>/
         <YYYY-MM-DD>            the day seed, 64 lowercase hex digits + "\\n"
-        <YYYY-MM-DD>.vrf        the VRF key id bound to that day (written once, with the seed)
+        <YYYY-MM-DD>.vrf        the VRF key id bound to that day (written once, before the day starts)
         <YYYY-MM-DD>.revealed   marker: the seed may be published
 
 Every file is written to a temporary name in the same directory, fsynced, and

@@ -28,7 +28,7 @@ from core.record import record_hash
 from tests.bench.common import cleanup
 from tests.conftest import FIXED_NOW
 from tests.integration.test_service_state import EXAMPLE_SHEETS
-from tests.integration.test_web_helpers import PASSWORD, app_config, csrf_token, login, web_settings
+from tests.integration.test_web_helpers import PASSWORD, app_config, login, web_settings
 from web import create_app
 from worker import service
 from worker.forums.fake import FakeForum
@@ -43,7 +43,7 @@ PUBLIC_PAGES = ("/", "/seeds", "/seeds.json", "/keys", "/openapi.json", "/health
 _CSRF = re.compile(r'(name="csrf_token"[^>]*value=")[^"]+')
 #: The running-state page shows the wall clock (the web app reads the real time).
 _WALL_CLOCK = re.compile(r"(Hora de la partida|Game time): \d{4}-\d{2}-\d{2} \d{2}:\d{2}")
-_ROLLS_METRIC = re.compile(r'^narrador_rolls_total\{game="([^"]+)",outcome="([^"]+)"\} (\S+)$', re.M)
+_ROLLS_METRIC = re.compile(r'^narrador_rolls_total\{game="([^"]+)",outcome="([^"]+)"\} (\S+)$', re.MULTILINE)
 
 
 def token_bytes_for(vrf_secret: bytes):
@@ -157,7 +157,7 @@ def readable(world, unique, *, skip=()) -> dict[str, str]:
             out[f"otro {path}"] = otro.get(path).get_data(as_text=True)
     for path in ("/audit", f"/audit/{other}", f"/audit/{other}/export.json", f"/audit/{other}/export.csv",
                  f"/audit/{other}/stats", f"/audit/{other}/state", f"/audit/{other}/sheets",
-                 f"/audit/{game}", f"/audit/{game}/export.json", f"/audit/{game}/state", f"/v/nonexistent00"):
+                 f"/audit/{game}", f"/audit/{game}/export.json", f"/audit/{game}/state", "/v/nonexistent00"):
         response = otro.get(path)
         out[f"otro {path}"] = f"{response.status_code} {response.get_data(as_text=True)}"
     forum = world["forum"]

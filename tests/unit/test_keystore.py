@@ -11,7 +11,14 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from core import vrf
-from core.record import build_record, commitment, key_id_for, sign_record, verify_signed, vrf_key_id_for
+from core.record import (
+    build_record,
+    commitment,
+    key_id_for,
+    sign_record,
+    verify_signed,
+    vrf_key_id_for,
+)
 from worker.keystore import Keystore, KeystoreError, SeedRevealedError
 
 DAY = date(2027, 3, 28)
