@@ -46,6 +46,7 @@ from web.rollquery import RollFilter, query_rolls
 from web.running import running_state
 from web.stats import compute_stats
 from worker.keystore import KeystoreError
+from worker.service import on_secret_revealed
 
 bp = Blueprint("audit", __name__)
 
@@ -261,7 +262,9 @@ def reveal(game: str, roll_id: str):  # type: ignore[no-untyped-def]
         abort(404)
     if not (envelope["record"].get("flags") or {}).get("secret"):
         abort(400)
-    _game(game)
+    gs = _game(game)
     if deps.masters().reveal(roll_id, current_user.master.login):
         flash(_("Tirada %(id)s revelada.", id=roll_id), "ok")
+        for line in on_secret_revealed(deps.store().r, gs, envelope["record"]):  # a stunt's reward, now
+            flash(line, "ok")
     return redirect(url_for("audit.rolls", game=game))

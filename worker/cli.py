@@ -567,8 +567,16 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread} closed")
     if state_settings_for(settings.games[game]).reveal_secret_on_scene_close:
+        from worker.service import on_secret_revealed
+        from worker.store import Store
+
         revealed = MasterAccounts(r).reveal_scene(game, forum_name, thread, by="cli")
         click.echo(f"secret rolls revealed: {len(revealed)}" + (f" ({', '.join(revealed)})" if revealed else ""))
+        store = Store(r)
+        for rid in revealed:  # what the reveal does to the game state (a stunt's reward)
+            envelope = store.get_roll(rid)
+            for line in on_secret_revealed(r, settings.games[game], envelope["record"]) if envelope else ():
+                click.echo(f"{rid}: {line}")
 
 
 @main.group()

@@ -628,26 +628,12 @@ class _TagRoller:
         """A successful stunt's reward (exaltado-reglas.txt «Acrobacias»), credited to the sheet
         when it tracks Essence or Willpower; the reply lines.
 
-        A secret roll's reward is never credited: the sheet's new Essence or Willpower would
-        show in the next reply that names it and give the secret result away (the record is
-        marked ``stunt_reward_secret``; the Storyteller credits it on revealing the roll).
+        Never for a secret roll (the caller skips it): the sheet's new Essence or Willpower
+        would show in the next reply that names it and give the secret result away; the
+        record is marked ``stunt_reward_secret`` and :func:`on_secret_revealed` credits it
+        when the roll is revealed.
         """
-        lines = [_STUNT_REWARD[self.lang].format(
-            motes=reward.motes, alternative=_STUNT_WP_ALTERNATIVE[self.lang] if reward.willpower_alternative else "")]
-        if sheet is None or tag.spec.secret:
-            return lines
-        credit = rules.stunt_credit(reward, tracks_essence=sheet.essence_max is not None,
-                                    tracks_willpower=sheet.willpower_permanent > 0)
-        if credit is None:
-            return lines
-        kind, amount = credit
-        status, value = sheets.credit_stunt(
-            self.r, self.game.id, sheet, kind, amount, op_id=f"{self.post.forum}:{self.post.post_id}:{tag.index}",
-            ttl_seconds=self.st.op_ttl_seconds)
-        if status in ("credited", "duplicate"):
-            top = sheet.essence_max if kind == "essence" else sheet.willpower_permanent
-            lines.append(_STUNT_CREDITED[self.lang][kind].format(character=sheet.name, value=value, max=top))
-        return lines
+        return _credit_stunt(self.r, self.game, sheet, reward, op_id=f"{self.post.forum}:{self.post.post_id}:{tag.index}")
 
     def _problem(self, tag: Any, message: str) -> None:
         self.problems.append(render.TagProblem(tag.index, tag.raw, message))
@@ -794,7 +780,7 @@ class _TagRoller:
                 notes.append(taken.texts(self.lang)[0])
             if willpower_note is not None:
                 notes.append(willpower_note)
-            if result.stunt is not None:
+            if result.stunt is not None and not spec.secret:  # a secret one's, at its reveal
                 notes += self._stunt_reward(tag, sheet, result.stunt)
         except StateError as err:
             self._problem(tag, state_messages.error_message(err, self.lang))
@@ -958,6 +944,52 @@ _RETRY_SIMPLE_ONLY = {
     "es": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",
     "en": "'retry' applies to simple actions only (not with ext, team or vs)",
 }
+
+
+def _credit_stunt(r: Any, game: GameSettings, sheet: Any, reward: rules.StuntReward, *, op_id: str) -> list[str]:
+    """Credit a successful stunt's reward to the sheet when it tracks Essence or Willpower,
+    once per ``op_id`` (``<forum>:<post>:<tag index>``); the lines saying so."""
+    lang = game.language
+    lines = [_STUNT_REWARD[lang].format(
+        motes=reward.motes, alternative=_STUNT_WP_ALTERNATIVE[lang] if reward.willpower_alternative else "")]
+    if sheet is None:
+        return lines
+    credit = rules.stunt_credit(reward, tracks_essence=sheet.essence_max is not None,
+                                tracks_willpower=sheet.willpower_permanent > 0)
+    if credit is None:
+        return lines
+    kind, amount = credit
+    status, value = sheets.credit_stunt(r, game.id, sheet, kind, amount, op_id=op_id,
+                                        ttl_seconds=state_settings_for(game).op_ttl_seconds)
+    if status in ("credited", "duplicate"):
+        top = sheet.essence_max if kind == "essence" else sheet.willpower_permanent
+        lines.append(_STUNT_CREDITED[lang][kind].format(character=sheet.name, value=value, max=top))
+    return lines
+
+
+def on_secret_revealed(r: Any, game: GameSettings, record: Mapping[str, Any]) -> list[str]:
+    """What a secret roll's reveal does to the game state; the lines saying so.
+
+    A successful stunt's reward (exaltado-reglas.txt «Acrobacias») is credited to the
+    roller's sheet now, not when the roll was made: the sheet's Essence or Willpower shows
+    in later public replies, so crediting it earlier would tell everyone the secret roll
+    succeeded (found in the review of issue 19).  Once per roll (the tag's op id, as for a
+    public roll), so revealing again or closing the scene after a master's reveal credits
+    nothing more.
+
+    Args:
+        r: the game-state Redis.
+        game: the roll's game.
+        record: the revealed roll's record.
+    """
+    params = record.get("params") or {}
+    dice = int(params.get("stunt_dice") or 0)
+    if not ((record.get("flags") or {}).get("secret") and dice and record.get("outcome") == "success"):
+        return []
+    character = record.get("character")
+    sheet = sheets.get_character(r, game.id, str(character)) if character else None
+    return _credit_stunt(r, game, sheet, rules.stunt_reward(dice),
+                         op_id=f"{record['forum']}:{record['post']}:{record['tag_index']}")
 
 
 def _willpower_note(spent: Any, lang: str) -> str:
@@ -1198,6 +1230,7 @@ __all__ = [
     "flag_recovered",
     "forget_thread",
     "notice_marker",
+    "on_secret_revealed",
     "poll_latest",
     "poll_thread",
     "process_post",

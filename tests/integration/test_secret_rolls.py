@@ -271,3 +271,83 @@ def test_on_the_day_of_the_upgrade_secret_rolls_are_refused_and_from_the_next_da
     outcome = service.process_post(svc, forum.post(post))
     record = store.get_roll(outcome.roll_ids[0])["record"]
     assert record["flags"]["secret"] and record["vrf_key_id"] == keystore.day_vrf_key_id(game, today + timedelta(days=1))
+
+
+@pytest.fixture
+def stunt(tmp_path, unique, redis_client, cleanup_keys):
+    """An exaltado game whose player Rebecca (Koi: Willpower 3/7, no Essence tracked) has
+    made a successful secret roll with a two-die stunt."""
+    from worker.settings import load_settings
+    from worker.state.scenes import open_scene
+    from worker.state.sheets import import_sheets
+
+    game, forum_name = f"x-{unique}", f"f-{unique}"
+    config = tmp_path / "n.toml"
+    config.write_text(
+        f'[narrador]\nredis_url = "{redis_url()}"\ninstance_dir = "{tmp_path / "instance"}"\n'
+        f'public_url = "https://narrador.test"\n'
+        f'[games.{game}]\nruleset = "exaltado"\nlanguage = "es"\n'
+        f"[games.{game}.state]\nreveal_secret_on_scene_close = true\n"
+        f'[forums.{forum_name}]\nkind = "flaskbb"\nbase_url = "http://forum.invalid"\nusername = "narrador"\n'
+        f'password = "x"\ngame = "{game}"\n', encoding="utf-8")
+    settings = load_settings(config, environ={})
+    store, keystore = Store(redis_client), Keystore(settings.instance_dir)
+    keystore.init_keys()
+    forum = FakeForum(forum_name)
+    svc = service.Services(settings=settings, store=store, keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
+    import_sheets(redis_client, game, {"characters": [{
+        "name": "Koi", "owner": "Rebecca", "attributes": {"Dexterity": 4, "Wits": 3},
+        "abilities": {"Athletics": 3, "Awareness": 2}, "willpower": {"permanent": 7, "temporary": 3}}]},
+        now=FIXED_NOW)
+    thread, _ = forum.add_thread("1", "Escena", "Empieza la escena", author="master")
+    open_scene(redis_client, game, forum_name, thread, now=FIXED_NOW)
+    for _attempt in range(10):  # 12 dice: a success but for 0.6^12 of the time; roll again until one
+        pid = forum.add_post(thread, "[tirada]Dexterity+Athletics+3 acrobacia 2 secreta[/tirada]", author="Rebecca")
+        rid = service.process_post(svc, forum.post(pid)).roll_ids[0]
+        service.send_reply(svc, forum.name, pid)
+        record = store.get_roll(rid)["record"]
+        if record["outcome"] == "success":
+            break
+    assert record["outcome"] == "success" and record["params"]["stunt_dice"] == 2
+    return {"svc": svc, "forum": forum, "thread": thread, "rid": rid, "game": game, "forum_name": forum_name,
+            "config": config, "settings": settings, "store": store, "keystore": keystore, "u": unique}
+
+
+def koi_willpower(redis_client, game) -> int:
+    from worker.state.sheets import get_character
+
+    return get_character(redis_client, game, "Koi").willpower_temporary
+
+
+def test_a_secret_stunts_reward_is_credited_when_the_roll_is_revealed_not_before(stunt, redis_client):
+    """exaltado-reglas.txt «Acrobacias»: a *successful* stunt gives back Essence or a point of
+    Willpower.  Credited at once, a secret roll's reward showed its success in the next
+    public roll's Willpower line ("FV de Koi: 3/7" instead of 2/7) before anyone revealed it.
+    It is credited when the roll is revealed, once."""
+    svc, forum, game, rid = stunt["svc"], stunt["forum"], stunt["game"], stunt["rid"]
+    assert koi_willpower(redis_client, game) == 3  # nothing credited yet
+    pid = forum.add_post(stunt["thread"], "[tirada]Wits+Awareness fv[/tirada]", author="Rebecca")
+    service.process_post(svc, forum.post(pid))
+    service.send_reply(svc, forum.name, pid)
+    assert "FV de Koi: 2/7" in forum.replies[-1].content  # 3 - 1 spent: the secret roll shows nowhere
+
+    MasterAccounts(redis_client).add(game, f"ana-{stunt['u']}", PASSWORD)
+    app = create_app(app_config(stunt["settings"], stunt["store"], stunt["keystore"], stunt["u"]))
+    ana = app.test_client()
+    assert login(ana, f"ana-{stunt['u']}").status_code == 302
+    for _ in range(2):  # revealed once; a second reveal credits nothing more
+        token = csrf_token(ana.get(f"/audit/{game}").get_data(as_text=True))
+        assert ana.post(f"/audit/{game}/reveal/{rid}", data={"csrf_token": token}).status_code == 302
+        assert koi_willpower(redis_client, game) == 3  # 2 + the stunt's point
+
+
+def test_closing_the_scene_reveals_a_secret_stunt_and_credits_its_reward(stunt, redis_client):
+    from worker.cli import main
+
+    game = stunt["game"]
+    closed = CliRunner().invoke(main, ["scenes", "close", "-c", str(stunt["config"]), game, stunt["forum_name"],
+                                       stunt["thread"]])
+    assert closed.exit_code == 0, closed.output
+    assert f"{stunt['rid']}: acrobacia lograda" in closed.output and "FV de Koi: 4/7" in closed.output
+    assert koi_willpower(redis_client, game) == 4
