@@ -336,10 +336,14 @@ def test_a_secret_stunts_reward_is_credited_when_the_roll_is_revealed_not_before
     app = create_app(app_config(stunt["settings"], stunt["store"], stunt["keystore"], stunt["u"]))
     ana = app.test_client()
     assert login(ana, f"ana-{stunt['u']}").status_code == 302
+    pending = "recompensa de acrobacia pendiente: se da al revelar"
+    assert pending in ana.get(f"/audit/{game}").get_data(as_text=True)
     for _ in range(2):  # revealed once; a second reveal credits nothing more
         token = csrf_token(ana.get(f"/audit/{game}").get_data(as_text=True))
         assert ana.post(f"/audit/{game}/reveal/{rid}", data={"csrf_token": token}).status_code == 302
         assert koi_willpower(redis_client, game) == 3  # 2 + the stunt's point
+    page = ana.get(f"/audit/{game}").get_data(as_text=True)
+    assert pending not in page
 
 
 def test_closing_the_scene_reveals_a_secret_stunt_and_credits_its_reward(stunt, redis_client):
