@@ -141,7 +141,8 @@ def test_npc_contest_rolls_the_npc_with_verifiable_dice(env):
     key = derive.roll_key(game, forum_name, thread_id, f"{post_id}:npc", 0)
     npc = rules.roll(rules.get_ruleset("gehena"), 4, derive.DiceStream(seed, key), difficulty=7)
     reply = last_reply(forum)
-    assert f"PNJ (dif 7): {' '.join(map(str, npc.faces))} → {npc.successes} éxitos" in reply
+    word = "éxito" if npc.successes == 1 else "éxitos"  # singular for one (found flaky: the dice vary per run)
+    assert f"PNJ (dif 7): {' '.join(map(str, npc.faces))} → {npc.successes} {word}" in reply
     if rec["successes"] > npc.successes:
         assert f"ganas por {rec['successes'] - npc.successes}" in reply
     elif rec["successes"] < npc.successes:
