@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from flask import current_app
 
-from worker.keystore import Keystore
+from worker.keystore import KeystorePort
 from worker.settings import Settings
 from worker.store import Store
 
@@ -29,10 +29,16 @@ def store() -> Store:
     return current_app.config["NARRADOR_STORE"]
 
 
-def keystore() -> Keystore:
-    """The instance folder's keystore (public keys and seed commitments)."""
+def keystore() -> KeystorePort:
+    """The configured keystore, read-only here: public keys, seed commitments and revealed
+    seeds.  With ``keystore = "redis"`` the web app never loads the keyring, so it cannot
+    read an unrevealed seed (``worker.keystore_redis``)."""
     if "NARRADOR_KEYSTORE" not in current_app.config:
-        current_app.config["NARRADOR_KEYSTORE"] = Keystore(settings().instance_dir)
+        from worker.bootstrap import make_keystore
+
+        s = settings()
+        client = store().r if s.keystore == "redis" else None
+        current_app.config["NARRADOR_KEYSTORE"] = make_keystore(s, client, with_secrets=False)
     return current_app.config["NARRADOR_KEYSTORE"]
 
 

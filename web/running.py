@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core import calendar
-from worker.keystore import Keystore, KeystoreError
+from worker.keystore import KeystoreError, KeystorePort
 from worker.settings import GameSettings
 
 __all__ = ["RunningState", "running_state"]
@@ -131,7 +131,7 @@ def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[st
     return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added}
 
 
-def running_state(game: GameSettings, keystore: Keystore, now_utc: datetime | None = None,
+def running_state(game: GameSettings, keystore: KeystorePort, now_utc: datetime | None = None,
                   redis_client: Any = None, forums: tuple[str, ...] = ()) -> RunningState:
     """The running state of ``game``.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from worker.forums.base import ForumPort
-from worker.keystore import Keystore
+from worker.keystore import Keystore, KeystoreError, KeystorePort
 from worker.service import Services, utc_now
 from worker.settings import ConfigError, ForumSettings, Settings
 from worker.store import Store
@@ -63,19 +63,48 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None) -> For
     raise ValueError(f"unknown forum kind {fs.kind!r}")
 
 
+def make_keystore(settings: Settings, client: Any = None, *, with_secrets: bool = True) -> KeystorePort:
+    """The configured keystore: the instance folder (``keystore = "files"``) or Redis
+    (``"redis"``: ``worker.keystore_redis``; ``client`` is the store's Redis client).
+
+    Args:
+        with_secrets: load the keyring (workers, beat, the CLI).  The web app passes False:
+            a Redis keystore without a keyring publishes keys, commitments and revealed
+            seeds, and cannot read an unrevealed seed at all.
+
+    Raises:
+        KeystoreError: ``redis`` without a Redis client, or a keyring that cannot be loaded.
+    """
+    if settings.keystore == "files":
+        return Keystore(settings.instance_dir)
+    from worker.keyring import KeyringError, load_keyring
+    from worker.keystore_redis import RedisKeystore
+
+    if client is None:
+        raise KeystoreError('keystore = "redis" needs Redis: set REDIS_URL')
+    keyring = None
+    if with_secrets:
+        try:
+            keyring = load_keyring(path=settings.narrador.keyring_file or None, env_var=settings.narrador.keyring_env)
+        except KeyringError as exc:
+            raise KeystoreError(str(exc)) from None
+    return RedisKeystore(client, keyring)
+
+
 def build_services(settings: Settings) -> Services:
     """Services for ``settings``: Redis store, keystore (keys created if absent), forums.
 
     Raises:
         RuntimeError: no Redis URL configured.
+        KeystoreError: the keystore cannot be used (e.g. ``redis`` without its keyring).
     """
     if not settings.redis_url:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
     from worker import alerts
 
-    keystore = Keystore(settings.instance_dir)
-    keystore.init_keys()
     store = Store.from_url(settings.redis_url)
+    keystore = make_keystore(settings, store.r)
+    keystore.init_keys()
     alerts.install(store.r)  # forum alerts reach the masters' game-state page
     return Services(
         settings=settings,

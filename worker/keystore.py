@@ -6,8 +6,8 @@ committed).  These are files, not Redis keys, so losing Redis loses none of them
 back the folder up as described in ``docs/verification.md``.
 
 :class:`KeystorePort` is what the rest of Narrador relies on; :class:`Keystore` is the
-folder implementation (another backend, e.g. one shared by several machines, implements
-the same protocol).
+folder implementation, the embedded default; :mod:`worker.keystore_redis` is the one several
+machines share (``keystore = "redis"``, issue 18).
 
 Layout (directories 0700, files 0600)::
 
@@ -78,7 +78,8 @@ class DayNotBoundError(KeystoreError):
 
 
 class KeystorePort(Protocol):
-    """What the worker and the web app use of a keystore (``Keystore`` holds it in files).
+    """What the worker and the web app use of a keystore: :class:`Keystore` holds it in the
+    instance folder, :class:`worker.keystore_redis.RedisKeystore` in Redis (issue 18).
 
     Signing keys (Ed25519): :meth:`init_keys`, :meth:`rotate_keys`,
     :meth:`active_signing_key`, :meth:`public_keys`, :meth:`public_keys_pem`.
@@ -89,6 +90,8 @@ class KeystorePort(Protocol):
     """
 
     def init_keys(self) -> str: ...
+    def active_key_id(self) -> str | None: ...
+    def active_vrf_key_id(self) -> str | None: ...
     def rotate_keys(self) -> str: ...
     def active_signing_key(self) -> tuple[str, Ed25519PrivateKey]: ...
     def public_keys(self) -> dict[str, Ed25519PublicKey]: ...
@@ -100,6 +103,9 @@ class KeystorePort(Protocol):
     def seed_for(self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False) -> bytes: ...
     def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]: ...
     def revealed_seed(self, game: str, day: date) -> bytes | None: ...
+    def is_revealed(self, game: str, day: date) -> bool: ...
+    def day_vrf_key_id(self, game: str, day: date) -> str | None: ...
+    def days_with_seeds(self, game: str) -> Iterable[date]: ...
     def commitments(self, game: str) -> list[dict[str, object]]: ...
     def reveal_due(self, game: str, now_utc: datetime, tz: str | ZoneInfo = ...,
                    grace_seconds: int = ...) -> list[date]: ...
@@ -303,9 +309,30 @@ class Keystore:
         kid = self.active_key_id()
         if kid is None:
             raise KeystoreError(f"no signing key in {self.keys_dir}: run `narrador keys init`")
+        return kid, self._private_key(kid)
+
+    def private_key_bytes(self, kid: str) -> bytes:
+        """The raw 32-byte private key ``kid`` (to build a keyring: ``keys keyring from-instance``).
+
+        Raises:
+            KeystoreError: no such key file, or it is corrupt.
+        """
+        return self._private_key(kid).private_bytes(
+            serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
+
+    def vrf_secret_bytes(self, vkid: str) -> bytes:
+        """The raw 32-byte VRF secret key ``vkid`` (to build a keyring).
+
+        Raises:
+            KeystoreError: no such key file, or it is corrupt.
+        """
+        self._vrf_secret(vkid)  # checks the file against its id
+        return self._read_hex32(self.vrf_dir / f"{vkid}.key", "VRF secret key")
+
+    def _private_key(self, kid: str) -> Ed25519PrivateKey:
         cached = self._private_keys.get(kid)
         if cached is not None:  # key files never change once written: parse and check once
-            return kid, cached
+            return cached
         path = self.keys_dir / f"{kid}.key"
         try:
             pem = self._read(path)
@@ -320,7 +347,7 @@ class Keystore:
         if key_id_for(private.public_key()) != kid:
             raise KeystoreError(f"{path} does not hold key {kid}")
         self._private_keys[kid] = private
-        return kid, private
+        return private
 
     def public_keys(self) -> dict[str, Ed25519PublicKey]:
         """Every public key ever created here, ``{key_id: public_key}``, sorted by id.

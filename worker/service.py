@@ -42,7 +42,7 @@ from core.tags.messages import cheat_sheet, error_message
 from worker import metrics
 from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumError, ForumPort, ForumPost, LatestPosts, log_forum_warning
-from worker.keystore import DayNotBoundError, Keystore
+from worker.keystore import DayNotBoundError, KeystorePort
 from worker.settings import ForumSettings, GameSettings, Settings
 from worker.state import (
     StateError,
@@ -80,14 +80,14 @@ class Services:
     Attributes:
         settings: loaded settings.
         store: Redis repository.
-        keystore: signing keys and day seeds in the instance folder.
+        keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
         clock: returns the current time, aware UTC.
     """
 
     settings: Settings
     store: Store
-    keystore: Keystore
+    keystore: KeystorePort
     forum_factory: Callable[[ForumSettings], ForumPort]
     clock: Clock = utc_now
     _forums: dict[str, ForumPort] = field(default_factory=dict)

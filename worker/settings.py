@@ -173,6 +173,12 @@ class NarradorSettings(Section):
         public_url: the web app's public root URL, used in links inside replies.
         contact_url: URL named in the bot's User-Agent.
         seed_reveal_grace: seconds after a game day ends before its seed is revealed (>= 0).
+        keystore: where keys and day seeds live: ``files`` (the instance folder, default) or
+            ``redis`` (shared by every machine; secrets from the keyring: ``worker.keyring``).
+        keyring_file: ``keystore = "redis"``: the keyring file (a mounted secret; relative to
+            the configuration file's folder); empty: read it from ``keyring_env``.
+        keyring_env: ``keystore = "redis"``: the environment variable holding the keyring
+            document when ``keyring_file`` is empty (default ``NARRADOR_KEYRING``).
     """
 
     instance_dir: Path = Path("instance")
@@ -180,6 +186,17 @@ class NarradorSettings(Section):
     public_url: HttpUrl = "http://127.0.0.1:5000"
     contact_url: HttpUrl = "https://github.com/narrador/narrador"
     seed_reveal_grace: int = Field(default=3600, ge=0)
+    keystore: Literal["files", "redis"] = "files"
+    keyring_file: str = ""
+    keyring_env: str = Field(default="NARRADOR_KEYRING", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+    @field_validator("keyring_file", mode="after")
+    @classmethod
+    def _keyring_path(cls, value: str, info: ValidationInfo) -> str:
+        if not value:
+            return value
+        path = Path(value).expanduser()
+        return str(path if path.is_absolute() else (_base_dir(info) / path).resolve())
 
     @field_validator("instance_dir", mode="after")
     @classmethod
@@ -504,6 +521,11 @@ class Settings(Section):
     def contact_url(self) -> str:
         """``narrador.contact_url``."""
         return self.narrador.contact_url
+
+    @property
+    def keystore(self) -> str:
+        """``narrador.keystore``."""
+        return self.narrador.keystore
 
     @property
     def seed_reveal_grace(self) -> int:
