@@ -28,6 +28,8 @@ def broker_url_for(redis_url: str) -> str:
 
 #: Seconds between runs of the game calendar job (rollover, reveals, sweeps).
 CALENDAR_TICK_SECONDS = 60.0
+#: Seconds between runs of the archive job (closed game days to the archive).
+ARCHIVE_TICK_SECONDS = 300.0
 
 
 @lru_cache(maxsize=1)
@@ -68,6 +70,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
                 "schedule": CALENDAR_TICK_SECONDS,
                 "options": {"expires": CALENDAR_TICK_SECONDS},
             },
+            **({"archive": {
+                "task": "narrador.archive_tick",
+                "schedule": ARCHIVE_TICK_SECONDS,
+                "options": {"expires": ARCHIVE_TICK_SECONDS},
+            }} if settings.narrador.archive else {}),
         },
     }
 

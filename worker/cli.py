@@ -567,6 +567,94 @@ def _game_of(settings, game: str) -> str:  # type: ignore[no-untyped-def]
 
 
 @main.group()
+def records() -> None:
+    """Roll records outside Redis: export, import (every signature verified), the archive."""
+
+
+@records.command("export")
+@config_option
+@click.argument("game")
+@click.option("--since", "since", default=None, metavar="YYYY-MM-DD", help="Only game days from this one on.")
+def records_export(config: str | None, game: str, since: str | None) -> None:
+    """Write GAME's signed records to stdout as JSON Lines, oldest first (`> FILE.jsonl`)."""
+    from datetime import date
+
+    from worker.archive import export_lines
+
+    settings = _settings(config)
+    game = _game_of(settings, game)
+    try:
+        day = date.fromisoformat(since) if since else None
+    except ValueError:
+        raise BadInput(f"--since must be a date YYYY-MM-DD, got {since!r}") from None
+    r = _redis_for(settings)
+    count = 0
+    for line in export_lines(r, game, since=day):
+        click.echo(line)
+        count += 1
+    click.echo(f"{count} records exported", err=True)
+
+
+@records.command("import")
+@config_option
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--public-key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Verify against these keys (a saved /keys JSON or PEM) instead of the keystore's.")
+def records_import(config: str | None, files: tuple[str, ...], public_key: str | None) -> None:
+    """Verify every line of FILES (archive or export JSON Lines; a folder: its *.jsonl) and
+    put the records back in Redis. One bad line: nothing is imported, exit 2. Idempotent."""
+    from core.errors import VerificationError
+    from worker.archive import ArchiveError, import_entries, read_archive
+    from worker.verify_cli import load_public_keys
+
+    settings = _settings(config)
+    r = _redis_for(settings)
+    from worker.bootstrap import make_keystore
+    from worker.keystore import KeystoreError
+
+    try:
+        keystore = make_keystore(settings, r, with_secrets=False)
+        if public_key:
+            keys, vrf_keys = load_public_keys(public_key)
+        else:
+            keys, vrf_keys = keystore.public_keys(), keystore.vrf_public_keys()
+    except (KeystoreError, VerificationError) as exc:
+        raise BadInput(str(exc)) from None
+    if not keys:
+        raise BadInput("no public keys to verify with: give --public-key (a saved /keys) or run `narrador keys init`")
+    try:
+        entries = read_archive(files, public_keys=keys, vrf_keys=vrf_keys, keystore=keystore)
+    except ArchiveError as exc:
+        for problem in exc.problems:
+            click.echo(problem, err=True)
+        raise BadInput(str(exc)) from None
+    report = import_entries(r, entries)
+    click.echo(f"{len(entries)} lines verified; {report.added} records added, {report.same} already there, "
+               f"{report.kept} differing kept as in Redis, {report.reveals} reveals added")
+
+
+@records.command("archive")
+@config_option
+def records_archive(config: str | None) -> None:
+    """Run the archive job now: write every closed game day that needs it."""
+    from datetime import datetime
+
+    from worker.archive import ArchiveError, archive_target, archive_tick
+
+    settings = _settings(config)
+    try:
+        target = archive_target(settings)
+    except ArchiveError as exc:
+        raise BadInput(str(exc)) from None
+    if target is None:
+        raise BadInput("the archive is off (archive = false)")
+    written = archive_tick(_redis_for(settings), settings, target, datetime.now(UTC))
+    for game, days in written.items():
+        click.echo(f"{game}: {', '.join(d.isoformat() for d in days)}")
+    click.echo(f"{sum(len(d) for d in written.values())} day files written to {target.describe()}")
+
+
+@main.group()
 def sheets() -> None:
     """Character sheets of a game (traits, Willpower), stored in Redis."""
 

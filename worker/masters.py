@@ -297,7 +297,20 @@ class MasterAccounts:
         created = bool(self.r.hsetnx(key, "by", normalise_login(by)))
         if created:
             self.r.hset(key, mapping={"at": self._clock().isoformat(), "how": how})
+            self._mark_for_archive(roll_id)
         return created
+
+    def _mark_for_archive(self, roll_id: str) -> None:
+        """A reveal changes the roll's archive line: its day is written again (``worker.archive``)."""
+        from worker.store import archive_dirty_key, roll_key_name
+
+        raw = self.r.get(roll_key_name(roll_id))
+        try:
+            record = json.loads(raw)["record"] if raw else None
+        except (ValueError, KeyError, TypeError):
+            record = None
+        if record and record.get("game") and record.get("game_day"):
+            self.r.sadd(archive_dirty_key(str(record["game"])), str(record["game_day"]))
 
     def reveal_scene(self, game: str, forum: str, thread: str, by: str) -> list[str]:
         """Reveal every secret roll made in a scene's thread (when it closes and the game's

@@ -1190,6 +1190,15 @@ def calendar_tick(svc: Services) -> list[tuple[str, str]]:
     return list(dict.fromkeys(todo))
 
 
+def archive_tick(svc: Services) -> dict[str, list[Any]]:
+    """The archive's beat job: every game's closed days written to the configured archive
+    (``worker.archive``); ``{game: days written}``.  Source: issue 18, "An archive that
+    outlives Redis"."""
+    from worker import archive
+
+    return archive.archive_tick(svc.store.r, svc.settings, archive.archive_target(svc.settings), svc.clock())
+
+
 def stranded_replies(svc: Services) -> list[tuple[str, str]]:
     """``(forum, post id)`` of replies still unposted :data:`NOTICE_RETRY_AFTER` seconds after
     their post was processed: the send task gave up (a forum down longer than its retries),
@@ -1220,6 +1229,7 @@ __all__ = [
     "ReplyBusy",
     "Services",
     "action_fingerprint",
+    "archive_tick",
     "calendar_tick",
     "content_hash",
     "deliver_notice",

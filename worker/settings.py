@@ -179,6 +179,15 @@ class NarradorSettings(Section):
             the configuration file's folder); empty: read it from ``keyring_env``.
         keyring_env: ``keystore = "redis"``: the environment variable holding the keyring
             document when ``keyring_file`` is empty (default ``NARRADOR_KEYRING``).
+        archive: run the archive job (``worker.archive``): every closed game day's records
+            as JSON Lines, in ``archive_dir`` or an S3-compatible bucket (default true).
+        archive_dir: the archive folder (default ``<instance_dir>/archive``; relative to the
+            configuration file's folder).
+        archive_s3_bucket: archive to this bucket instead of a folder (needs ``boto3``:
+            ``pip install 'narrador[s3]'``; credentials from the usual ``AWS_*`` variables).
+        archive_s3_prefix: prepended to the archive's object names (default ``narrador/``).
+        archive_s3_endpoint_url: an S3-compatible service's URL (MinIO, Ceph...); empty: AWS.
+        archive_s3_region: the bucket's region; empty: boto3's default.
     """
 
     instance_dir: Path = Path("instance")
@@ -190,9 +199,16 @@ class NarradorSettings(Section):
     keyring_file: str = ""
     keyring_env: str = Field(default="NARRADOR_KEYRING", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
-    @field_validator("keyring_file", mode="after")
+    archive: bool = True
+    archive_dir: str = ""
+    archive_s3_bucket: str = Field(default="", pattern=r"^([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])?$")
+    archive_s3_prefix: str = Field(default="narrador/", max_length=200)
+    archive_s3_endpoint_url: Annotated[str, AfterValidator(lambda v: _http_url(v) if v else v)] = ""
+    archive_s3_region: str = Field(default="", max_length=50)
+
+    @field_validator("keyring_file", "archive_dir", mode="after")
     @classmethod
-    def _keyring_path(cls, value: str, info: ValidationInfo) -> str:
+    def _relative_path(cls, value: str, info: ValidationInfo) -> str:
         if not value:
             return value
         path = Path(value).expanduser()

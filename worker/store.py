@@ -20,6 +20,8 @@ key                                         type    content
 ``nr:thread:{<forum>}:<thread_id>:actions`` hash    action fingerprint -> rolls of it in the thread
 ``nr:pending:{<forum>}``                    zset    posts whose reply is not posted yet, score = ms
 ``nr:intent:{<forum>}:<post_id>``           hash    first attempt's choices (time, per-tag values)
+``nr:game:{<game>}:archive``                hash    archive job: ``through`` (day), ``<day>`` count
+``nr:game:{<game>}:archive:dirty``          set     days whose archive must be written again
 ==========================================  ======  ==============================================
 
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
@@ -115,6 +117,16 @@ def roll_index_keys(record: Mapping[str, Any]) -> list[str]:
         roll_index_key(game, "day", str(record["game_day"])),
         roll_index_key(game, "outcome", str(record["outcome"])),
     ]
+
+
+def archive_state_key(game: str) -> str:
+    """Redis key of a game's archive bookkeeping (hash; see ``worker.archive``)."""
+    return f"{game_rolls_key(game)[: -len(':rolls')]}:archive"
+
+
+def archive_dirty_key(game: str) -> str:
+    """Redis key of the days of a game whose archive must be written again (set)."""
+    return archive_state_key(game) + ":dirty"
 
 
 def post_key(forum: str, post_id: str) -> str:
@@ -316,9 +328,17 @@ class Store:
         return None, str(payload)
 
     def replace_roll(self, envelope: Mapping[str, Any]) -> bool:
-        """Overwrite an existing roll record (flags changed and signed again); never creates one."""
-        rid = envelope["record"]["roll_id"]
-        return bool(self.r.set(roll_key_name(rid), json.dumps(envelope, ensure_ascii=False, sort_keys=True), xx=True))
+        """Overwrite an existing roll record (flags changed and signed again); never creates one.
+
+        The record's game day is marked for the archive job to write again (``worker.archive``).
+        """
+        record = envelope["record"]
+        with self.r.pipeline(transaction=True) as pipe:
+            pipe.set(roll_key_name(record["roll_id"]), json.dumps(envelope, ensure_ascii=False, sort_keys=True),
+                     xx=True)
+            pipe.sadd(archive_dirty_key(str(record["game"])), str(record["game_day"]))
+            replaced, _ = pipe.execute()
+        return bool(replaced)
 
     def thread_posts(self, forum: str, thread_id: str, first_page: int, last_page: int) -> list[str]:
         """Processed posts of a thread last seen on pages ``first_page``..``last_page``."""

@@ -19,6 +19,8 @@ Tasks take ids and strings only.  Every task is idempotent, because
   ``deliver_notice`` for every notice to post and ``send_reply`` again for replies still
   unposted after five minutes (a forum down longer than the retries).
 * ``narrador.deliver_notice`` — post one notice once (lock + marker search).
+* ``narrador.archive_tick`` (beat, every five minutes) — write every closed game day's
+  records to the archive (``worker.archive``), under a Redis lock.
 
 Transient forum failures are retried with exponential backoff and jitter.
 """
@@ -231,6 +233,14 @@ def calendar_tick() -> int:
     for forum, post_id in stranded:
         send_reply.delay(forum, post_id)
     return len(todo) + len(stranded)
+
+
+@app.task(name="narrador.archive_tick", ignore_result=True)
+def archive_tick() -> int:
+    """Archive the closed game days that need it; returns how many day files were written."""
+    from worker import service
+
+    return sum(len(days) for days in service.archive_tick(services()).values())
 
 
 @app.task(name="narrador.deliver_notice", bind=True, ignore_result=True, max_retries=MAX_RETRIES)

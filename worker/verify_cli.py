@@ -18,7 +18,7 @@ from core.derive import SEED_BYTES
 from core.errors import VerificationError
 from core.record import public_keys_from_pem, recompute_with_rules, verify_signed, vrf_key_id_for
 
-__all__ = ["MAX_RECORD_BYTES", "verify_file"]
+__all__ = ["MAX_RECORD_BYTES", "load_public_keys", "verify_file"]
 
 #: A signed record is a few kilobytes; refuse anything absurdly large.
 MAX_RECORD_BYTES = 1_000_000
@@ -57,6 +57,16 @@ def _public_keys(data: bytes) -> tuple[dict, dict[str, bytes]]:
             raise VerificationError("vrf_keys in the key file must be an object {id: hex}")
         return keys, {str(k): _vrf_key(str(v)) for k, v in vrf_keys.items()}
     raise VerificationError("the key file is JSON but not the /keys format ({\"keys\": {id: PEM}})")
+
+
+def load_public_keys(path: Path | str) -> tuple[dict, dict[str, bytes]]:
+    """``(signing keys, VRF keys)`` from a key file: a saved ``/keys`` JSON, PEM blocks or
+    64 hex digits.
+
+    Raises:
+        VerificationError: the file cannot be read or holds no usable key.
+    """
+    return _public_keys(_read(path, "key file"))
 
 
 def _vrf_key(text: str) -> bytes:
