@@ -71,12 +71,6 @@ def secret_key(settings: Settings) -> str:
     return key
 
 
-def _limiter_storage(url: str) -> str:
-    if url.startswith("unix://"):
-        return "redis+unix://" + url[len("unix://"):]
-    return url or "memory://"
-
-
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """Build the Flask app.
 
@@ -108,7 +102,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", 12 * 3600)
     app.config.setdefault("BABEL_DEFAULT_LOCALE", "es")
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(Path(__file__).parent / "translations"))
-    app.config.setdefault("RATELIMIT_STORAGE_URI", _limiter_storage(settings.redis_url))
+    from worker.redisurl import limiter_storage
+
+    storage_uri, storage_options = limiter_storage(settings.redis_url)  # a Sentinel URL too
+    app.config.setdefault("RATELIMIT_STORAGE_URI", storage_uri)
+    app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", storage_options)
     app.config.setdefault("RATELIMIT_KEY_PREFIX", "nr:ratelimit")
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
     app.jinja_env.autoescape = True  # every template, whatever its extension

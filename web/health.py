@@ -1,7 +1,7 @@
 """``GET /healthz``: Redis (state) and the Celery broker reachable.
 
-The broker is Celery's Redis (``worker.celery_app.broker_url_for`` of the settings' Redis
-URL); it is checked with a real Kombu connection, as the worker connects, with a 3 s bound.
+The broker is Celery's Redis (``worker.redisurl.broker_options`` of the settings' Redis
+URL, a Sentinel-managed master included); it is checked with a real Kombu connection, as the worker connects, with a 3 s bound.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ def broker_ok() -> bool:
         return False
     from kombu import Connection
 
-    from worker.celery_app import broker_url_for
+    from worker.redisurl import broker_options
 
     try:
-        with Connection(broker_url_for(url), connect_timeout=3,
-                        transport_options={"socket_timeout": 3, "socket_connect_timeout": 3}) as conn:
+        broker, transport = broker_options(url)
+        with Connection(broker, connect_timeout=3,
+                        transport_options={"socket_timeout": 3, "socket_connect_timeout": 3, **transport}) as conn:
             conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=3)
             return True
     except Exception:  # noqa: BLE001 - any failure means "not reachable"; the reason is not shown

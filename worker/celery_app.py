@@ -20,10 +20,12 @@ from worker.settings import Settings, load_settings
 
 
 def broker_url_for(redis_url: str) -> str:
-    """Kombu's spelling of a Redis URL (``unix://`` becomes ``redis+socket://``)."""
-    if redis_url.startswith("unix://"):
-        return "redis+socket://" + redis_url[len("unix://"):]
-    return redis_url
+    """Kombu's spelling of a Redis URL (``unix://`` becomes ``redis+socket://``; a Sentinel URL
+    becomes kombu's ``sentinel://...;sentinel://...``, whose master name travels in the
+    transport options: :func:`worker.redisurl.broker_options` gives both)."""
+    from worker.redisurl import broker_options
+
+    return broker_options(redis_url)[0]
 
 
 #: Seconds between runs of the game calendar job (rollover, reveals, sweeps).
@@ -42,7 +44,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     """Celery configuration for ``settings`` (broker, serializers, beat schedule)."""
     if not settings.redis_url:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
-    broker = broker_url_for(settings.redis_url)
+    from worker.redisurl import broker_options
+
+    broker, transport = broker_options(settings.redis_url)
     intervals = [f.poll_interval for f in settings.forums.values()] or [30.0]
     return {
         "broker_url": broker,
@@ -57,7 +61,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "enable_utc": True,
         "timezone": "UTC",
         "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {"visibility_timeout": 600},
+        # a Sentinel URL adds its master_name (worker.redisurl)
+        "broker_transport_options": {"visibility_timeout": 600, **transport},
         "worker_hijack_root_logger": False,
         "beat_schedule": {
             "poll-forums": {

@@ -552,12 +552,11 @@ def keyring_from_instance(config: str | None, file: str) -> None:
 
 def _redis_for(settings):  # type: ignore[no-untyped-def]
     """A Redis client for the CLI's game-state commands (exit 2 without a Redis URL)."""
-    import redis
+    from worker.redisurl import redis_client
 
     if not settings.redis_url:
         raise BadInput("no Redis configured: set REDIS_URL (or redis_url in the configuration)")
-    return redis.Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=5,
-                                socket_connect_timeout=5)
+    return redis_client(settings.redis_url)
 
 
 def _game_of(settings, game: str) -> str:  # type: ignore[no-untyped-def]

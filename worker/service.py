@@ -422,6 +422,29 @@ def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
             and svc.store.get_post(forum_name, p.post_id) is None]
 
 
+def recheck_after_server_change(svc: Services, threads: Mapping[str, set[str]]) -> bool:
+    """After a failover or a Redis restart (:meth:`Store.server_changed`), rewind every
+    watched thread one page, so the next poll reads again the posts of the last seconds
+    before it: a post whose processing or records the change lost has no post hash, and is
+    processed again (the same dice, the same roll ids; the marker search finds a reply that
+    was already posted, so none is posted twice).  True if the server changed.
+
+    Args:
+        threads: ``{forum: thread ids}`` about to be polled.
+
+    Source: issue 18, "Redis Sentinel" (what a failover loses, and how the exactly-once
+    guards cover it).
+    """
+    if not svc.store.server_changed():
+        return False
+    for forum_name, ids in threads.items():
+        for thread_id in ids:
+            svc.store.rewind_thread(forum_name, thread_id)
+    log.warning("the Redis server changed (failover or restart): %d watched threads rewound one page",
+                sum(len(ids) for ids in threads.values()))
+    return True
+
+
 def discover_threads(svc: Services, forum_name: str) -> set[str]:
     """Threads of the forum's watched boards (new ones are remembered in Redis).
 
@@ -1244,6 +1267,7 @@ __all__ = [
     "poll_latest",
     "poll_thread",
     "process_post",
+    "recheck_after_server_change",
     "reply_marker",
     "roll_params",
     "rolled_again",

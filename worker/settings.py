@@ -106,15 +106,16 @@ def _http_url(value: str) -> str:
 
 
 def _redis_url(value: str) -> str:
+    from worker.redisurl import RedisUrlError, parse_redis_url
+
     if value == "":
         return value
-    parts = urlsplit(value)
-    if parts.scheme in ("redis", "rediss") and parts.hostname:
-        return value
-    if parts.scheme in ("unix", "redis+socket") and parts.path:
-        return value
-    raise _problem((), "must be a redis://host[:port]/db, rediss://... or unix:///path/to/redis.sock URL, "
-                       f"got {value!r}")
+    try:
+        parse_redis_url(value)
+    except RedisUrlError as exc:
+        raise _problem((), "must be a redis://host[:port]/db, rediss://..., unix:///path/to/redis.sock or "
+                           f"redis+sentinel://host:port,host:port/<master name>[/db] URL ({exc})") from None
+    return value
 
 
 def _id_list(value: Any) -> Any:
@@ -168,8 +169,10 @@ class NarradorSettings(Section):
     Attributes:
         instance_dir: folder for keys, seeds and the embedded Redis (absolute once loaded;
             a relative path is relative to the configuration file's folder).
-        redis_url: Redis URL for state and broker (``redis://``, ``rediss://``, ``unix://``);
-            empty means "start an embedded one" (``narrador up``, ``demo``).
+        redis_url: Redis URL for state, broker and rate limits (``redis://``, ``rediss://``,
+            ``unix://``, or ``redis+sentinel://h:p,h:p/<master name>[/db]`` for a master
+            managed by Redis Sentinel: ``worker.redisurl``); empty means "start an embedded
+            one" (``narrador up``, ``demo``).
         public_url: the web app's public root URL, used in links inside replies.
         contact_url: URL named in the bot's User-Agent.
         seed_reveal_grace: seconds after a game day ends before its seed is revealed (>= 0).

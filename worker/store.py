@@ -20,6 +20,7 @@ key                                         type    content
 ``nr:thread:{<forum>}:<thread_id>:actions`` hash    action fingerprint -> rolls of it in the thread
 ``nr:pending:{<forum>}``                    zset    posts whose reply is not posted yet, score = ms
 ``nr:intent:{<forum>}:<post_id>``           hash    first attempt's choices (time, per-tag values)
+``nr:redis:run_id``                         string  run id of the server last seen (see :meth:`Store.server_changed`)
 ``nr:game:{<game>}:archive``                hash    archive job: ``through`` (day), ``<day>`` count
 ``nr:game:{<game>}:archive:dirty``          set     days whose archive must be written again
 ==========================================  ======  ==============================================
@@ -211,8 +212,11 @@ class Store:
 
     @classmethod
     def from_url(cls, url: str) -> Store:
-        """Connect to ``url`` (``redis://``, ``rediss://`` or ``unix://``) with 5 s timeouts."""
-        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5))
+        """Connect to ``url`` (``redis://``, ``rediss://``, ``unix://`` or a Sentinel URL:
+        :func:`worker.redisurl.redis_client`) with 5 s timeouts."""
+        from worker.redisurl import redis_client
+
+        return cls(redis_client(url))
 
     # -- rolls -------------------------------------------------------------------------
     def get_roll(self, roll_id: str) -> dict[str, Any] | None:
@@ -458,6 +462,26 @@ class Store:
         except ValueError:
             return True
         return elapsed >= interval * 0.9
+
+    def server_changed(self) -> bool:
+        """True (once) when the Redis server answering is not the one seen last time: a
+        Sentinel failover promoted a replica, or the server restarted from its AOF.
+
+        Either may have lost the last writes before it (asynchronous replication; AOF
+        ``everysec``), so the caller looks again at what those writes recorded (see
+        :func:`worker.service.recheck_after_server_change`).  Compares ``INFO server``'s
+        ``run_id`` with the one kept in ``nr:redis:run_id`` (``SET ... GET``: one round trip
+        more per poll cycle).  The first call on a fresh Redis is True.
+        """
+        run_id = str(self.r.info("server").get("run_id", ""))
+        return self.r.set("nr:redis:run_id", run_id, get=True) != run_id
+
+    def rewind_thread(self, forum: str, thread_id: str) -> None:
+        """Make the next poll of a thread start one page before its last one (a post whose
+        processing a failover lost is found again even if its page filled up since)."""
+        last = int(self.r.hget(thread_key(forum, thread_id), "last_page") or 1)
+        if last > 1:
+            self.r.hset(thread_key(forum, thread_id), "last_page", str(last - 1))
 
     def add_threads(self, forum: str, thread_ids: Iterable[str]) -> None:
         """Remember threads discovered in a watched board."""

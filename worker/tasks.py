@@ -4,7 +4,8 @@ Tasks take ids and strings only.  Every task is idempotent, because
 ``acks_late`` redelivers a task whose worker died:
 
 * ``narrador.poll_all`` (beat) — for every forum: discover threads in watched boards,
-  then queue ``poll_thread`` for each watched thread.
+  then queue ``poll_thread`` for each watched thread (rewound one page first when the
+  Redis server changed: a failover or a restart may have lost the last writes).
 * ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post (and
   ``deliver_notice`` for a roll tag added by editing a post, which is not rolled).
 * ``narrador.poll_latest`` — the polling fallback of webhook forums (Discourse's latest posts).
@@ -115,10 +116,11 @@ def post_from_message(msg: dict[str, Any]) -> ForumPost:
 @app.task(name="narrador.poll_all", ignore_result=True)
 def poll_all() -> int:
     """Queue a poll of every watched thread of every forum; returns how many were queued."""
-    from worker.service import discover_threads
+    from worker.service import discover_threads, recheck_after_server_change
 
     svc = services()
     queued = 0
+    watched: dict[str, set[str]] = {}
     for name, fs in svc.settings.forums.items():
         threads = set(fs.watch_threads)
         try:
@@ -126,6 +128,10 @@ def poll_all() -> int:
         except ForumError as exc:
             log.warning("thread discovery failed for %s: %s", name, exc)
             threads |= svc.store.threads(name)
+        watched[name] = threads
+    recheck_after_server_change(svc, watched)
+    for name, fs in svc.settings.forums.items():
+        threads = watched[name]
         for thread_id in sorted(threads):
             if svc.store.thread_due(name, thread_id, fs.poll_interval, svc.clock()):
                 poll_thread.delay(name, thread_id)

@@ -74,6 +74,10 @@ class SinkHandler(_Base):
       exists and starts with an opening post by ``directora`` (a player's topic exists
       before the bot replies in it).
     - ``GET /posts.json``: ``{"latest_posts": []}`` (the polling fallback finds nothing).
+    - ``POST /sink/post`` (JSON ``{"topic", "username", "cooked"}``): a player's post, added
+      to its topic as Discourse would show it (the fault tests' players write here, and
+      Narrador finds their posts by polling the topic); answers the new post.
+    - ``POST /sink/delay`` (JSON ``{"seconds"}``): from now on, replies take that long.
     - ``GET /u/<name>.json``: the bot's user (the adapter's ``login``).
     """
 
@@ -82,6 +86,8 @@ class SinkHandler(_Base):
     topics: ClassVar[dict[str, list[dict]]] = {}
     stats: ClassVar[dict[str, int]] = {}
     next_id: ClassVar[list[int]] = [0]
+    #: Seconds ``POST /posts.json`` takes before answering (``--reply-delay``).
+    reply_delay: ClassVar[float] = 0.0
 
     def _count(self, what: str) -> None:
         with self.lock:
@@ -117,9 +123,21 @@ class SinkHandler(_Base):
                 self.topics.clear()
                 self.stats.clear()
             return self._send(200, b"{}")
+        if path == "/sink/delay":
+            SinkHandler.reply_delay = float(json.loads(raw or b"{}")["seconds"])
+            return self._send(200, b"{}")
+        if path == "/sink/post":
+            data = json.loads(raw or b"{}")
+            with self.lock:
+                topic = str(int(data["topic"]))
+                self._topic(topic)
+                post = self._append(topic, str(data["username"]), str(data["cooked"]))
+            return self._send(200, json.dumps(post).encode())
         if path != "/posts.json":
             return self._send(404, b'{"errors":["not found"]}')
         self._count("post_reply")
+        if self.reply_delay:
+            time.sleep(self.reply_delay)  # a forum taking its time to create a post
         user = self.headers.get("Api-Username", "")
         if not self.headers.get("Api-Key") or not user:
             return self._send(403, b'{"errors":["You are not permitted to view the requested resource."]}')
@@ -224,8 +242,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--dir", default="tests/fixtures/flaskbb")
     parser.add_argument("--max-seconds", type=float, default=1800.0)
+    parser.add_argument("--reply-delay", type=float, default=0.0, help="sink: seconds before answering a reply")
     args = parser.parse_args(argv)
     handler = {"sink": SinkHandler, "pages": PagesHandler, "empty": EmptyHandler}[args.kind]
+    SinkHandler.reply_delay = args.reply_delay
     if args.kind == "pages":
         for path in Path(args.dir).glob("topic_p*.html"):
             handler.pages[int(path.stem.removeprefix("topic_p"))] = path.read_bytes()
