@@ -41,11 +41,20 @@ def redis_server_binary() -> str | None:
     return shutil.which("redis-server")
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on right now, never the same twice in
+    one test session (the servers are started after all their ports are picked)."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError("no free port")
 
 
 def _wait(check, timeout: float, what: str, interval: float = 0.05):  # type: ignore[no-untyped-def]
@@ -80,6 +89,26 @@ class _Process:
                                      start_new_session=True)
         log.close()
 
+    def _start_owned(self, args_for, what: str, timeout: float) -> None:  # type: ignore[no-untyped-def]
+        """Start the server and make sure the one answering on the port is ours: a port
+        picked free can be taken by another process before we bind it, and then a PING
+        would be answered by someone else's server.  Up to five ports are tried."""
+        for _attempt in range(5):
+            self._start(args_for(self.port))
+            assert self.proc is not None
+
+            def ours() -> bool:
+                if self.proc is None or self.proc.poll() is not None:
+                    raise RuntimeError("exited")
+                return int(self.client().info("server")["process_id"]) == self.proc.pid
+            try:
+                _wait(ours, timeout, f"{what} on port {self.port}")
+                return
+            except RuntimeError:
+                self.stop()
+                self.port = free_port()
+        raise RuntimeError(f"{what} did not start on a port of its own (see {self.folder})")
+
     def client(self, **kw) -> redis.Redis:  # type: ignore[no-untyped-def]
         return redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True, socket_timeout=5,
                            socket_connect_timeout=2, **kw)
@@ -108,14 +137,13 @@ class RedisNode(_Process):
     """A private ``redis-server`` on 127.0.0.1 (AOF on, ``everysec``), optionally a replica."""
 
     def start(self, *, replica_of: int | None = None, timeout: float = 20) -> RedisNode:
-        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-                "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
-                "--maxmemory-policy", "noeviction", "--logfile", "server.log", "--daemonize", "no",
-                "--protected-mode", "no"]
-        if replica_of is not None:
-            args += ["--replicaof", "127.0.0.1", str(replica_of)]
-        self._start(args)
-        _wait(lambda: self.client().ping(), timeout, f"redis-server on port {self.port}")
+        def args(port: int) -> list[str]:
+            out = ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(self.folder),
+                   "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+                   "--maxmemory-policy", "noeviction", "--logfile", "server.log", "--daemonize", "no",
+                   "--protected-mode", "no"]
+            return out + (["--replicaof", "127.0.0.1", str(replica_of)] if replica_of is not None else [])
+        self._start_owned(args, "redis-server", timeout)
         return self
 
     @property
@@ -129,15 +157,17 @@ class SentinelNode(_Process):
 
     def start(self, master_port: int, *, quorum: int = 2, timeout: float = 20) -> SentinelNode:
         conf = self.folder / "sentinel.conf"
-        conf.write_text(
-            f"port {self.port}\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\n"
-            f"dir {self.folder}\nlogfile server.log\n"
-            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} {quorum}\n"
-            f"sentinel down-after-milliseconds {MASTER_NAME} 2000\n"
-            f"sentinel failover-timeout {MASTER_NAME} 20000\n"
-            f"sentinel parallel-syncs {MASTER_NAME} 1\n", encoding="utf-8")
-        self._start([str(conf), "--sentinel"])
-        _wait(lambda: self.client().ping(), timeout, f"Sentinel on port {self.port}")
+
+        def args(port: int) -> list[str]:
+            conf.write_text(
+                f"port {port}\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\n"
+                f"dir {self.folder}\nlogfile server.log\n"
+                f"sentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} {quorum}\n"
+                f"sentinel down-after-milliseconds {MASTER_NAME} 2000\n"
+                f"sentinel failover-timeout {MASTER_NAME} 20000\n"
+                f"sentinel parallel-syncs {MASTER_NAME} 1\n", encoding="utf-8")
+            return [str(conf), "--sentinel"]
+        self._start_owned(args, "Sentinel", timeout)
         return self
 
     def master(self) -> tuple[str, int] | None:
@@ -361,6 +391,22 @@ class NarradorNodes:
             counts = self.replies()
         time.sleep(2)
         return self.replies()
+
+
+def group_rss_mib(pgid: int) -> float:
+    """Resident memory of every live process in process group ``pgid`` (ours), MiB."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid:
+                continue
+            total += int((entry / "statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 2**20
 
 
 def stored_records(client: redis.Redis, forum: str, post_ids: list[str]) -> dict[str, list[dict]]:

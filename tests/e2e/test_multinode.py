@@ -18,7 +18,7 @@ from datetime import date
 import pytest
 
 from core import record as records
-from tests.ha import NarradorNodes, RedisNode, free_port, redis_server_binary, stored_records
+from tests.ha import NarradorNodes, RedisNode, free_port, group_rss_mib, redis_server_binary, stored_records
 from worker.redisurl import redis_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(240)]
@@ -42,6 +42,7 @@ def redis_node(tmp_path):
 
 def test_two_worker_nodes_and_one_beat_answer_500_posts_exactly_once(redis_node, tmp_path):
     with NarradorNodes(tmp_path / "narrador", redis_node.url, topics=TOPICS) as nodes:
+        assert redis_client(nodes.redis_url).dbsize() == 0  # a fresh server of our own
         init = nodes.narrador("node-a", "keys", "init")
         assert init.returncode == 0, init.stdout + init.stderr
         workers = {name: nodes.start_worker(name) for name in ("node-a", "node-b")}
@@ -58,12 +59,14 @@ def test_two_worker_nodes_and_one_beat_answer_500_posts_exactly_once(redis_node,
         doubled = {p: n for p, n in counts.items() if n > 1}
         assert not missing and not doubled, (len(missing), doubled, nodes.log("node-a")[-3000:])
 
+        rss = {name: round(group_rss_mib(proc.pid)) for name, proc in workers.items()}
         done = {name: nodes.tasks_done(name) for name in workers}
         assert all(n > 0 for n in done.values()), done  # both nodes did work
 
         client = redis_client(redis_node.url)
         stored = stored_records(client, "sink", posted)
-        assert all(len(envs) == 1 for envs in stored.values())
+        wrong = {p: (client.hgetall(f"nr:post:{{sink}}:{p}"), len(e)) for p, e in stored.items() if len(e) != 1}
+        assert not wrong, list(wrong.items())[:5]
         published_keys, seeds = _published(nodes, redis_node.url)
         keys, vrf_keys = published_keys
         days = {e["day"]: e for e in seeds["faults"]}
@@ -77,7 +80,9 @@ def test_two_worker_nodes_and_one_beat_answer_500_posts_exactly_once(redis_node,
         for name in workers:  # the nodes' own folders hold no key and no seed
             instance = tmp_path / "narrador" / name / "instance"
             assert not (instance / "keys").exists() and not (instance / "seeds").exists()
-        print(f"{POSTS} posts answered in {elapsed:.1f} s by two nodes: process_post runs {done}")
+        used = client.info("memory")["used_memory"] / 2**20
+        print(f"{POSTS} posts answered in {elapsed:.1f} s by two nodes: process_post runs {done}; "
+              f"worker RSS (MiB, --concurrency 2): {rss}; Redis used_memory {used:.1f} MiB")
 
 
 def _published(nodes: NarradorNodes, url: str):  # type: ignore[no-untyped-def]

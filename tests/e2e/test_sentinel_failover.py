@@ -41,6 +41,7 @@ def cluster(tmp_path):
 
 def test_a_failover_under_a_stream_of_posts_loses_nothing_and_doubles_nothing(cluster, tmp_path):
     with NarradorNodes(tmp_path / "narrador", cluster.url) as nodes:
+        assert redis_client(nodes.redis_url).dbsize() == 0  # a fresh server of our own
         init = nodes.narrador("node-a", "keys", "init")
         assert init.returncode == 0, init.stdout + init.stderr
         worker = nodes.start_worker("node-a")
