@@ -327,6 +327,9 @@ class NarradorNodes:
         return path
 
     def env(self, name: str) -> dict[str, str]:
+        """The environment of node ``name``'s processes: this one's without ``REDIS_URL`` and
+        ``NARRADOR*`` (``./dev test`` exports the shared Redis's URL, which would override the
+        configuration's), plus its configuration file."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("NARRADOR") and k != "REDIS_URL"}
         return {**env, "NARRADOR_CONFIG": str(self.config(name)), "PYTHONUNBUFFERED": "1"}
 
@@ -344,7 +347,8 @@ class NarradorNodes:
         argv = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--loglevel", "INFO",
                 "--concurrency", str(concurrency), "--without-gossip", "--without-mingle",
                 "--hostname", f"{name}@%h"]
-        self.nodes[name] = self.procs.start(argv, env=self.env(name), log=self.logs / f"{name}.log")
+        self.nodes[name] = self.procs.start(argv, env=self.env(name), log=self.logs / f"{name}.log",
+                                            inherit_env=False)
         return self.nodes[name]
 
     def start_beat(self, name: str = "beat") -> subprocess.Popen:
@@ -355,7 +359,8 @@ class NarradorNodes:
         instance.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "beat", "--loglevel", "INFO",
                 "--schedule", str(instance / "celerybeat-schedule")]
-        self.nodes[name] = self.procs.start(argv, env=self.env(name), log=self.logs / f"{name}.log")
+        self.nodes[name] = self.procs.start(argv, env=self.env(name), log=self.logs / f"{name}.log",
+                                            inherit_env=False)
         return self.nodes[name]
 
     def log(self, name: str) -> str:

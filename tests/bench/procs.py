@@ -24,11 +24,13 @@ class Procs:
         self.started: list[subprocess.Popen] = []
 
     def start(self, args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None,
-              stdout_pipe: bool = False) -> subprocess.Popen:
-        """Start ``args`` in the repository root in a new process group."""
+              stdout_pipe: bool = False, inherit_env: bool = True) -> subprocess.Popen:
+        """Start ``args`` in the repository root in a new process group, with ``env`` added to
+        this process's environment (or, with ``inherit_env=False``, ``env`` alone: a variable
+        such as ``REDIS_URL`` would otherwise override the configuration it is given)."""
         out = subprocess.PIPE if stdout_pipe else (open(log, "ab") if log else subprocess.DEVNULL)
         proc = subprocess.Popen(
-            args, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=out,
+            args, cwd=ROOT, env={**os.environ, **(env or {})} if inherit_env else dict(env or {}), stdout=out,
             stderr=subprocess.STDOUT if not stdout_pipe else (open(log, "ab") if log else subprocess.DEVNULL),
             start_new_session=True, text=stdout_pipe,
         )
