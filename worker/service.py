@@ -65,6 +65,15 @@ class ReplyBusy(NarradorError):
     """Another worker holds the reply lock of this post; try again later."""
 
 
+class ReplyWaits(ReplyBusy):
+    """An earlier post of the thread still waits for its reply: this one goes after it.
+
+    Its wait is bounded in time by the earlier post's age (:data:`NOTICE_RETRY_AFTER`), not
+    by a number of tries, and is short: the earlier reply is usually being posted by another
+    worker right now (several worker nodes answering one thread, issue 18).
+    """
+
+
 Clock = Callable[[], datetime]
 
 
@@ -1125,7 +1134,7 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         thread_id = state.fields["thread_id"]
         earlier = _earlier_pending(svc, forum_name, thread_id, post_id)
         if earlier:
-            raise ReplyBusy(f"reply of {forum_name}/{post_id} waits for the reply to {earlier}")
+            raise ReplyWaits(f"reply of {forum_name}/{post_id} waits for the reply to {earlier}")
         forum = svc.forum(forum_name)
         marker = reply_marker(svc, post_id)
         existing = forum.find_reply(thread_id, marker, after_post_id=post_id)
@@ -1250,6 +1259,7 @@ __all__ = [
     "PollResult",
     "PostOutcome",
     "ReplyBusy",
+    "ReplyWaits",
     "Services",
     "action_fingerprint",
     "archive_tick",

@@ -40,7 +40,7 @@ from celery.signals import task_postrun, task_prerun
 from worker import metrics
 from worker.celery_app import app, get_settings
 from worker.forums.base import ForumError, ForumPost
-from worker.service import ReplyBusy, Services
+from worker.service import ReplyBusy, ReplyWaits, Services
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ def _task_finished(task_id: str, task: Any, **_: Any) -> None:
 _started: dict[str, float] = {}
 
 MAX_RETRIES = 8
+#: Tries of a reply waiting for the thread's earlier reply (about 1.5 s apart: some 7
+#: minutes, past the 5 minutes after which the earlier one no longer holds it back).
+WAIT_RETRIES = 280
 
 
 @lru_cache(maxsize=1)
@@ -270,6 +273,8 @@ def _post_once(task: Any, what: str, call: Any) -> str | None:
     """Run a posting call, retrying later when the lock is busy or the forum failed transiently."""
     try:
         return call()
+    except ReplyWaits as exc:  # the thread's earlier reply goes first: look again soon
+        raise task.retry(exc=exc, countdown=1 + random.uniform(0, 1), max_retries=WAIT_RETRIES)
     except ReplyBusy as exc:
         raise task.retry(exc=exc, countdown=5 + random.uniform(0, 5))
     except ForumError as exc:
