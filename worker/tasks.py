@@ -61,9 +61,9 @@ def _task_finished(task_id: str, task: Any, **_: Any) -> None:
 _started: dict[str, float] = {}
 
 MAX_RETRIES = 8
-#: Tries of a reply waiting for the thread's earlier reply (about 1.5 s apart: some 7
-#: minutes, past the 5 minutes after which the earlier one no longer holds it back).
-WAIT_RETRIES = 280
+#: Tries of a reply waiting for the thread's earlier reply (1-2 s apart: at least 320 s,
+#: past the 5 minutes after which the earlier one no longer holds it back).
+WAIT_RETRIES = 320
 
 
 @lru_cache(maxsize=1)

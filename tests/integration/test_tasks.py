@@ -45,3 +45,35 @@ def test_a_forum_failing_for_now_queues_the_reply_with_a_delay(queued):
     assert forum.replies == []
     assert calls == [("later", (f"f-{unique}", post_id), 15)]
     assert svc.store.get_post(f"f-{unique}", post_id).status == "pending_reply"
+
+
+def test_a_reply_waiting_for_its_threads_earlier_reply_looks_again_soon_and_long():
+    """Issue 18 (several worker nodes on one thread): waiting for the earlier reply is not a
+    busy lock; it retries within 2 s and for as long as the earlier post holds it back."""
+    from worker import tasks
+    from worker.service import ReplyBusy, ReplyWaits
+
+    class FakeTask:
+        def __init__(self):
+            self.calls = []
+            self.request = type("R", (), {"retries": 0})()
+
+        def retry(self, **kw):
+            self.calls.append(kw)
+            return RuntimeError("retry")
+
+    def raises(exc):
+        def call():
+            raise exc
+        return call
+
+    task = FakeTask()
+    with pytest.raises(RuntimeError):
+        tasks._post_once(task, "reply", raises(ReplyWaits("waits for the reply to 1")))
+    assert task.calls[0]["countdown"] <= 2 and task.calls[0]["max_retries"] == tasks.WAIT_RETRIES
+    from worker.service import NOTICE_RETRY_AFTER
+
+    assert tasks.WAIT_RETRIES * 1 > NOTICE_RETRY_AFTER  # outlasts the time an earlier post holds it back
+    with pytest.raises(RuntimeError):
+        tasks._post_once(task, "reply", raises(ReplyBusy("being sent by another worker")))
+    assert 5 <= task.calls[1]["countdown"] <= 10 and "max_retries" not in task.calls[1]
