@@ -13,7 +13,7 @@ import pytest
 from core.derive import derive_faces, roll_key
 from core.record import commitment
 from worker.keyring import Keyring, KeyringError, load_keyring, write_keyring
-from worker.keystore import Keystore, KeystoreError, SeedRevealedError
+from worker.keystore import DayNotBoundError, Keystore, KeystoreError, SeedRevealedError
 from worker.keystore_redis import RedisKeystore, copy_seeds
 
 pytestmark = pytest.mark.integration
@@ -104,8 +104,26 @@ def test_signing_key_is_published(ks):
     assert private.public_key().public_bytes_raw() == ks.public_keys()[kid].public_bytes_raw()
     assert ks.public_keys_pem()[kid].startswith("-----BEGIN PUBLIC KEY-----")
     vkid = ks.active_vrf_key_id()
+    ks.seed_for("g", DAY)  # a new seed is bound to the active VRF key
     assert ks.vrf_public_keys()[vkid] == ks.vrf_key_for_day("g", DAY)[1].public_key
     assert len(ks.marker_secret()) == 32 and ks.marker_secret() == ks.marker_secret()
+
+
+def test_a_day_without_a_binding_is_bound_only_before_it_starts(ks, redis_client):
+    """Review of issue 19: a day committed without a VRF key gets one only while it has not
+    started; the day already running never does (its secret tags are refused)."""
+    ks.ensure_seeds_ahead("g", DAY, days=1)
+    for day in (DAY, DAY + timedelta(days=1)):  # as if committed before the instance had VRF keys
+        if isinstance(ks, Keystore):
+            (ks.seeds_dir / "g" / f"{day.isoformat()}.vrf").unlink()
+        else:
+            redis_client.hdel(ks.seeds_key("g"), f"{day.isoformat()}:vrf")
+    with pytest.raises(DayNotBoundError):
+        ks.vrf_key_for_day("g", DAY)
+    ks.ensure_seeds_ahead("g", DAY, days=1)
+    with pytest.raises(DayNotBoundError):
+        ks.vrf_key_for_day("g", DAY)
+    assert ks.vrf_key_for_day("g", DAY + timedelta(days=1))[0] == ks.active_vrf_key_id()
 
 
 def test_concurrent_creation_of_one_day_gives_one_seed(ks):
