@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Any
 
 from core import calendar
 from core.errors import NarradorError
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_NOTICES",
     "MAX_REASON",
     "OPEN_END",
+    "Absence",
     "AbsenceError",
     "DowntimeNotice",
     "ParsedAbsence",
@@ -157,3 +159,31 @@ def notice_end(notice: DowntimeNotice, tz: calendar.TzLike | None = None) -> dat
     if notice.until is None:
         return OPEN_END
     return calendar.day_bounds(notice.until, tz)[1]
+
+
+@dataclass(frozen=True)
+class Absence:
+    """A stored notice: ``name`` (user name), ``until`` (game-local date, inclusive, or
+    ``None`` for an open-ended notice that lasts until the player posts in a scene),
+    ``ends_at`` (aware UTC; :data:`core.absence.OPEN_END` when open-ended), ``reason``, where
+    it was posted and when (``posted_at``, UTC)."""
+
+    name: str
+    until: date | None
+    ends_at: datetime
+    reason: str
+    forum: str
+    thread: str
+    post_id: str
+    posted_at: datetime
+
+    def active(self, now: datetime) -> bool:
+        """True while ``now`` (aware UTC) is before the end of the ``until`` day."""
+        return now < self.ends_at
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form for pages and the CLI."""
+        return {"name": self.name, "until": self.until.isoformat() if self.until else None,
+                "ends_at": self.ends_at.isoformat(),
+                "reason": self.reason, "forum": self.forum, "thread": self.thread,
+                "post_id": self.post_id, "posted_at": self.posted_at.isoformat()}

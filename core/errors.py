@@ -60,3 +60,28 @@ class TagError(NarradorError):
 
 class VerificationError(NarradorError):
     """A signed roll record, key or seed that does not check out (with the reason)."""
+
+
+class StateError(NarradorError):
+    """A game-state operation that cannot be done, with a stable ``code`` for the reply.
+
+    ``code`` picks the translated text (:func:`core.messages.error_message`); ``params`` fill
+    it.  Codes: ``no_sheet``, ``unknown_character``, ``ambiguous_character``,
+    ``unknown_trait``, ``too_many_traits``, ``ten_point_trait_combined``, ``no_willpower``,
+    ``once_per_turn``, ``bad_rating``, ``bad_name``, ``bad_game``, ``busy``,
+    ``absence_past``, ``unknown_scene``, ``bad_settings``, ``rating_mismatch``, ``bad_sheet``.
+    """
+
+    def __init__(self, message: str, *, code: str, **params: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
+class SheetError(StateError):
+    """A sheets file that does not validate; ``problems`` lists ``(path, what)`` pairs."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{p}: {w}" for p, w in problems[:20])
+        super().__init__(f"invalid sheets file: {shown}", code="bad_sheet", problems=shown)
+        self.problems = list(problems)

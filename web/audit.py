@@ -265,6 +265,6 @@ def reveal(game: str, roll_id: str):  # type: ignore[no-untyped-def]
     gs = _game(game)
     if deps.masters().reveal(roll_id, current_user.master.login):
         flash(_("Tirada %(id)s revelada.", id=roll_id), "ok")
-        for line in on_secret_revealed(deps.store().r, gs, envelope["record"]):  # a stunt's reward, now
+        for line in on_secret_revealed(deps.store(), gs, envelope["record"]):  # a stunt's reward, now
             flash(line, "ok")
     return redirect(url_for("audit.rolls", game=game))

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from flask import current_app
 
+from worker.gamestate import RedisGameState
 from worker.keystore import KeystorePort
 from worker.settings import Settings
-from worker.store import Store
 
 if TYPE_CHECKING:
     from worker.masters import MasterAccounts
@@ -19,13 +19,13 @@ def settings() -> Settings:
     return current_app.config["NARRADOR_SETTINGS"]
 
 
-def store() -> Store:
-    """The app's Redis store (from ``NARRADOR_STORE`` or the settings' Redis URL)."""
+def store() -> RedisGameState:
+    """The app's game state on Redis (from ``NARRADOR_STORE`` or the settings' Redis URL)."""
     if "NARRADOR_STORE" not in current_app.config:
         url = settings().redis_url
         if not url:
             raise RuntimeError("no Redis configured: set REDIS_URL")
-        current_app.config["NARRADOR_STORE"] = Store.from_url(url)
+        current_app.config["NARRADOR_STORE"] = RedisGameState.from_url(url)
     return current_app.config["NARRADOR_STORE"]
 
 

@@ -20,10 +20,10 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, SelectField
 from wtforms.validators import InputRequired, Length
 
+from core import messages as state_messages
 from web import deps, i18n
 from web.auth import master_required
 from worker.state import StateError, state_settings_for
-from worker.state import messages as state_messages
 from worker.state import scenes as scene_store
 
 bp = Blueprint("scenes", __name__)

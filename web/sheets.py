@@ -24,10 +24,10 @@ from flask_wtf.file import FileField, FileRequired
 from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
+from core import messages as state_messages
 from web import deps, i18n
 from web.auth import master_required
 from worker.state import SheetError, StateError
-from worker.state import messages as state_messages
 from worker.state import sheets as sheet_store
 
 bp = Blueprint("sheets", __name__)

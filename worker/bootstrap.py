@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from worker.forums.base import ForumPort
+from worker.gamestate import RedisGameState
 from worker.keystore import Keystore, KeystoreError, KeystorePort
 from worker.service import Services, utc_now
 from worker.settings import ConfigError, ForumSettings, Settings
-from worker.store import Store
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
 
@@ -102,7 +102,7 @@ def build_services(settings: Settings) -> Services:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
     from worker import alerts
 
-    store = Store.from_url(settings.redis_url)
+    store = RedisGameState.from_url(settings.redis_url)
     keystore = make_keystore(settings, store.r)
     keystore.init_keys()
     alerts.install(store.r)  # forum alerts reach the masters' game-state page

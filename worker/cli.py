@@ -132,7 +132,13 @@ def beat(config: str | None) -> None:
 def poll(config: str | None) -> None:
     """Poll every watched thread once, synchronously: roll new posts and send their replies."""
     from worker.bootstrap import build_services
-    from worker.service import deliver_notice, discover_threads, poll_thread, process_post, send_reply
+    from worker.service import (
+        deliver_notice,
+        discover_threads,
+        poll_thread,
+        process_post,
+        send_reply,
+    )
 
     settings = _settings(config, forums=True)
     if not settings.redis_url:
@@ -703,8 +709,8 @@ def sheets_list(config: str | None, game: str) -> None:
 def sheets_adjust(config: str | None, game: str, character: str, field: str, delta: int | None,
                   value: int | None) -> None:
     """Change a trait or the temporary Willpower ("fv temporal") of CHARACTER."""
+    from core.messages import error_message
     from worker.state import StateError
-    from worker.state.messages import error_message
     from worker.state.sheets import adjust
 
     settings = _settings(config)
@@ -785,15 +791,15 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread} closed")
     if state_settings_for(settings.games[game]).reveal_secret_on_scene_close:
+        from worker.gamestate import RedisGameState
         from worker.service import on_secret_revealed
-        from worker.store import Store
 
         revealed = MasterAccounts(r).reveal_scene(game, forum_name, thread, by="cli")
         click.echo(f"secret rolls revealed: {len(revealed)}" + (f" ({', '.join(revealed)})" if revealed else ""))
-        store = Store(r)
+        store = RedisGameState(r)
         for rid in revealed:  # what the reveal does to the game state (a stunt's reward)
             envelope = store.get_roll(rid)
-            for line in on_secret_revealed(r, settings.games[game], envelope["record"]) if envelope else ():
+            for line in on_secret_revealed(store, settings.games[game], envelope["record"]) if envelope else ():
                 click.echo(f"{rid}: {line}")
 
 

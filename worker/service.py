@@ -21,7 +21,6 @@ A post goes through two steps:
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import hmac
 import json
@@ -29,35 +28,24 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from core import actions as core_actions
-from core import calendar, derive, probability, render, rules
+from core import calendar, messages, render, rules
 from core import record as records
-from core.absence import find_absences
-from core.errors import NarradorError, RulesError, TagError
+from core.errors import NarradorError, StateError
+from core.post import NoticeClaim, PostInput, query_for, resolve
+from core.post.resolve import stunt_credit_for, stunt_lines
 from core.tags import extract_rolls
-from core.tags.messages import cheat_sheet, error_message
+from core.tags.model import ParsedTag
 from worker import metrics
 from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumError, ForumPort, ForumPost, LatestPosts, log_forum_warning
+from worker.gamestate import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
 from worker.keystore import DayNotBoundError, KeystorePort
 from worker.settings import ForumSettings, GameSettings, Settings
-from worker.state import (
-    StateError,
-    absences,
-    inactivity,
-    outbox,
-    scenes,
-    sheets,
-    state_settings_for,
-)
-from worker.state import actions as state_actions
-from worker.state import calendar as state_calendar
-from worker.state import messages as state_messages
-from worker.state.keys import game_key
-from worker.store import Store
+from worker.state import GameStateSettings, state_settings_for
+from worker.state.outbox import Notice
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +76,15 @@ class Services:
 
     Attributes:
         settings: loaded settings.
-        store: Redis repository.
+        store: the game state (:class:`worker.gamestate.GameState`: Redis in production,
+            :class:`worker.gamestate.MemoryGameState` in tests).
         keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
         clock: returns the current time, aware UTC.
     """
 
     settings: Settings
-    store: Store
+    store: GameState
     keystore: KeystorePort
     forum_factory: Callable[[ForumSettings], ForumPort]
     clock: Clock = utc_now
@@ -156,14 +145,6 @@ def content_hash(body: str) -> str:
 def _ruleset_and_options(game: GameSettings) -> tuple[rules.Ruleset, rules.RulesOptions]:
     ruleset = rules.get_ruleset(game.ruleset)
     return ruleset, rules.options_for(ruleset, dict(game.options or {}))
-
-
-def _difficulty_of(spec: Any, ruleset: rules.Ruleset) -> int:
-    if ruleset.difficulty_kind == "successes_required":
-        value = spec.successes_required if spec.successes_required is not None else spec.difficulty
-    else:
-        value = spec.difficulty
-    return ruleset.default_difficulty if value is None else int(value)
 
 
 @dataclass(frozen=True)
@@ -311,25 +292,20 @@ def flag_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome:
 MAX_EDIT_ADDED = 500
 
 
-def _edit_added(svc: Services, game: GameSettings, post: ForumPost, added: list[str]) -> tuple[Any, ...]:
+def _edit_added(svc: Services, game: GameSettings, post: ForumPost, added: list[str]) -> tuple[Notice, ...]:
     """Record tags added by an edit on the game's list and claim one notice to the author
     per distinct set of added tags (a second poll of the same edit claims nothing)."""
-    r = svc.store.r
     digest = hashlib.sha256("\n".join(added).encode("utf-8")).hexdigest()[:16]
     now = svc.clock()
-    entry = json.dumps({"forum": post.forum, "thread": post.thread_id, "post": post.post_id, "url": post.url,
-                        "author": post.author, "tags": added, "at": now.isoformat()}, ensure_ascii=False)
-    key = game_key(game.id, "edit_added")
-    with r.pipeline() as pipe:
-        pipe.zadd(key, {entry: now.timestamp()}, nx=True)
-        pipe.zremrangebyrank(key, 0, -1 - MAX_EDIT_ADDED)
-        pipe.execute()
-    claim_key = game_key(game.id, "edit_added", post.forum, post.post_id, digest)
+    entry = {"forum": post.forum, "thread": post.thread_id, "post": post.post_id, "url": post.url,
+             "author": post.author, "tags": added, "at": now.isoformat()}
+    svc.store.record_edit_added(game.id, entry, now, keep=MAX_EDIT_ADDED)
     markup = svc.forum(post.forum).reply_markup
-    text = state_messages.text("edit_added", game.language, name=render.plain(post.author, markup),
-                               tags=", ".join(f"«{render.plain(t, markup)}»" for t in added))
-    notice = outbox.claim(r, game.id, claim_key, forum=post.forum, thread=post.thread_id, kind="edit_added",
-                          text=text, who=post.author, now=now)
+    text = messages.text("edit_added", game.language, name=render.plain(post.author, markup),
+                         tags=", ".join(f"«{render.plain(t, markup)}»" for t in added))
+    notice = svc.store.claim_notice(game.id, NoticeClaim(
+        kind="edit_added", subject=("edit_added", post.forum, post.post_id, digest), forum=post.forum,
+        thread=post.thread_id, text=text, who=post.author, at=now))
     log.info("tags added by editing", extra={"forum": post.forum, "post": post.post_id, "tags": added})
     return (notice,) if notice is not None else ()
 
@@ -337,8 +313,7 @@ def _edit_added(svc: Services, game: GameSettings, post: ForumPost, added: list[
 def edit_added(svc: Services, game_id: str, limit: int = 100) -> list[dict[str, Any]]:
     """The game's latest tags added by editing a post (newest first), for the masters'
     game-state page: ``{"forum", "thread", "post", "url", "author", "tags", "at"}``."""
-    rows = svc.store.r.zrevrange(game_key(game_id, "edit_added"), 0, max(0, limit - 1))
-    return [json.loads(row) for row in rows]
+    return svc.store.edit_added(game_id, limit)
 
 
 def flag_deleted(svc: Services, forum_name: str, post_id: str) -> list[str]:
@@ -370,28 +345,6 @@ def flag_recovered(svc: Services, forum_name: str, post_id: str) -> list[str]:
             unflagged.append(rid)
     svc.store.update_post(forum_name, post_id, deleted="0")
     return unflagged
-
-
-def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
-    """Who rolled which action: author (casefolded) and the roll's parameters but the comment.
-
-    Two rolls with the same fingerprint in a thread are "the same action rolled again".
-    """
-    spec = dict(params.get("spec") or {})
-    spec.pop("comment", None)
-    key = [author.casefold(), params.get("pool"), params.get("difficulty"), params.get("willpower"),
-           params.get("specialty"), params.get("stress"), spec]
-    return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
-
-
-def rolled_again(svc: Services, forum: str, thread_id: str, fingerprint: str) -> bool:
-    """True if the same author already rolled the same action in this thread.
-
-    The audit page uses the flag to show that a player rolled an action again, e.g. after
-    deleting a botch.  One ``HEXISTS`` on the thread's action hash.  Source: issue 5,
-    «Secret rolls, edits, deletes».
-    """
-    return svc.store.action_rolled(forum, thread_id, fingerprint)
 
 
 def forget_thread(svc: Services, forum_name: str, thread_id: str) -> None:
@@ -473,13 +426,14 @@ def discover_threads(svc: Services, forum_name: str) -> set[str]:
 def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     """Roll every tag of ``post``, update the game state, store the signed records and the reply.
 
-    Steps: the author's activity in a scene (ends a downtime notice, clears an inactive
-    mark, may claim a welcome-back notice); downtime notices ``[ausencia hasta=...]`` in
-    the post (acknowledged once); then each roll tag: the pool from the author's
-    character sheet when the tag names traits, Willpower spent from the sheet (once per
-    turn), dice derived from the game day's seed, evaluated by the rules, the roll fed to
-    the named extended action / teamwork / contest, a signed record.  The whole result is
-    stored in one Redis transaction; the first processing of a post wins.
+    Load → decide → commit (issue 17): the author's text is extracted and its tags parsed;
+    one read (:meth:`~worker.gamestate.port.GameState.load_post`) gathers everything the post
+    can need; :func:`core.post.resolve` decides, without I/O, the records, the state changes
+    (the author's activity in a scene, downtime notices, Willpower, extended actions,
+    teamwork, contests, retries, multiple actions) and the reply; one atomic write
+    (:meth:`~worker.gamestate.port.GameState.commit_post`) stores it all.  A post committed
+    before commits nothing again (the first result stands); a value the decision read that
+    changed meanwhile (another post of the same action) makes it load and decide again.
 
     Args:
         svc: injected services.
@@ -492,525 +446,95 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     Raises:
         ConfigError: the post's forum or game is not configured.
         RulesError: the game's ruleset or options are invalid (a configuration error).
+        StateError(code="busy"): the game state kept changing under the post (retry later).
     """
     fs = svc.settings.forum(post.forum)
     if post.author.casefold() == fs.username.casefold():  # Narrador's own post
         return PostOutcome("no_tags", (), new=False)
     game = svc.settings.game(fs.game)
-    r = svc.store.r
-    tagged = may_contain_tags(post.body_html)
-    # one round trip: the post's state if processed before, else the first attempt's time
-    # (a redelivered post whose worker died after changing game state keeps it, hence the
-    # same day seed and the same dice); the author's characters, read ahead for the sheet
-    with r.pipeline(transaction=False) as pipe:
-        svc.store.open_post(pipe, post.forum, post.post_id, "at", svc.clock().isoformat())
-        if tagged:
-            pipe.smembers(sheets.owned_key(game.id, post.author))
-            pipe.hget(scenes.scene_key(game.id, post.forum, post.thread_id), "stress")
-        opened = pipe.execute()
-    known, first_at = svc.store.opened(post.forum, post.post_id, opened[0])
-    if known is not None:  # processed before: the first result stands; an edit is flagged
-        edit = _flag_if_edited(svc, post, known)
-        return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edit is not None,
-                           notices=edit.notices if edit is not None else ())
-
     ruleset, options = _ruleset_and_options(game)
+    text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
+    tags = tuple(extract_rolls(text, ruleset_id=ruleset.id))
+    query = query_for(game.id, post.forum, post.thread_id, post.post_id, post.author, tags)
+    inp: PostInput | None = None
+    for _ in range(MAX_COMMIT_ATTEMPTS):
+        loaded = svc.store.load_post(query)
+        if loaded.known is not None:  # processed before: the first result stands; an edit is flagged
+            known = loaded.known
+            edit = _flag_if_edited(svc, post, known)
+            return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edit is not None,
+                               notices=edit.notices if edit is not None else ())
+        inp = inp or _post_input(svc, game, ruleset, options, post, text, tags)
+        decision = resolve(inp, loaded.context)
+        fields = {
+            "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
+            "content_hash": content_hash(post.body_html), "processed_at": inp.now.isoformat(),
+            "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
+            "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
+        }
+        if decision.status == "pending_reply":
+            fields["reply"] = decision.reply
+        result = svc.store.commit_post(loaded, PostCommit(game.id, decision, fields,
+                                                          int(inp.now.timestamp() * 1000), post.page))
+        if result.status is CommitStatus.CONFLICT:
+            continue
+        if result.status is CommitStatus.DUPLICATE:  # another worker committed it meanwhile: its result stands
+            stored = svc.store.get_post(post.forum, post.post_id)
+            assert stored is not None
+            return PostOutcome(stored.status, tuple(stored.roll_ids), new=False)
+        for envelope in decision.records:
+            rec = envelope["record"]
+            # a secret roll's outcome must not show on /metrics either (issue 19)
+            outcome = "secret" if rec["flags"]["secret"] else rec["outcome"]
+            metrics.ROLLS.labels(game=game.id, outcome=outcome).inc()
+        if decision.records:
+            log.info("post processed", extra={"forum": post.forum, "post": post.post_id,
+                                              "rolls": list(decision.roll_ids)})
+        return PostOutcome(decision.status, decision.roll_ids, new=True, notices=result.notices)
+    raise StateError("too much contention on game state", code="busy")
+
+
+def _post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,
+                post: ForumPost, text: str, tags: tuple[ParsedTag, ...]) -> PostInput:
+    """What :func:`core.post.resolve` needs besides game state: the post, the game's rules and
+    settings, the processing time and the day's keys (the VRF key only when a tag is a secret
+    roll that may be rolled)."""
     st = state_settings_for(game)
-    lang = game.language
-    now = datetime.fromisoformat(first_at)
-    posted = min(post.created_utc, now)
-    text = author_text(post.body_html, fs.markup_flavour) if tagged else ""
-    base_fields = {
-        "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
-        "content_hash": content_hash(post.body_html), "processed_at": now.isoformat(),
-    }
-
-    activity = inactivity.on_post(r, game.id, st, post.forum, post.thread_id, post.author, posted, lang=lang)
-    welcome = (activity.welcome,) if activity.welcome is not None else ()
-    extra = _downtime_notices(svc, game, post, text, now)
-    parsed = extract_rolls(text, ruleset_id=ruleset.id)
-    base_fields["tag_count"] = str(len(parsed))  # an edit adding tags beyond these is told, not rolled
-    if not parsed and not extra:
-        stored = svc.store.record_post(
-            game=game.id, forum=post.forum, post_id=post.post_id,
-            fields={**base_fields, "status": "no_tags", "roll_ids": "[]"},
-            processed_ms=int(now.timestamp() * 1000), page=post.page,
-        )
-        return PostOutcome("no_tags", (), new=stored, notices=welcome)
-
-    roller = _TagRoller(svc, game, ruleset, options, st, post, now, owned=opened[1] if tagged else None,
-                        scene_stress=bool(tagged and opened[2] == "1"))
-    for tag in parsed:
-        roller.roll_tag(tag)
-    if roller.help_requested:
-        extra += ["", *cheat_sheet(lang, ruleset.id).splitlines()]
-
-    ctx = render.ReplyContext(
-        author=post.author, marker=reply_marker(svc, post.post_id), lang=lang,
-        character=roller.character_name, flavour=svc.forum(post.forum).reply_markup,
-        extra_lines=tuple(extra),
-    )
-    reply = render.render_reply(ctx, roller.views, roller.problems)
-    roll_ids = [e["record"]["roll_id"] for e in roller.envelopes]
-    stored = svc.store.record_post(
-        game=game.id, forum=post.forum, post_id=post.post_id,
-        fields={**base_fields, "status": "pending_reply", "roll_ids": json.dumps(roll_ids), "reply": reply},
-        signed_records=roller.envelopes, processed_ms=int(now.timestamp() * 1000), page=post.page,
-        action_fingerprints=roller.fingerprints,
-    )
-    if not stored:  # another worker processed it meanwhile: its result stands
-        known = svc.store.get_post(post.forum, post.post_id)
-        assert known is not None
-        return PostOutcome(known.status, tuple(known.roll_ids), new=False)
-    for envelope in roller.envelopes:
-        rec = envelope["record"]
-        # a secret roll's outcome must not show on /metrics either (issue 19)
-        outcome = "secret" if rec["flags"]["secret"] else rec["outcome"]
-        metrics.ROLLS.labels(game=game.id, outcome=outcome).inc()
-    log.info("post processed", extra={"forum": post.forum, "post": post.post_id, "rolls": roll_ids})
-    return PostOutcome("pending_reply", tuple(roll_ids), new=True, notices=welcome)
-
-
-def _downtime_notices(svc: Services, game: GameSettings, post: ForumPost, text: str, now: datetime) -> list[str]:
-    """Record the post's ``[ausencia hasta=...]`` notices (and open-ended ``[ausencia]...``
-    ones); the reply lines that acknowledge them.
-
-    A notice is acknowledged only the first time it is recorded (issue 7, «Absences»); a
-    bad or past date gets an explanation instead.
-    """
-    lines: list[str] = []
-    for number, found in enumerate(find_absences(text)):
-        if found.error is not None or found.notice is None:
-            lines.append(f"{found.raw}: {found.error}")
-            continue
+    now = svc.clock()
+    day = calendar.game_day(now, game.zone)
+    key_id, signing_key = svc.keystore.active_signing_key()
+    seed = svc.keystore.seed_for(game.id, day)  # first: creating the day's seed binds its VRF key
+    secret = any(t.spec is not None and t.spec.secret and not (t.spec.extended or t.spec.teamwork or t.spec.versus
+                                                               or t.spec.retry) for t in tags)
+    vrf = None
+    if secret:
         try:
-            absence, first = absences.record_absence(
-                svc.store.r, game.id, post.author, found.notice, forum=post.forum, thread=post.thread_id,
-                post_id=post.post_id, now=now, tz=game.zone,
-            )
-        except StateError as err:
-            lines.append(f"{found.raw}: {state_messages.error_message(err, game.language)}")
-            continue
-        if absence.until is None:  # [ausencia]motivo[/ausencia]: until the player posts again
-            ack = state_messages.text("absence_open_ack", game.language, name=post.author)
-        else:
-            ack = state_messages.text("absence_ack", game.language, name=post.author, until=absence.until.isoformat())
-        # recorded by this very post (first now, or in an attempt that died before replying)
-        if first or absence.post_id == post.post_id:
-            lines.append(svc.store.first_value(post.forum, post.post_id, f"absence:{number}", ack))
-    return lines
+            vrf = svc.keystore.vrf_key_for_day(game.id, day)
+        except DayNotBoundError:  # the day's VRF key was not published before it started: no secret rolls
+            vrf = None
+    return PostInput(
+        game=game.id, ruleset=ruleset, options=options, language=game.language, zone=game.zone,
+        forum=post.forum, thread=post.thread_id, post_id=post.post_id, url=post.url, author=post.author,
+        created=post.created_utc, text=text, tags=tags, now=now, seed=seed,
+        key_id=key_id, signing_key=signing_key, vrf=vrf,
+        marker=reply_marker(svc, post.post_id), markup=svc.forum(post.forum).reply_markup,
+        public_url=svc.settings.public_url, token=secrets.token_bytes, masters=st.masters, stress=st.stress,
+        contest_expiry_seconds=st.contest_expiry_seconds, turn_marker_ttl_seconds=st.turn_marker_ttl_seconds,
+        turn_actions_ttl_seconds=st.op_ttl_seconds, welcome_back=st.welcome_back,
+    )
 
 
-class _TagRoller:
-    """Rolls the tags of one post in order, collecting views, problems and signed records."""
-
-    def __init__(self, svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,
-                 st: Any, post: ForumPost, now: datetime, owned: Any = None, scene_stress: bool = False) -> None:
-        self.svc, self.game, self.ruleset, self.options, self.st = svc, game, ruleset, options, st
-        self.post, self.now, self.lang = post, now, game.language
-        self.r = svc.store.r
-        self.day = calendar.game_day(now, game.zone)
-        self.seed = svc.keystore.seed_for(game.id, self.day)
-        self.key_id, self.signing_key = svc.keystore.active_signing_key()
-        self._vrf: Any = None  # (vrf_key_id, VrfSecretKey) of the day, read at the first secret tag
-        self.views: list[render.RollView] = []
-        self.problems: list[render.TagProblem] = []
-        self.envelopes: list[dict[str, Any]] = []
-        self.fingerprints: list[str] = []
-        self.help_requested = False
-        self._sheet: Any = None
-        self._sheet_error: StateError | None = None
-        self._willpower_spent_here = False
-        self._sheet_loaded = False
-        self._owned = owned  # the author's character ids, when read ahead (sheets.owned_key)
-        self._turn: str | None = None
-        self.scene_stress = scene_stress  # a master marked this thread's scene as stress
-
-    @property
-    def character_name(self) -> str:
-        """The roller's character (from the sheet), or ``""`` when none was needed or found."""
-        return self._sheet.name if self._sheet is not None else ""
-
-    def sheet(self, *, required: bool) -> Any:
-        """The author's character sheet, looked up once (None when the author has none).
-
-        With ``required`` (the tag names traits or spends Willpower) an author who owns
-        several characters gets ``StateError("ambiguous_character")``; otherwise the
-        sheet only names the roller, and an ambiguous owner rolls under their user name.
-        """
-        if not self._sheet_loaded:
-            self._sheet_loaded = True
-            try:
-                self._sheet = sheets.character_for(self.r, self.game.id, self.post.author, owned=self._owned)
-            except StateError as err:
-                self._sheet_error = err
-        if required and self._sheet_error is not None:
-            raise self._sheet_error
-        return self._sheet
-
-    def turn(self) -> str:
-        """The turn this post belongs to (one post is one turn unless the scene is in master
-        turn mode): read once per post (:func:`worker.state.scenes.turn_key`)."""
-        if self._turn is None:
-            post = self.post
-            self._turn = scenes.turn_key(self.r, self.game.id, post.forum, post.thread_id, post.post_id)
-        return self._turn
-
-    def _stunt_reward(self, tag: Any, sheet: Any, reward: rules.StuntReward) -> list[str]:
-        """A successful stunt's reward (exaltado-reglas.txt «Acrobacias»), credited to the sheet
-        when it tracks Essence or Willpower; the reply lines.
-
-        Never for a secret roll (the caller skips it): the sheet's new Essence or Willpower
-        would show in the next reply that names it and give the secret result away; the
-        record is marked ``stunt_reward_secret`` and :func:`on_secret_revealed` credits it
-        when the roll is revealed.
-        """
-        return _credit_stunt(self.r, self.game, sheet, reward, op_id=f"{self.post.forum}:{self.post.post_id}:{tag.index}")
-
-    def _problem(self, tag: Any, message: str) -> None:
-        self.problems.append(render.TagProblem(tag.index, tag.raw, message))
-
-    def _day_vrf_key(self) -> tuple[str, Any]:
-        """``(vrf_key_id, VrfSecretKey)`` bound to the post's game day, read once.
-
-        Raises:
-            DayNotBoundError: the day has no VRF key (committed before this instance had one).
-        """
-        if self._vrf is None:
-            self._vrf = self.svc.keystore.vrf_key_for_day(self.game.id, self.day)
-        return self._vrf
-
-    def _secret_dice(self, key: bytes) -> tuple[derive.DiceStream, str, str]:
-        """A secret roll's dice: ``(stream, vrf_key_id, proof hex)``.
-
-        The stream is keyed by the VRF output of the day's VRF key on the roll key
-        (``docs/verification.md`` §8), so the day seed, once revealed, says nothing about
-        it; the proof is kept in the record and published only when the roll is revealed.
-        Source: issue 19.
-        """
-        vrf_key_id, vrf_key = self._day_vrf_key()
-        proof, beta = vrf_key.output(key)
-        return derive.DiceStream(derive.secret_roll_seed(beta), key), vrf_key_id, proof.hex()
-
-    def roll_tag(self, tag: Any) -> None:
-        """Roll one parsed tag, or record why it was not rolled (the other tags still roll)."""
-        if tag.error is not None:
-            self._problem(tag, error_message(tag.error, self.lang))
-            return
-        spec = tag.spec
-        if spec.help:
-            self.help_requested = True
-            return
-        post, game, ruleset = self.post, self.game, self.ruleset
-        notes: list[str] = []
-        marks: list[str] = []
-        action: dict[str, Any] | None = None
-        if spec.secret and (spec.extended or spec.teamwork or spec.versus or spec.retry):
-            self._problem(tag, _SECRET_SIMPLE_ONLY[self.lang])
-            return
-        if spec.secret:
-            try:
-                self._day_vrf_key()
-            except DayNotBoundError:  # the day's VRF key was not published before it started
-                self._problem(tag, _SECRET_NO_DAY_KEY[self.lang])
-                return
-        try:
-            sheet = self.sheet(required=bool(spec.traits and not spec.trait_ratings or spec.willpower))
-            pool = sheets.resolve_pool(sheet, spec).pool
-            key = derive.roll_key(game.id, post.forum, post.thread_id, post.post_id, tag.index)
-            rid = records.roll_id(key)
-            # vampiro-reglas.txt «Puntuaciones»: no normal human rolls more than 10 dice
-            human = rules.human_pool(pool, human=bool(sheet is not None and sheet.human), options=self.options)
-            pool = human.pool
-            if human.capped:
-                marks.append("human_pool_capped")
-                notes.append(_HUMAN_CAPPED[self.lang].format(asked=human.asked, pool=pool))
-            stunt_dice, stunt_pending = rules.stunt_award(
-                ruleset, spec.stunt, options=self.options, by_storyteller=self.st.is_master(post.author))
-            if stunt_pending:
-                marks.append("stunt_pending")
-                notes.append(_STUNT_PENDING[self.lang].format(dice=stunt_pending))
-            if stunt_dice and spec.secret:  # the reward waits for the reveal (see _stunt_reward)
-                marks.append("stunt_reward_secret")
-            stress = bool(spec.stress or self.scene_stress or self.st.stress)
-            base_difficulty = difficulty = _difficulty_of(spec, ruleset)
-            needed = spec.successes_required if ruleset.target_number else None
-            if spec.retry:
-                if spec.extended or spec.teamwork or spec.versus:
-                    self._problem(tag, _RETRY_SIMPLE_ONLY[self.lang])
-                    return
-                difficulty = state_actions.retry_difficulty(
-                    self.r, game.id, ruleset.id, self.character_name or post.author, spec.retry, base_difficulty,
-                    options=self.options, stress=stress)
-                # the first attempt's value: a redelivery must not see its own recorded failure
-                difficulty = int(self.svc.store.first_value(post.forum, post.post_id, f"retry:{tag.index}",
-                                                            str(difficulty)))
-                if difficulty > ruleset.max_difficulty:  # vampiro «Nuevos Intentos»: no chance left
-                    self._problem(tag, _RETRY_IMPOSSIBLE[self.lang].format(name=spec.retry, difficulty=difficulty))
-                    return
-            action_ask: dict[str, Any] | None = None
-            if spec.actions > 1 or spec.action is not None:
-                # exaltado-reglas.txt «Acciones múltiples»: N actions, the first at -N dice...
-                # Planned now, recorded once the tag is sure to roll: a tag refused below
-                # (Willpower, an automatic success the reduced pool cannot take) keeps its slot.
-                action_ask = dict(
-                    declared=spec.actions if spec.actions > 1 or spec.action is None else None,
-                    asked=spec.action, turn=self.turn(), base_pool=pool,
-                    ref=state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id,
-                                              post.url, rid))
-                planned = state_actions.plan_action(self.r, game.id, ruleset.id, self.character_name or post.author,
-                                                    **action_ask)
-                if not planned.counted:
-                    self._problem(tag, "; ".join(planned.texts(self.lang)))
-                    return
-                action = dict(planned.events[0].data)
-                pool = int(action["pool"])
-
-            def roll_pool(pool: int) -> tuple[rules.RollResult, str | None, str | None]:
-                # the dice are fixed by the key: evaluate first, so a roll the rules refuse
-                # never costs Willpower
-                if spec.secret:
-                    dice, vrf_key_id, vrf_proof = self._secret_dice(key)
-                else:
-                    dice, vrf_key_id, vrf_proof = derive.DiceStream(self.seed, key), None, None
-                result = rules.roll(
-                    ruleset, pool, dice, difficulty=difficulty,
-                    willpower=bool(spec.willpower), specialty=spec.specialty, stress=stress,
-                    automatic=spec.automatic, options=self.options, stunt=stunt_dice,
-                    successes_required=needed,
-                )
-                return result, vrf_key_id, vrf_proof
-
-            result, vrf_key_id, vrf_proof = roll_pool(pool)
-            if spec.willpower and sheet is not None:
-                # once per turn; the actions of one turn share it even across posts
-                # (vampiro-reglas.txt «Éxitos Automáticos»: "solo puede hacerse una vez por turno")
-                spent = sheets.spend_willpower(
-                    self.r, game.id, sheet.name, str(action["turn"]) if action and action.get("turn") else self.turn(),
-                    op_id=f"{post.forum}:{post.post_id}:{tag.index}", ttl_seconds=self.st.turn_marker_ttl_seconds,
-                )
-                willpower_note = _willpower_note(spent, self.lang)
-            elif spec.willpower:  # no sheet to track points: still once per turn (one post)
-                if self._willpower_spent_here:
-                    raise StateError("Willpower already spent in this post", code="once_per_turn",
-                                     character=post.author)
-                self._willpower_spent_here = True
-                willpower_note = None
-            else:
-                willpower_note = None
-            if action_ask is not None:
-                taken = state_actions.record_action(
-                    self.r, game.id, ruleset.id, self.character_name or post.author, **action_ask,
-                    op_ttl=self.st.op_ttl_seconds)
-                if not taken.counted:  # another post of this character took the action meanwhile
-                    self._problem(tag, "; ".join(taken.texts(self.lang)))
-                    return
-                if dict(taken.events[0].data) != action:  # ...or the one before: roll the pool it left
-                    action = dict(taken.events[0].data)
-                    pool = int(action["pool"])
-                    result, vrf_key_id, vrf_proof = roll_pool(pool)
-                notes.append(taken.texts(self.lang)[0])
-            if willpower_note is not None:
-                notes.append(willpower_note)
-            if result.stunt is not None and not spec.secret:  # a secret one's, at its reveal
-                notes += self._stunt_reward(tag, sheet, result.stunt)
-        except StateError as err:
-            self._problem(tag, state_messages.error_message(err, self.lang))
-            return
-        except TagError as err:
-            self._problem(tag, error_message(err, self.lang))
-            return
-        except RulesError as err:
-            self._problem(tag, render.rules_error_message(err, self.lang))
-            return
-        params = roll_params(spec, pool=pool + stunt_dice, difficulty=difficulty, stress=stress,
-                             successes_required=needed, stunt_dice=stunt_dice, stunt_pending=stunt_pending,
-                             action=action, marks=marks)
-        fingerprint = action_fingerprint(post.author, params)
-        self.fingerprints.append(fingerprint)
-        envelope = records.build_signed_record(
-            self.signing_key, key_id=self.key_id, game=game.id, ruleset=ruleset.id, options=_json_safe(self.options.to_dict()),
-            forum=post.forum, thread=post.thread_id, post=post.post_id, post_url=post.url,
-            author=post.author, character=self.character_name or None, tag=tag.raw, tag_index=tag.index,
-            params=params,
-            seed_commitment=records.commitment(self.seed), faces=result.faces, successes=result.successes,
-            outcome=result.outcome, degree=result.degree_label or None, processed_at=self.now, tz=game.zone,
-            secret=bool(spec.secret), nonce=secrets.token_hex(16) if spec.secret else None,
-            rolled_again=rolled_again(self.svc, post.forum, post.thread_id, fingerprint),
-            vrf_key_id=vrf_key_id, vrf_proof=vrf_proof,
-        )
-        record = envelope["record"]
-        rid = str(record["roll_id"])
-        self.envelopes.append(envelope)
-        notes += self._actions(tag, spec, result, difficulty, rid)
-        if spec.retry:
-            notes += self._retry(tag, spec, result, base_difficulty, rid)
-        notes += self._npc_contest(tag, spec, result)
-        view = _view(self.svc, tag.index, tag.raw, pool, spec, ruleset, self.options, result, rid,
-                     stunt_dice=stunt_dice)
-        self.views.append(dataclasses.replace(
-            view, notes=tuple(notes), commitment=records.record_hash(record) if spec.secret else "",
-        ))
-
-    def _actions(self, tag: Any, spec: Any, result: rules.RollResult, difficulty: int, rid: str) -> list[str]:
-        """Feed the roll to its named extended action, teamwork or contest; the reply notes.
-
-        Idempotent per (forum, post, tag): a redelivered post counts nothing twice.  A
-        contest with another character (``vs "name"``) comes before the extended action:
-        ``vs "pulso" ext 3`` is an extended contest (vampiro-reglas.txt «Acción Enfrentada»:
-        "uno de los oponentes debe obtener un cierto número de éxitos"), not a solo extended
-        action.  A contest with an NPC (``vs "Guardia" 4 dif 6``) is settled in the reply
-        (:meth:`_npc_contest`) and opens nothing.
-        """
-        player_contest = bool(spec.versus and spec.versus.name and spec.versus.npc_pool is None)
-        if not (spec.extended or spec.teamwork or player_contest):
-            return []
-        post, game = self.post, self.game
-        who = self.character_name or post.author
-        ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
-        target = spec.extended.target if spec.extended else None
-        if spec.teamwork:
-            outcome = state_actions.record_teamwork(
-                self.r, game.id, self.ruleset.id, spec.teamwork, who, result, ref, target=target)
-        elif player_contest:
-            outcome = state_actions.record_contest(
-                self.r, game.id, self.ruleset.id, spec.versus.name, who, result, ref,
-                expiry_seconds=self.st.contest_expiry_seconds, target=target)
-        else:
-            outcome = state_actions.record_extended(
-                self.r, game.id, self.ruleset.id, who, spec.extended, result, ref,
-                subtract=state_actions.extended_subtract(self.ruleset.id, difficulty),
-                on_failure=self.options.extended_failure_for(self.ruleset))
-        return outcome.texts(self.lang)
-
-    def _retry(self, tag: Any, spec: Any, result: rules.RollResult, base_difficulty: int, rid: str) -> list[str]:
-        """Record an attempt at the named action ``reintento "name"``: the next difficulty.
-
-        Source: gehena-reglas.txt «Nuevos Intentos»; vampiro-reglas.txt «Nuevos Intentos»;
-        exaltado-reglas.txt «Segundas oportunidades».
-        """
-        post = self.post
-        ref = state_actions.RollRef(post.forum, post.post_id, tag.index, self.now, post.thread_id, post.url, rid)
-        outcome = state_actions.record_attempt(
-            self.r, self.game.id, self.ruleset.id, self.character_name or post.author, spec.retry,
-            base_difficulty, result.outcome, ref, stress=result.stress, options=self.options)
-        return outcome.texts(self.lang)
-
-    def _npc_contest(self, tag: Any, spec: Any, result: rules.RollResult) -> list[str]:
-        """``vs N dif D``: roll the NPC's pool at once and compare (a resisted action).
-
-        The NPC's dice come from the same day seed, with ``<post>:npc`` as the post id in
-        the roll key, so they are as reproducible as the player's.  Source:
-        vampiro-reglas.txt «Acción Enfrentada»; exaltado-reglas.txt «Acciones enfrentadas».
-        """
-        if not spec.versus or spec.versus.npc_pool is None:
-            return []
-        post, game = self.post, self.game
-        npc_difficulty = spec.versus.npc_difficulty or self.ruleset.default_difficulty
-        key = derive.roll_key(game.id, post.forum, post.thread_id, f"{post.post_id}:npc", tag.index)
-        npc = rules.roll(self.ruleset, spec.versus.npc_pool, derive.DiceStream(self.seed, key),
-                         difficulty=npc_difficulty, options=self.options)
-        # exaltado subtracts each side's difficulty modifier (the drunk guard, «Acciones
-        # enfrentadas»); the winner wins by the net successes
-        winner, net = core_actions.resolve_contest(core_actions.contest_successes(self.ruleset, result),
-                                                   core_actions.contest_successes(self.ruleset, npc))
-        faces = " ".join(map(str, npc.faces))
-        plural = "" if npc.successes == 1 else "s"
-        # exaltado's "dif N" is the successes the NPC needs (exaltado-reglas.txt «Dificultad»)
-        exalted = not self.ruleset.target_number
-        if self.lang == "es":
-            name = spec.versus.name or "PNJ"
-            verdict = "empate" if winner is None else ("ganas" if winner == 0 else f"gana {name}") + f" por {net}"
-            level = (f"necesita {npc_difficulty} éxito{'' if npc_difficulty == 1 else 's'}" if exalted
-                     else f"dif {npc_difficulty}")
-            return [f"{name} ({level}): {faces} → {npc.successes} éxito{plural}; {verdict}"]
-        name = spec.versus.name or "NPC"
-        verdict = "tie" if winner is None else ("you win" if winner == 0 else f"{name} wins") + f" by {net}"
-        level = (f"needs {npc_difficulty} success{'' if npc_difficulty == 1 else 'es'}" if exalted
-                 else f"diff {npc_difficulty}")
-        return [f"{name} ({level}): {faces} → {npc.successes} success{'' if npc.successes == 1 else 'es'}; {verdict}"]
-
-
-_SECRET_SIMPLE_ONLY = {
-    "es": "una tirada secreta no puede sumar a acciones extendidas, de equipo ni enfrentadas "
-          "ni ser un reintento (su total o la dificultad siguiente la delatarían)",
-    "en": "a secret roll cannot add to extended, teamwork or contested actions nor be a retry "
-          "(their totals or the next difficulty would give it away)",
-}
-
-_SECRET_NO_DAY_KEY = {
-    "es": "hoy no hay tiradas secretas: la clave VRF de hoy no se publicó antes de que empezara el día "
-          "(Narrador se actualizó hoy); se podrán hacer desde mañana",
-    "en": "no secret rolls today: today's VRF key was not published before the day started "
-          "(Narrador was upgraded today); they can be made from tomorrow",
-}
-
-_RETRY_IMPOSSIBLE = {
-    "es": "«{name}» ya no tiene posibilidades de éxito: tras tantos fallos la dificultad sería {difficulty} "
-          "(Nuevos Intentos); el Narrador puede dar otra dificultad",
-    "en": "«{name}» has no chance of success left: after so many failures the difficulty would be "
-          "{difficulty}; the Storyteller may set another difficulty",
-}
-
-_HUMAN_CAPPED = {
-    "es": "un humano normal no tira más de 10 dados: {asked} → {pool}",
-    "en": "a normal human rolls at most 10 dice: {asked} → {pool}",
-}
-
-_STUNT_PENDING = {
-    "es": "acrobacia de {dice} dados pendiente del Narrador: tirada sin ellos",
-    "en": "stunt of {dice} dice pending the Storyteller: rolled without them",
-}
-
-_STUNT_REWARD = {
-    "es": "acrobacia lograda: {motes} motas de Esencia{alternative}",
-    "en": "successful stunt: {motes} motes of Essence{alternative}",
-}
-_STUNT_WP_ALTERNATIVE = {"es": " o 1 punto temporal de FV", "en": " or 1 temporary Willpower point"}
-_STUNT_CREDITED = {
-    "es": {"essence": "Esencia de {character}: {value}/{max}", "willpower": "FV de {character}: {value}/{max}"},
-    "en": {"essence": "{character}'s Essence: {value}/{max}", "willpower": "{character}'s Willpower: {value}/{max}"},
-}
-
-_RETRY_SIMPLE_ONLY = {
-    "es": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",
-    "en": "'retry' applies to simple actions only (not with ext, team or vs)",
-}
-
-
-def _credit_stunt(r: Any, game: GameSettings, sheet: Any, reward: rules.StuntReward, *, op_id: str) -> list[str]:
-    """Credit a successful stunt's reward to the sheet when it tracks Essence or Willpower,
-    once per ``op_id`` (``<forum>:<post>:<tag index>``); the lines saying so."""
-    lang = game.language
-    lines = [_STUNT_REWARD[lang].format(
-        motes=reward.motes, alternative=_STUNT_WP_ALTERNATIVE[lang] if reward.willpower_alternative else "")]
-    if sheet is None:
-        return lines
-    credit = rules.stunt_credit(reward, tracks_essence=sheet.essence_max is not None,
-                                tracks_willpower=sheet.willpower_permanent > 0)
-    if credit is None:
-        return lines
-    kind, amount = credit
-    status, value = sheets.credit_stunt(r, game.id, sheet, kind, amount, op_id=op_id,
-                                        ttl_seconds=state_settings_for(game).op_ttl_seconds)
-    if status in ("credited", "duplicate"):
-        top = sheet.essence_max if kind == "essence" else sheet.willpower_permanent
-        lines.append(_STUNT_CREDITED[lang][kind].format(character=sheet.name, value=value, max=top))
-    return lines
-
-
-def on_secret_revealed(r: Any, game: GameSettings, record: Mapping[str, Any]) -> list[str]:
+def on_secret_revealed(state: GameState, game: GameSettings, record: Mapping[str, Any]) -> list[str]:
     """What a secret roll's reveal does to the game state; the lines saying so.
 
     A successful stunt's reward (exaltado-reglas.txt «Acrobacias») is credited to the
     roller's sheet now, not when the roll was made: the sheet's Essence or Willpower shows
     in later public replies, so crediting it earlier would tell everyone the secret roll
-    succeeded (found in the review of issue 19).  Once per roll (the tag's op id, as for a
-    public roll), so revealing again or closing the scene after a master's reveal credits
-    nothing more.
+    succeeded (found in the review of issue 19).  Once per roll (the tag's op id), so
+    revealing again or closing the scene after a master's reveal credits nothing more.
 
     Args:
-        r: the game-state Redis.
+        state: the game state.
         game: the roll's game.
         record: the revealed roll's record.
     """
@@ -1019,88 +543,16 @@ def on_secret_revealed(r: Any, game: GameSettings, record: Mapping[str, Any]) ->
     if not ((record.get("flags") or {}).get("secret") and dice and record.get("outcome") == "success"):
         return []
     character = record.get("character")
-    sheet = sheets.get_character(r, game.id, str(character)) if character else None
-    return _credit_stunt(r, game, sheet, rules.stunt_reward(dice),
-                         op_id=f"{record['forum']}:{record['post']}:{record['tag_index']}")
-
-
-def _willpower_note(spent: Any, lang: str) -> str:
-    """Willpower left after a spend, for the reply."""
-    if lang == "es":
-        return f"FV de {spent.character}: {spent.remaining}/{spent.permanent}"
-    return f"{spent.character}'s Willpower: {spent.remaining}/{spent.permanent}"
-
-
-def _view(
-    svc: Services, index: int, raw: str, pool: int, spec: Any, ruleset: rules.Ruleset,
-    options: rules.RulesOptions, result: rules.RollResult, rid: str, *, stunt_dice: int = 0,
-) -> render.RollView:
-    try:
-        chance: float | None = probability.p_result_or_better(ruleset, result, options=options)
-    except RulesError:  # pools above the engine's range (60 dice) show no chance
-        chance = None
-    return render.RollView(
-        index=index, tag=raw, pool=pool, difficulty=result.difficulty,
-        difficulty_kind=ruleset.difficulty_kind, faces=tuple(result.faces),
-        success_dice=tuple(result.success_dice),
-        # 1s are struck only where they cancel successes (exaltado-reglas.txt «La regla del
-        # uno»: in exaltado a 1 cancels nothing, it only makes a failed roll a botch)
-        one_dice=tuple(i for i, f in enumerate(result.faces[:result.pool]) if f == 1) if ruleset.ones_cancel else (),
-        cancelled=tuple(result.cancelled), successes=result.successes, outcome=result.outcome,
-        degree_label=result.degree_label, roll_id=rid,
-        verify_url=f"{svc.settings.public_url}/v/{rid}", willpower=result.willpower,
-        automatic=result.automatic, chance=chance, secret=bool(spec.secret), comment=spec.comment or "",
-        stunt_dice=stunt_dice, successes_required=result.successes_required if ruleset.target_number else 1,
-    )
-
-
-def roll_params(
-    spec: Any, *, pool: int, difficulty: int, stress: bool | None = None, successes_required: int | None = None,
-    stunt_dice: int | None = None, stunt_pending: int = 0, action: Mapping[str, Any] | None = None,
-    marks: Any = (),
-) -> dict[str, Any]:
-    """The record's ``params``: the resolved roll (what ``narrador eval`` needs) plus the tag's parse.
-
-    ``pool`` is the dice rolled (after modifiers, the multiple-action penalty and the human
-    cap, stunt dice included); ``difficulty`` is the target number, or the successes
-    required in exaltado, after the ruleset default was applied.  Optional keys, present
-    when they apply: ``successes_required`` (vampiro/gehena ``éxitos N``), ``stunt_dice``
-    (the stunt dice in ``pool``), ``stunt_pending`` (a player's stunt awaiting the
-    Storyteller), ``action`` (index, of, penalty, linked roll ids of the turn's earlier
-    actions), ``marks`` (``human_pool_capped``, ``stunt_pending``, ``stunt_reward_secret``).  ``stress`` is the
-    effective stress (the tag's word, the scene's or the game's).
-    """
-    params: dict[str, Any] = {
-        "pool": pool,
-        "difficulty": difficulty,
-        "willpower": bool(spec.willpower),
-        "specialty": bool(spec.specialty),
-        "stress": bool(spec.stress if stress is None else stress),
-        "automatic": bool(spec.automatic),
-        "spec": spec.to_dict(),
-    }
-    if successes_required is not None:
-        params["successes_required"] = successes_required
-    if stunt_dice is not None and (stunt_dice or spec.stunt):
-        params["stunt_dice"] = stunt_dice
-    if stunt_pending:
-        params["stunt_pending"] = stunt_pending
-    if action is not None:
-        params["action"] = {k: action[k] for k in ("index", "of", "penalty", "linked") if k in action}
-    if marks:
-        params["marks"] = list(marks)
-    return _json_safe(params)
-
-
-def _json_safe(value: Any) -> Any:
-    """Recursively turn a value into ints, strings, bools, None, lists and dicts (no floats)."""
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    return str(value)
+    sheet = state.get_character(game.id, str(character)) if character else None
+    reward = rules.stunt_reward(dice)
+    credit = stunt_credit_for(sheet, reward)
+    if sheet is None or credit is None:
+        return stunt_lines(game.language, reward)
+    status, value = state.credit_stunt(game.id, sheet, *credit,
+                                       op_id=f"{record['forum']}:{record['post']}:{record['tag_index']}")
+    if status not in ("credited", "duplicate"):
+        return stunt_lines(game.language, reward)
+    return stunt_lines(game.language, reward, state.get_character(game.id, sheet.name), (credit[0], value))
 
 
 def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
@@ -1181,12 +633,11 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
         ReplyBusy: another worker is delivering it.
         ForumError: the forum failed (``transient`` tells whether to retry).
     """
-    r = svc.store.r
-    notice = outbox.get_notice(r, game_id, notice_id)
+    notice = svc.store.get_notice(game_id, notice_id)
     if notice is None:
         return None
     if notice.status == "delivered":
-        return r.hget(game_key(game_id, "notice", notice_id), "reply_post_id")
+        return svc.store.notice_reply(game_id, notice_id)
     token = svc.store.acquire_reply_lock(notice.forum, f"n{notice_id}")
     if token is None:
         raise ReplyBusy(f"notice {notice_id} is being delivered by another worker")
@@ -1195,7 +646,7 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
         marker = notice_marker(svc, notice)
         text = notice.text.replace(notice.marker, marker) if notice.marker in notice.text else f"{notice.text}\n{marker}"
         reply_id = forum.find_reply(notice.thread, marker) or forum.post_reply(notice.thread, text)
-        outbox.mark_delivered(r, game_id, notice_id, str(reply_id), now=svc.clock())
+        svc.store.mark_delivered(game_id, notice_id, str(reply_id), now=svc.clock())
         log.info("notice delivered", extra={"game": game_id, "notice": notice_id, "kind": notice.kind})
         return str(reply_id)
     finally:
@@ -1205,20 +656,18 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
 def calendar_tick(svc: Services) -> list[tuple[str, str]]:
     """The beat job of the game calendar; returns ``(game, notice id)`` pairs to deliver.
 
-    Under a Redis lock (one scheduler at a time): the day rollover of every game whose
+    Under the scheduler lock (one scheduler at a time): the day rollover of every game whose
     game day changed (commit the coming days' seeds, reveal closed days' seeds after the
     grace period, reset per-day limits), expiry of open contests and the inactivity sweep
-    (``worker.state.calendar.run_due``); plus notices claimed earlier and still pending.
+    (:func:`run_due`); plus notices claimed earlier and still pending.
     Source: issue 7, «Real-time game days» and «Absences and automatic inactivity handling».
     """
-    from datetime import timedelta
-
-    r = svc.store.r
     now = svc.clock()
-    reports = state_calendar.run_due(r, svc.keystore, svc.settings, now) or []
+    reports = run_due(svc, now) or []
     todo = [(n.game, n.id) for rep in reports for n in rep.notices]
     for game_id in svc.settings.games:
-        todo += [(n.game, n.id) for n in outbox.pending(r, game_id, older_than=now - timedelta(seconds=NOTICE_RETRY_AFTER))]
+        older = now - timedelta(seconds=NOTICE_RETRY_AFTER)
+        todo += [(n.game, n.id) for n in svc.store.pending_notices(game_id, older_than=older)]
     return list(dict.fromkeys(todo))
 
 
@@ -1229,6 +678,156 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
     from worker import archive
 
     return archive.archive_tick(svc.store.r, svc.settings, archive.archive_target(svc.settings), svc.clock())
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What :func:`sweep` did: ``notices`` to post (each claimed once) and user names
+    ``newly_inactive`` (marked by this sweep)."""
+
+    notices: tuple[Notice, ...]
+    newly_inactive: tuple[str, ...]
+
+
+#: Extra life of a "notice sent" claim beyond the second deadline (seconds).
+INACTIVITY_CLAIM_MARGIN = 90 * 24 * 3600
+
+
+def sweep(state: GameState, game: str, settings: GameStateSettings, now: datetime, *, lang: str = "es") -> SweepReport:
+    """The inactivity sweep of one game at ``now`` (aware UTC).  Safe to run concurrently and
+    repeatedly.
+
+    For every open scene, a participant whose last post there is older than the first
+    deadline and who has no active downtime notice gets exactly ONE notice in that scene (the
+    *absence episode* is the last post's time: the claim ``("noticed", forum, thread,
+    member, episode)`` wins once, whoever sweeps); past the second deadline the participant is
+    marked inactive.  A deadline counts from the later of the last post and the end of an
+    expired downtime notice; a participant already inactive gets no further notice.
+    Bounded: at most ``settings.max_sweep`` participants per scene per call, least recent
+    first.  Source: issue 7, "Absences and automatic inactivity handling"; gehena-reglas.txt
+    «Tiempo» («Inactividad»).
+    """
+    first_cut = int(now.timestamp()) - settings.first_deadline_seconds
+    second_cut = int(now.timestamp()) - settings.second_deadline_seconds
+    notices: list[Notice] = []
+    newly: list[str] = []
+    for scene in state.open_scenes(game):
+        for p in state.stale_participants(game, scene, before=first_cut, limit=settings.max_sweep):
+            absence = state.member_absence(game, p.member)
+            if absence is not None and absence.active(now):
+                continue
+            baseline = max(p.last, int(absence.ends_at.timestamp())) if absence else p.last
+            if baseline > first_cut:
+                continue
+            if not state.is_inactive(game, p.member):
+                notice = state.claim_notice(game, NoticeClaim(
+                    kind="inactivity", subject=("noticed", scene.forum, scene.thread, p.member, str(p.last)),
+                    forum=scene.forum, thread=scene.thread, who=p.name, at=now,
+                    text=messages.text("inactivity_notice", lang, name=p.name,
+                                       hours=settings.first_deadline_seconds // 3600),
+                    ttl_seconds=settings.second_deadline_seconds + INACTIVITY_CLAIM_MARGIN))
+                if notice is not None:
+                    notices.append(notice)
+            if baseline <= second_cut:
+                mark = {"name": p.name, "since": now.astimezone(UTC).isoformat(), "scene": scene.id,
+                        "last_post": p.last}
+                if state.mark_inactive(game, p.member, mark):
+                    newly.append(p.name)
+    return SweepReport(tuple(notices), tuple(newly))
+
+
+@dataclass(frozen=True)
+class RolloverReport:
+    """What :func:`run_rollover` (or :func:`run_tick`, ``skipped``) did for ``game`` on
+    game-local ``day``.
+
+    Attributes:
+        skipped: no rollover ran (already done, or a tick).
+        seeds: days whose seeds exist now (today and the days ahead).
+        revealed: days whose seeds this run revealed.
+        cleared_days: per-day counters deleted.
+        notices: inactivity and contest-expiry notices to post (claimed once each).
+        newly_inactive: user names marked inactive by this run.
+        scenes_opened: configured scenes opened by this run.
+    """
+
+    game: str
+    day: date
+    skipped: bool = False
+    seeds: tuple[date, ...] = ()
+    revealed: tuple[date, ...] = ()
+    cleared_days: tuple[date, ...] = ()
+    notices: tuple[Notice, ...] = ()
+    newly_inactive: tuple[str, ...] = ()
+    scenes_opened: tuple[str, ...] = ()
+
+
+def run_rollover(svc: Services, game: GameSettings, now: datetime, *, state: GameStateSettings | None = None,
+                 force: bool = False) -> RolloverReport:
+    """Roll ``game`` over into the game day of ``now`` (aware UTC).
+
+    Steps: open configured scenes; commit seeds for today and ``seeds_ahead_days`` ahead
+    (``keystore.ensure_seeds_ahead``); reveal seeds of days that ended more than the grace
+    period ago (``keystore.reveal_due``); delete past days' counters; expire open contests;
+    run the inactivity sweep; then record the day.  Every step is idempotent and the day is
+    recorded last, so a crash re-runs the day safely; a completed day is skipped unless
+    ``force``.  Source: issue 7, «Real-time game days».
+    """
+    st = state or state_settings_for(game)
+    day = calendar.game_day(now, game.zone)
+    last = svc.store.rollover_day(game.id)
+    if not force and last is not None and last >= day:
+        return RolloverReport(game.id, day, skipped=True)
+    opened = svc.store.sync_configured_scenes(game.id, st, now=now)
+    seeds = svc.keystore.ensure_seeds_ahead(game.id, day, st.seeds_ahead_days)
+    revealed = svc.keystore.reveal_due(game.id, now, game.zone, svc.settings.seed_reveal_grace)
+    cleared = svc.store.reset_daily_limits(game.id, day)
+    notices = svc.store.expire_contests(game.id, now, lang=game.language)
+    swept = sweep(svc.store, game.id, st, now, lang=game.language)
+    svc.store.set_rollover_day(game.id, day, now=now)
+    return RolloverReport(game.id, day, seeds=tuple(seeds), revealed=tuple(revealed), cleared_days=tuple(cleared),
+                          notices=tuple(notices) + swept.notices, newly_inactive=swept.newly_inactive,
+                          scenes_opened=tuple(opened))
+
+
+def run_tick(svc: Services, game: GameSettings, now: datetime, *,
+             state: GameStateSettings | None = None) -> RolloverReport:
+    """The frequent part of the day's work, for a game not due a rollover: reveal seeds whose
+    grace period is over, expire contests, run the inactivity sweep (all idempotent), so a
+    reveal or a notice is not held back until the next midnight.  ``skipped`` is True."""
+    st = state or state_settings_for(game)
+    revealed = svc.keystore.reveal_due(game.id, now, game.zone, svc.settings.seed_reveal_grace)
+    notices = svc.store.expire_contests(game.id, now, lang=game.language)
+    swept = sweep(svc.store, game.id, st, now, lang=game.language)
+    return RolloverReport(game.id, calendar.game_day(now, game.zone), skipped=True, revealed=tuple(revealed),
+                          notices=tuple(notices) + swept.notices, newly_inactive=swept.newly_inactive)
+
+
+def due_rollovers(svc: Services, now: datetime) -> list[tuple[str, date]]:
+    """``(game, day)`` of the games whose current game day (at ``now``) has not been rolled
+    over yet."""
+    due = []
+    for gid, g in sorted(svc.settings.games.items()):
+        day = calendar.game_day(now, g.zone)
+        last = svc.store.rollover_day(gid)
+        if last is None or last < day:
+            due.append((gid, day))
+    return due
+
+
+def run_due(svc: Services, now: datetime, *, lock_ttl_ms: int = 300_000,
+            lock_name: str = "rollover") -> list[RolloverReport] | None:
+    """The calendar's work under the scheduler lock: :func:`run_rollover` for every game whose
+    day changed, :func:`run_tick` for the others.  One report per game (``skipped`` for
+    ticks), or None when another scheduler holds the lock."""
+    token = svc.store.acquire_lock(lock_name, ttl_ms=lock_ttl_ms)
+    if token is None:
+        return None
+    try:
+        due = {gid for gid, _ in due_rollovers(svc, now)}
+        return [(run_rollover if gid in due else run_tick)(svc, g, now) for gid, g in sorted(svc.settings.games.items())]
+    finally:
+        svc.store.release_lock(lock_name, token)
 
 
 def stranded_replies(svc: Services) -> list[tuple[str, str]]:
@@ -1254,14 +853,13 @@ MAX_REQUEUES = 24 * 60
 
 
 __all__ = [
-    "ForumError",
     "EditOutcome",
+    "ForumError",
     "PollResult",
     "PostOutcome",
     "ReplyBusy",
     "ReplyWaits",
     "Services",
-    "action_fingerprint",
     "archive_tick",
     "calendar_tick",
     "content_hash",
@@ -1279,9 +877,11 @@ __all__ = [
     "process_post",
     "recheck_after_server_change",
     "reply_marker",
-    "roll_params",
-    "rolled_again",
+    "run_due",
+    "run_rollover",
+    "run_tick",
     "send_reply",
     "stranded_replies",
+    "sweep",
     "utc_now",
 ]

@@ -17,9 +17,8 @@ key                                         type    content
 ``nr:thread:{<forum>}:<thread_id>``         hash    poll state of a watched thread
 ``nr:threads:{<forum>}``                    set     threads discovered in watched boards
 ``nr:thread:{<forum>}:<thread_id>:posts``   zset    processed posts of a thread, score = page
-``nr:thread:{<forum>}:<thread_id>:actions`` hash    action fingerprint -> rolls of it in the thread
+``nr:thread:{<forum>}:<thread_id>:actions`` hash    pre-fingerprint -> fingerprints rolled in the thread
 ``nr:pending:{<forum>}``                    zset    posts whose reply is not posted yet, score = ms
-``nr:intent:{<forum>}:<post_id>``           hash    first attempt's choices (time, per-tag values)
 ``nr:redis:run_id``                         string  run id of the server last seen (see :meth:`Store.server_changed`)
 ``nr:game:{<game>}:archive``                hash    archive job: ``through`` (day), ``<day>`` count
 ``nr:game:{<game>}:archive:dirty``          set     days whose archive must be written again
@@ -33,7 +32,12 @@ text, kept so a retried send posts the same text), ``reply_post_id``,
 ``processed_at`` (UTC ISO 8601), ``edited_hash`` (hash of the latest body if it
 changed after the roll).
 
-Records are written with ``SET NX``: the first result of a roll always stands.
+Records are written with ``SET NX``: the first result of a roll always stands.  A post's
+records, its hash and its game-state changes are written together by
+``worker.gamestate.redis.RedisGameState.commit_post`` (one Lua script, guarded by the post
+hash: a post is committed once).  The thread actions hash files, under each roll's
+*pre-fingerprint* (author + tag, known before any state is read), the full fingerprints
+rolled in the thread (space-separated, the latest 32): see ``core.post.params``.
 """
 
 from __future__ import annotations
@@ -54,36 +58,6 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
 end
 return 0
-"""
-
-
-# Open a post for processing, one round trip: a processed post's hash, or else the first
-# attempt's value of one intent field (set now if no attempt stored one).
-_OPEN_POST = """
-local fields = redis.call('HGETALL', KEYS[1])
-if #fields > 0 then return {1, fields} end
-redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-return {0, redis.call('HGET', KEYS[2], ARGV[1])}
-"""
-
-# Store a processed post and everything that goes with it, once: nothing is written when
-# the post hash exists.  ARGV: the number n of post-hash fields, the n field/value pairs,
-# then the writes, four arguments each (op, index of its key in KEYS, a, b).
-_COMMIT_POST = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local n = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n))
-redis.call('DEL', KEYS[2])
-for i = 2 + 2 * n, #ARGV, 4 do
-  local name, key, a, b = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3]
-  if name == 'zadd' then redis.call('ZADD', key, a, b)
-  elseif name == 'zaddnx' then redis.call('ZADD', key, 'NX', a, b)
-  elseif name == 'hincrby' then redis.call('HINCRBY', key, a, b)
-  elseif name == 'setnx' then redis.call('SET', key, a, 'NX')
-  else return redis.error_reply('commit_post: unknown op ' .. tostring(name)) end
-end
-return 1
 """
 
 
@@ -151,22 +125,13 @@ def thread_posts_key(forum: str, thread_id: str) -> str:
 
 
 def thread_actions_key(forum: str, thread_id: str) -> str:
-    """Redis key of the actions rolled in a thread (hash: fingerprint -> count)."""
+    """Redis key of the actions rolled in a thread (hash: pre-fingerprint -> fingerprints)."""
     return f"nr:thread:{{{forum}}}:{thread_id}:actions"
 
 
 def pending_key(forum: str) -> str:
     """Redis key of the posts of a forum whose reply is still to be posted (zset)."""
     return f"nr:pending:{{{forum}}}"
-
-
-def intent_key(forum: str, post_id: str) -> str:
-    """Redis key of the first processing attempt's choices for a post (hash, 30-day TTL)."""
-    return f"nr:intent:{{{forum}}}:{post_id}"
-
-
-#: Lifetime of a post's intent record, seconds.
-INTENT_TTL = 30 * 24 * 3600
 
 
 def threads_key(forum: str) -> str:
@@ -208,7 +173,6 @@ class Store:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._release = client.register_script(_RELEASE_LOCK)
-        self._commit_post = client.register_script(_COMMIT_POST)
 
     @classmethod
     def from_url(cls, url: str) -> Store:
@@ -249,88 +213,6 @@ class Store:
         fields = self.r.hgetall(post_key(forum, post_id))
         return PostState(forum, post_id, fields) if fields else None
 
-    def record_post(
-        self,
-        *,
-        game: str,
-        forum: str,
-        post_id: str,
-        fields: Mapping[str, str],
-        signed_records: Iterable[Mapping[str, Any]] = (),
-        processed_ms: int,
-        page: int = 1,
-        action_fingerprints: Iterable[str] = (),
-    ) -> bool:
-        """Store a processed post and its roll records atomically, in one round trip (Lua).
-
-        Only the first call for a post writes anything (a concurrent or redelivered
-        processing of the same post finds the hash already there and changes
-        nothing), so the first result of every roll stands.
-
-        Args:
-            game / forum / post_id: identify the post.
-            fields: the post hash fields (see the module docstring).
-            signed_records: envelopes ``{"record", "signature", "key_id"}`` whose
-                ``record["roll_id"]`` names them.
-            processed_ms: UTC epoch milliseconds, the score in the game's roll index.
-            page: the thread page the post was read from (1-based).
-            action_fingerprints: one per roll, counted in the thread's action hash (to
-                notice a player rolling the same action again).
-
-        Returns:
-            True if this call stored the post, False if it was already stored.
-        """
-        keys = [post_key(forum, post_id), intent_key(forum, post_id)]
-
-        def at(key: str) -> str:  # the key's index in KEYS (Lua: 1-based)
-            keys.append(key)
-            return str(len(keys))
-
-        for name, value in fields.items():  # as redis-py would refuse them: nothing half-written
-            if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                raise TypeError(f"post field {name!r}: {type(value).__name__} is not a str or a number")
-        args: list[Any] = [len(fields)]
-        for item in fields.items():
-            args += item
-        if fields.get("status") == "pending_reply":
-            args += ("zadd", at(pending_key(forum)), processed_ms, post_id)
-        thread_id = str(fields.get("thread_id") or "")
-        if thread_id:
-            args += ("zadd", at(thread_posts_key(forum, thread_id)), page, post_id)
-            fingerprints = list(action_fingerprints)
-            if fingerprints:
-                actions = at(thread_actions_key(forum, thread_id))
-                for fp in fingerprints:
-                    args += ("hincrby", actions, fp, 1)
-        for env in signed_records:
-            rid = env["record"]["roll_id"]
-            args += ("setnx", at(roll_key_name(rid)), json.dumps(env, ensure_ascii=False, sort_keys=True), "")
-            for index_key in roll_index_keys(env["record"]):
-                args += ("zaddnx", at(index_key), processed_ms, rid)
-        return bool(self._commit_post(keys=keys, args=args))
-
-    def open_post(self, pipe: redis.client.Pipeline, forum: str, post_id: str, field: str, value: str) -> None:
-        """Queue, on ``pipe``, the opening of a post for processing (one Lua script): its
-        hash if it was processed before (nothing written), else the first attempt's value
-        of intent ``field`` (``value`` stored when no attempt stored one, as
-        :meth:`first_value` does).  Decode the pipeline's result with :meth:`opened`.
-
-        EVAL, not EVALSHA: a redis-py pipeline holding Script objects first asks SCRIPT
-        EXISTS, one more round trip; Redis caches the compiled body anyway.
-        """
-        keys = [post_key(forum, post_id), intent_key(forum, post_id)]
-        pipe.eval(_OPEN_POST, len(keys), *keys, field, value, INTENT_TTL)
-
-    @staticmethod
-    def opened(forum: str, post_id: str, result: Any) -> tuple[PostState | None, str]:
-        """Decode :meth:`open_post`'s result: ``(state, "")`` for a post processed before,
-        else ``(None, first value)``."""
-        processed, payload = result
-        if int(processed):
-            flat = list(payload)
-            return PostState(forum, post_id, dict(zip(flat[::2], flat[1::2], strict=True))), ""
-        return None, str(payload)
-
     def replace_roll(self, envelope: Mapping[str, Any]) -> bool:
         """Overwrite an existing roll record (flags changed and signed again); never creates one.
 
@@ -347,23 +229,6 @@ class Store:
     def thread_posts(self, forum: str, thread_id: str, first_page: int, last_page: int) -> list[str]:
         """Processed posts of a thread last seen on pages ``first_page``..``last_page``."""
         return list(self.r.zrangebyscore(thread_posts_key(forum, thread_id), first_page, last_page))
-
-    def first_value(self, forum: str, post_id: str, field: str, value: str) -> str:
-        """``value``, unless an earlier attempt at processing this post stored one for
-        ``field``: then that one.  Keeps a redelivered post (a worker died between changing
-        game state and storing the records) rolling with the first attempt's time and
-        difficulties, so its dice and the state it already changed agree."""
-        key = intent_key(forum, post_id)
-        with self.r.pipeline() as pipe:
-            pipe.hsetnx(key, field, value)
-            pipe.hget(key, field)
-            pipe.expire(key, INTENT_TTL)
-            _, stored, _ = pipe.execute()
-        return str(stored)
-
-    def action_rolled(self, forum: str, thread_id: str, fingerprint: str) -> bool:
-        """True if an action with this fingerprint was already rolled in the thread."""
-        return bool(self.r.hexists(thread_actions_key(forum, thread_id), fingerprint))
 
     def update_post(self, forum: str, post_id: str, *, release_lock: str | None = None, **fields: str) -> None:
         """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``); a post

@@ -4,7 +4,7 @@ What runs: the real :func:`worker.service.process_post` (author text extracted f
 post's HTML, tags found and parsed, the day seed and signing key read from the instance
 folder, dice derived with HMAC-SHA256, evaluated, chance of the result computed, record
 built and signed with Ed25519, reply rendered, everything stored in Redis with
-:meth:`worker.store.Store.record_post` in one MULTI) on a unique game and forum against the
+:meth:`worker.gamestate.RedisGameState.commit_post`, one Lua call) on a unique game and forum against the
 real Redis at ``$REDIS_URL`` / 127.0.0.1:6379.  One thread, so the rate is per core (plus
 the Redis server's share of a second core).
 
@@ -63,11 +63,13 @@ def core_chain_batch(n: int, seed: bytes, private, kid: str, bench: Bench | None
     """CPU seconds per one-tag post of the core stages, as ``process_post`` calls them: tag
     found and parsed in the author's text, dice derived, evaluated, record built and signed
     (no HTML, no game state).  With ``bench``, each post is also stored as
-    ``process_post`` stores it (:meth:`worker.store.Store.record_post`, one Lua call, in
+    ``process_post`` stores it (:meth:`worker.gamestate.RedisGameState.commit_post`, one Lua call, in
     ``bench``'s game and forum) and the Redis server's CPU is counted too."""
     from core import derive, rules
     from core import record as records
+    from core.post import PostContext, PostDecision, PostQuery
     from core.tags import extract_rolls
+    from worker.gamestate import LoadedPost, PostCommit
 
     ruleset = rules.get_ruleset("vampiro")
     text = "Lucía salta por la ventana: [tirada]5 dif 6[/tirada]"
@@ -91,10 +93,11 @@ def core_chain_batch(n: int, seed: bytes, private, kid: str, bench: Bench | None
             outcome=result.outcome, degree=result.degree_label or None, processed_at=when,
             tz="Europe/Madrid")
         if bench is not None:
-            assert bench.svc.store.record_post(
-                game=game, forum=forum, post_id=post_id, signed_records=[envelope],
-                fields={"status": "pending_reply", "thread_id": "1", "roll_ids": "[]"},
-                processed_ms=int(when.timestamp() * 1000))
+            loaded = LoadedPost(PostQuery(game, forum, "1", post_id, "jugadora"), None, PostContext(), ())
+            decision = PostDecision("pending_reply", records=(envelope,))
+            assert bench.svc.store.commit_post(loaded, PostCommit(
+                game, decision, {"status": "pending_reply", "thread_id": "1", "roll_ids": "[]"},
+                int(when.timestamp() * 1000))).status == "committed"
     cpu = time.process_time() - start
     if bench is not None:
         cpu += _redis_cpu(bench.svc.store.r) - redis0
@@ -262,7 +265,7 @@ def run(*, quick: bool = False, n: int | None = None, repeat: int | None = None,
         rows.append(Row(
             item="2 pipeline",
             what="the issue's chain alone, one-tag post: tag parsed → dice derived → evaluated → "
-                 "record signed → stored in Redis (Store.record_post), per core",
+                 "record signed → stored in Redis (RedisGameState.commit_post), per core",
             value=f"{fmt_rate(1 / best_stored, ' posts/s')} per core ({best_stored * 1e6:.0f} µs)",
             peer=f"bare HMAC-SHA256 + Ed25519 sign ×1: {fmt_rate(1 / best_f, ' posts/s')}",
             ratio=f"{best_f / best_stored:.0%} of the floor",

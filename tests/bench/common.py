@@ -80,9 +80,9 @@ class Bench:
     def __post_init__(self) -> None:
         from worker import service
         from worker.forums.fake import FakeForum
+        from worker.gamestate import RedisGameState
         from worker.keystore import Keystore
         from worker.settings import settings_from_mapping
-        from worker.store import Store
 
         self._tmp = tempfile.TemporaryDirectory(prefix="narrador-bench-")
         self.instance_dir = Path(self._tmp.name) / "instance"
@@ -95,7 +95,7 @@ class Bench:
         keystore.init_keys()
         now = self.clock or (lambda: FIXED_NOW)
         self.svc = service.Services(
-            settings=self.settings, store=Store(self.client), keystore=keystore,
+            settings=self.settings, store=RedisGameState(self.client), keystore=keystore,
             forum_factory=lambda fs: self.forum, clock=now,
         )
         self._next = 0

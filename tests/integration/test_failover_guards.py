@@ -10,14 +10,15 @@ from tests.conftest import FIXED_NOW, make_settings
 from worker import service
 from worker.forums.fake import FakeForum
 from worker.keystore import Keystore
-from worker.store import Store, thread_key
+from worker.gamestate import RedisGameState
+from worker.store import thread_key
 
 pytestmark = pytest.mark.integration
 
 
 def test_a_changed_server_rewinds_the_watched_threads_one_page(tmp_path, unique, redis_client, cleanup_keys):
     settings = make_settings(tmp_path, unique)
-    store = Store(redis_client)
+    store = RedisGameState(redis_client)
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
     svc = service.Services(settings=settings, store=store, keystore=keystore,

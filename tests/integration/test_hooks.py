@@ -15,9 +15,9 @@ from tests.conftest import FIXED_NOW, redis_url
 from web import create_app
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import RedisGameState
 from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
-from worker.store import Store
 from worker.tasks import post_from_message
 
 pytestmark = pytest.mark.integration
@@ -46,7 +46,7 @@ def hooks(tmp_path, unique, redis_client, cleanup_keys):
     }
     settings = settings_from_mapping(data, base_dir=tmp_path, environ={})
     queued: list[dict] = []
-    store = Store(redis_client)
+    store = RedisGameState(redis_client)
     app = create_app({"TESTING": True, "NARRADOR_SETTINGS": settings, "NARRADOR_STORE": store,
                       "NARRADOR_ENQUEUE": queued.append})
     return app.test_client(), queued, unique, settings, store

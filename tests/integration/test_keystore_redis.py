@@ -301,7 +301,7 @@ def test_two_workers_with_their_own_instance_folders_give_the_same_record(
     from tests.conftest import FIXED_NOW, make_settings
     from worker import service
     from worker.forums.fake import FakeForum
-    from worker.store import Store
+    from worker.gamestate import RedisGameState
 
     path = tmp_path / "keyring.json"
     write_keyring(path, keyring)
@@ -312,7 +312,7 @@ def test_two_workers_with_their_own_instance_folders_give_the_same_record(
         settings = make_settings(tmp_path / node, unique)
         ks = RedisKeystore(redis_client, load_keyring(path=path), prefix=prefix)
         ks.init_keys()
-        svc = service.Services(settings=settings, store=Store(redis_client), keystore=ks,
+        svc = service.Services(settings=settings, store=RedisGameState(redis_client), keystore=ks,
                                forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
         outcome = service.process_post(svc, forum.post(post_id))
         assert outcome.new and len(outcome.roll_ids) == 2

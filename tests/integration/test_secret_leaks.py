@@ -27,7 +27,7 @@ import pytest
 from core.record import record_hash
 from tests.bench.common import cleanup
 from tests.conftest import FIXED_NOW
-from tests.integration.test_service_state import EXAMPLE_SHEETS
+from tests.service.test_service_state import EXAMPLE_SHEETS
 from tests.integration.test_web_helpers import PASSWORD, app_config, login, web_settings
 from web import create_app
 from worker import service
@@ -35,7 +35,7 @@ from worker.forums.fake import FakeForum
 from worker.keystore import Keystore
 from worker.masters import MasterAccounts, reveal_key
 from worker.state.sheets import import_sheets, load_sheets_file
-from worker.store import Store
+from worker.gamestate import RedisGameState
 
 pytestmark = pytest.mark.integration
 
@@ -95,7 +95,7 @@ def play(tmp_path, unique, redis_client, world: int, vrf_secret: bytes):
     """One run of the chronicle; returns what it needs to be read back."""
     (tmp_path / f"w{world}").mkdir()
     settings = web_settings(tmp_path / f"w{world}", unique)
-    store = Store(redis_client)
+    store = RedisGameState(redis_client)
     keystore = Keystore(settings.instance_dir, token_bytes=token_bytes_for(vrf_secret))
     keystore.init_keys()
     game, other_game = f"g-{unique}", f"h-{unique}"

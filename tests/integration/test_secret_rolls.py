@@ -30,9 +30,9 @@ from tests.integration.test_web_helpers import PASSWORD, app_config, csrf_token,
 from web import create_app
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import RedisGameState
 from worker.keystore import Keystore
 from worker.masters import MasterAccounts
-from worker.store import Store
 from worker.verify_cli import verify_file
 
 pytestmark = pytest.mark.integration
@@ -44,7 +44,7 @@ _HEX = re.compile(r"[0-9a-f]{64,}")
 @pytest.fixture
 def day(tmp_path, unique, redis_client, cleanup_keys):
     settings = web_settings(tmp_path, unique)
-    store, keystore = Store(redis_client), Keystore(settings.instance_dir)
+    store, keystore = RedisGameState(redis_client), Keystore(settings.instance_dir)
     keystore.init_keys()
     forum = FakeForum(f"f-{unique}")
     svc = service.Services(settings=settings, store=store, keystore=keystore,
@@ -248,7 +248,7 @@ def test_on_the_day_of_the_upgrade_secret_rolls_are_refused_and_from_the_next_da
     Today's secret tags get an explanation (its public tags roll); tomorrow's key was
     published before tomorrow, so tomorrow's secret rolls roll."""
     settings = web_settings(tmp_path, unique)
-    store, keystore = Store(redis_client), Keystore(settings.instance_dir)
+    store, keystore = RedisGameState(redis_client), Keystore(settings.instance_dir)
     game, today = f"g-{unique}", FIXED_NOW.date()
     keystore.ensure_seeds_ahead(game, today, days=2)  # the old version's rollover
     keystore.init_keys()  # the upgraded worker starts...
@@ -291,7 +291,7 @@ def stunt(tmp_path, unique, redis_client, cleanup_keys):
         f'[forums.{forum_name}]\nkind = "flaskbb"\nbase_url = "http://forum.invalid"\nusername = "narrador"\n'
         f'password = "x"\ngame = "{game}"\n', encoding="utf-8")
     settings = load_settings(config, environ={})
-    store, keystore = Store(redis_client), Keystore(settings.instance_dir)
+    store, keystore = RedisGameState(redis_client), Keystore(settings.instance_dir)
     keystore.init_keys()
     forum = FakeForum(forum_name)
     svc = service.Services(settings=settings, store=store, keystore=keystore,

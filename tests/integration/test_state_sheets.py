@@ -1,15 +1,16 @@
-"""worker.state.sheets against a real Redis: import, look-up, pools, Willpower, adjustments."""
+"""worker.state.sheets against a real Redis: import, look-up, pools, adjustments (spending Willpower
+is a post's: tests/contract)."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
+from core import messages, traits
 from core.tags import parse_tag
 from core.tags.model import normalize_trait
-from worker.state import SheetError, StateError, messages, sheets, traits
+from worker.state import SheetError, StateError, sheets
 
 pytestmark = pytest.mark.integration
 
@@ -36,16 +37,16 @@ def test_alias_table_has_no_name_mapping_to_two_traits():
     assert traits.lookup("consciencia").key == "awareness" and traits.lookup("conciencia").key == "conscience"
 
 
-def test_character_for_owner_case_and_accents_ignored(redis_client, game):
-    sheet = sheets.character_for(redis_client, game, "JUGADORA")
+def test_characters_by_name_case_and_accents_ignored(redis_client, game):
+    sheet = sheets.get_character(redis_client, game, "LUCIA ferrer")
     assert sheet.name == "Lucía Ferrer" and sheet.willpower_permanent == 6 and sheet.willpower_temporary == 5
-    assert sheets.character_for(redis_client, game, "nadie") is None
-    assert sheets.get_character(redis_client, game, "lucia ferrer").owner == "jugadora"
+    assert sheets.get_character(redis_client, game, "nadie") is None
+    assert redis_client.smembers(sheets.owned_key(game, "JUGADORA")) == {sheet.id}
     assert [c.name for c in sheets.list_characters(redis_client, game)] == ["Koi", "Lucía Ferrer", "Tomás el sereno"]
 
 
 def test_resolve_pool_spanish_and_english_names(redis_client, game):
-    lucia = sheets.character_for(redis_client, game, "jugadora")
+    lucia = sheets.get_character(redis_client, game, "Lucía Ferrer")
     pool, used, flags = sheets.resolve_pool(lucia, parse_tag("Destreza+Atletismo dif 7"))
     assert (pool, [t.key for t in used], flags) == (5, ["dexterity", "athletics"], ())
     assert sheets.resolve_pool(lucia, parse_tag("dexterity + athletics")).pool == 5
@@ -53,12 +54,12 @@ def test_resolve_pool_spanish_and_english_names(redis_client, game):
     assert sheets.resolve_pool(lucia, parse_tag("Armas_de_Fuego + destreza")).pool == 4
     assert sheets.resolve_pool(lucia, parse_tag("Celeridad")).pool == 2
     assert sheets.resolve_pool(None, parse_tag("7 dif 6")) == (7, (), ())
-    koi = sheets.character_for(redis_client, game, "rebecca")
+    koi = sheets.get_character(redis_client, game, "Koi")
     assert sheets.resolve_pool(koi, parse_tag("Destreza+Atletismo", ruleset_id="exaltado")).pool == 7
 
 
 def test_resolve_pool_enforces_check_pool(redis_client, game):
-    lucia = sheets.character_for(redis_client, game, "jugadora")
+    lucia = sheets.get_character(redis_client, game, "Lucía Ferrer")
     with pytest.raises(StateError) as err:
         sheets.resolve_pool(lucia, parse_tag("Fuerza de Voluntad + Astucia"))
     assert err.value.code == "ten_point_trait_combined"
@@ -76,7 +77,7 @@ def test_resolve_pool_enforces_check_pool(redis_client, game):
 def test_human_pool_over_ten_is_flagged(redis_client, game):
     sheets.adjust(redis_client, game, "Tomás el sereno", "Percepción", value=6)
     sheets.adjust(redis_client, game, "Tomás el sereno", "Alerta", value=5)
-    tomas = sheets.character_for(redis_client, game, "master")
+    tomas = sheets.get_character(redis_client, game, "Tomás el sereno")
     pool, _, flags = sheets.resolve_pool(tomas, parse_tag("Percepción+Alerta"))
     assert pool == 11 and flags == ("human_pool_over_10",)
 
@@ -103,7 +104,7 @@ def test_import_validation_lists_every_problem(redis_client, unique, cleanup_key
 
 
 def test_json_file_and_reimport_keeps_temporary_willpower(redis_client, game, tmp_path):
-    sheets.spend_willpower(redis_client, game, "Koi", "post:1")
+    sheets.adjust(redis_client, game, "Koi", "fv temporal", delta=-1)
     path = tmp_path / "koi.json"
     path.write_text('{"characters": [{"name": "Koi", "owner": "rebecca", "willpower": 5}]}')
     report = sheets.import_sheets(redis_client, game, sheets.load_sheets_file(path))
@@ -117,53 +118,11 @@ def test_json_file_and_reimport_keeps_temporary_willpower(redis_client, game, tm
         sheets.load_sheets_file(bad)
 
 
-def test_owner_with_two_characters_is_ambiguous(redis_client, game):
+def test_an_owner_may_have_two_characters_and_a_deleted_one_leaves_their_set(redis_client, game):
     sheets.import_sheets(redis_client, game, {"characters": [{"name": "Smith", "owner": "Rebecca"}]})
-    with pytest.raises(StateError) as err:
-        sheets.character_for(redis_client, game, "rebecca")
-    assert err.value.code == "ambiguous_character"
-    sheets.delete_character(redis_client, game, "Smith")
-    assert sheets.character_for(redis_client, game, "rebecca").name == "Koi"
-
-
-def test_spend_willpower_once_per_turn_and_refused_at_zero(redis_client, game):
-    spent = sheets.spend_willpower(redis_client, game, "Tomás el sereno", "post:10", op_id="f:10:0")
-    assert (spent.remaining, spent.permanent, spent.duplicate) == (3, 4, False)
-    again = sheets.spend_willpower(redis_client, game, "Tomás el sereno", "post:10", op_id="f:10:0")
-    assert again.duplicate and again.remaining == 3  # redelivered task: nothing spent twice
-    with pytest.raises(StateError) as err:
-        sheets.spend_willpower(redis_client, game, "Tomás el sereno", "post:10", op_id="f:10:1")
-    assert err.value.code == "once_per_turn"
-    assert "ya gastó Fuerza de Voluntad" in messages.error_message(err.value)
-    for turn in ("post:11", "post:12", "post:13"):
-        sheets.spend_willpower(redis_client, game, "Tomás el sereno", turn)
-    with pytest.raises(StateError) as err:
-        sheets.spend_willpower(redis_client, game, "Tomás el sereno", "post:14")
-    assert err.value.code == "no_willpower"
-    assert messages.error_message(err.value, "en") == "Tomás el sereno has no Willpower left to spend (0/4)"
-    with pytest.raises(StateError) as err:
-        sheets.spend_willpower(redis_client, game, "Nadie", "post:15")
-    assert err.value.code == "unknown_character"
-
-
-def test_concurrent_spends_never_go_below_zero(redis_client, game):
-    sheets.adjust(redis_client, game, "Koi", "fv temporal", value=3)
-    results: list[str] = []
-
-    def spend(i: int) -> None:
-        try:
-            sheets.spend_willpower(redis_client, game, "Koi", f"post:{i}")
-            results.append("ok")
-        except StateError as err:
-            results.append(err.code)
-
-    threads = [threading.Thread(target=spend, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert results.count("ok") == 3 and results.count("no_willpower") == 5
-    assert sheets.get_character(redis_client, game, "Koi").willpower_temporary == 0
+    assert len(redis_client.smembers(sheets.owned_key(game, "rebecca"))) == 2
+    assert sheets.delete_character(redis_client, game, "Smith")
+    assert redis_client.smembers(sheets.owned_key(game, "rebecca")) == {"koi"}
 
 
 def test_adjust_traits_and_temporary_willpower(redis_client, game):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_service import env  # noqa: F401 - fixture
+from tests.service.test_service import env  # noqa: F401 - fixture
 from worker import tasks
 from worker.forums.base import ForumError
 

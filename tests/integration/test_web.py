@@ -401,26 +401,42 @@ def test_running_state_lists_are_empty_and_rollover_is_next_midnight(world):
 
 
 def test_state_page_lists_extended_actions_contests_retries_and_absences(world, ana, redis_client):
-    from datetime import date
+    from datetime import date, datetime, timedelta
 
     from core import rules
-    from core.absence import DowntimeNotice
+    from core.absence import Absence
+    from core.post import (
+        AbsenceSaved,
+        ContestSaved,
+        ExtendedSaved,
+        PostContext,
+        PostDecision,
+        PostQuery,
+        RetriesSaved,
+        actions,
+    )
     from core.tags import ExtendedSpec
     from web.running import running_state
-    from worker.state import absences, actions
-    from worker.state.sheets import import_sheets
+    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
 
     game = world["ids"]["game"]
     vampiro = rules.get_ruleset("vampiro")
     result = rules.evaluate(vampiro, [7, 8, 1, 3], difficulty=6)  # 1 success
     failed = rules.evaluate(vampiro, [2, 3], difficulty=6)
     ref = lambda post: actions.RollRef("f", post, 0, FIXED_NOW, "1", "http://forum/p", None)  # noqa: E731
-    import_sheets(redis_client, game, {"characters": [{"name": "Lucía", "owner": "lucia", "attributes": {"Carisma": 3}}]})
-    actions.record_extended(redis_client, game, "vampiro", "Lucía", ExtendedSpec(target=10, name="muro"), result, ref("1"))
-    actions.record_contest(redis_client, game, "vampiro", "pulso", "Lucía", result, ref("2"), expiry_seconds=3600)
-    actions.record_attempt(redis_client, game, "vampiro", "Lucía", "cantar", 8, failed.outcome, ref("3"))
-    absences.record_absence(redis_client, game, "Beto", DowntimeNotice(until=date(2026, 12, 24), reason="viaje"),
-                            forum="f", thread="1", post_id="9", now=FIXED_NOW, tz="Europe/Madrid")
+    state = RedisGameState(redis_client)
+    state.import_sheets(game, {"characters": [{"name": "Lucía", "owner": "lucia", "attributes": {"Carisma": 3}}]})
+    until = datetime(2026, 12, 24, 23, 0, tzinfo=FIXED_NOW.tzinfo)
+    changes = (  # what three posts of Lucía's and one of Beto's decided
+        ExtendedSaved("Lucía", "muro", actions.extended_roll(None, "vampiro", "Lucía", ExtendedSpec(target=10, name="muro"),
+                                                            result, ref("1")).state),
+        ContestSaved("pulso", actions.contest_roll(None, "vampiro", "pulso", "Lucía", result, ref("2"),
+                                                   expiry_seconds=3600).state, FIXED_NOW + timedelta(hours=1)),
+        RetriesSaved("Lucía", actions.retry_attempt(None, "vampiro", "cantar", 8, failed.outcome).state),
+        AbsenceSaved("Beto", Absence("Beto", date(2026, 12, 24), until, "viaje", "f", "1", "9", FIXED_NOW)),
+    )
+    loaded = LoadedPost(PostQuery(game, f"f-{world['u']}", "1", "setup", "lucia"), None, PostContext())
+    state.commit_post(loaded, PostCommit(game, PostDecision("no_tags", changes=changes), {"status": "no_tags"}, 0))
     st = running_state(world["settings"].games[game], world["keystore"], FIXED_NOW, redis_client=redis_client)
     assert st.extended_actions == [{"character": "Lucía", "name": "muro", "total": 1, "target": 10, "rolls": 1}]
     assert [(c["name"], c["sides"]) for c in st.contests] == [("pulso", ["Lucía"])]

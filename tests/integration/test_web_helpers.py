@@ -15,9 +15,10 @@ from core import record as records
 from tests.conftest import FIXED_NOW, redis_url
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import RedisGameState
 from worker.keystore import Keystore
 from worker.masters import MasterAccounts
-from worker.store import Store, roll_key_name
+from worker.store import roll_key_name
 
 PASSWORD = "caballo-correcto-bateria"
 XSS_AUTHOR = '<script>alert("autor")</script>'
@@ -41,7 +42,7 @@ def web_settings(tmp_path: Path, unique: str, *, public_url: str = "https://narr
     return settings_from_mapping(data, base_dir=tmp_path, environ={})
 
 
-def resign(store: Store, keystore: Keystore, roll_id: str, **changes: Any) -> dict[str, Any]:
+def resign(store: RedisGameState, keystore: Keystore, roll_id: str, **changes: Any) -> dict[str, Any]:
     """Change fields of a stored record (``flags`` merged), sign it again and store it over the old one.
 
     Test-only: stands for what the worker does when a post is edited, deleted or rolled again.
@@ -72,7 +73,7 @@ def seed_game(settings, redis_client, unique: str) -> dict[str, Any]:
 
     Masters: ``ana-<u>`` masters ``g-<u>``; ``bea-<u>`` masters ``h-<u>``; both with :data:`PASSWORD`.
     """
-    store = Store(redis_client)
+    store = RedisGameState(redis_client)
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
     g, h = f"g-{unique}", f"h-{unique}"

@@ -2,7 +2,7 @@
 
 The docstring of every test cites the rule text and section it holds the core to.  The items
 that need the worker (multiple actions, human pools, stunts, stress by scene) are tested in
-``tests/integration/test_service_fidelity.py``; the tag language in ``test_tags_fidelity.py``.
+``tests/service/test_service_fidelity.py``; the tag language in ``test_tags_fidelity.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from core import actions, rules
-from core.actions import Contest, ExtendedAction, Retries, RollEvent, Attempt
+from core.actions import Attempt, Contest, ExtendedAction, Retries, RollEvent
 from core.errors import RulesError
 from core.render import render_dice
 from core.rules import RulesOptions, evaluate, options_for
@@ -176,14 +176,15 @@ def test_item08_exaltado_drunk_guard_subtracts_a_success_from_his_roll() -> None
 
 
 def _view(ruleset: str, faces: list[int]):
-    from worker.service import _view
     from types import SimpleNamespace
+
+    from core.post.resolve import roll_view
 
     rs = rules.get_ruleset(ruleset)
     result = evaluate(rs, faces)
-    svc = SimpleNamespace(settings=SimpleNamespace(public_url="http://n.test"))
     spec = SimpleNamespace(secret=False, comment="")
-    return _view(svc, 0, "[tirada]x[/tirada]", len(faces), spec, rs, RulesOptions(), result, "R")
+    return roll_view(0, "[tirada]x[/tirada]", len(faces), spec, rs, RulesOptions(), result, "R",
+                     public_url="http://n.test")
 
 
 def test_item09_exaltado_ones_are_not_struck_through() -> None:

@@ -1,16 +1,19 @@
 """Game state in Redis: sheets, actions that span posts, scenes, absences, inactivity, rollover.
 
-Source: issue 7 ("Game state in Redis").  Every function here takes an injected
+Source: issue 7 ("Game state in Redis"); issue 17 (the port).  These modules are the Redis
+side of the game-state port (``worker.gamestate``): ``RedisGameState`` builds on them, and
+the masters' pages and commands use them directly.  Every function takes an injected
 ``redis.Redis`` client created with ``decode_responses=True`` and, where time matters, the
 current instant as an aware UTC ``datetime`` (never read inside).  Rules live in ``core``
-(``core.actions`` state machines, ``core.rules.check_pool``, ``core.calendar``,
-``core.absence``); these modules only load state, apply a pure function and save the result
-atomically (``WATCH``/``MULTI`` with a bounded number of attempts, or a Lua script).
+(``core.post`` decides what a post changes; ``core.actions`` state machines,
+``core.sheets``, ``core.calendar``, ``core.absence``); these modules only load state, apply a
+pure function and save the result atomically (``WATCH``/``MULTI`` with a bounded number of
+attempts, or a Lua script).
 
 Modules: :mod:`worker.state.sheets`, :mod:`worker.state.actions`,
 :mod:`worker.state.scenes`, :mod:`worker.state.absences`, :mod:`worker.state.inactivity`,
 :mod:`worker.state.calendar`, :mod:`worker.state.outbox` (notices for the worker to post),
-:mod:`worker.state.messages` (es/en texts), :mod:`worker.state.traits` (trait aliases).
+:mod:`core.messages` (es/en texts), (trait aliases live in :mod:`core.traits`).
 
 Key schema
 ----------
@@ -25,7 +28,6 @@ key (after ``nr:game:{<game>}:``)                  type    content
 =================================================  ======  ===================================================
 ``chars``                                          hash    ``<char>`` -> character display name
 ``char:<char>``                                    hash    sheet: name, owner, human, traits (JSON), wp_temp, essence_motes/max
-``reward:<forum>:<post>:<tag>``                    string  a stunt reward already credited (PX ttl)
 ``owner:<who>``                                    set     ``<char>`` ids owned by forum user ``<who>``
 ``wpturn:<char>:<turn>``                           string  op id that spent Willpower in that turn (PX ttl)
 ``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)
@@ -35,8 +37,6 @@ key (after ``nr:game:{<game>}:``)                  type    content
 ``contests:open``                                  zset    ``<name>``, score = expiry (UTC epoch seconds)
 ``retries:<char>``                                 string  core ``Retries`` state (JSON)
 ``turnacts:<char>``                                string  core ``ActionTurn``: declared multiple actions (JSON, EX ttl)
-``op:<forum>:<post>:<tag>``                        string  result of one tag's state change (JSON, EX ttl)
-``op:<forum>:<post>:<tag>:turn``                   string  result of the same tag's multiple action (JSON, EX ttl)
 ``scenes``                                         hash    ``<forum>:<thread>`` -> ``open`` | ``closed``
 ``scene:<forum>:<thread>``                         hash    title, status, opened_at, closed_at, by, turn, stress
 ``scene:<forum>:<thread>:who``                     zset    ``<who>``, score = last post (UTC epoch seconds)
@@ -66,34 +66,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from core.errors import NarradorError
+from core.errors import SheetError, StateError
 
 __all__ = ["GameStateSettings", "SheetError", "StateError", "state_settings_for"]
-
-
-class StateError(NarradorError):
-    """A game-state operation that cannot be done, with a stable ``code`` for the reply.
-
-    ``code`` picks the translated text in :mod:`worker.state.messages`; ``params`` fill it.
-    Codes: ``no_sheet``, ``unknown_character``, ``ambiguous_character``, ``unknown_trait``,
-    ``too_many_traits``, ``ten_point_trait_combined``, ``no_willpower``, ``once_per_turn``,
-    ``bad_rating``, ``bad_name``, ``bad_game``, ``busy``, ``absence_past``,
-    ``unknown_scene``, ``bad_settings``.
-    """
-
-    def __init__(self, message: str, *, code: str, **params: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.params = params
-
-
-class SheetError(StateError):
-    """A sheets file that does not validate; ``problems`` lists ``(path, what)`` pairs."""
-
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
-        shown = "; ".join(f"{p}: {w}" for p, w in problems[:20])
-        super().__init__(f"invalid sheets file: {shown}", code="bad_sheet", problems=shown)
-        self.problems = list(problems)
 
 
 def _positive_int(value: Any, name: str, minimum: int = 0) -> int:

@@ -12,7 +12,7 @@ from urllib.parse import quote
 from core.tags import normalize_trait
 from worker.state import StateError
 
-__all__ = ["beat_lock_key", "check_game", "game_key", "op_key", "part", "who"]
+__all__ = ["beat_lock_key", "check_game", "game_key", "part", "who"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _MAX_PART = 200
@@ -50,20 +50,6 @@ def who(author: str) -> str:
 def game_key(game: str, *parts: str) -> str:
     """``nr:game:{<game>}:<part>:<part>...`` (parts must already be key parts)."""
     return ":".join((f"nr:game:{{{check_game(game)}}}",) + parts)
-
-
-def op_key(game: str, forum: str, post_id: str, tag_index: int, kind: str = "") -> str:
-    """Key of the idempotency record of one tag's state change.
-
-    A tag may change two machines: its multiple action (``kind="turn"``) and one named
-    extended action, teamwork, contest or retry (``kind=""``, the original key).  Each has
-    its own record, so the second is never taken for a repeat of the first (found in the
-    review of issue 16: ``acciones 2 ext 10 "muro"`` never reached the extended action).
-    """
-    parts = [part(forum, fold=False), part(post_id, fold=False), str(int(tag_index))]
-    if kind:
-        parts.append(part(kind, fold=False))
-    return game_key(game, "op", *parts)
 
 
 def beat_lock_key(name: str) -> str:

@@ -32,11 +32,14 @@ from datetime import UTC, datetime
 
 import redis
 
-from worker.state.keys import game_key
+from core.post.model import NoticeClaim
+from worker.state.keys import game_key, part, who
 
-__all__ = ["Notice", "claim", "get_notice", "mark_delivered", "notice_id", "pending", "queue_claim", "recent"]
+__all__ = ["MAX_LISTED", "Notice", "claim", "claim_key", "get_notice", "mark_delivered", "notice_id", "pending",
+           "prepare", "queue_claim", "recent"]
 
-_MAX_LISTED = 1000
+#: Notices kept in a game's list of the latest (``notices``).
+MAX_LISTED = 1000
 
 _CLAIM = """
 local ok
@@ -87,6 +90,34 @@ class Notice:
         return f"(ref n{self.id})"
 
 
+def claim_key(game: str, subject: tuple[str, ...]) -> str:
+    """The key of the "notice sent" claim of a notice's subject (``core.post.NoticeClaim``):
+
+    * ``("welcomed", author, since)`` -- ``welcomed:<who>:<since>``;
+    * ``("noticed", forum, thread, member, episode)`` -- ``noticed:<forum>:<thread>:<who>:<episode>``
+      (``member`` is the participant's key part);
+    * ``("edit_added", forum, post_id, digest)`` -- ``edit_added:<forum>:<post>:<digest>``;
+    * ``("contest_expired", name, opened_at)`` -- ``contest:<name>:expired:<opened_at>``.
+
+    Raises:
+        ValueError: an unknown subject.
+    """
+    kind, *rest = subject
+    if kind == "welcomed":
+        author, since = rest
+        return game_key(game, "welcomed", who(author), part(since, fold=False))
+    if kind == "noticed":
+        forum, thread, member, episode = rest
+        return game_key(game, "noticed", part(forum, fold=False), part(thread, fold=False), member, episode)
+    if kind == "edit_added":
+        forum, post_id, digest = rest
+        return game_key(game, "edit_added", forum, post_id, digest)
+    if kind == "contest_expired":
+        name, opened_at = rest
+        return game_key(game, "contest", part(name or "-"), "expired", opened_at)
+    raise ValueError(f"unknown notice subject {subject!r}")
+
+
 def notice_id(claim_key: str) -> str:
     """The deterministic id of the notice guarded by ``claim_key``."""
     return hashlib.sha256(claim_key.encode("utf-8")).hexdigest()[:16]
@@ -98,9 +129,17 @@ def _prepare(game: str, claim_key: str, forum: str, thread: str, kind: str, text
     full = f"{text}\n(ref n{nid})"
     ts = int(now.timestamp())
     args = [4, claim_key, game_key(game, "notice", nid), game_key(game, "notices", "pending"),
-            game_key(game, "notices"), nid, forum, thread, kind, full, who, ts, _MAX_LISTED,
+            game_key(game, "notices"), nid, forum, thread, kind, full, who, ts, MAX_LISTED,
             max(0, int(ttl_seconds)) * 1000]
     return args, Notice(nid, game, forum, thread, kind, full, who, datetime.fromtimestamp(ts, UTC))
+
+
+def prepare(game: str, claim: NoticeClaim) -> tuple[str, Notice, int]:
+    """A claim's ``(claim key, notice, ttl in ms)``: the notice's id comes from the claim key
+    (:func:`notice_id`), its text ends with its marker."""
+    key = claim_key(game, claim.subject)
+    _, notice = _prepare(game, key, claim.forum, claim.thread, claim.kind, claim.text, claim.who, claim.at)
+    return key, notice, max(0, int(claim.ttl_seconds)) * 1000
 
 
 def claim(

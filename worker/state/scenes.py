@@ -11,14 +11,14 @@ score = last post, UTC epoch seconds), ``names`` (participant -> user name as wr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 import redis
 
+from core.scenes import Scene, scene_id
 from worker.state import GameStateSettings, StateError
-from worker.state.keys import game_key, part, who
+from worker.state.keys import game_key, part
 
 __all__ = [
     "Scene",
@@ -30,45 +30,14 @@ __all__ = [
     "open_scene",
     "open_scenes",
     "participants",
-    "record_activity",
     "scene_id",
     "scene_key",
     "set_stress",
     "set_turn_mode",
     "sync_configured_scenes",
-    "turn_key",
 ]
 
 MAX_SCENES = 1000
-
-
-@dataclass(frozen=True)
-class Scene:
-    """A scene: ``forum``, ``thread``, ``status`` (``open``/``closed``), ``title``, ``by``
-    (who opened or closed it, or ``config``), ``turn_mode`` (``post``: one post is one turn;
-    ``master``: a master advances turns), ``turn`` (the turn counter) and ``stress`` (a master
-    marked the scene as stress / combat: every roll in it is under stress, whatever the tag
-    says -- gehena-reglas.txt «Éxitos Automáticos» and «Nuevos Intentos», exaltado-reglas.txt
-    «Éxitos automáticos» and «Segundas oportunidades»)."""
-
-    forum: str
-    thread: str
-    status: str
-    title: str = ""
-    by: str = ""
-    turn_mode: str = "post"
-    turn: int = 0
-    stress: bool = False
-
-    @property
-    def id(self) -> str:
-        """``"<forum>:<thread>"``."""
-        return scene_id(self.forum, self.thread)
-
-
-def scene_id(forum: str, thread: str) -> str:
-    """The scene's id as used in settings: ``"<forum>:<thread>"``."""
-    return f"{forum}:{thread}"
 
 
 def _parts(forum: str, thread: str) -> tuple[str, str]:
@@ -84,9 +53,15 @@ def scene_key(game: str, forum: str, thread: str) -> str:
     return _scene_key(game, forum, thread)
 
 
-def _member(forum: str, thread: str) -> str:
+def scene_member(forum: str, thread: str) -> str:
+    """The thread's field in the game's ``scenes`` index: ``<forum>:<thread>`` as key parts."""
     f, t = _parts(forum, thread)
     return f"{f}:{t}"
+
+
+def scene_who_key(game: str, forum: str, thread: str) -> str:
+    """The Redis key of a scene's participants (zset ``scene:<forum>:<thread>:who``)."""
+    return _scene_key(game, forum, thread, "who")
 
 
 def open_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: datetime, title: str = "",
@@ -103,7 +78,7 @@ def open_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: datet
         if title:
             pipe.hset(key, "title", title)
         pipe.hsetnx(key, "turn_mode", "post")
-        pipe.hset(game_key(game, "scenes"), _member(forum, thread), "open")
+        pipe.hset(game_key(game, "scenes"), scene_member(forum, thread), "open")
         pipe.execute()
     scene = get_scene(r, game, forum, thread)
     assert scene is not None
@@ -122,16 +97,16 @@ def close_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: date
     with r.pipeline() as pipe:
         pipe.hset(key, mapping={"status": "closed", "closed_by": by,
                                 "closed_at": now.astimezone(UTC).isoformat()})
-        pipe.hset(game_key(game, "scenes"), _member(forum, thread), "closed")
+        pipe.hset(game_key(game, "scenes"), scene_member(forum, thread), "closed")
         pipe.execute()
     scene = get_scene(r, game, forum, thread)
     assert scene is not None
     return scene
 
 
-def get_scene(r: redis.Redis, game: str, forum: str, thread: str) -> Scene | None:
-    """The scene in that thread, or ``None``."""
-    h = r.hgetall(_scene_key(game, forum, thread))
+def scene_from_hash(h: Mapping[str, str], forum: str, thread: str) -> Scene | None:
+    """A :class:`~core.scenes.Scene` from its stored hash (``scene:<forum>:<thread>``), or
+    ``None`` for an empty one."""
     if not h:
         return None
     return Scene(forum=h.get("forum", forum), thread=h.get("thread", str(thread)),
@@ -140,9 +115,14 @@ def get_scene(r: redis.Redis, game: str, forum: str, thread: str) -> Scene | Non
                  stress=h.get("stress") == "1")
 
 
+def get_scene(r: redis.Redis, game: str, forum: str, thread: str) -> Scene | None:
+    """The scene in that thread, or ``None``."""
+    return scene_from_hash(r.hgetall(_scene_key(game, forum, thread)), forum, thread)
+
+
 def is_scene(r: redis.Redis, game: str, forum: str, thread: str) -> bool:
     """True when the thread is an open scene."""
-    return r.hget(game_key(game, "scenes"), _member(forum, thread)) == "open"
+    return r.hget(game_key(game, "scenes"), scene_member(forum, thread)) == "open"
 
 
 def open_scenes(r: redis.Redis, game: str) -> list[Scene]:
@@ -164,37 +144,15 @@ def sync_configured_scenes(r: redis.Redis, game: str, settings: GameStateSetting
     opened = []
     for sid in settings.scenes:
         forum, thread = sid.split(":", 1)
-        if r.hsetnx(game_key(game, "scenes"), _member(forum, thread), "open"):
+        if r.hsetnx(game_key(game, "scenes"), scene_member(forum, thread), "open"):
             open_scene(r, game, forum, thread, now=now, by="config")
             opened.append(sid)
     return opened
 
 
-_RECORD = """
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'open' then return 0 end
-redis.call('ZADD', KEYS[2], 'GT', ARGV[2], ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-return 1
-"""
-
-
-def record_activity(r: redis.Redis, game: str, forum: str, thread: str, author: str, when: datetime) -> bool:
-    """Note that ``author`` posted in the thread at ``when`` (aware UTC), if it is an open scene.
-
-    One Lua script: the participant's score becomes the post time unless a later post is
-    already recorded (``ZADD GT``: a redelivered old post never moves it back).
-
-    Returns:
-        True when the thread is an open scene (activity recorded).
-    """
-    return bool(r.eval(_RECORD, 3, game_key(game, "scenes"), _scene_key(game, forum, thread, "who"),
-                       game_key(game, "names"), _member(forum, thread), int(when.timestamp()),
-                       who(author), author))
-
-
 def participants(r: redis.Redis, game: str, forum: str, thread: str, *, limit: int = 1000) -> list[tuple[str, datetime]]:
     """``(user name, last post UTC)`` of the scene's participants, least recent first."""
-    rows = r.zrange(_scene_key(game, forum, thread, "who"), 0, limit - 1, withscores=True)
+    rows = r.zrange(scene_who_key(game, forum, thread), 0, limit - 1, withscores=True)
     return [(display_name(r, game, m), datetime.fromtimestamp(int(s), UTC)) for m, s in rows]
 
 
@@ -229,15 +187,3 @@ def set_turn_mode(r: redis.Redis, game: str, forum: str, thread: str, mode: str)
 def advance_turn(r: redis.Redis, game: str, forum: str, thread: str) -> int:
     """Start the next turn of a ``master``-mode scene; returns the new turn number."""
     return int(r.hincrby(_scene_key(game, forum, thread), "turn", 1))
-
-
-def turn_key(r: redis.Redis, game: str, forum: str, thread: str, post_id: str) -> str:
-    """The turn a post belongs to, for :func:`worker.state.sheets.spend_willpower`.
-
-    One post is one turn (``"post:<forum>:<post_id>"``) unless the thread is a scene in
-    ``master`` turn mode (``"scene:<forum>:<thread>:<turn>"``).
-    """
-    scene: Any = get_scene(r, game, forum, thread)
-    if scene is not None and scene.turn_mode == "master":
-        return f"scene:{forum}:{thread}:{scene.turn}"
-    return f"post:{forum}:{post_id}"

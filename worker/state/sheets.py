@@ -20,23 +20,22 @@ turno"; gehena-reglas.txt «Éxitos Automáticos»).
 from __future__ import annotations
 
 import json
-import secrets
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import redis
 import yaml
 
-from core.rules import Trait, check_pool
+from core.sheets import CharacterSheet, ResolvedPool, TraitRating, imported_sheet, resolve_pool
 from core.tags import normalize_trait
+from core.traits import lookup, trait_key
 from worker.state import SheetError, StateError
 from worker.state._tx import transact
 from worker.state.keys import game_key, part, who
-from worker.state.traits import lookup, trait_key
 
 __all__ = [
     "TEMPORARY_WILLPOWER",
@@ -44,18 +43,15 @@ __all__ = [
     "ImportReport",
     "ResolvedPool",
     "TraitRating",
-    "WillpowerSpend",
     "adjust",
-    "character_for",
     "delete_character",
     "get_character",
     "import_sheets",
     "list_characters",
     "load_sheets_file",
-    "parse_sheets",
     "credit_stunt",
+    "parse_sheets",
     "resolve_pool",
-    "spend_willpower",
 ]
 
 MAX_RATING = 10
@@ -68,86 +64,6 @@ _CATEGORIES = ("attributes", "abilities", "virtues", "other")
 #: Names accepted by :func:`adjust` for temporary Willpower.
 TEMPORARY_WILLPOWER = ("willpower_temporary", "fv temporal", "voluntad temporal",
                        "temporary willpower", "wp temp", "fv temp")
-
-
-@dataclass(frozen=True)
-class TraitRating:
-    """One trait of a sheet: ``key`` (canonical), ``name`` (as shown), ``rating`` (dots),
-    ``max_rating`` (5 or 10) and ``category``."""
-
-    key: str
-    name: str
-    rating: int
-    max_rating: int
-    category: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"name": self.name, "rating": self.rating, "max": self.max_rating, "category": self.category}
-
-
-@dataclass(frozen=True)
-class CharacterSheet:
-    """A character of a game (immutable snapshot of what Redis holds).
-
-    Attributes:
-        id: the key part (normalised name).
-        name: display name.
-        owner: forum user name of the player.
-        human: a normal human (pools above 10 are flagged).
-        traits: by canonical key.
-        willpower_temporary: current Willpower points (0 .. permanent).
-        essence_motes / essence_max: Exaltado Essence motes now and at most, or ``None``
-            when the sheet does not track Essence (stunt rewards are then only shown).
-    """
-
-    id: str
-    name: str
-    owner: str
-    human: bool
-    traits: Mapping[str, TraitRating]
-    willpower_temporary: int
-    essence_motes: int | None = None
-    essence_max: int | None = None
-
-    @property
-    def willpower_permanent(self) -> int:
-        """The Willpower rating (0 when the sheet has none)."""
-        t = self.traits.get("willpower")
-        return t.rating if t else 0
-
-    def trait(self, name: str) -> TraitRating | None:
-        """The trait called ``name`` (Spanish or English, accents/case ignored) or ``None``."""
-        return self.traits.get(trait_key(name))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (for the CLI and web pages)."""
-        return {
-            "id": self.id, "name": self.name, "owner": self.owner, "human": self.human,
-            "traits": {k: t.to_dict() for k, t in sorted(self.traits.items())},
-            "willpower": {"permanent": self.willpower_permanent, "temporary": self.willpower_temporary},
-            "essence": None if self.essence_max is None else {"motes": self.essence_motes, "max": self.essence_max},
-        }
-
-
-class ResolvedPool(NamedTuple):
-    """What :func:`resolve_pool` found: ``pool`` (dice after modifiers, >= 0), ``traits``
-    used (in tag order) and ``flags`` (``human_pool_over_10``)."""
-
-    pool: int
-    traits: tuple[TraitRating, ...]
-    flags: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class WillpowerSpend:
-    """Result of :func:`spend_willpower`: ``remaining`` temporary points, ``permanent``
-    rating, ``duplicate`` (this op had already spent it: nothing changed now)."""
-
-    character: str
-    remaining: int
-    permanent: int
-    duplicate: bool = False
 
 
 @dataclass(frozen=True)
@@ -330,7 +246,8 @@ def _char_key(game: str, cid: str) -> str:
     return game_key(game, "char", cid)
 
 
-def _sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
+def sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
+    """A :class:`CharacterSheet` from its stored hash (``char:<cid>``, see the key schema)."""
     traits = {
         k: TraitRating(key=k, name=v["name"], rating=int(v["rating"]), max_rating=int(v["max"]),
                        category=v["category"])
@@ -344,13 +261,25 @@ def _sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
                           essence_max=int(h["essence_max"]) if has_essence else None)
 
 
+def sheet_fields(sheet: CharacterSheet, now: datetime | None = None) -> dict[str, str]:
+    """The stored hash of a sheet (``char:<cid>``); ``now`` is kept as ``updated_at``."""
+    fields = {
+        "name": sheet.name, "owner": sheet.owner, "human": "1" if sheet.human else "0",
+        "traits": json.dumps({k: t.to_dict() for k, t in sheet.traits.items()}, ensure_ascii=False),
+        "wp_temp": str(sheet.willpower_temporary), "updated_at": now.isoformat() if now else "",
+    }
+    if sheet.essence_max is not None:
+        fields["essence_motes"], fields["essence_max"] = str(sheet.essence_motes or 0), str(sheet.essence_max)
+    return fields
+
+
 def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
     """Validate and store a sheets file's characters (create or replace each one), atomically.
 
     A re-imported character keeps its current temporary Willpower (capped at the new
     permanent rating) unless the file gives ``willpower.temporary``; a new one starts full.
     Characters not in the file are left alone (see :func:`delete_character`).  An owner may
-    play several characters (then :func:`character_for` asks for a choice).
+    play several characters (then a roll naming traits asks which one: ``core.post``).
 
     Args:
         data: parsed file (see :func:`parse_sheets`).
@@ -368,27 +297,14 @@ def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None 
         existing = {k: pipe.hgetall(k) for k in keys[1:]}
         pipe.multi()
         created, updated = [], []
-        for c, key in zip(parsed, keys[1:]):
+        for c, key in zip(parsed, keys[1:], strict=True):
             cid = part(c["name"])
             old = existing[key]
-            permanent = c["traits"]["willpower"].rating if "willpower" in c["traits"] else 0
-            if c["temporary"] is not None:
-                temp = c["temporary"]
-            elif old:
-                temp = min(int(old.get("wp_temp") or 0), permanent)
-            else:
-                temp = permanent
+            sheet = imported_sheet(cid, c, sheet_from_hash(cid, old) if old else None)
             if old and old.get("owner") and who(old["owner"]) != who(c["owner"]):
                 pipe.srem(game_key(game, "owner", who(old["owner"])), cid)
             pipe.delete(key)
-            fields = {
-                "name": c["name"], "owner": c["owner"], "human": "1" if c["human"] else "0",
-                "traits": json.dumps({k: t.to_dict() for k, t in c["traits"].items()}, ensure_ascii=False),
-                "wp_temp": str(temp), "updated_at": now.isoformat() if now else "",
-            }
-            if c.get("essence") is not None:
-                fields["essence_motes"], fields["essence_max"] = (str(v) for v in c["essence"])
-            pipe.hset(key, mapping=fields)
+            pipe.hset(key, mapping=sheet_fields(sheet, now))
             pipe.hset(chars_key, cid, c["name"])
             pipe.sadd(game_key(game, "owner", who(c["owner"])), cid)
             (updated if old else created).append(c["name"])
@@ -401,7 +317,7 @@ def get_character(r: redis.Redis, game: str, name: str) -> CharacterSheet | None
     """The character called ``name`` (accents/case ignored), or ``None``."""
     cid = part(name)
     h = r.hgetall(_char_key(game, cid))
-    return _sheet_from_hash(cid, h) if h else None
+    return sheet_from_hash(cid, h) if h else None
 
 
 def list_characters(r: redis.Redis, game: str) -> list[CharacterSheet]:
@@ -410,35 +326,13 @@ def list_characters(r: redis.Redis, game: str) -> list[CharacterSheet]:
     for cid in sorted(r.hkeys(game_key(game, "chars")))[:MAX_CHARACTERS * 4]:
         h = r.hgetall(_char_key(game, cid))
         if h:
-            out.append(_sheet_from_hash(cid, h))
+            out.append(sheet_from_hash(cid, h))
     return out
 
 
 def owned_key(game: str, author: str) -> str:
-    """Redis key of the set of character ids owned by forum user ``author`` (read it with
-    SMEMBERS in a pipeline of your own and pass the result to :func:`character_for`)."""
+    """Redis key of the set of character ids owned by forum user ``author``."""
     return game_key(game, "owner", who(author))
-
-
-def character_for(r: redis.Redis, game: str, author: str, owned: Any = None) -> CharacterSheet | None:
-    """The character played by forum user ``author`` (case/accents ignored), or ``None`` when
-    the author has no sheet in this game.
-
-    ``owned``: the members of :func:`owned_key` when the caller already read them (saves a
-    round trip); None reads them here.
-
-    Raises:
-        StateError(code="ambiguous_character"): the author owns several characters.
-    """
-    cids = sorted(r.smembers(owned_key(game, author)) if owned is None else owned)
-    if not cids:
-        return None
-    if len(cids) > 1:
-        names = [r.hget(_char_key(game, c), "name") or c for c in cids]
-        raise StateError(f"{author} owns several characters", code="ambiguous_character",
-                         author=author, characters=", ".join(names))
-    h = r.hgetall(_char_key(game, cids[0]))
-    return _sheet_from_hash(cids[0], h) if h else None
 
 
 def delete_character(r: redis.Redis, game: str, name: str) -> bool:
@@ -457,110 +351,6 @@ def delete_character(r: redis.Redis, game: str, name: str) -> bool:
         return True
 
     return transact(r, [key], fn)
-
-
-def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
-    """The dice pool of a parsed tag (``core.tags.RollSpec``) for the roller's character.
-
-    A numeric pool needs no sheet: ``pool + modifier``.  Trait names with written ratings
-    (``Destreza(3)+Atletismo(2)``, issue 16) need none either when the author has no sheet:
-    the written ratings are the pool; with a sheet each written rating must be the sheet's
-    (``rating_mismatch`` otherwise).  Trait names (one or two, Spanish or
-    English, accents/case ignored) are looked up in ``sheet`` and checked with
-    ``core.rules.check_pool`` (vampiro-reglas.txt «Puntuaciones»).  The modifier is added after
-    the check; the pool never goes below 0.
-
-    Returns:
-        :class:`ResolvedPool` ``(pool, traits, flags)``; ``flags`` may hold
-        ``human_pool_over_10`` (a Storyteller should look; not an error).
-
-    Raises:
-        StateError: ``no_sheet`` (traits but no character), ``unknown_trait``,
-        ``rating_mismatch``, ``too_many_traits``, ``ten_point_trait_combined``.
-    """
-    modifier = int(getattr(spec, "modifier", 0) or 0)
-    if getattr(spec, "pool", None) is not None:
-        return ResolvedPool(max(0, int(spec.pool) + modifier), (), ())
-    names = tuple(getattr(spec, "traits", ()) or ())
-    written = tuple(getattr(spec, "trait_ratings", ()) or ())
-    used: list[TraitRating] = []
-    if sheet is None:
-        if not written or None in written:  # "Destreza(3)+Atletismo(2)" needs no sheet
-            raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
-        for name, rating in zip(names, written):
-            info = lookup(name)
-            used.append(TraitRating(key=info.key if info else normalize_trait(name), name=name, rating=rating,
-                                    max_rating=info.max_rating if info else 5, category="written"))
-    for i, name in enumerate(names if sheet is not None else ()):
-        t = sheet.trait(name)
-        if t is None:
-            raise StateError(f"{sheet.name} has no trait {name!r}", code="unknown_trait",
-                             trait=name, character=sheet.name)
-        if i < len(written) and written[i] is not None and written[i] != t.rating:
-            raise StateError(f"{sheet.name}'s {t.name} is {t.rating}, not {written[i]}", code="rating_mismatch",
-                             trait=t.name, character=sheet.name, rating=t.rating, written=written[i])
-        used.append(t)
-    verdict = check_pool([Trait(t.name, t.rating, t.max_rating) for t in used],
-                         human=sheet.human if sheet is not None else False)
-    if verdict.problems:
-        code = verdict.problems[0]
-        raise StateError(f"pool not allowed: {code}", code=code, character=sheet.name if sheet else "")
-    return ResolvedPool(max(0, verdict.pool + modifier), tuple(used), tuple(verdict.flags))
-
-
-_SPEND = """
-local cur = redis.call('GET', KEYS[2])
-if cur then
-  local temp = tonumber(redis.call('HGET', KEYS[1], 'wp_temp') or '0')
-  if cur == ARGV[1] then return {'duplicate', temp} end
-  return {'once_per_turn', temp}
-end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown_character', 0} end
-local temp = tonumber(redis.call('HGET', KEYS[1], 'wp_temp') or '0')
-if temp <= 0 then return {'no_willpower', 0} end
-redis.call('HINCRBY', KEYS[1], 'wp_temp', -1)
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return {'spent', temp - 1}
-"""
-
-
-def spend_willpower(
-    r: redis.Redis, game: str, character: str, turn_key: str, *, op_id: str | None = None,
-    ttl_seconds: int = 30 * 24 * 3600,
-) -> WillpowerSpend:
-    """Spend one temporary Willpower point of ``character`` in turn ``turn_key``, atomically
-    (one Lua script: check the turn marker, check the points, decrement, write the marker).
-
-    Args:
-        character: the character's name.
-        turn_key: the turn (default in the worker: the post id -- one post is one turn; see
-            :func:`worker.state.scenes.turn_key`).
-        op_id: identifies the spending tag, e.g. ``"<forum>:<post>:<tag index>"``.  Running
-            the same op again (a redelivered task) returns the first result with
-            ``duplicate=True`` and spends nothing.  Without it a repeat is refused as a
-            second spend in the turn.
-        ttl_seconds: lifetime of the turn marker.
-
-    Raises:
-        StateError: ``unknown_character``; ``no_willpower`` (temporary at 0); ``once_per_turn``
-        (already spent in this turn by another tag or post).
-    """
-    cid = part(character)
-    key = _char_key(game, cid)
-    marker = game_key(game, "wpturn", cid, part(turn_key, fold=False))
-    token = op_id or f"once:{secrets.token_hex(8)}"
-    status, remaining = r.eval(_SPEND, 2, key, marker, token, max(1, int(ttl_seconds)) * 1000)
-    permanent = 0
-    sheet = get_character(r, game, character)
-    if sheet is not None:
-        permanent = sheet.willpower_permanent
-    name = sheet.name if sheet else character
-    if status == "spent":
-        return WillpowerSpend(name, int(remaining), permanent)
-    if status == "duplicate":
-        return WillpowerSpend(name, int(remaining), permanent, duplicate=True)
-    raise StateError(f"cannot spend Willpower: {status}", code=status, character=name,
-                     permanent=permanent, turn=turn_key)
 
 
 def adjust(
@@ -594,7 +384,7 @@ def adjust(
         h = pipe.hgetall(key)
         if not h:
             raise StateError(f"no character {character!r}", code="unknown_character", character=character)
-        sheet = _sheet_from_hash(cid, h)
+        sheet = sheet_from_hash(cid, h)
         if temporary:
             maximum = sheet.willpower_permanent
             new = (sheet.willpower_temporary + delta) if delta is not None else value
@@ -647,9 +437,10 @@ def credit_stunt(
     r: redis.Redis, game: str, sheet: CharacterSheet, kind: str, amount: int, *, op_id: str,
     ttl_seconds: int = 30 * 24 * 3600,
 ) -> tuple[str, int]:
-    """Credit a successful stunt's reward to ``sheet`` (exaltado-reglas.txt «Acrobacias»:
-    "recuperará un poco de Esencia por cada dado ... o recuperar un punto temporal de
-    Voluntad"), atomically and once per ``op_id`` (one Lua script).
+    """Credit a secret roll's successful stunt to ``sheet`` when the roll is revealed
+    (exaltado-reglas.txt «Acrobacias»: "recuperará un poco de Esencia por cada dado ... o
+    recuperar un punto temporal de Voluntad"), atomically and once per ``op_id`` (one Lua
+    script; the marker is ``reward:<op_id>``).  A public roll's reward is written with its post.
 
     Args:
         kind: ``"essence"`` (``amount`` motes, up to the sheet's maximum) or ``"willpower"``

@@ -1,4 +1,4 @@
-"""Player-facing texts of the state layer, Spanish (default) and English.
+"""Player-facing texts of game state (sheets, actions across posts, notices), Spanish (default) and English.
 
 Plain text without forum markup (the reply renderer wraps it).  Three families:
 
@@ -173,6 +173,35 @@ _TEXTS = {
             "{name}: {tags} se añadió al editar el mensaje y no se tira (las tiradas se hacen al "
             "publicar). Escríbela en un mensaje nuevo."
         ),
+        "secret_simple_only": (
+            "una tirada secreta no puede sumar a acciones extendidas, de equipo ni enfrentadas "
+            "ni ser un reintento (su total o la dificultad siguiente la delatarían)"
+        ),
+        "retry_impossible": (
+            "«{name}» ya no tiene posibilidades de éxito: tras tantos fallos la dificultad sería {difficulty} "
+            "(Nuevos Intentos); el Narrador puede dar otra dificultad"
+        ),
+        "retry_simple_only": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",
+        "human_capped": "un humano normal no tira más de 10 dados: {asked} → {pool}",
+        "stunt_pending": "acrobacia de {dice} dados pendiente del Narrador: tirada sin ellos",
+        "stunt_reward": "acrobacia lograda: {motes} motas de Esencia{alternative}",
+        "stunt_willpower_alternative": " o 1 punto temporal de FV",
+        "stunt_credited_essence": "Esencia de {character}: {value}/{max}",
+        "willpower_left": "FV de {character}: {value}/{max}",
+        "npc": "PNJ",
+        "npc_roll": "{name} ({level}): {faces} → {successes}; {verdict}",
+        "npc_level_difficulty": "dif {difficulty}",
+        "npc_level_needs": "necesita {difficulty} éxitos",
+        "npc_level_needs_one": "necesita 1 éxito",
+        "successes_n": "{n} éxitos",
+        "successes_one": "1 éxito",
+        "secret_no_day_key": (
+            "hoy no hay tiradas secretas: la clave VRF de hoy no se publicó antes de que empezara el día "
+            "(Narrador se actualizó hoy); se podrán hacer desde mañana"
+        ),
+        "npc_tie": "empate",
+        "npc_you_win": "ganas por {net}",
+        "npc_wins": "gana {name} por {net}",
     },
     "en": {
         "inactivity_notice": (
@@ -190,6 +219,35 @@ _TEXTS = {
             "{name}: {tags} was added by editing the post and is not rolled (rolls happen when a "
             "post is published). Post it in a new message."
         ),
+        "secret_simple_only": (
+            "a secret roll cannot add to extended, teamwork or contested actions nor be a retry "
+            "(their totals or the next difficulty would give it away)"
+        ),
+        "retry_impossible": (
+            "«{name}» has no chance of success left: after so many failures the difficulty would be "
+            "{difficulty}; the Storyteller may set another difficulty"
+        ),
+        "retry_simple_only": "'retry' applies to simple actions only (not with ext, team or vs)",
+        "human_capped": "a normal human rolls at most 10 dice: {asked} → {pool}",
+        "stunt_pending": "stunt of {dice} dice pending the Storyteller: rolled without them",
+        "stunt_reward": "successful stunt: {motes} motes of Essence{alternative}",
+        "stunt_willpower_alternative": " or 1 temporary Willpower point",
+        "stunt_credited_essence": "{character}'s Essence: {value}/{max}",
+        "willpower_left": "{character}'s Willpower: {value}/{max}",
+        "npc": "NPC",
+        "npc_roll": "{name} ({level}): {faces} → {successes}; {verdict}",
+        "npc_level_difficulty": "diff {difficulty}",
+        "npc_level_needs": "needs {difficulty} successes",
+        "npc_level_needs_one": "needs 1 success",
+        "successes_n": "{n} successes",
+        "successes_one": "1 success",
+        "secret_no_day_key": (
+            "no secret rolls today: today's VRF key was not published before the day started "
+            "(Narrador was upgraded today); they can be made from tomorrow"
+        ),
+        "npc_tie": "tie",
+        "npc_you_win": "you win by {net}",
+        "npc_wins": "{name} wins by {net}",
     },
 }
 

@@ -1,4 +1,4 @@
-"""Issue 16 through the worker: posts in, replies and game state out (real Redis, FakeForum).
+"""Issue 16 through the worker: posts in, replies and game state out (in-memory game state, FakeForum).
 
 Each test names its item and cites the rule text it holds the worker to.
 """
@@ -10,18 +10,14 @@ from datetime import timedelta
 
 import pytest
 
-from core import rules
 from core import record as records
+from core import rules
 from tests.conftest import FIXED_NOW, redis_url
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import MemoryGameState
 from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
-from worker.state import absences, scenes
-from worker.state.sheets import get_character, import_sheets
-from worker.store import Store
-
-pytestmark = pytest.mark.integration
 
 SHEETS = {
     "characters": [
@@ -42,7 +38,7 @@ class _Clock:
         return self.now
 
 
-def _env(tmp_path, unique, redis_client, *, ruleset="exaltado", options=None, state=None):
+def _env(tmp_path, unique, *, ruleset="exaltado", options=None, state=None):
     game, forum_name = f"g-{unique}", f"f-{unique}"
     data = {
         "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": redis_url(),
@@ -56,15 +52,15 @@ def _env(tmp_path, unique, redis_client, *, ruleset="exaltado", options=None, st
     forum = FakeForum(forum_name, clock=_Clock(FIXED_NOW - timedelta(minutes=5)))
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
-    svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+    svc = service.Services(settings=settings, store=MemoryGameState(clock=_Clock(FIXED_NOW)), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=_Clock(FIXED_NOW))
-    import_sheets(redis_client, game, SHEETS, now=FIXED_NOW)
+    svc.store.import_sheets(game, SHEETS, now=FIXED_NOW)
     return svc, forum, game, forum_name
 
 
 @pytest.fixture
-def make_env(tmp_path, unique, redis_client, cleanup_keys):
-    return lambda **kw: _env(tmp_path, unique, redis_client, **kw)
+def make_env(tmp_path, unique):
+    return lambda **kw: _env(tmp_path, unique, **kw)
 
 
 def _post(svc, forum, forum_name, body, *, author="phyllis", thread=None):
@@ -217,7 +213,7 @@ def test_item06_a_stunt_shows_its_dice_and_credits_its_reward(make_env):
     assert won is not None
     assert "acrobacia lograda: 2 motas de Esencia o 1 punto temporal de FV" in won
     assert "Esencia de Smith: 7/12" in won
-    assert get_character(svc.store.r, game, "Smith").essence_motes == 7
+    assert svc.store.get_character(game, "Smith").essence_motes == 7
 
 
 def test_item06_storyteller_only_stunts_are_pending_for_players(make_env):
@@ -250,7 +246,7 @@ def test_item12_a_stress_scene_forbids_automatic_successes(make_env):
     svc, forum, game, forum_name = make_env(ruleset="gehena")
     thread, _, calm, _ = _post(svc, forum, forum_name, "[tirada]8 dif 6 auto[/tirada]")
     assert _records(svc, calm)[0]["outcome"] == "success"
-    scenes.open_scene(svc.store.r, game, forum_name, thread, now=FIXED_NOW, by="master", stress=True)
+    svc.store.open_scene(game, forum_name, thread, now=FIXED_NOW, by="master", stress=True)
     _, _, tense, reply = _post(svc, forum, forum_name, "[tirada]8 dif 6 auto[/tirada]", thread=thread)
     assert tense.roll_ids == () and "aquí no se puede tomar el éxito automático" in reply
 
@@ -304,10 +300,11 @@ def test_item17_an_absence_without_a_date_is_recorded_until_the_next_post(make_e
     svc, forum, game, forum_name = make_env(ruleset="gehena")
     thread, _, _, reply = _post(svc, forum, forum_name, "[ausencia]me voy de viaje[/ausencia]")
     assert "Anotada la ausencia de phyllis, sin fecha" in reply
-    away = absences.active_absence(svc.store.r, game, "phyllis", FIXED_NOW + timedelta(days=400))
-    assert away is not None and away.until is None and away.reason == "me voy de viaje"
-    scenes.open_scene(svc.store.r, game, forum_name, thread, now=FIXED_NOW, by="master")
+    away = svc.store.get_absence(game, "phyllis")
+    assert away is not None and away.active(FIXED_NOW + timedelta(days=400))
+    assert away.until is None and away.reason == "me voy de viaje"
+    svc.store.open_scene(game, forum_name, thread, now=FIXED_NOW, by="master")
     svc.clock.now = FIXED_NOW + timedelta(days=3)
     forum._clock.now = FIXED_NOW + timedelta(days=3)
     _post(svc, forum, forum_name, "Ya estoy de vuelta.", thread=thread)
-    assert absences.get_absence(svc.store.r, game, "phyllis") is None
+    assert svc.store.get_absence(game, "phyllis") is None

@@ -1,6 +1,6 @@
 """The review of issue 16: the new rules read together, through the real worker.
 
-Real Redis and the FakeForum, posts in, replies, signed records and game state out.  Each
+The in-memory game state and the FakeForum, posts in, replies, signed records and game state out.  Each
 test was written failing against the first version of issue 16 (except the worked
 examples, which held and had no test through the worker) and names the right behaviour; its
 docstring cites the rule text and section.
@@ -15,33 +15,28 @@ import pytest
 
 from core import probability, rules
 from core.render import _pct
-from tests.integration.test_service_fidelity import _env, _post, _records, _verifies
+from tests.service.test_service_fidelity import _env, _post, _records, _verifies
 from worker import service
-from worker.state import actions as state_actions
-from worker.state.sheets import get_character, import_sheets
 from tests.conftest import FIXED_NOW
 
-pytestmark = pytest.mark.integration
-
-
 @pytest.fixture
-def make_env(tmp_path, unique, redis_client, cleanup_keys):
-    return lambda **kw: _env(tmp_path, unique, redis_client, **kw)
+def make_env(tmp_path, unique):
+    return lambda **kw: _env(tmp_path, unique, **kw)
 
 
 def _crash_then_redeliver(svc, forum, forum_name, thread, body, author="phyllis"):
-    """Process a post whose worker dies after changing game state but before storing the
-    post (``record_post`` raises), then process it again as the redelivered task does."""
+    """Process a post whose worker dies before its commit (``commit_post`` raises), then
+    process it again as the redelivered task does."""
     post_id = forum.add_post(thread, body, author=author)
-    real = svc.store.record_post
+    real = svc.store.commit_post
 
     def dies(*args, **kwargs):
         raise RuntimeError("worker killed")
 
-    svc.store.record_post = dies
+    svc.store.commit_post = dies
     with pytest.raises(RuntimeError):
         service.process_post(svc, forum.post(post_id))
-    svc.store.record_post = real
+    svc.store.commit_post = real
     outcome = service.process_post(svc, forum.post(post_id))
     service.send_reply(svc, forum_name, post_id)
     return outcome, re.sub(r"\\(.)", r"\1", forum.replies[-1].content)
@@ -59,7 +54,7 @@ def test_a_multiple_action_also_counts_toward_its_extended_action(make_env):
     _, _, outcome, reply = _post(svc, forum, forum_name, body)
     recs = _records(svc, outcome)
     total = sum(r["successes"] for r in recs)
-    state = state_actions.get_extended(svc.store.r, game, "Smith", "muro")
+    state = svc.store.get_extended(game, "Smith", "muro")
     assert state is not None and state["state"]["total"] == total
     assert f"{total}/50" in reply
     assert reply.count("acción 1 de 2: −2 dados") == 1 and reply.count("acción 2 de 2: −3 dados") == 1
@@ -74,7 +69,7 @@ def test_a_multiple_action_also_counts_toward_its_teamwork(make_env):
     _, _, second, reply = _post(svc, forum, forum_name, '[tirada]5 equipo "código"[/tirada]', author="tomas",
                                 thread=thread)
     total = _records(svc, first)[0]["successes"] + _records(svc, second)[0]["successes"]
-    team = state_actions.get_teamwork(svc.store.r, game, "código")
+    team = svc.store.get_teamwork(game, "código")
     assert team is not None and team["state"]["total"] == total
     assert f"total {total}" in reply
 
@@ -123,7 +118,7 @@ def test_willpower_is_spent_once_for_the_actions_of_one_turn_across_posts(make_e
     thread, _, _, _ = _post(svc, forum, forum_name, "[tirada]8 acciones 2 fv[/tirada]")
     _, _, second, reply = _post(svc, forum, forum_name, "[tirada]8 accion 2 fv[/tirada]", thread=thread)
     assert second.roll_ids == () and "Smith ya gastó Fuerza de Voluntad en este turno" in reply
-    assert get_character(svc.store.r, game, "Smith").willpower_temporary == 2
+    assert svc.store.get_character(game, "Smith").willpower_temporary == 2
     _, _, third, _ = _post(svc, forum, forum_name, "[tirada]8 accion 2[/tirada]", thread=thread)
     assert _records(svc, third)[0]["params"]["action"]["index"] == 2
 
@@ -140,10 +135,10 @@ def test_a_redelivered_post_spends_credits_and_counts_everything_once(make_env):
     outcome, reply = _crash_then_redeliver(svc, forum, forum_name, thread,
                                            '[tirada]6 acrobacia 2 fv acciones 2 ext 50 "muro"[/tirada]')
     rec = _records(svc, outcome)[0]
-    smith = get_character(svc.store.r, game, "Smith")
+    smith = svc.store.get_character(game, "Smith")
     assert smith.willpower_temporary == 2
     assert smith.essence_motes == (7 if rec["outcome"] == "success" else 5)
-    assert state_actions.get_extended(svc.store.r, game, "Smith", "muro")["state"]["total"] == rec["successes"]
+    assert svc.store.get_extended(game, "Smith", "muro")["state"]["total"] == rec["successes"]
     assert reply.count("acción 1 de 2") == 1 and f"{rec['successes']}/50" in reply
     _, _, second, _ = _post(svc, forum, forum_name, "[tirada]6 accion 2[/tirada]", thread=thread)
     assert _records(svc, second)[0]["params"]["action"]["index"] == 2
@@ -160,7 +155,7 @@ def test_a_named_npc_contest_opens_no_contest_between_players(make_env):
     svc, forum, game, forum_name = make_env()
     _, _, outcome, reply = _post(svc, forum, forum_name, '[tirada]6 vs "Guardia" 4 dif 2[/tirada]')
     assert "falta la tirada del rival" not in reply and "Guardia (necesita 2 éxitos):" in reply
-    assert state_actions.get_contest(svc.store.r, game, "Guardia") is None
+    assert svc.store.get_contest(game, "Guardia") is None
 
 
 def test_an_extended_contest_between_players_adds_each_rounds_excess(make_env):
@@ -174,7 +169,7 @@ def test_an_extended_contest_between_players_adds_each_rounds_excess(make_env):
     _, _, _, reply = _post(svc, forum, forum_name, '[tirada]6 dif 6 vs "pulso" ext 3[/tirada]', author="tomas",
                            thread=thread)
     assert "ronda 1:" in reply or "gana " in reply
-    assert state_actions.get_extended(svc.store.r, game, "Smith", "") is None
+    assert svc.store.get_extended(game, "Smith", "") is None
 
 
 # --- secret rolls --------------------------------------------------------------------------------
@@ -196,7 +191,7 @@ def test_a_secret_stunt_credits_no_reward_until_revealed(make_env):
             won = rec
             break
     assert won is not None
-    assert get_character(svc.store.r, game, "Smith").essence_motes == 5
+    assert svc.store.get_character(game, "Smith").essence_motes == 5
 
 
 # --- the chance shown ------------------------------------------------------------------------------
@@ -222,12 +217,12 @@ def test_the_chance_of_a_failure_with_successes_is_the_chance_of_as_many_or_more
     ("vampiro", "[tirada]Fuerza[/tirada]", 4),
     ("exaltado", "[tirada]Percepción+Consciencia[/tirada]", 5),
 ])
-def test_worked_example_pools_come_from_the_sheets_ratings(make_env, redis_client, ruleset, tag, dice):
+def test_worked_example_pools_come_from_the_sheets_ratings(make_env, ruleset, tag, dice):
     """vampiro-reglas.txt «Puntuaciones»: "si tuvieses cuatro puntos en Fuerza, podrías tirar
     cuatro dados"; exaltado-reglas.txt «Tirar dados y reservas de dados»: "tres puntos en
     Percepción y dos puntos en Consciencia ... deberás tirar cinco dados"."""
     svc, forum, game, forum_name = make_env(ruleset=ruleset)
-    import_sheets(redis_client, game, {"characters": [
+    svc.store.import_sheets(game, {"characters": [
         {"name": "Smith", "owner": "phyllis", "attributes": {"Fuerza": 4, "Percepción": 3},
          "abilities": {"Consciencia": 2}, "willpower": 5}]}, now=FIXED_NOW)
     _, _, outcome, _ = _post(svc, forum, forum_name, tag)

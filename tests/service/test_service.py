@@ -1,4 +1,4 @@
-"""The service layer against a real Redis and the in-memory FakeForum."""
+"""The service layer on the in-memory game state (MemoryGameState) and the in-memory FakeForum."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import re
 
 import pytest
 
-from core import derive, record as records, rules
+from core import derive, rules
+from core import record as records
 from tests.conftest import FIXED_NOW, make_settings
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import MemoryGameState
 from worker.keystore import Keystore
-from worker.store import Store
-
-pytestmark = pytest.mark.integration
 
 QUOTE_HTML = (
     "<p><strong>jugadora</strong> wrote:</p>"
@@ -23,13 +22,13 @@ QUOTE_HTML = (
 
 
 @pytest.fixture
-def env(tmp_path, unique, redis_client, cleanup_keys):
+def env(tmp_path, unique):
     settings = make_settings(tmp_path, unique)
     forum = FakeForum(f"f-{unique}")
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
     svc = service.Services(
-        settings=settings, store=Store(redis_client), keystore=keystore,
+        settings=settings, store=MemoryGameState(clock=lambda: FIXED_NOW), keystore=keystore,
         forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW,
     )
     return svc, forum, unique
@@ -352,19 +351,7 @@ def test_a_reply_that_keeps_failing_is_given_up_after_a_day(env, monkeypatch):
     assert svc.store.get_post(f"f-{unique}", post_id).status == "reply_failed"
 
 
-def test_a_post_field_that_is_not_text_is_refused_before_anything_is_written(env):
-    svc, _forum, unique = env
-    forum = f"f-{unique}"
-    with pytest.raises(TypeError, match="'url': NoneType"):
-        svc.store.record_post(game=f"g-{unique}", forum=forum, post_id="77",
-                              fields={"status": "no_tags", "url": None}, processed_ms=0)
-    assert svc.store.get_post(forum, "77") is None
-    assert svc.store.record_post(game=f"g-{unique}", forum=forum, post_id="77",
-                                 fields={"status": "no_tags", "page": 3}, processed_ms=0)
-    assert svc.store.get_post(forum, "77").fields == {"status": "no_tags", "page": "3"}
-
-
-def clocked_env(tmp_path, unique, redis_client, per_page=2, **forum_keys):
+def clocked_env(tmp_path, unique, per_page=2, **forum_keys):
     """Like ``env`` but with a clock the test moves and a forum of ``per_page`` posts a page."""
     from datetime import timedelta
 
@@ -383,7 +370,7 @@ def clocked_env(tmp_path, unique, redis_client, per_page=2, **forum_keys):
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
     now = [FIXED_NOW]
-    svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+    svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: FIXED_NOW), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=lambda: now[0])
 
     def advance(seconds: float) -> None:
@@ -400,10 +387,10 @@ def _poll_and_reply(svc, forum_name, thread_id):
     return polled
 
 
-def test_an_edit_on_an_earlier_page_is_flagged_by_the_periodic_full_read(tmp_path, unique, redis_client, cleanup_keys):
+def test_an_edit_on_an_earlier_page_is_flagged_by_the_periodic_full_read(tmp_path, unique):
     """Issue 13, live MyBB 3: polls read from the last page seen, so an edit on page 1 of a
     long thread was never flagged. Every edit_scan_interval the whole thread is read."""
-    svc, forum, advance = clocked_env(tmp_path, unique, redis_client, edit_scan_interval=600)
+    svc, forum, advance = clocked_env(tmp_path, unique, edit_scan_interval=600)
     name = f"f-{unique}"
     tid, first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
     for i in range(5):
@@ -421,10 +408,10 @@ def test_an_edit_on_an_earlier_page_is_flagged_by_the_periodic_full_read(tmp_pat
     assert record["flags"]["edited_after_roll"] is True and record["edited_tag"] == "[tirada]9 dif 3[/tirada]"
 
 
-def test_a_tag_added_by_editing_is_not_rolled_the_author_is_told_once(tmp_path, unique, redis_client, cleanup_keys):
+def test_a_tag_added_by_editing_is_not_rolled_the_author_is_told_once(tmp_path, unique):
     """Issue 13, live MyBB 4: a tag added by an edit (MyBB's merge of consecutive posts) was
     silently ignored. It is still not rolled, but the player is told and masters see it."""
-    svc, forum, advance = clocked_env(tmp_path, unique, redis_client, per_page=10)
+    svc, forum, advance = clocked_env(tmp_path, unique, per_page=10)
     name = f"f-{unique}"
     tid, first = forum.add_thread("1", "Escena", "Entro sin tirar")
     _, second = tid, forum.add_post(tid, "Y yo [tirada]3 dif 6[/tirada]")

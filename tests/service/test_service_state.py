@@ -1,4 +1,4 @@
-"""The service layer with game state: sheets, Willpower, actions across posts, absences, inactivity."""
+"""The service layer with game state (in memory): sheets, Willpower, actions across posts, absences, inactivity."""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ from core import derive, rules
 from tests.conftest import FIXED_NOW
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import MemoryGameState
 from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
-from worker.state.sheets import get_character, import_sheets, load_sheets_file
-from worker.store import Store
-
-pytestmark = pytest.mark.integration
+from worker.state.sheets import load_sheets_file
 
 EXAMPLE_SHEETS = Path(__file__).resolve().parents[2] / "examples" / "sheets.yaml"
 
@@ -31,7 +29,7 @@ class Clock:
 
 
 @pytest.fixture
-def env(tmp_path, unique, redis_client, cleanup_keys):
+def env(tmp_path, unique):
     from tests.conftest import redis_url
 
     game, forum_name = f"g-{unique}", f"f-{unique}"
@@ -48,11 +46,11 @@ def env(tmp_path, unique, redis_client, cleanup_keys):
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
     clock = Clock(FIXED_NOW)
-    svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+    svc = service.Services(settings=settings, store=MemoryGameState(clock=clock), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=clock)
     sheets = load_sheets_file(EXAMPLE_SHEETS)
     sheets.pop("game", None)
-    import_sheets(redis_client, game, sheets, now=FIXED_NOW)
+    svc.store.import_sheets(game, sheets, now=FIXED_NOW)
     return svc, forum, clock, game, forum_name
 
 
@@ -86,14 +84,14 @@ def test_willpower_is_spent_from_the_sheet_once_per_turn(env):
     reply = last_reply(forum)
     assert "FV de Lucía Ferrer: 4/6" in reply
     assert "ya gastó Fuerza de Voluntad en este turno" in reply
-    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 4
+    assert svc.store.get_character(game, "Lucía Ferrer").willpower_temporary == 4
     # a new post is a new turn
     second = forum.add_post(thread_id, "[tirada]3 dif 6 fv[/tirada]")
     roll_post(svc, forum, forum_name, thread_id, second)
-    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 3
+    assert svc.store.get_character(game, "Lucía Ferrer").willpower_temporary == 3
     # processing the same post again spends nothing
     service.process_post(svc, forum.post(second))
-    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 3
+    assert svc.store.get_character(game, "Lucía Ferrer").willpower_temporary == 3
 
 
 def test_traits_without_a_sheet_are_explained(env):
@@ -199,14 +197,14 @@ def test_inactive_scene_participant_gets_exactly_one_notice(env):
 def test_retries_follow_the_gehena_example(env):
     """gehena-reglas.txt «Nuevos Intentos»: dif 8 fails -> 9; a success brings it back to 8."""
     svc, forum, clock, game, forum_name = env
-    from worker.state import actions as state_actions
+    from core.post.actions import retry_difficulty
 
     thread_id, post_id = forum.add_thread("1", "Taberna", "Canto. [tirada]1 dif 8 reintento \"cantar\"[/tirada]")
     seen = []
     for attempt in range(8):
         if attempt:
             post_id = forum.add_post(thread_id, "Otra canción. [tirada]1 dif 8 reintento \"cantar\"[/tirada]")
-        before = state_actions.retry_difficulty(svc.store.r, game, "gehena", "Lucía Ferrer", "cantar", 8)
+        before = retry_difficulty(svc.store.get_retries(game, "Lucía Ferrer"), "gehena", "cantar", 8)
         outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
         rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
         assert rec["params"]["difficulty"] == before
@@ -234,7 +232,7 @@ def test_a_roll_the_rules_refuse_costs_no_willpower(env):
     thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]Destreza+Atletismo auto fv[/tirada]")
     outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
     assert outcome.roll_ids == ()
-    assert get_character(svc.store.r, game, "Lucía Ferrer").willpower_temporary == 5
+    assert svc.store.get_character(game, "Lucía Ferrer").willpower_temporary == 5
     assert "no se gasta Fuerza de Voluntad en un éxito automático" in last_reply(forum)
 
 
@@ -260,34 +258,36 @@ class Crash(Exception):
 
 
 def _crash_once_when_storing(svc, monkeypatch):
-    real = svc.store.record_post
+    real = svc.store.commit_post
     calls = {"n": 0}
 
-    def record_post(**kwargs):
+    def commit_post(loaded, commit):
         calls["n"] += 1
         if calls["n"] == 1:
-            raise Crash("the worker died after changing game state")
-        return real(**kwargs)
+            raise Crash("the worker died before its commit")
+        return real(loaded, commit)
 
-    monkeypatch.setattr(svc.store, "record_post", record_post)
+    monkeypatch.setattr(svc.store, "commit_post", commit_post)
 
 
-def test_a_redelivered_post_after_midnight_rolls_the_dice_the_state_counted(env, monkeypatch):
-    """Regression (review): the redelivery used the new day's seed while the extended action
-    kept the first attempt's successes."""
+def test_a_post_whose_worker_died_before_committing_left_nothing_and_is_decided_afresh(env, monkeypatch):
+    """Issue 17: everything a post changes is written in one commit.  A worker that dies
+    before it leaves no trace (no record, no extended-action progress), so the redelivery,
+    after midnight, rolls the new day's dice and the state it counts is that roll's."""
     svc, forum, clock, game, forum_name = env
-    from worker.state.actions import get_extended
-
     thread_id, post_id = forum.add_thread("1", "Muro", '[tirada]8 dif 6 ext 40 "muro"[/tirada]')
     clock.now = datetime(2026, 11, 29, 22, 59, 50, tzinfo=timezone.utc)  # 23:59:50 in Madrid
     _crash_once_when_storing(svc, monkeypatch)
     with pytest.raises(Crash):
         service.process_post(svc, forum.post(post_id))
+    assert svc.store.get_post(forum_name, post_id) is None
+    assert svc.store.get_extended(game, "Lucía Ferrer", "muro") is None and svc.store.count_rolls(game) == 0
     clock.now = datetime(2026, 11, 29, 23, 0, 30, tzinfo=timezone.utc)  # the next game day
     outcome = service.process_post(svc, forum.post(post_id))
     rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
-    assert rec["game_day"] == "2026-11-29"
-    assert get_extended(svc.store.r, game, "Lucía Ferrer", "muro")["state"]["total"] == rec["successes"]
+    assert rec["game_day"] == "2026-11-30"
+    assert svc.store.get_extended(game, "Lucía Ferrer", "muro")["state"]["total"] == max(0, rec["successes"]) \
+        or rec["outcome"] == "botch"
 
 
 def test_a_redelivered_retry_rolls_at_the_first_attempts_difficulty(env, monkeypatch):

@@ -1,0 +1,56 @@
+"""One post's decision, pure: :func:`resolve` turns a post and the game state it needs into data.
+
+Source: issue 17, "Load → decide → commit".  The worker extracts the author's text and parses
+its tags, asks the game state for what :func:`query_for` names (one read), calls
+:func:`resolve`, and writes the :class:`PostDecision` in one atomic commit.  Modules:
+:mod:`core.post.model` (the data), :mod:`core.post.resolve` (the decision),
+:mod:`core.post.actions` (actions that span posts, as stored envelopes),
+:mod:`core.post.params` (a record's params and its action fingerprints).
+"""
+
+from core.post.model import (
+    AbsenceSaved,
+    ActorState,
+    Change,
+    ContestSaved,
+    ExtendedSaved,
+    InactiveCleared,
+    NoticeClaim,
+    PostContext,
+    PostDecision,
+    PostInput,
+    PostQuery,
+    RetriesSaved,
+    RollFingerprint,
+    SceneActivity,
+    StuntCredited,
+    TeamSaved,
+    TurnActionsSaved,
+    WillpowerSpent,
+    ident,
+)
+from core.post.resolve import query_for, resolve
+
+__all__ = [
+    "AbsenceSaved",
+    "ActorState",
+    "Change",
+    "ContestSaved",
+    "ExtendedSaved",
+    "InactiveCleared",
+    "NoticeClaim",
+    "PostContext",
+    "PostDecision",
+    "PostInput",
+    "PostQuery",
+    "RetriesSaved",
+    "RollFingerprint",
+    "SceneActivity",
+    "StuntCredited",
+    "TeamSaved",
+    "TurnActionsSaved",
+    "WillpowerSpent",
+    "ident",
+    "query_for",
+    "resolve",
+]

@@ -1,0 +1,398 @@
+"""The game-state port on Redis: the post log (``worker.store``), game state (``worker.state``)
+and the two scripts of the post pipeline.
+
+Source: issue 17.  :meth:`RedisGameState.load_post` is one Lua call (``load_post.lua``): the
+post's hash and, for a post not processed yet, the author's characters and sheets, the
+thread's scene, the author's downtime notice and inactive mark, the extended actions, teams
+and contests the tags name, the roller's retries and declared actions, the Willpower turn
+markers and the fingerprints already rolled in the thread.  :meth:`RedisGameState.commit_post`
+is one Lua call (``commit_post.lua``) that writes nothing when the post hash exists (the
+post was committed before) or when a value the load returned has changed (compared by SHA-1),
+and otherwise writes the records, their indexes, the post hash and every state change.
+Key schema: ``worker.store`` (posts, rolls) and ``worker.state`` (game state).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import unquote
+
+import redis
+
+from core.absence import Absence
+from core.post import (
+    AbsenceSaved,
+    ActorState,
+    Change,
+    ContestSaved,
+    ExtendedSaved,
+    InactiveCleared,
+    NoticeClaim,
+    PostContext,
+    PostQuery,
+    RetriesSaved,
+    SceneActivity,
+    StuntCredited,
+    TeamSaved,
+    TurnActionsSaved,
+    WillpowerSpent,
+    ident,
+)
+from core.scenes import Scene
+from core.sheets import CharacterSheet
+from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
+from worker.state import GameStateSettings, absences, inactivity, outbox, scenes, sheets
+from worker.state import actions as state_actions
+from worker.state import calendar as state_calendar
+from worker.state.keys import game_key, part, who
+from worker.state.outbox import Notice
+from worker.store import (
+    PostState,
+    Store,
+    pending_key,
+    post_key,
+    roll_index_keys,
+    roll_key_name,
+    thread_actions_key,
+    thread_posts_key,
+)
+
+__all__ = ["MAX_FINGERPRINTS", "RedisGameState"]
+
+#: Fingerprints kept under one pre-fingerprint in a thread's actions hash.
+MAX_FINGERPRINTS = 32
+
+
+def _script(name: str) -> str:
+    return resources.files("worker.gamestate").joinpath(name).read_text(encoding="utf-8")
+
+
+_LOAD_POST = _script("load_post.lua")
+_COMMIT_POST = _script("commit_post.lua")
+
+
+def _pairs(flat: Sequence[Any]) -> dict[str, str]:
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _json(raw: Any) -> dict[str, Any] | None:
+    return json.loads(raw) if raw else None
+
+
+def _dump(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class RedisGameState(Store):
+    """:class:`worker.gamestate.port.GameState` on Redis (a ``worker.store.Store`` too).
+
+    Args:
+        client: a ``redis.Redis`` created with ``decode_responses=True``.
+    """
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(client)
+        self._load_post = client.register_script(_LOAD_POST)
+        self._commit_post = client.register_script(_COMMIT_POST)
+
+    # -- the post pipeline ---------------------------------------------------------------
+    def load_post(self, query: PostQuery) -> LoadedPost:
+        """Read the post's state and everything its decision may need: one Lua call."""
+        g, forum, thread = query.game, query.forum, query.thread
+        author = who(query.author)
+        keys = [post_key(forum, query.post_id), game_key(g, "owner", author), scenes.scene_key(g, forum, thread),
+                game_key(g, "scenes"), game_key(g, "absence", author), game_key(g, "inactive"),
+                thread_actions_key(forum, thread)]
+        args: list[Any] = [scenes.scene_member(forum, thread), author, game_key(g) + ":", author,
+                           part(f"post:{forum}:{query.post_id}", fold=False),
+                           part(f"scene:{forum}:{thread}:", fold=False)]
+        for names in (query.extended, query.teams, query.contests):
+            args += [len(names), *(part(n or "-") for n in names)]
+        args += [len(query.fingerprints), *query.fingerprints]
+        raw = self._load_post(keys=keys, args=args)
+        if int(raw[0]) == 1:
+            return LoadedPost(query, PostState(forum, query.post_id, _pairs(raw[1])), PostContext())
+        (_, owned_ids, chars, scene_h, status, absence_h, inactive, rolled, teams, contests, actors,
+         wpturns, guards) = raw
+        owned: dict[str, CharacterSheet | None] = {}
+        for cid, h in zip(owned_ids, chars, strict=False):
+            owned[cid] = sheets.sheet_from_hash(cid, _pairs(h)) if h else None
+        scene = scenes.scene_from_hash(_pairs(scene_h), forum, thread)
+        names = {c: (s.name if s is not None else unquote(c)) for c, s in owned.items()}
+        names[author] = query.author
+        post_turn = f"post:{forum}:{query.post_id}"
+        scene_turn = f"scene:{forum}:{thread}:{scene.turn if scene is not None else 0}"
+        declared = {part_: str((_json(turnacts) or {}).get("turn") or "") for part_, _, _, turnacts in actors}
+        turns = {cid: {t: m for t, m in ((post_turn, a), (scene_turn, b), (declared.get(cid, ""), c)) if t and m}
+                 for cid, a, b, c in wpturns}
+        actor_states = {}
+        for part_, ext, retries, turnacts in actors:
+            actor_states[ident(names.get(part_, unquote(part_)))] = ActorState(
+                extended={ident(n): env for n, raw_env in zip(query.extended, ext, strict=True)
+                          if (env := _json(raw_env)) is not None},
+                retries=_json(retries), turn_actions=_json(turnacts), willpower_turns=turns.get(part_, {}))
+        context = PostContext(
+            owned=owned, scene=scene, scene_open=status == "open",
+            absence=absences.absence_from_hash(_pairs(absence_h)) if absence_h else None,
+            inactive=json.loads(inactive) if inactive else None, actors=actor_states,
+            teams={ident(n): env for n, r in zip(query.teams, teams, strict=True) if (env := _json(r)) is not None},
+            contests={ident(n): env for n, r in zip(query.contests, contests, strict=True)
+                      if (env := _json(r)) is not None},
+            rolled={fp: tuple(r.split()) for fp, r in zip(query.fingerprints, rolled, strict=True) if r},
+        )
+        return LoadedPost(query, None, context, tuple(tuple(g_) for g_ in guards))
+
+    def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
+        """Write a post's decision: one Lua call, guarded (see the module docstring)."""
+        query, decision = loaded.query, commit.decision
+        forum, thread, post_id, game = query.forum, query.thread, query.post_id, commit.game
+        args: list[Any] = [len(loaded.guards or ())]
+        for guard in loaded.guards or ():
+            args += guard
+        for name, value in commit.fields.items():  # as redis-py would refuse them: nothing half-written
+            if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise TypeError(f"post field {name!r}: {type(value).__name__} is not a str or a number")
+        args.append(len(commit.fields))
+        for item in commit.fields.items():
+            args += item
+        if decision.status == "pending_reply":
+            args += ("zadd", pending_key(forum), commit.processed_ms, post_id)
+        args += ("zadd", thread_posts_key(forum, thread), commit.page, post_id)
+        for fp in decision.fingerprints:
+            args += ("fpadd", thread_actions_key(forum, thread), fp.pre, fp.full, MAX_FINGERPRINTS)
+        for env in decision.records:
+            rid = env["record"]["roll_id"]
+            args += ("setnx", roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True))
+            for index_key in roll_index_keys(env["record"]):
+                args += ("zaddnx", index_key, commit.processed_ms, rid)
+        claims: dict[str, Notice] = {}
+        for change in decision.changes:
+            args += self._change_ops(game, forum, thread, change, claims)
+        result = self._commit_post(keys=[post_key(forum, post_id)], args=args)
+        status = int(result[0])
+        if status == 0:
+            return CommitResult(CommitStatus.DUPLICATE)
+        if status < 0:
+            return CommitResult(CommitStatus.CONFLICT)
+        return CommitResult(CommitStatus.COMMITTED, tuple(claims[nid] for nid in result[1]))
+
+    @staticmethod
+    def _change_ops(game: str, forum: str, thread: str, change: Change, claims: dict[str, Notice]) -> list[Any]:
+        """The commit script's ops for one state change (keys: ``worker.state``)."""
+        if isinstance(change, WillpowerSpent):
+            char = game_key(game, "char", change.character)
+            marker = game_key(game, "wpturn", change.character, part(change.turn, fold=False))
+            return ["hset", char, "wp_temp", str(change.remaining),
+                    "setpx", marker, change.op, max(1, change.ttl_seconds) * 1000]
+        if isinstance(change, StuntCredited):
+            field = "essence_motes" if change.kind == "essence" else "wp_temp"
+            return ["hset", game_key(game, "char", change.character), field, str(change.value)]
+        if isinstance(change, ExtendedSaved):
+            char, name = part(change.character), part(change.name or "-")
+            return ["set", game_key(game, "ext", char, name), _dump(change.envelope),
+                    "sadd", game_key(game, "exts"), f"{char}/{name}"]
+        if isinstance(change, TeamSaved):
+            return ["set", game_key(game, "team", part(change.name or "-")), _dump(change.envelope)]
+        if isinstance(change, ContestSaved):
+            member = part(change.name or "-")
+            ops: list[Any] = ["set", game_key(game, "contest", member), _dump(change.envelope)]
+            index = game_key(game, "contests", "open")
+            if change.open_until is not None:
+                return ops + ["zadd", index, int(change.open_until.timestamp()), member]
+            return ops + ["zrem", index, member]
+        if isinstance(change, RetriesSaved):
+            return ["set", game_key(game, "retries", part(change.character)), json.dumps(change.state)]
+        if isinstance(change, TurnActionsSaved):
+            return ["setpx", game_key(game, "turnacts", part(change.character)), json.dumps(change.state),
+                    max(1, change.ttl_seconds) * 1000]
+        if isinstance(change, SceneActivity):
+            member = who(change.author)
+            return ["zaddgt", scenes.scene_who_key(game, forum, thread), int(change.at.timestamp()), member,
+                    "hset", game_key(game, "names"), member, change.author]
+        if isinstance(change, AbsenceSaved):
+            member = who(change.author)
+            key, index = game_key(game, "absence", member), game_key(game, "absences")
+            if change.absence is None:
+                return ["del", key, "zrem", index, member]
+            fields = absences.absence_fields(change.absence)
+            flat: list[Any] = []
+            for item in fields.items():
+                flat += item
+            return ["del", key, "hsetm", key, len(fields), *flat,
+                    "zadd", index, int(change.absence.ends_at.timestamp()), member]
+        if isinstance(change, InactiveCleared):
+            return ["hdel", game_key(game, "inactive"), who(change.author)]
+        if isinstance(change, NoticeClaim):
+            key, notice, ttl_ms = outbox.prepare(game, change)
+            claims[notice.id] = notice
+            return ["claim", key, notice.id, ttl_ms, game_key(game, "notice", notice.id),
+                    game_key(game, "notices", "pending"), game_key(game, "notices"), outbox.MAX_LISTED,
+                    int(notice.created.timestamp()), notice.forum, notice.thread, notice.kind, notice.text,
+                    notice.who]
+        raise TypeError(f"unknown state change {change!r}")
+
+    # -- notices -------------------------------------------------------------------------
+    def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
+        """Claim and record a notice once (:func:`worker.state.outbox.claim`)."""
+        key, notice, ttl_ms = outbox.prepare(game, claim)
+        return outbox.claim(self.r, game, key, forum=notice.forum, thread=notice.thread, kind=notice.kind,
+                            text=claim.text, who=notice.who, now=claim.at, ttl_seconds=ttl_ms // 1000)
+
+    def get_notice(self, game: str, notice_id: str) -> Notice | None:
+        """A claimed notice, or None."""
+        return outbox.get_notice(self.r, game, notice_id)
+
+    def notice_reply(self, game: str, notice_id: str) -> str | None:
+        """The forum post id a delivered notice went out as."""
+        value = self.r.hget(game_key(game, "notice", notice_id), "reply_post_id")
+        return str(value) if value is not None else None
+
+    def mark_delivered(self, game: str, notice_id: str, reply_post_id: str, *, now: datetime) -> None:
+        """Record that a notice is on the forum (idempotent)."""
+        outbox.mark_delivered(self.r, game, notice_id, reply_post_id, now=now)
+
+    def pending_notices(self, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
+        """Undelivered notices, oldest first."""
+        return outbox.pending(self.r, game, older_than=older_than, limit=limit)
+
+    def record_edit_added(self, game: str, entry: Mapping[str, Any], at: datetime, *, keep: int) -> None:
+        """Add a "tag added by editing" entry to ``edit_added`` (zset, newest ``keep`` kept)."""
+        key = game_key(game, "edit_added")
+        with self.r.pipeline() as pipe:
+            pipe.zadd(key, {json.dumps(dict(entry), ensure_ascii=False): at.timestamp()}, nx=True)
+            pipe.zremrangebyrank(key, 0, -1 - keep)
+            pipe.execute()
+
+    def edit_added(self, game: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The game's latest "tags added by editing", newest first."""
+        rows = self.r.zrevrange(game_key(game, "edit_added"), 0, max(0, limit - 1))
+        return [json.loads(row) for row in rows]
+
+    # -- the calendar --------------------------------------------------------------------
+    def acquire_lock(self, name: str, *, ttl_ms: int) -> str | None:
+        """Take the scheduler lock ``nr:beat:lock:{<name>}``."""
+        return state_calendar.acquire_beat_lock(self.r, name, ttl_ms=ttl_ms)
+
+    def release_lock(self, name: str, token: str) -> bool:
+        """Release the scheduler lock if ``token`` still holds it."""
+        return state_calendar.release_beat_lock(self.r, token, name)
+
+    def rollover_day(self, game: str) -> date | None:
+        """``rollover.last_day``."""
+        last = self.r.hget(game_key(game, "rollover"), "last_day")
+        return date.fromisoformat(last) if last else None
+
+    def set_rollover_day(self, game: str, day: date, *, now: datetime) -> None:
+        """Write ``rollover.last_day`` and ``last_run_at``."""
+        self.r.hset(game_key(game, "rollover"), mapping={"last_day": day.isoformat(),
+                                                         "last_run_at": now.isoformat()})
+
+    def reset_daily_limits(self, game: str, today: date, *, limit: int = 400) -> list[date]:
+        """Delete the ``daily:<day>`` counters before ``today``."""
+        return state_calendar.reset_daily_limits(self.r, game, today, limit=limit)
+
+    def sync_configured_scenes(self, game: str, settings: GameStateSettings, *, now: datetime) -> list[str]:
+        """Open every configured scene Redis does not know yet."""
+        return scenes.sync_configured_scenes(self.r, game, settings, now=now)
+
+    def expire_contests(self, game: str, now: datetime, *, lang: str = "es", limit: int = 100) -> list[Notice]:
+        """Expire open contests past their time (``WATCH``ed, the notice claimed in the ``MULTI``)."""
+        return state_actions.expire_contests(self.r, game, now, lang=lang, limit=limit)
+
+    def open_scenes(self, game: str) -> list[Scene]:
+        """The game's open scenes."""
+        return scenes.open_scenes(self.r, game)
+
+    def stale_participants(self, game: str, scene: Scene, *, before: int, limit: int) -> list[Participant]:
+        """``scene:<forum>:<thread>:who`` members with a score up to ``before``, names from ``names``."""
+        rows = self.r.zrangebyscore(scenes.scene_who_key(game, scene.forum, scene.thread), "-inf", before,
+                                    start=0, num=limit, withscores=True)
+        if not rows:
+            return []
+        shown = self.r.hmget(game_key(game, "names"), [m for m, _ in rows])
+        return [Participant(m, name or m, int(score)) for (m, score), name in zip(rows, shown, strict=True)]
+
+    def member_absence(self, game: str, member: str) -> Absence | None:
+        """``absence:<member>``."""
+        return absences.absence_of_member(self.r, game, member)
+
+    def is_inactive(self, game: str, member: str) -> bool:
+        """``HEXISTS inactive <member>``."""
+        return bool(self.r.hexists(game_key(game, "inactive"), member))
+
+    def mark_inactive(self, game: str, member: str, mark: Mapping[str, Any]) -> bool:
+        """``HSETNX inactive <member> <mark as JSON>``."""
+        return bool(self.r.hsetnx(game_key(game, "inactive"), member, json.dumps(dict(mark))))
+
+    # -- masters' actions and read models ------------------------------------------------
+    def import_sheets(self, game: str, data: Any, *, now: datetime | None = None) -> Any:
+        """:func:`worker.state.sheets.import_sheets`."""
+        return sheets.import_sheets(self.r, game, data, now=now)
+
+    def get_character(self, game: str, name: str) -> CharacterSheet | None:
+        """:func:`worker.state.sheets.get_character`."""
+        return sheets.get_character(self.r, game, name)
+
+    def credit_stunt(self, game: str, sheet: CharacterSheet, kind: str, amount: int, *,
+                     op_id: str) -> tuple[str, int]:
+        """:func:`worker.state.sheets.credit_stunt`."""
+        return sheets.credit_stunt(self.r, game, sheet, kind, amount, op_id=op_id)
+
+    def open_scene(self, game: str, forum: str, thread: str, *, now: datetime, title: str = "", by: str = "",
+                   stress: bool | None = None) -> Scene:
+        """:func:`worker.state.scenes.open_scene`."""
+        return scenes.open_scene(self.r, game, forum, thread, now=now, title=title, by=by, stress=stress)
+
+    def close_scene(self, game: str, forum: str, thread: str, *, now: datetime, by: str = "") -> Scene:
+        """:func:`worker.state.scenes.close_scene`."""
+        return scenes.close_scene(self.r, game, forum, thread, now=now, by=by)
+
+    def get_scene(self, game: str, forum: str, thread: str) -> Scene | None:
+        """:func:`worker.state.scenes.get_scene`."""
+        return scenes.get_scene(self.r, game, forum, thread)
+
+    def set_turn_mode(self, game: str, forum: str, thread: str, mode: str) -> None:
+        """:func:`worker.state.scenes.set_turn_mode`."""
+        scenes.set_turn_mode(self.r, game, forum, thread, mode)
+
+    def advance_turn(self, game: str, forum: str, thread: str) -> int:
+        """:func:`worker.state.scenes.advance_turn`."""
+        return scenes.advance_turn(self.r, game, forum, thread)
+
+    def set_stress(self, game: str, forum: str, thread: str, stress: bool) -> Scene:
+        """:func:`worker.state.scenes.set_stress`."""
+        return scenes.set_stress(self.r, game, forum, thread, stress)
+
+    def open_teamwork(self, game: str, ruleset: str, name: str, participants: tuple[str, ...] = (), *,
+                      target: int | None = None, botch_policy: str | None = None, now: datetime) -> dict[str, Any]:
+        """:func:`worker.state.actions.open_teamwork`."""
+        return state_actions.open_teamwork(self.r, game, ruleset, name, participants, target=target,
+                                           botch_policy=botch_policy, now=now)
+
+    def get_extended(self, game: str, character: str, name: str = "") -> dict[str, Any] | None:
+        """:func:`worker.state.actions.get_extended`."""
+        return state_actions.get_extended(self.r, game, character, name)
+
+    def get_teamwork(self, game: str, name: str) -> dict[str, Any] | None:
+        """:func:`worker.state.actions.get_teamwork`."""
+        return state_actions.get_teamwork(self.r, game, name)
+
+    def get_contest(self, game: str, name: str) -> dict[str, Any] | None:
+        """:func:`worker.state.actions.get_contest`."""
+        return state_actions.get_contest(self.r, game, name)
+
+    def get_retries(self, game: str, character: str) -> dict[str, Any] | None:
+        """``retries:<character>``."""
+        return _json(self.r.get(game_key(game, "retries", part(character))))
+
+    def get_absence(self, game: str, author: str) -> Absence | None:
+        """:func:`worker.state.absences.get_absence`."""
+        return absences.get_absence(self.r, game, author)
+
+    def inactive_participants(self, game: str) -> list[dict[str, Any]]:
+        """:func:`worker.state.inactivity.inactive_participants`."""
+        return inactivity.inactive_participants(self.r, game)
