@@ -363,6 +363,15 @@ class NarradorNodes:
                                             inherit_env=False)
         return self.nodes[name]
 
+    def ping_worker(self, name: str, timeout: float = 10) -> subprocess.CompletedProcess:
+        """The liveness check of ``deploy/k8s/worker.yaml`` and ``docker-compose.yml`` for
+        node ``name``: ``celery inspect ping`` through the broker."""
+        import sys
+
+        return subprocess.run([sys.executable, "-m", "celery", "-A", "worker.celery_app", "inspect", "ping",
+                               "--timeout", str(timeout), "--destination", f"{name}@{socket.gethostname()}"],
+                              env=self.env(name), cwd=self.tmp, capture_output=True, text=True, timeout=60)
+
     def log(self, name: str) -> str:
         path = self.logs / f"{name}.log"
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""

@@ -33,8 +33,11 @@ def test_docker_compose_structure():
         svc = services[name]
         assert svc["environment"]["NARRADOR_CONFIG"] == "/config/narrador.toml"
         assert "./narrador.toml:/config/narrador.toml:ro" in svc["volumes"]
-        assert "redis" in svc["depends_on"]
+        assert svc["depends_on"]["redis"] == {"condition": "service_healthy"}
         assert (ROOT / svc["build"]["dockerfile"]).is_file()
+    assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
+    assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
+    assert "inspect ping" in services["worker"]["healthcheck"]["test"][1]  # as deploy/k8s/worker.yaml
     assert "gunicorn" in services["web"]["command"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "worker.celery_app", "beat"]
     conf = (ROOT / "deploy" / "redis.conf").read_text()
