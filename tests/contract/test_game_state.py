@@ -62,7 +62,7 @@ def test_a_commit_after_another_worker_committed_the_post_is_a_duplicate(world):
     late = world.state.load_post(query)  # a second worker loads before the first commits
     service.process_post(world.svc, post)
     assert late.known is None
-    inp = service._post_input(world.svc, world.svc.settings.game(world.game), rules.get_ruleset("gehena"),
+    inp = service.post_input(world.svc, world.svc.settings.game(world.game), rules.get_ruleset("gehena"),
                               rules.RulesOptions(), post, body, tags)
     decision = resolve(inp, late.context)
     result = world.state.commit_post(late, PostCommit(world.game, decision, {"status": "pending_reply"}, 0))
@@ -87,7 +87,7 @@ def test_a_value_the_decision_read_that_changed_since_is_a_conflict(world):
         loaded.append((post, tags, world.state.load_post(query)))
     results = []
     for post, tags, load in loaded:
-        inp = service._post_input(world.svc, game, ruleset, rules.RulesOptions(), post, body, tags)
+        inp = service.post_input(world.svc, game, ruleset, rules.RulesOptions(), post, body, tags)
         decision = resolve(inp, load.context)
         results.append(world.state.commit_post(load, PostCommit(world.game, decision, {
             "status": decision.status, "thread_id": thread, "roll_ids": "[]"}, 0)))

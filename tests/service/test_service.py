@@ -342,7 +342,7 @@ def test_a_reply_that_keeps_failing_is_given_up_after_a_day(env, monkeypatch):
     from datetime import timedelta
 
     svc, forum, unique = env
-    monkeypatch.setattr(service, "MAX_REQUEUES", 3)
+    monkeypatch.setattr(service.replies, "MAX_REQUEUES", 3)
     thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
     service.process_post(svc, forum.post(post_id))
     later = FIXED_NOW + timedelta(minutes=10)

@@ -1,0 +1,172 @@
+"""Reading forums: threads of watched boards, a thread's new posts (:func:`poll_thread`),
+the latest posts of webhook forums, and what a Redis failover means for polling.
+
+Source: issue 3 (polling), issue 6 (politeness), issue 13 (edits on earlier pages),
+issue 18 (a server change rewinds one page).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from worker import metrics
+from worker.forums.base import ForumPost, LatestPosts
+from worker.service.posts import flag_deleted, flag_if_edited
+from worker.service.services import Services
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PollResult:
+    """What a poll of one thread found.
+
+    Attributes:
+        posts: posts that need processing (new, not the bot's), thread order. Iterating a
+            ``PollResult`` gives them.
+        notices: notices this poll claimed (a roll tag added by editing a post) for
+            :func:`deliver_notice` to post.
+        full: the whole thread was read (from page 1): the periodic edit scan.
+    """
+
+    posts: list[ForumPost]
+    notices: tuple[Any, ...] = ()
+    full: bool = False
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.posts)
+
+    def __len__(self) -> int:
+        return len(self.posts)
+
+
+def poll_thread(svc: Services, forum_name: str, thread_id: str) -> PollResult:
+    """Read a watched thread and return the posts that need processing.
+
+    Reads from the last page seen before (the thread's poll state), skips the
+    bot's own posts and posts already processed.  Every ``edit_scan_interval`` seconds
+    (forum setting) the whole thread is read from page 1 instead, so an edit on an earlier
+    page is noticed too (a scraped forum has no "recently edited" signal): an edit is
+    flagged within that interval plus one poll.  Posts already rolled whose tags changed
+    are flagged "edited after roll" (the first result stands, the new tag text is kept
+    beside it); a tag added by editing is not rolled and its author is told once
+    (:func:`flag_edited`).  When the whole thread was read, a processed post that is gone
+    is flagged "post deleted" (never on a read that came back "unchanged" or empty: those
+    say nothing about which posts exist).  Source: issue 5, «Secret rolls, edits,
+    deletes»; issue 13 (edits on earlier pages).
+
+    Raises:
+        ForumError: the forum could not be read (``transient`` tells whether to retry).
+    """
+    fs = svc.settings.forum(forum_name)
+    state = svc.store.get_thread(forum_name, thread_id)
+    since = int(state.get("last_page", "1") or 1)
+    now = svc.clock()
+    scan_due = fs.edit_scan_interval > 0 and since > 1 and (
+        not state.get("last_scan")
+        or (now - datetime.fromisoformat(state["last_scan"])).total_seconds() >= fs.edit_scan_interval)
+    page = svc.forum(forum_name).list_posts(thread_id, since_page=1 if scan_due else since)
+    metrics.POLL_CYCLES.labels(forum=forum_name).inc()
+    marks = {"last_page": str(page.last_page), "last_poll": now.isoformat()}
+    if page.first_page == 1 and not page.unchanged:
+        marks["last_scan"] = now.isoformat()
+    svc.store.set_thread(forum_name, thread_id, **marks)
+    todo: list[ForumPost] = []
+    notices: list[Any] = []
+    seen: set[str] = set()
+    for post in page.posts:
+        seen.add(post.post_id)
+        if post.author.casefold() == fs.username.casefold():
+            continue
+        known = svc.store.get_post(forum_name, post.post_id)
+        if known is None:
+            todo.append(post)
+        else:
+            edit = flag_if_edited(svc, post, known)
+            notices += edit.notices if edit is not None else ()
+    if page.first_page == 1 and page.posts and not page.unchanged:
+        for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
+            if post_id not in seen:
+                flag_deleted(svc, forum_name, post_id)
+    return PollResult(todo, tuple(notices), full=page.first_page == 1)
+
+
+def forget_thread(svc: Services, forum_name: str, thread_id: str) -> None:
+    """Stop watching a thread that is gone from the forum (logged as a warning).
+
+    A thread named in the configuration (``watch_threads``) stays configured: the warning
+    tells the operator to remove it.
+    """
+    svc.store.forget_thread(forum_name, thread_id)
+    log.warning("thread %s of forum %s is gone: no longer watched", thread_id, forum_name)
+
+
+def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
+    """The forum's latest posts not seen yet, for adapters that offer ``latest_posts``
+    (Discourse: the polling fallback for webhooks that were never delivered).
+
+    The high-water mark (the highest post id seen) is kept in the forum's poll state; the
+    first call only sets it, so starting Narrador never rolls the site's history.
+
+    Raises:
+        ForumError: the forum could not be read.
+    """
+    adapter = svc.forum(forum_name)
+    if not isinstance(adapter, LatestPosts):
+        return []
+    state = svc.store.get_thread(forum_name, "_latest")
+    mark = state.get("high_water")
+    posts = adapter.latest_posts(after_post_id=int(mark or 0), max_pages=1 if mark is None else 5)
+    fs = svc.settings.forum(forum_name)
+    if posts:
+        svc.store.set_thread(forum_name, "_latest", high_water=str(max(int(p.post_id) for p in posts)))
+    elif mark is None:
+        svc.store.set_thread(forum_name, "_latest", high_water="0")
+    if mark is None:
+        return []
+    return [p for p in posts if p.author.casefold() != fs.username.casefold()
+            and svc.store.get_post(forum_name, p.post_id) is None]
+
+
+def recheck_after_server_change(svc: Services, threads: Mapping[str, set[str]]) -> bool:
+    """After a failover or a Redis restart (:meth:`Store.server_changed`), rewind every
+    watched thread one page, so the next poll reads again the posts of the last seconds
+    before it: a post whose processing or records the change lost has no post hash, and is
+    processed again (the same dice, the same roll ids; the marker search finds a reply that
+    was already posted, so none is posted twice).  True if the server changed.
+
+    Args:
+        threads: ``{forum: thread ids}`` about to be polled.
+
+    Source: issue 18, "Redis Sentinel" (what a failover loses, and how the exactly-once
+    guards cover it).
+    """
+    if not svc.store.server_changed():
+        return False
+    for forum_name, ids in threads.items():
+        for thread_id in ids:
+            svc.store.rewind_thread(forum_name, thread_id)
+    log.warning("the Redis server changed (failover or restart): %d watched threads rewound one page",
+                sum(len(ids) for ids in threads.values()))
+    return True
+
+
+def discover_threads(svc: Services, forum_name: str) -> set[str]:
+    """Threads of the forum's watched boards (new ones are remembered in Redis).
+
+    Raises:
+        ForumError: a board could not be read.
+    """
+    fs = svc.settings.forum(forum_name)
+    found: set[str] = set()
+    if fs.watch_forums:
+        adapter = svc.forum(forum_name)
+        for board in fs.watch_forums:
+            found |= set(adapter.list_threads(board))
+        svc.store.add_threads(forum_name, found)
+    return found | svc.store.threads(forum_name)
+

@@ -1,0 +1,329 @@
+"""What happens to a forum post: :func:`process_post` (load → decide → commit), and the
+flags of a post edited, deleted or restored after its rolls.
+
+:func:`process_post` extracts the author's own text and parses its roll tags, reads what
+the post can need from the game state in one call, lets :func:`core.post.resolve` decide
+everything (records, state changes, the reply) without I/O, and writes it in one atomic,
+guarded commit.  The first processing of a post wins; processing it again changes nothing
+and rolls nothing.  Source: issue 4 (tags and replies), issue 5 (records), issue 7 (game
+state), issue 17 (the pipeline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core import calendar, messages, render, rules
+from core import record as records
+from core.errors import StateError
+from core.post import NoticeClaim, PostInput, query_for, resolve
+from core.post.resolve import stunt_credit_for, stunt_lines
+from core.tags import extract_rolls
+from core.tags.model import ParsedTag
+from worker import metrics
+from worker.extract import author_text, may_contain_tags
+from worker.forums.base import ForumPost
+from worker.gamestate import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
+from worker.keystore import DayNotBoundError
+from worker.service.replies import reply_marker
+from worker.service.services import Services
+from worker.settings import GameSettings
+from worker.state import state_settings_for
+from worker.state.outbox import Notice
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PostOutcome:
+    """What :func:`process_post` did.
+
+    Attributes:
+        status: ``no_tags``, ``pending_reply`` or ``replied``.
+        roll_ids: roll ids of the post, tag order.
+        new: True if this call processed the post, False if it had been processed before.
+        edited: True if the post's body changed since it was first processed.
+        notices: ``worker.state.outbox.Notice`` objects this post claimed (a welcome-back
+            line, or the notice of a tag added by editing) for :func:`deliver_notice` to post.
+    """
+
+    status: str
+    roll_ids: tuple[str, ...]
+    new: bool
+    edited: bool = False
+    notices: tuple[Any, ...] = ()
+
+
+def content_hash(body: str) -> str:
+    """SHA-256 hex of a post body (UTF-8), to notice edits."""
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _ruleset_and_options(game: GameSettings) -> tuple[rules.Ruleset, rules.RulesOptions]:
+    ruleset = rules.get_ruleset(game.ruleset)
+    return ruleset, rules.options_for(ruleset, dict(game.options or {}))
+
+
+def _resign(svc: Services, envelope: Mapping[str, Any], **flags: Any) -> None:
+    key_id, signing_key = svc.keystore.active_signing_key()
+    record = dict(records.with_flags(envelope["record"], **flags))
+    record["key_id"] = key_id
+    svc.store.replace_roll(records.sign_record(record, signing_key, key_id))
+
+
+def flag_if_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome | None:
+    """Flag the rolls of an already processed post if its body changed since (what
+    :func:`flag_edited` did), else None."""
+    body_hash = content_hash(post.body_html)
+    if body_hash in (known.content_hash, known.fields.get("edited_hash")):
+        return None
+    return flag_edited(svc, post, known)
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What :func:`flag_edited` did: ``flagged`` roll ids, ``added`` tags (as written) that
+    the edit added and that are not rolled, ``notices`` claimed to tell the author."""
+
+    flagged: list[str]
+    added: list[str]
+    notices: tuple[Any, ...] = ()
+
+
+def flag_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome:
+    """Flag the rolls of an edited post whose tag text changed, and report tags it added.
+
+    The dice and result stay as first recorded; the record gets
+    ``flags.edited_after_roll`` and ``edited_tag`` (the tag's new text, or ``""``
+    when the tag was removed) and is signed again.  Tags beyond the ones the post had when
+    it was processed (``tag_count`` in its state; a post processed without tags had none)
+    are never rolled: an edit cannot roll, or a player could edit until the dice please.
+    They are recorded on the game's list of "added by editing" (the masters' game-state
+    page) and the author is told once, in the thread, to post them in a new message.
+    Source: issue 5; issue 13 (MyBB merges a player's consecutive posts into one edit).
+    """
+    fs = svc.settings.forum(post.forum)
+    game = svc.settings.game(fs.game)
+    parsed = extract_rolls(author_text(post.body_html, fs.markup_flavour),
+                           ruleset_id=rules.get_ruleset(game.ruleset).id)
+    new_tags = {t.index: t.raw for t in parsed}
+    flagged = []
+    indexes: list[int] = []
+    for rid in known.roll_ids:
+        envelope = svc.store.get_roll(rid)
+        if envelope is None:
+            continue
+        rec = envelope["record"]
+        indexes.append(int(rec["tag_index"]))
+        new_text = new_tags.get(int(rec["tag_index"]), "")
+        if new_text != rec["tag"] and rec.get("edited_tag") != new_text:
+            _resign(svc, envelope, edited_tag=new_text)
+            flagged.append(rid)
+    stored_count = known.fields.get("tag_count")
+    had = int(stored_count) if stored_count and stored_count.isdigit() else (max(indexes) + 1 if indexes else 0)
+    added = [t.raw for t in parsed if t.index >= had]
+    svc.store.update_post(post.forum, post.post_id, edited_hash=content_hash(post.body_html))
+    notices: tuple[Any, ...] = ()
+    if added:
+        notices = _edit_added(svc, game, post, added)
+    if flagged:
+        log.info("rolls flagged edited after roll", extra={"forum": post.forum, "post": post.post_id, "rolls": flagged})
+    return EditOutcome(flagged, added, notices)
+
+
+#: Entries kept in a game's list of tags added by editing.
+MAX_EDIT_ADDED = 500
+
+
+def _edit_added(svc: Services, game: GameSettings, post: ForumPost, added: list[str]) -> tuple[Notice, ...]:
+    """Record tags added by an edit on the game's list and claim one notice to the author
+    per distinct set of added tags (a second poll of the same edit claims nothing)."""
+    digest = hashlib.sha256("\n".join(added).encode("utf-8")).hexdigest()[:16]
+    now = svc.clock()
+    entry = {"forum": post.forum, "thread": post.thread_id, "post": post.post_id, "url": post.url,
+             "author": post.author, "tags": added, "at": now.isoformat()}
+    svc.store.record_edit_added(game.id, entry, now, keep=MAX_EDIT_ADDED)
+    markup = svc.forum(post.forum).reply_markup
+    text = messages.text("edit_added", game.language, name=render.plain(post.author, markup),
+                         tags=", ".join(f"«{render.plain(t, markup)}»" for t in added))
+    notice = svc.store.claim_notice(game.id, NoticeClaim(
+        kind="edit_added", subject=("edit_added", post.forum, post.post_id, digest), forum=post.forum,
+        thread=post.thread_id, text=text, who=post.author, at=now))
+    log.info("tags added by editing", extra={"forum": post.forum, "post": post.post_id, "tags": added})
+    return (notice,) if notice is not None else ()
+
+
+def edit_added(svc: Services, game_id: str, limit: int = 100) -> list[dict[str, Any]]:
+    """The game's latest tags added by editing a post (newest first), for the masters'
+    game-state page: ``{"forum", "thread", "post", "url", "author", "tags", "at"}``."""
+    return svc.store.edit_added(game_id, limit)
+
+
+def flag_deleted(svc: Services, forum_name: str, post_id: str) -> list[str]:
+    """Flag the rolls of a post that disappeared from its thread ("post deleted")."""
+    known = svc.store.get_post(forum_name, post_id)
+    if known is None or known.fields.get("deleted") == "1":
+        return []
+    flagged = []
+    for rid in known.roll_ids:
+        envelope = svc.store.get_roll(rid)
+        if envelope is not None and not envelope["record"]["flags"]["post_deleted"]:
+            _resign(svc, envelope, post_deleted=True)
+            flagged.append(rid)
+    svc.store.update_post(forum_name, post_id, deleted="1")
+    return flagged
+
+
+def flag_recovered(svc: Services, forum_name: str, post_id: str) -> list[str]:
+    """Take the "post deleted" flag off the rolls of a post that was restored (Discourse's
+    ``post_recovered``); returns the roll ids signed again."""
+    known = svc.store.get_post(forum_name, post_id)
+    if known is None or known.fields.get("deleted") != "1":
+        return []
+    unflagged = []
+    for rid in known.roll_ids:
+        envelope = svc.store.get_roll(rid)
+        if envelope is not None and envelope["record"]["flags"]["post_deleted"]:
+            _resign(svc, envelope, post_deleted=False)
+            unflagged.append(rid)
+    svc.store.update_post(forum_name, post_id, deleted="0")
+    return unflagged
+
+
+def process_post(svc: Services, post: ForumPost) -> PostOutcome:
+    """Roll every tag of ``post``, update the game state, store the signed records and the reply.
+
+    Load → decide → commit (issue 17): the author's text is extracted and its tags parsed;
+    one read (:meth:`~worker.gamestate.port.GameState.load_post`) gathers everything the post
+    can need; :func:`core.post.resolve` decides, without I/O, the records, the state changes
+    (the author's activity in a scene, downtime notices, Willpower, extended actions,
+    teamwork, contests, retries, multiple actions) and the reply; one atomic write
+    (:meth:`~worker.gamestate.port.GameState.commit_post`) stores it all.  A post committed
+    before commits nothing again (the first result stands); a value the decision read that
+    changed meanwhile (another post of the same action) makes it load and decide again.
+
+    Args:
+        svc: injected services.
+        post: the post as read from the forum.
+
+    Returns:
+        A :class:`PostOutcome`; ``new`` is False when the post had been processed
+        before (nothing is rolled again).
+
+    Raises:
+        ConfigError: the post's forum or game is not configured.
+        RulesError: the game's ruleset or options are invalid (a configuration error).
+        StateError(code="busy"): the game state kept changing under the post (retry later).
+    """
+    fs = svc.settings.forum(post.forum)
+    if post.author.casefold() == fs.username.casefold():  # Narrador's own post
+        return PostOutcome("no_tags", (), new=False)
+    game = svc.settings.game(fs.game)
+    ruleset, options = _ruleset_and_options(game)
+    text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
+    tags = tuple(extract_rolls(text, ruleset_id=ruleset.id))
+    query = query_for(game.id, post.forum, post.thread_id, post.post_id, post.author, tags)
+    inp: PostInput | None = None
+    for _ in range(MAX_COMMIT_ATTEMPTS):
+        loaded = svc.store.load_post(query)
+        if loaded.known is not None:  # processed before: the first result stands; an edit is flagged
+            known = loaded.known
+            edit = flag_if_edited(svc, post, known)
+            return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edit is not None,
+                               notices=edit.notices if edit is not None else ())
+        inp = inp or post_input(svc, game, ruleset, options, post, text, tags)
+        decision = resolve(inp, loaded.context)
+        fields = {
+            "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
+            "content_hash": content_hash(post.body_html), "processed_at": inp.now.isoformat(),
+            "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
+            "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
+        }
+        if decision.status == "pending_reply":
+            fields["reply"] = decision.reply
+        result = svc.store.commit_post(loaded, PostCommit(game.id, decision, fields,
+                                                          int(inp.now.timestamp() * 1000), post.page))
+        if result.status is CommitStatus.CONFLICT:
+            continue
+        if result.status is CommitStatus.DUPLICATE:  # another worker committed it meanwhile: its result stands
+            stored = svc.store.get_post(post.forum, post.post_id)
+            assert stored is not None
+            return PostOutcome(stored.status, tuple(stored.roll_ids), new=False)
+        for envelope in decision.records:
+            rec = envelope["record"]
+            # a secret roll's outcome must not show on /metrics either (issue 19)
+            outcome = "secret" if rec["flags"]["secret"] else rec["outcome"]
+            metrics.ROLLS.labels(game=game.id, outcome=outcome).inc()
+        if decision.records:
+            log.info("post processed", extra={"forum": post.forum, "post": post.post_id,
+                                              "rolls": list(decision.roll_ids)})
+        return PostOutcome(decision.status, decision.roll_ids, new=True, notices=result.notices)
+    raise StateError("too much contention on game state", code="busy")
+
+
+def post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,
+                post: ForumPost, text: str, tags: tuple[ParsedTag, ...]) -> PostInput:
+    """What :func:`core.post.resolve` needs besides game state: the post, the game's rules and
+    settings, the processing time and the day's keys (the VRF key only when a tag is a secret
+    roll that may be rolled)."""
+    st = state_settings_for(game)
+    now = svc.clock()
+    day = calendar.game_day(now, game.zone)
+    key_id, signing_key = svc.keystore.active_signing_key()
+    seed = svc.keystore.seed_for(game.id, day)  # first: creating the day's seed binds its VRF key
+    secret = any(t.spec is not None and t.spec.secret and not (t.spec.extended or t.spec.teamwork or t.spec.versus
+                                                               or t.spec.retry) for t in tags)
+    vrf = None
+    if secret:
+        try:
+            vrf = svc.keystore.vrf_key_for_day(game.id, day)
+        except DayNotBoundError:  # the day's VRF key was not published before it started: no secret rolls
+            vrf = None
+    return PostInput(
+        game=game.id, ruleset=ruleset, options=options, language=game.language, zone=game.zone,
+        forum=post.forum, thread=post.thread_id, post_id=post.post_id, url=post.url, author=post.author,
+        created=post.created_utc, text=text, tags=tags, now=now, seed=seed,
+        key_id=key_id, signing_key=signing_key, vrf=vrf,
+        marker=reply_marker(svc, post.post_id), markup=svc.forum(post.forum).reply_markup,
+        public_url=svc.settings.public_url, token=secrets.token_bytes, masters=st.masters, stress=st.stress,
+        contest_expiry_seconds=st.contest_expiry_seconds, turn_marker_ttl_seconds=st.turn_marker_ttl_seconds,
+        turn_actions_ttl_seconds=st.op_ttl_seconds, welcome_back=st.welcome_back,
+    )
+
+
+def on_secret_revealed(state: GameState, game: GameSettings, record: Mapping[str, Any]) -> list[str]:
+    """What a secret roll's reveal does to the game state; the lines saying so.
+
+    A successful stunt's reward (exaltado-reglas.txt «Acrobacias») is credited to the
+    roller's sheet now, not when the roll was made: the sheet's Essence or Willpower shows
+    in later public replies, so crediting it earlier would tell everyone the secret roll
+    succeeded (found in the review of issue 19).  Once per roll (the tag's op id), so
+    revealing again or closing the scene after a master's reveal credits nothing more.
+
+    Args:
+        state: the game state.
+        game: the roll's game.
+        record: the revealed roll's record.
+    """
+    params = record.get("params") or {}
+    dice = int(params.get("stunt_dice") or 0)
+    if not ((record.get("flags") or {}).get("secret") and dice and record.get("outcome") == "success"):
+        return []
+    character = record.get("character")
+    sheet = state.get_character(game.id, str(character)) if character else None
+    reward = rules.stunt_reward(dice)
+    credit = stunt_credit_for(sheet, reward)
+    if sheet is None or credit is None:
+        return stunt_lines(game.language, reward)
+    status, value = state.credit_stunt(game.id, sheet, *credit,
+                                       op_id=f"{record['forum']}:{record['post']}:{record['tag_index']}")
+    if status not in ("credited", "duplicate"):
+        return stunt_lines(game.language, reward)
+    return stunt_lines(game.language, reward, state.get_character(game.id, sheet.name), (credit[0], value))
+

@@ -1,0 +1,178 @@
+"""Replies and notices, posted exactly once: reply markers, :func:`send_reply`,
+:func:`deliver_notice`, and the re-queue of replies a long forum outage stranded.
+
+Exactly once: a per-post (or per-notice) lock, the post's state in the game state, and a
+search of the thread for the reply's marker before posting (covers a worker that died after
+the forum accepted the reply but before its state recorded it).  Source: issue 5; issue 7
+(notices); issue 13 (replies of one thread in post order).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+from typing import Any
+
+from core import render
+from core.errors import NarradorError
+from worker import metrics
+from worker.forums.base import log_forum_warning
+from worker.service.services import Services
+
+log = logging.getLogger(__name__)
+
+
+class ReplyBusy(NarradorError):
+    """Another worker holds the reply lock of this post; try again later."""
+
+
+class ReplyWaits(ReplyBusy):
+    """An earlier post of the thread still waits for its reply: this one goes after it.
+
+    Its wait is bounded in time by the earlier post's age (:data:`NOTICE_RETRY_AFTER`), not
+    by a number of tries, and is short: the earlier reply is usually being posted by another
+    worker right now (several worker nodes answering one thread, issue 18).
+    """
+
+
+def marker_token(svc: Services, subject: str) -> str:
+    """A short keyed hash of ``subject`` (``p<post id>``, ``n<notice id>``) for reply markers.
+
+    HMAC-SHA256 with the instance's marker secret, 8 lowercase base32 characters: players
+    see the tokens of replies already posted but cannot compute the next one.
+    """
+    digest = hmac.new(svc.keystore.marker_secret(), subject.encode("utf-8"), hashlib.sha256).digest()
+    return base64.b32encode(digest[:5]).decode("ascii").lower()
+
+
+def reply_marker(svc: Services, post_id: str) -> str:
+    """The marker of Narrador's reply to ``post_id`` (see :func:`core.render.post_marker`)."""
+    return render.post_marker(post_id, marker_token(svc, f"p{post_id}"))
+
+
+def notice_marker(svc: Services, notice: Any) -> str:
+    """The marker Narrador posts with a notice: its id and a keyed token, like replies."""
+    return f"(ref n{notice.id} {marker_token(svc, f'n{notice.id}')})"
+
+
+def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
+    """Post the stored reply of a processed post, exactly once.
+
+    Replies in one thread go out in post order: while an earlier post of the same thread
+    (processed less than :data:`NOTICE_RETRY_AFTER` seconds ago) still waits for its reply,
+    this one waits (``ReplyBusy``; the task retries in a few seconds).  When the forum
+    accepts the reply without naming it (``post_reply`` returns None: SMF, a post held for
+    moderation, MyBB's "already posted"), the reply is looked up by its marker; a reply
+    accepted but not visible is recorded as sent with no post id and a forum warning.
+
+    Returns:
+        The reply's post id ("" when accepted but not visible), or None if the post needs
+        no reply.
+
+    Raises:
+        ReplyBusy: another worker holds the lock, or an earlier reply of the thread is
+            still pending (retry later).
+        ForumError: the forum refused or failed (``transient`` tells whether to retry).
+    """
+    # one round trip: the lock, and the post's state as read under it
+    token, state = svc.store.lock_post_for_reply(forum_name, post_id)
+    try:
+        if state is None or state.status == "no_tags":
+            return None
+        if state.status == "replied":
+            return state.fields.get("reply_post_id")
+        if token is None:
+            raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
+        thread_id = state.fields["thread_id"]
+        earlier = _earlier_pending(svc, forum_name, thread_id, post_id)
+        if earlier:
+            raise ReplyWaits(f"reply of {forum_name}/{post_id} waits for the reply to {earlier}")
+        forum = svc.forum(forum_name)
+        marker = reply_marker(svc, post_id)
+        existing = forum.find_reply(thread_id, marker, after_post_id=post_id)
+        reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
+        if reply_id is None:  # accepted without an id: it is in the thread, or held
+            reply_id = forum.find_reply(thread_id, marker, after_post_id=post_id) or ""
+            if not reply_id:
+                log_forum_warning(forum_name, f"the reply to post {post_id} was accepted but is not in "
+                                  f"thread {thread_id} (held for moderation?); it is not sent again",
+                                  thread_id=thread_id, post=post_id)
+        metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
+        svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id),
+                              release_lock=token)
+        token = None  # released with the update
+        log.info("reply sent", extra={"forum": forum_name, "post": post_id, "reply": reply_id, "found": bool(existing)})
+        return str(reply_id)
+    finally:
+        if token is not None:
+            svc.store.release_reply_lock(forum_name, post_id, token)
+
+
+def _earlier_pending(svc: Services, forum_name: str, thread_id: str, post_id: str) -> str | None:
+    """An earlier post of the same thread whose reply is still pending and recent (queued
+    less than :data:`NOTICE_RETRY_AFTER` seconds ago), else None."""
+    since_ms = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
+    return svc.store.earlier_pending_reply(forum_name, thread_id, post_id, since_ms=since_ms)
+
+
+#: Notices claimed more than this many seconds ago and still pending are delivered again
+#: by the calendar job (a worker may have died between the claim and the post).
+NOTICE_RETRY_AFTER = 300
+
+
+def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
+    """Post one claimed notice (inactivity, welcome back, expired contest) exactly once.
+
+    The same guarantees as :func:`send_reply`: a lock per notice, its state in Redis and a
+    search of the thread for its marker ``(ref n<id>)`` before posting.
+
+    Returns:
+        The forum post id of the notice, or None if the notice does not exist.
+
+    Raises:
+        ReplyBusy: another worker is delivering it.
+        ForumError: the forum failed (``transient`` tells whether to retry).
+    """
+    notice = svc.store.get_notice(game_id, notice_id)
+    if notice is None:
+        return None
+    if notice.status == "delivered":
+        return svc.store.notice_reply(game_id, notice_id)
+    token = svc.store.acquire_reply_lock(notice.forum, f"n{notice_id}")
+    if token is None:
+        raise ReplyBusy(f"notice {notice_id} is being delivered by another worker")
+    try:
+        forum = svc.forum(notice.forum)
+        marker = notice_marker(svc, notice)
+        text = notice.text.replace(notice.marker, marker) if notice.marker in notice.text else f"{notice.text}\n{marker}"
+        reply_id = forum.find_reply(notice.thread, marker) or forum.post_reply(notice.thread, text)
+        svc.store.mark_delivered(game_id, notice_id, str(reply_id), now=svc.clock())
+        log.info("notice delivered", extra={"game": game_id, "notice": notice_id, "kind": notice.kind})
+        return str(reply_id)
+    finally:
+        svc.store.release_reply_lock(notice.forum, f"n{notice_id}", token)
+
+
+def stranded_replies(svc: Services) -> list[tuple[str, str]]:
+    """``(forum, post id)`` of replies still unposted :data:`NOTICE_RETRY_AFTER` seconds after
+    their post was processed: the send task gave up (a forum down longer than its retries),
+    or its worker died.  The calendar job queues them again, so a long outage delays a
+    reply but never loses it (found in review)."""
+    cutoff = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
+    todo = []
+    for name in svc.settings.forums:
+        for pid in svc.store.pending_replies(name, older_than_ms=cutoff):
+            if svc.store.count_requeue(name, pid) > MAX_REQUEUES:
+                svc.store.update_post(name, pid, status="reply_failed")
+                log.error("reply to %s/%s given up after %d re-queues", name, pid, MAX_REQUEUES)
+                continue
+            todo.append((name, pid))
+    return todo
+
+
+#: Times the calendar job re-queues one reply (every minute, once it is 5 minutes old)
+#: before giving up on it: about a day.
+MAX_REQUEUES = 24 * 60
+
