@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 from core import rules as _rules
 from core.errors import RulesError
 from core.rules import RollResult, Ruleset, RulesOptions, get_ruleset
-from core.rules import _check_pool as _check_rules_pool
+from core.rules import evaluation as _evaluation
+from core.rules.evaluation import _check_pool as _check_rules_pool
 
 __all__ = [
     "MAX_PROBABILITY_POOL",
@@ -454,7 +455,7 @@ def distribution(
     # the exaltado distribution of successes does not depend on the difficulty
     model_diff = diff if rs.target_number else rs.default_difficulty
     base = _compute(
-        rs.id, pool, model_diff, bool(willpower), mode, opts, _rules.MAX_REROLL_DEPTH, _slow
+        rs.id, pool, model_diff, bool(willpower), mode, opts, _evaluation.MAX_REROLL_DEPTH, _slow
     )
     if base.difficulty == diff:
         return base

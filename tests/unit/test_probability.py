@@ -48,8 +48,8 @@ def _pool_classes(system: str, difficulty: int, reroll: bool):
         classes.append(((2,), Fraction(threshold - 2, 10)))
     if threshold < 10:
         classes.append(((threshold,), Fraction(10 - threshold, 10)))
-    if reroll and rules.MAX_REROLL_DEPTH >= 1:
-        for faces, p in _chains(threshold, 1, rules.MAX_REROLL_DEPTH):
+    if reroll and rules.evaluation.MAX_REROLL_DEPTH >= 1:
+        for faces, p in _chains(threshold, 1, rules.evaluation.MAX_REROLL_DEPTH):
             classes.append(((10,) + faces, p / 10))
     else:
         classes.append(((10,), Fraction(1, 10)))
@@ -117,7 +117,7 @@ OPTION_SETS = [
 @pytest.fixture
 def short_rerolls(monkeypatch):
     """Rerolls capped at depth 1 so brute force stays small (the engine reads the cap)."""
-    monkeypatch.setattr(rules, "MAX_REROLL_DEPTH", 1)
+    monkeypatch.setattr(rules.evaluation, "MAX_REROLL_DEPTH", 1)
     yield
 
 
@@ -157,7 +157,7 @@ def test_brute_force_agreement_pools_0_to_6(system, difficulties, options, short
 
 
 def test_brute_force_reroll_depth_2(monkeypatch):
-    monkeypatch.setattr(rules, "MAX_REROLL_DEPTH", 2)
+    monkeypatch.setattr(rules.evaluation, "MAX_REROLL_DEPTH", 2)
     opts = RulesOptions(specialty="reroll")
     for system, difficulty in (("vampiro", 6), ("exaltado", 2)):
         for pool in range(5):
