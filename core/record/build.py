@@ -1,0 +1,232 @@
+"""Building and signing records, and re-signing one whose flags changed (the first result
+stands).  Source: issue 5, «Signed records» and «Secret rolls, edits, deletes».
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+)
+
+from core import calendar
+from core.derive import roll_key
+from core.record.canonical import _canonical_bytes, _format_local, _format_utc, canonical_json
+from core.record.keys import key_id_for, roll_id
+from core.record.schema import RECORD_FORMAT, _canonical_record, record_problems
+
+
+def build_record(
+    *,
+    key_id: str,
+    game: str,
+    ruleset: str,
+    options: Mapping[str, object],
+    forum: str,
+    thread: str,
+    post: str,
+    post_url: str,
+    author: str,
+    character: str | None,
+    tag: str,
+    tag_index: int,
+    params: Mapping[str, object],
+    seed_commitment: str,
+    faces: Sequence[int],
+    successes: int,
+    outcome: str,
+    degree: int | str | None,
+    processed_at: datetime,
+    tz: str | ZoneInfo = calendar.DEFAULT_TZ,
+    secret: bool = False,
+    nonce: str | None = None,
+    rolled_again: bool = False,
+    vrf_key_id: str | None = None,
+    vrf_proof: str | None = None,
+) -> dict[str, object]:
+    """Build the canonical record (format :data:`RECORD_FORMAT`) of one roll.
+
+    Args:
+        key_id: id of the signing key (:func:`key_id_for`), 16 hex digits.
+        game, forum, thread, post: the ids that make the roll key (non-empty str).
+        ruleset: ruleset id (``"vampiro"``, ``"exaltado"``, ``"gehena"``).
+        options: the ruleset options in force, a JSON-able mapping (no floats).
+        post_url: link to the post.  author: forum user name.  character: the
+            character rolling, or ``None``.
+        tag: the roll tag exactly as written; tag_index: its 0-based index in the post.
+        params: the parsed parameters (pool, difficulty, willpower, ...), JSON-able.
+        seed_commitment: ``commitment(seed)`` of the seed of the game day in which
+            the roll is processed (64 hex digits).  The caller must use the same
+            day as ``game_day(processed_at, tz)``.
+        faces: every face drawn from the dice stream, in order (ints 1..10): the day
+            seed's stream for a public roll, the VRF output's for a secret one.
+        successes: net successes (int); outcome: e.g. ``"success"``, ``"failure"``,
+            ``"botch"``; degree: the ruleset's degree of success (int, str or None).
+        processed_at: aware datetime of processing (stored as UTC, to the second,
+            and as game-local time).
+        tz: the game's IANA zone, a name or a ``ZoneInfo`` (stored by name).
+        secret: a secret roll; then ``nonce`` (32 random hex digits, supplied by the
+            caller, e.g. ``secrets.token_hex(16)``) is required so that
+            :func:`record_hash` hides the result.
+        rolled_again: the ``rolled_again`` flag, when the caller already knows it (the
+            same as :func:`with_flags` afterwards, without a second validation).
+        vrf_key_id, vrf_proof: for a secret roll (required then, ``None`` otherwise): the
+            id of the VRF key bound to the game day (:func:`vrf_key_id_for`) and the
+            80-byte proof ``ECVRF_prove(key, roll_key)`` as 160 lowercase hex digits;
+            ``faces`` must come from ``secret_roll_seed(proof_to_hash(proof))``.
+
+    Returns:
+        a new ``dict`` with the fields of :data:`RECORD_FIELDS` (flags false except
+        ``secret`` and ``rolled_again`` as given; ``edited_tag`` None).
+
+    Raises:
+        ValueError: any field malformed (the message lists every problem).
+
+    Source: issue 5, "Signed records"; issue 19 (format 2).
+    """
+    tz = calendar.zone(tz).key
+    key = roll_key(game, forum, thread, post, tag_index)
+    record: dict[str, object] = {
+        "format": RECORD_FORMAT,
+        "roll_id": roll_id(key),
+        "key_id": key_id,
+        "game": game,
+        "ruleset": ruleset,
+        "options": dict(options),
+        "forum": forum,
+        "thread": thread,
+        "post": post,
+        "post_url": post_url,
+        "author": author,
+        "character": character,
+        "tag": tag,
+        "tag_index": tag_index,
+        "params": dict(params),
+        "game_day": calendar.game_day(processed_at, tz).isoformat(),
+        "tz": tz,
+        "seed_commitment": seed_commitment,
+        "faces": list(faces),
+        "successes": successes,
+        "outcome": outcome,
+        "degree": degree,
+        "time_utc": _format_utc(processed_at),
+        "time_local": _format_local(processed_at, tz),
+        "flags": {
+            "edited_after_roll": False,
+            "post_deleted": False,
+            "rolled_again": bool(rolled_again),
+            "secret": bool(secret),
+        },
+        "edited_tag": None,
+        "nonce": nonce,
+        "vrf_key_id": vrf_key_id,
+        "vrf_proof": vrf_proof,
+    }
+    # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
+    return json.loads(_canonical_record(record))
+
+
+def build_signed_record(private_key: Ed25519PrivateKey, **fields: Any) -> dict[str, object]:
+    """:func:`build_record` then :func:`sign_record`, checking and serialising once.
+
+    Args:
+        private_key: the active signing key; ``fields["key_id"]`` must be its id.
+        fields: the keyword arguments of :func:`build_record`.
+
+    Returns:
+        the signed envelope, as :func:`sign_record` returns it.
+
+    Raises:
+        ValueError / TypeError: as :func:`build_record` and :func:`sign_record`.
+
+    Source: issue 5, "Signed records".
+    """
+    record = build_record(**fields)
+    message = _canonical_bytes(record)  # checked and round-tripped by build_record
+    key_id = _check_signing_key(private_key, str(fields["key_id"]))
+    return {"record": record, "signature": private_key.sign(message).hex(), "key_id": key_id}
+
+
+def _check_signing_key(private_key: Ed25519PrivateKey, key_id: str) -> str:
+    if not isinstance(private_key, Ed25519PrivateKey):
+        raise TypeError(f"expected Ed25519PrivateKey, got {type(private_key).__name__}")
+    actual = key_id_for(private_key.public_key())
+    if key_id != actual:
+        raise ValueError(f"key_id {key_id!r} is not the id of this key ({actual})")
+    return key_id
+
+
+def with_flags(
+    record: Mapping[str, object],
+    *,
+    edited_after_roll: bool | None = None,
+    edited_tag: str | None = None,
+    post_deleted: bool | None = None,
+    rolled_again: bool | None = None,
+) -> dict[str, object]:
+    """A copy of a record with flags changed (the caller signs it again).
+
+    The dice, result and every other field stay as first recorded ("the first
+    result stands").  ``edited_tag`` keeps the new tag text beside the original and
+    implies ``edited_after_roll=True``.  The ``secret`` flag cannot change here.
+
+    Raises:
+        ValueError: the result is not a well-formed record.
+
+    Source: issue 5, "Secret rolls, edits, deletes".
+    """
+    new = json.loads(canonical_json(record))
+    flags = dict(new["flags"])
+    if edited_tag is not None:
+        new["edited_tag"] = edited_tag
+        flags["edited_after_roll"] = True
+    for name, value in (
+        ("edited_after_roll", edited_after_roll),
+        ("post_deleted", post_deleted),
+        ("rolled_again", rolled_again),
+    ):
+        if value is not None:
+            flags[name] = bool(value)
+    new["flags"] = flags
+    problems = record_problems(new)
+    if problems:
+        raise ValueError("invalid roll record: " + "; ".join(problems))
+    return new
+
+
+def sign_record(
+    record: Mapping[str, object], private_key: Ed25519PrivateKey, key_id: str
+) -> dict[str, object]:
+    """Sign a record with Ed25519.
+
+    Args:
+        record: a well-formed record (:func:`build_record`) whose ``key_id`` field
+            equals ``key_id``.
+        private_key: the active signing key.
+        key_id: the id of its public key (:func:`key_id_for`).
+
+    Returns:
+        the signed envelope ``{"record": record, "signature": hex, "key_id": key_id}``
+        where ``signature`` is the 64-byte Ed25519 signature of
+        ``canonical_json(record)`` as 128 lowercase hex digits.
+
+    Raises:
+        ValueError: malformed record, ``key_id`` not the id of ``private_key``'s
+            public key, or the record names another key.
+
+    Source: issue 5, "Signed records".
+    """
+    _check_signing_key(private_key, key_id)
+    message = _canonical_record(record)
+    if record["key_id"] != key_id:
+        raise ValueError(f"record names key {record['key_id']!r}, signing with {key_id!r}")
+    return {
+        "record": json.loads(message),
+        "signature": private_key.sign(message).hex(),
+        "key_id": key_id,
+    }
