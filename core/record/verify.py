@@ -166,6 +166,58 @@ def verify_signed(
 
     Source: issue 5, "Signed records" and "Secret rolls, edits, deletes"; issue 19.
     """
+    _check_arguments(signed, public_keys, seed, recompute, vrf_keys, published_day, expected_hash)
+    checks: list[Check] = []
+
+    def add(name: str, ok: bool | None, reason: str) -> None:
+        checks.append(Check(name, ok, reason))
+
+    envelope = _check_envelope(signed)
+    add(*envelope)
+    if not envelope[1]:
+        return VerificationReport(tuple(checks))
+    record, signature, env_key_id = signed["record"], str(signed["signature"]), str(signed["key_id"])
+    assert isinstance(record, Mapping)
+    add(*_check_format(record))
+    key_check, key = _check_key(record, env_key_id, public_keys)
+    add(*key_check)
+    add(*_check_signature(record, signature, env_key_id, key))
+    rkey = _fields_for_key(record)
+    add(*_check_roll_id(record, rkey))
+    add(*_check_game_day(record))
+    if published_day is not None:
+        add(*_check_published_day(record, published_day))
+    elif _is_secret(record):
+        add("published_day", None,
+            "not checked: without the day's /seeds entry any published VRF key would pass "
+            "(pass the saved /seeds.json)")
+    seed_check = _check_seed(record, seed)
+    add(*seed_check)
+    vrf_dice = _uses_vrf(record)
+    if vrf_dice:
+        beta = _check_vrf(record, rkey, vrf_keys, add)
+        dice_seed = secret_roll_seed(beta) if beta is not None else None
+        if dice_seed is None:
+            add("dice", None, "not checked: no verified VRF output (secret rolls draw from it)")
+    else:
+        dice_seed, why_not = _day_dice_seed(seed, seed_check[1])
+        if dice_seed is None:
+            add("dice", None, why_not)
+    if dice_seed is not None:
+        add(*_check_dice(dice_seed, rkey, record.get("faces"), "the VRF output" if vrf_dice else "the day seed"))
+    add(*_check_rules(record, recompute))
+    if expected_hash is not None:
+        add(*_check_secret_hash(record, expected_hash))
+    rid = record.get("roll_id") if isinstance(record.get("roll_id"), str) else None
+    return VerificationReport(tuple(checks), rid)
+
+
+CheckResult = tuple[str, bool | None, str]
+
+
+def _check_arguments(signed: object, public_keys: object, seed: object, recompute: object, vrf_keys: object,
+                     published_day: object, expected_hash: object) -> None:
+    """Refuse unusable input (:class:`VerificationError`); a bad record is reported, not refused."""
     if not isinstance(signed, Mapping):
         raise VerificationError(f"signed record must be an object, got {type(signed).__name__}")
     if not isinstance(public_keys, Mapping) or not all(
@@ -185,149 +237,119 @@ def verify_signed(
     if expected_hash is not None and not (isinstance(expected_hash, str) and _HASH_PREFIX.fullmatch(expected_hash)):
         raise VerificationError("expected_hash must be 16 to 64 lowercase hex digits (the hash the reply showed)")
 
-    checks: list[Check] = []
 
-    def add(name: str, ok: bool | None, reason: str) -> None:
-        checks.append(Check(name, ok, reason))
-
-    record = signed.get("record")
+def _check_envelope(signed: Mapping[str, object]) -> CheckResult:
+    """``envelope``: a record object, a 128-hex signature and a key id."""
+    problems = []
+    if not isinstance(signed.get("record"), Mapping):
+        problems.append("no record object")
     signature = signed.get("signature")
-    env_key_id = signed.get("key_id")
-    envelope_problems = []
-    if not isinstance(record, Mapping):
-        envelope_problems.append("no record object")
     if not (isinstance(signature, str) and _HEX128.fullmatch(signature)):
-        envelope_problems.append("signature is not 128 lowercase hex digits")
-    if not isinstance(env_key_id, str):
-        envelope_problems.append("no key_id")
-    if envelope_problems:
-        add("envelope", False, "; ".join(envelope_problems))
-        return VerificationReport(tuple(checks))
-    assert isinstance(record, Mapping) and isinstance(signature, str)
-    assert isinstance(env_key_id, str)
-    add("envelope", True, "record, signature and key id present")
+        problems.append("signature is not 128 lowercase hex digits")
+    if not isinstance(signed.get("key_id"), str):
+        problems.append("no key_id")
+    if problems:
+        return "envelope", False, "; ".join(problems)
+    return "envelope", True, "record, signature and key id present"
 
+
+def _check_format(record: Mapping[str, object]) -> CheckResult:
+    """``format``: :func:`record_problems` finds nothing."""
     problems = record_problems(record)
-    add("format", not problems, "; ".join(problems) or f"well-formed format {record.get('format')} record")
-    rid = record.get("roll_id") if isinstance(record.get("roll_id"), str) else None
+    return "format", not problems, "; ".join(problems) or f"well-formed format {record.get('format')} record"
 
-    # key id and signature
-    key = None
+
+def _check_key(record: Mapping[str, object], env_key_id: str, public_keys: Mapping[str, Ed25519PublicKey]
+               ) -> tuple[CheckResult, Ed25519PublicKey | None]:
+    """``key_id``: the envelope's key is known, has that id and is the record's; the key to
+    check the signature with (None when there is none to use)."""
     if not public_keys:
-        add("key_id", None, f"no public keys given; record says key {env_key_id}")
-    elif env_key_id not in public_keys:
-        add("key_id", False, f"key {env_key_id} is not a known public key")
-    elif key_id_for(public_keys[env_key_id]) != env_key_id:
-        add("key_id", False, f"the key given as {env_key_id} has another id")
-    elif record.get("key_id") != env_key_id:
-        add("key_id", False, f"record names key {record.get('key_id')!r}, envelope {env_key_id}")
-        key = public_keys[env_key_id]
-    else:
-        add("key_id", True, f"key {env_key_id} is known")
-        key = public_keys[env_key_id]
+        return ("key_id", None, f"no public keys given; record says key {env_key_id}"), None
+    if env_key_id not in public_keys:
+        return ("key_id", False, f"key {env_key_id} is not a known public key"), None
+    if key_id_for(public_keys[env_key_id]) != env_key_id:
+        return ("key_id", False, f"the key given as {env_key_id} has another id"), None
+    if record.get("key_id") != env_key_id:
+        return ("key_id", False, f"record names key {record.get('key_id')!r}, envelope {env_key_id}"), \
+            public_keys[env_key_id]
+    return ("key_id", True, f"key {env_key_id} is known"), public_keys[env_key_id]
+
+
+def _check_signature(record: Mapping[str, object], signature: str, env_key_id: str,
+                     key: Ed25519PublicKey | None) -> CheckResult:
+    """``signature``: Ed25519 over ``canonical_json(record)``."""
     if key is None:
-        add("signature", None, "not checked: no usable public key")
-    else:
-        try:
-            message = canonical_json(record)
-        except ValueError as exc:
-            add("signature", False, f"record cannot be canonicalised: {exc}")
-        else:
-            try:
-                key.verify(bytes.fromhex(signature), message)
-            except InvalidSignature:
-                add(
-                    "signature",
-                    False,
-                    f"signature does not match: the record was altered or not signed by key "
-                    f"{env_key_id}",
-                )
-            else:
-                add("signature", True, f"Ed25519 signature by key {env_key_id} holds")
+        return "signature", None, "not checked: no usable public key"
+    try:
+        message = canonical_json(record)
+    except ValueError as exc:
+        return "signature", False, f"record cannot be canonicalised: {exc}"
+    try:
+        key.verify(bytes.fromhex(signature), message)
+    except InvalidSignature:
+        return ("signature", False,
+                f"signature does not match: the record was altered or not signed by key {env_key_id}")
+    return "signature", True, f"Ed25519 signature by key {env_key_id} holds"
 
-    # roll id
-    rkey = _fields_for_key(record)
+
+def _check_roll_id(record: Mapping[str, object], rkey: bytes | None) -> CheckResult:
+    """``roll_id``: the record's id is the one of the roll key rebuilt from its fields."""
+    rid = record.get("roll_id") if isinstance(record.get("roll_id"), str) else None
     if rkey is None:
-        add("roll_id", False, "cannot rebuild the roll key from game/forum/thread/post/tag_index")
-    elif record.get("roll_id") != roll_id(rkey):
-        add("roll_id", False, f"roll id should be {roll_id(rkey)}, record says {rid!r}")
-    else:
-        add("roll_id", True, f"roll id {rid} matches the roll key")
+        return "roll_id", False, "cannot rebuild the roll key from game/forum/thread/post/tag_index"
+    if record.get("roll_id") != roll_id(rkey):
+        return "roll_id", False, f"roll id should be {roll_id(rkey)}, record says {rid!r}"
+    return "roll_id", True, f"roll id {rid} matches the roll key"
 
-    # game day vs time
-    add(*_check_game_day(record))
 
-    # the published day, the seed, the VRF proof and the dice
-    if published_day is not None:
-        add(*_check_published_day(record, published_day))
-    elif _is_secret(record):
-        add("published_day", None,
-            "not checked: without the day's /seeds entry any published VRF key would pass "
-            "(pass the saved /seeds.json)")
+def _check_seed(record: Mapping[str, object], seed: bytes | bytearray | None) -> CheckResult:
+    """``seed``: the revealed seed matches the record's commitment."""
     committed = record.get("seed_commitment")
-    faces = record.get("faces")
-    vrf_dice = _uses_vrf(record)
-    seed_ok = False
     if seed is None:
-        add("seed", None, "seed not given (not revealed yet?)")
-    elif len(seed) != SEED_BYTES:
-        add("seed", False, f"seed must be {SEED_BYTES} bytes, got {len(seed)}")
-    elif commitment(bytes(seed)) != committed:
-        add("seed", False, f"seed does not match the record's commitment {committed!r}")
-    else:
-        add("seed", True, "seed matches the commitment")
-        seed_ok = True
-    dice_seed: bytes | None = None
-    if vrf_dice:
-        beta = _check_vrf(record, rkey, vrf_keys, add)
-        if beta is None:
-            add("dice", None, "not checked: no verified VRF output (secret rolls draw from it)")
-        else:
-            dice_seed = secret_roll_seed(beta)
-    elif seed is None:
-        add("dice", None, "not checked: no seed")
-    elif not seed_ok:
+        return "seed", None, "seed not given (not revealed yet?)"
+    if len(seed) != SEED_BYTES:
+        return "seed", False, f"seed must be {SEED_BYTES} bytes, got {len(seed)}"
+    if commitment(bytes(seed)) != committed:
+        return "seed", False, f"seed does not match the record's commitment {committed!r}"
+    return "seed", True, "seed matches the commitment"
+
+
+def _day_dice_seed(seed: bytes | bytearray | None, seed_ok: bool | None) -> tuple[bytes | None, str]:
+    """The seed a public roll's dice come from (the day seed once it checked), or None and why not."""
+    if seed is None:
+        return None, "not checked: no seed"
+    if not seed_ok:
         reason = "unusable seed" if len(seed) != SEED_BYTES else "seed does not match its commitment"
-        add("dice", None, f"not checked: {reason}")
-    else:
-        dice_seed = bytes(seed)
-    if dice_seed is not None:
-        add(*_check_dice(dice_seed, rkey, faces, "the VRF output" if vrf_dice else "the day seed"))
+        return None, f"not checked: {reason}"
+    return bytes(seed), ""
 
-    # rules
+
+def _check_rules(record: Mapping[str, object],
+                 recompute: Callable[[Mapping[str, object]], Mapping[str, object]] | None) -> CheckResult:
+    """``rules``: every field ``recompute(record)`` returns equals the record's."""
     if recompute is None:
-        add("rules", None, "not checked: no rules recomputation given")
-    else:
-        try:
-            expected = recompute(record)
-            wrong = [
-                f"{k}: record {record.get(k)!r}, rules {v!r}"
-                for k, v in dict(expected).items()
-                if record.get(k) != v
-            ]
-        except (NarradorError, KeyError, TypeError, ValueError) as exc:
-            add("rules", False, f"rules cannot evaluate the record: {exc}")
-        else:
-            if wrong:
-                add("rules", False, "; ".join(wrong))
-            else:
-                add("rules", True, "result recomputed by the rules: " + ", ".join(sorted(expected)))
+        return "rules", None, "not checked: no rules recomputation given"
+    try:
+        expected = recompute(record)
+        wrong = [f"{k}: record {record.get(k)!r}, rules {v!r}" for k, v in dict(expected).items() if record.get(k) != v]
+    except (NarradorError, KeyError, TypeError, ValueError) as exc:
+        return "rules", False, f"rules cannot evaluate the record: {exc}"
+    if wrong:
+        return "rules", False, "; ".join(wrong)
+    return "rules", True, "result recomputed by the rules: " + ", ".join(sorted(expected))
 
-    if expected_hash is not None:
-        digits = len(expected_hash)
-        try:
-            actual_hash = record_hash(record)
-        except ValueError as exc:
-            add("secret_hash", False, f"cannot hash the record: {exc}")
-        else:
-            if actual_hash.startswith(expected_hash):
-                add("secret_hash", True, f"record matches the {digits} hex digits of the hash published "
-                                         "with the roll" + (_SHORT_HASH_NOTE.format(digits=digits, bits=2 * digits) if digits < 64 else ""))
-            else:
-                add("secret_hash", False, f"record does not match the {digits} hex digits of the hash "
-                                          "published with the roll")
 
-    return VerificationReport(tuple(checks), rid)
+def _check_secret_hash(record: Mapping[str, object], expected_hash: str) -> CheckResult:
+    """``secret_hash``: :func:`record_hash` starts with the hash the reply published."""
+    digits = len(expected_hash)
+    try:
+        actual_hash = record_hash(record)
+    except ValueError as exc:
+        return "secret_hash", False, f"cannot hash the record: {exc}"
+    if actual_hash.startswith(expected_hash):
+        note = _SHORT_HASH_NOTE.format(digits=digits, bits=2 * digits) if digits < 64 else ""
+        return "secret_hash", True, f"record matches the {digits} hex digits of the hash published with the roll{note}"
+    return "secret_hash", False, f"record does not match the {digits} hex digits of the hash published with the roll"
 
 
 def _is_secret(record: Mapping[str, object]) -> bool:
