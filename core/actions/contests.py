@@ -5,9 +5,8 @@ Enfrentadas»).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from core.actions.events import (
     _OUTCOMES,
@@ -15,11 +14,11 @@ from core.actions.events import (
     ActionEvent,
     Event,
     RollEvent,
-    _choice,
-    _int,
-    _kind,
     _rejected,
 )
+from core.codec import Stored, choice, count, ruleset_id
+from core.codec import check_choice as _choice
+from core.codec import check_int as _int
 from core.errors import RulesError
 from core.rules import (
     RollResult,
@@ -68,23 +67,10 @@ def contest_successes(ruleset: Ruleset | str, result: RollResult) -> int:
 
 
 @dataclass(frozen=True)
-class _SideRoll:
+class _SideRoll(Stored):
     successes: int
-    outcome: str
+    outcome: str = field(metadata=choice(*_OUTCOMES))
     roll_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"successes": self.successes, "outcome": self.outcome, "roll_id": self.roll_id}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> _SideRoll | None:
-        if data is None:
-            return None
-        return cls(
-            successes=_int(data.get("successes"), "successes"),
-            outcome=_choice(data.get("outcome"), "outcome", _OUTCOMES),
-            roll_id=data.get("roll_id"),
-        )
 
 
 def _side_index(sides: tuple[str, str], roller: str) -> int | None:
@@ -99,7 +85,7 @@ def _effective(roll: _SideRoll) -> int:
 
 
 @dataclass(frozen=True)
-class Contest:
+class Contest(Stored):
     """A resisted action: each side rolls once, the one with more successes wins by the
     difference (sources: :func:`resolve_contest`).
 
@@ -110,10 +96,12 @@ class Contest:
         status: ``"open"`` or ``"resolved"``.
     """
 
-    ruleset: str
+    KIND: ClassVar[str] = "contest"
+
+    ruleset: str = field(metadata=ruleset_id())
     sides: tuple[str, str]
     rolls: tuple[_SideRoll | None, _SideRoll | None] = (None, None)
-    status: str = "open"
+    status: str = field(default="open", metadata=choice("open", "resolved"))
 
     @classmethod
     def start(cls, ruleset: Ruleset | str, first: str, second: str) -> Contest:
@@ -160,34 +148,9 @@ class Contest:
             )
         return new, tuple(events)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"contest"``)."""
-        return {
-            "kind": "contest",
-            "ruleset": self.ruleset,
-            "sides": list(self.sides),
-            "rolls": [r.to_dict() if r else None for r in self.rolls],
-            "status": self.status,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Contest:
-        """Inverse of :meth:`to_dict`."""
-        _kind(data, "contest")
-        sides = tuple(str(s) for s in data.get("sides") or ())
-        rolls = tuple(_SideRoll.from_dict(r) for r in data.get("rolls") or (None, None))
-        if len(sides) != 2 or len(rolls) != 2:
-            raise RulesError("a contest has two sides", code="bad_state")
-        return cls(
-            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
-            sides=(sides[0], sides[1]),
-            rolls=(rolls[0], rolls[1]),
-            status=_choice(data.get("status"), "status", ("open", "resolved")),
-        )
-
 
 @dataclass(frozen=True)
-class ExtendedContest:
+class ExtendedContest(Stored):
     """An extended and resisted action, rolled in rounds (both sides roll each round).
 
     Variants:
@@ -207,14 +170,16 @@ class ExtendedContest:
         winner: the winning side's name once resolved.
     """
 
-    ruleset: str
+    KIND: ClassVar[str] = "extended_contest"
+
+    ruleset: str = field(metadata=ruleset_id())
     sides: tuple[str, str]
-    target: int
-    variant: str
+    target: int = field(metadata=count(minimum=1))
+    variant: str = field(metadata=choice("threshold", "margin"))
     totals: tuple[int, int] = (0, 0)
     pending: tuple[_SideRoll | None, _SideRoll | None] = (None, None)
     rounds: tuple[tuple[int, int], ...] = ()
-    status: str = "open"
+    status: str = field(default="open", metadata=choice("open", "resolved", "abandoned"))
     winner: str | None = None
 
     @classmethod
@@ -310,41 +275,3 @@ class ExtendedContest:
                 )
             )
         return new, tuple(events)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"extended_contest"``)."""
-        return {
-            "kind": "extended_contest",
-            "ruleset": self.ruleset,
-            "sides": list(self.sides),
-            "target": self.target,
-            "variant": self.variant,
-            "totals": list(self.totals),
-            "pending": [r.to_dict() if r else None for r in self.pending],
-            "rounds": [list(r) for r in self.rounds],
-            "status": self.status,
-            "winner": self.winner,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ExtendedContest:
-        """Inverse of :meth:`to_dict`."""
-        _kind(data, "extended_contest")
-        sides = tuple(str(s) for s in data.get("sides") or ())
-        totals = tuple(_int(t, "totals") for t in data.get("totals") or ())
-        pending = tuple(_SideRoll.from_dict(r) for r in data.get("pending") or (None, None))
-        if len(sides) != 2 or len(totals) != 2 or len(pending) != 2:
-            raise RulesError("a contest has two sides", code="bad_state")
-        return cls(
-            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
-            sides=(sides[0], sides[1]),
-            target=_int(data.get("target"), "target", minimum=1),
-            variant=_choice(data.get("variant"), "variant", ("threshold", "margin")),
-            totals=(totals[0], totals[1]),
-            pending=(pending[0], pending[1]),
-            rounds=tuple(
-                (_int(r[0], "rounds"), _int(r[1], "rounds")) for r in data.get("rounds") or ()
-            ),
-            status=_choice(data.get("status"), "status", ("open", "resolved", "abandoned")),
-            winner=data.get("winner"),
-        )

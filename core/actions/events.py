@@ -4,11 +4,15 @@ and :class:`ActionEvent`, with the validation they share.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
+from typing import Any, ClassVar
 
+from core.codec import Stored
+from core.codec import check_choice as _choice
+from core.codec import check_int as _int
+from core.codec import utc as _utc
 from core.errors import RulesError
 from core.rules import (
     RollResult,
@@ -17,58 +21,8 @@ from core.rules import (
 _OUTCOMES = ("botch", "failure", "success")
 
 
-def _utc(value: datetime | None, name: str = "at") -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        raise RulesError(f"{name} must be a datetime", code="bad_time", field=name)
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise RulesError(
-            f"{name} must be timezone-aware (UTC), got a naive datetime",
-            code="naive_datetime",
-            field=name,
-        )
-    return value.astimezone(UTC)
-
-
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
-
-
-def _parse_time(value: object, name: str = "at") -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return _utc(value, name)
-    if not isinstance(value, str):
-        raise RulesError(f"{name} must be an ISO 8601 string", code="bad_time", field=name)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise RulesError(
-            f"{name} is not ISO 8601: {value!r}", code="bad_time", field=name
-        ) from None
-    return _utc(parsed, name)
-
-
-def _int(value: object, name: str, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise RulesError(
-            f"{name} must be an integer >= {minimum}, got {value!r}",
-            code="bad_value",
-            field=name,
-        )
-    return value
-
-
-def _choice(value: object, name: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise RulesError(
-            f"{name} must be one of {tuple(allowed)}, got {value!r}",
-            code="bad_value",
-            field=name,
-        )
-    return str(value)
 
 
 def _kind(data: Mapping[str, Any], kind: str) -> None:
@@ -99,7 +53,7 @@ def _rejected(reason: str, **data: Any) -> tuple[ActionEvent, ...]:
 
 
 @dataclass(frozen=True)
-class RollEvent:
+class RollEvent(Stored):
     """A roll fed to a machine.
 
     Attributes:
@@ -109,6 +63,8 @@ class RollEvent:
         at: when it was rolled, timezone-aware (required when a minimum interval is set).
         roll_id: the signed record's id, kept in histories for audit.
     """
+
+    KIND: ClassVar[str] = "roll"
 
     successes: int
     outcome: str
@@ -144,45 +100,20 @@ class RollEvent:
             roll_id=roll_id,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"roll"``)."""
-        return {
-            "kind": "roll",
-            "successes": self.successes,
-            "outcome": self.outcome,
-            "roller": self.roller,
-            "at": _iso(self.at),
-            "roll_id": self.roll_id,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RollEvent:
-        """Inverse of :meth:`to_dict`; raises RulesError on malformed data."""
-        _kind(data, "roll")
-        return cls(
-            successes=data.get("successes"),  # type: ignore[arg-type]
-            outcome=data.get("outcome"),  # type: ignore[arg-type]
-            roller=str(data.get("roller") or ""),
-            at=_parse_time(data.get("at")),
-            roll_id=data.get("roll_id"),
-        )
-
 
 @dataclass(frozen=True)
-class Abandon:
+class Abandon(Stored):
     """The Storyteller ends an extended action or contest (vampiro-reglas.txt, «Acciones
     Extendidas»: "El Narrador puede decidir no permitir que el personaje vuelva a
     intentarlo")."""
 
-    reason: str = ""
+    KIND: ClassVar[str] = "abandon"
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"kind": "abandon", "reason": self.reason}
+    reason: str = ""
 
 
 @dataclass(frozen=True)
-class Attempt:
+class Attempt(Stored):
     """One attempt at a named action, for :class:`Retries`.
 
     Attributes:
@@ -192,6 +123,8 @@ class Attempt:
         outcome: the attempt's outcome.
         stress: the attempt happened under stress or in combat.
     """
+
+    KIND: ClassVar[str] = "attempt"
 
     action: str
     base_difficulty: int
@@ -204,47 +137,31 @@ class Attempt:
         _int(self.base_difficulty, "base_difficulty", minimum=1)
         _choice(self.outcome, "outcome", _OUTCOMES)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {
-            "kind": "attempt",
-            "action": self.action,
-            "base_difficulty": self.base_difficulty,
-            "outcome": self.outcome,
-            "stress": self.stress,
-        }
-
 
 @dataclass(frozen=True)
-class TakeAction:
+class TakeAction(Stored):
     """Take the next declared action of a :class:`MultipleActions` turn."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"kind": "take_action"}
+    KIND: ClassVar[str] = "take_action"
 
 
 @dataclass(frozen=True)
-class ReflexiveRoll:
+class ReflexiveRoll(Stored):
     """A reflexive roll (soak, Virtue, resisting poison): never penalised, not an action."""
+
+    KIND: ClassVar[str] = "reflexive"
 
     pool: int
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"kind": "reflexive", "pool": self.pool}
-
 
 @dataclass(frozen=True)
-class SpendWillpower:
+class SpendWillpower(Stored):
     """A character wants to spend Willpower for an automatic success in ``turn``."""
+
+    KIND: ClassVar[str] = "spend_willpower"
 
     character: str
     turn: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"kind": "spend_willpower", "character": self.character, "turn": self.turn}
 
 
 Event = RollEvent | Abandon | Attempt | TakeAction | ReflexiveRoll | SpendWillpower
@@ -257,21 +174,11 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
         RulesError(code="bad_state") for an unknown ``kind``.
     """
     kind = data.get("kind") if isinstance(data, Mapping) else None
-    if kind == "roll":
-        return RollEvent.from_dict(data)
-    if kind == "abandon":
-        return Abandon(reason=str(data.get("reason") or ""))
-    if kind == "attempt":
-        return Attempt(
-            action=data.get("action"),  # type: ignore[arg-type]
-            base_difficulty=data.get("base_difficulty"),  # type: ignore[arg-type]
-            outcome=data.get("outcome"),  # type: ignore[arg-type]
-            stress=bool(data.get("stress", False)),
-        )
-    if kind == "take_action":
-        return TakeAction()
-    if kind == "reflexive":
-        return ReflexiveRoll(pool=_int(data.get("pool"), "pool"))
-    if kind == "spend_willpower":
-        return SpendWillpower(character=str(data["character"]), turn=str(data["turn"]))
-    raise RulesError(f"unknown event kind {kind!r}", code="bad_state", found=repr(kind))
+    cls = _EVENT_KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise RulesError(f"unknown event kind {kind!r}", code="bad_state", found=repr(kind))
+    return cls.from_dict(data)
+
+
+_EVENT_KINDS: dict[str, Any] = {cls.KIND: cls for cls in (RollEvent, Abandon, Attempt, TakeAction, ReflexiveRoll,
+                                                        SpendWillpower)}

@@ -4,10 +4,9 @@ Extendidas»; exaltado-reglas.txt «Acciones prolongadas»; gehena-reglas.txt «
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import ClassVar
 
 from core.actions.events import (
     _OUTCOMES,
@@ -15,13 +14,12 @@ from core.actions.events import (
     ActionEvent,
     Event,
     RollEvent,
-    _choice,
-    _int,
     _iso,
-    _kind,
-    _parse_time,
     _rejected,
 )
+from core.codec import Stored, choice, count, ruleset_id
+from core.codec import check_choice as _choice
+from core.codec import check_int as _int
 from core.errors import RulesError
 from core.rules import (
     Ruleset,
@@ -30,48 +28,23 @@ from core.rules import (
 
 
 @dataclass(frozen=True)
-class ExtendedStep:
+class ExtendedStep(Stored):
     """One roll of an extended action, as kept in its history."""
 
     successes: int
-    outcome: str
+    outcome: str = field(metadata=choice(*_OUTCOMES))
     gained: int
     total: int
     at: datetime | None = None
     roll_id: str | None = None
     roller: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {
-            "successes": self.successes,
-            "outcome": self.outcome,
-            "gained": self.gained,
-            "total": self.total,
-            "at": _iso(self.at),
-            "roll_id": self.roll_id,
-            "roller": self.roller,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ExtendedStep:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            successes=_int(data.get("successes"), "successes"),
-            outcome=_choice(data.get("outcome"), "outcome", _OUTCOMES),
-            gained=_int(data.get("gained"), "gained"),
-            total=_int(data.get("total"), "total"),
-            at=_parse_time(data.get("at")),
-            roll_id=data.get("roll_id"),
-            roller=str(data.get("roller") or ""),
-        )
-
 
 _EXT_STATUS = ("open", "completed", "failed")
 
 
 @dataclass(frozen=True)
-class ExtendedAction:
+class ExtendedAction(Stored):
     """An extended action: roll repeatedly, accumulating successes toward ``target``.
 
     Attributes:
@@ -106,17 +79,19 @@ class ExtendedAction:
             or ``"abandoned"`` (the Storyteller ended it: no new attempt), else ``""``.
     """
 
-    ruleset: str
-    target: int
+    KIND: ClassVar[str] = "extended_action"
+
+    ruleset: str = field(metadata=ruleset_id())
+    target: int = field(metadata=count(minimum=1))
     total: int = 0
     history: tuple[ExtendedStep, ...] = ()
-    status: str = "open"
+    status: str = field(default="open", metadata=choice(*_EXT_STATUS))
     subtract: int = 0
     min_interval_seconds: int | None = None
-    on_failure: str = "continue"
-    on_botch: str = "reset"
+    on_failure: str = field(default="continue", metadata=choice("continue", "fail"))
+    on_botch: str = field(default="reset", metadata=choice("reset", "keep", "fail"))
     last_roll_at: datetime | None = None
-    ended_by: str = ""
+    ended_by: str = field(default="", metadata=choice("", "failure", "botch", "abandoned"))
 
     @classmethod
     def start(
@@ -291,41 +266,3 @@ class ExtendedAction:
         if done:
             events.append(ActionEvent("completed", {"total": total, "rolls": len(new.history)}))
         return new, tuple(events)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"extended_action"``)."""
-        return {
-            "kind": "extended_action",
-            "ruleset": self.ruleset,
-            "target": self.target,
-            "total": self.total,
-            "history": [s.to_dict() for s in self.history],
-            "status": self.status,
-            "subtract": self.subtract,
-            "min_interval_seconds": self.min_interval_seconds,
-            "on_failure": self.on_failure,
-            "on_botch": self.on_botch,
-            "last_roll_at": _iso(self.last_roll_at),
-            "ended_by": self.ended_by,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ExtendedAction:
-        """Inverse of :meth:`to_dict`; raises RulesError on malformed data."""
-        _kind(data, "extended_action")
-        interval = data.get("min_interval_seconds")
-        return cls(
-            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
-            target=_int(data.get("target"), "target", minimum=1),
-            total=_int(data.get("total"), "total"),
-            history=tuple(ExtendedStep.from_dict(s) for s in data.get("history") or ()),
-            status=_choice(data.get("status"), "status", _EXT_STATUS),
-            subtract=_int(data.get("subtract", 0), "subtract"),
-            min_interval_seconds=None if interval is None else _int(interval, "min_interval"),
-            on_failure=_choice(data.get("on_failure"), "on_failure", ("continue", "fail")),
-            on_botch=_choice(data.get("on_botch"), "on_botch", ("reset", "keep", "fail")),
-            last_roll_at=_parse_time(data.get("last_roll_at"), "last_roll_at"),
-            ended_by=_choice(
-                data.get("ended_by") or "", "ended_by", ("", "failure", "botch", "abandoned")
-            ),
-        )

@@ -4,11 +4,11 @@ Intentos»; vampiro-reglas.txt «Nuevos Intentos»; exaltado-reglas.txt «Segund
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
-from core.actions.events import ActionEvent, Attempt, Event, _choice, _int, _kind
+from core.actions.events import ActionEvent, Attempt, Event
+from core.codec import Stored, choice, count, ruleset_id
 from core.errors import RulesError
 from core.rules import (
     Ruleset,
@@ -18,21 +18,17 @@ from core.rules import (
 
 
 @dataclass(frozen=True)
-class RetryTrack:
+class RetryTrack(Stored):
     """One named action's retry state: its base difficulty and failures since the last
     success."""
 
     action: str
-    base: int
+    base: int = field(metadata=count(minimum=1))
     failures: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"action": self.action, "base": self.base, "failures": self.failures}
 
 
 @dataclass(frozen=True)
-class Retries:
+class Retries(Stored):
     """Retry penalties per named action.
 
     * vampiro (vampiro-reglas.txt «Nuevos Intentos»): the Storyteller may raise the
@@ -59,10 +55,12 @@ class Retries:
             ``"impossible"`` (it goes past it: no success is possible).
     """
 
-    ruleset: str
+    KIND: ClassVar[str] = "retries"
+
+    ruleset: str = field(metadata=ruleset_id())
     enabled: bool = True
     tracks: tuple[RetryTrack, ...] = ()
-    past_max: str = "cap"
+    past_max: str = field(default="cap", metadata=choice("cap", "impossible"))
 
     @classmethod
     def start(cls, ruleset: Ruleset | str, *, options: RulesOptions | None = None) -> Retries:
@@ -131,31 +129,3 @@ class Retries:
             }
         tracks = tuple(t for t in self.tracks if t.action != action) + (new_track,)
         return replace(self, tracks=tracks), (ActionEvent(kind, data),)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"retries"``)."""
-        return {
-            "kind": "retries",
-            "ruleset": self.ruleset,
-            "enabled": self.enabled,
-            "tracks": [t.to_dict() for t in self.tracks],
-            "past_max": self.past_max,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Retries:
-        """Inverse of :meth:`to_dict`."""
-        _kind(data, "retries")
-        return cls(
-            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
-            enabled=bool(data.get("enabled", True)),
-            tracks=tuple(
-                RetryTrack(
-                    action=str(t["action"]),
-                    base=_int(t.get("base"), "base", minimum=1),
-                    failures=_int(t.get("failures"), "failures"),
-                )
-                for t in data.get("tracks") or ()
-            ),
-            past_max=_choice(data.get("past_max") or "cap", "past_max", ("cap", "impossible")),
-        )

@@ -4,20 +4,20 @@ Equipo»; exaltado-reglas.txt «Trabajo de equipo»; gehena-reglas.txt «Trabajo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from core.actions.events import (
     _OUTCOMES,
     ActionEvent,
     Event,
     RollEvent,
-    _choice,
-    _int,
-    _kind,
     _rejected,
 )
+from core.codec import Stored, choice, count, ruleset_id
+from core.codec import check_choice as _choice
+from core.codec import check_int as _int
 from core.errors import RulesError
 from core.rules import (
     Ruleset,
@@ -25,8 +25,14 @@ from core.rules import (
 )
 
 
+def _history(rows: object) -> tuple[tuple[str, int, str], ...]:
+    """A stored history: ``[roller, successes, outcome]`` per roll."""
+    return tuple((str(h[0]), _int(h[1], "successes"), _choice(h[2], "outcome", _OUTCOMES))
+                 for h in rows or ())  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
-class Teamwork:
+class Teamwork(Stored):
     """Several characters roll separately and add their successes to one total.
 
     Sources: vampiro-reglas.txt «Trabajo en Equipo» (never adding traits into one roll; in
@@ -46,14 +52,16 @@ class Teamwork:
         status: ``"open"``, ``"completed"`` or ``"botched"``.
     """
 
-    ruleset: str
+    KIND: ClassVar[str] = "teamwork"
+
+    ruleset: str = field(metadata=ruleset_id())
     participants: tuple[str, ...]
-    target: int | None
-    botch_policy: str
+    target: int | None = field(metadata=count(minimum=1))
+    botch_policy: str = field(metadata=choice("shared", "individual"))
     total: int = 0
     round_rollers: tuple[str, ...] = ()
-    history: tuple[tuple[str, int, str], ...] = ()
-    status: str = "open"
+    history: tuple[tuple[str, int, str], ...] = field(default=(), metadata={"decode": _history})
+    status: str = field(default="open", metadata=choice("open", "completed", "botched"))
 
     @classmethod
     def start(
@@ -125,39 +133,4 @@ class Teamwork:
         return (
             replace(self, total=total, round_rollers=rollers, history=history, status=status),
             tuple(events),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"teamwork"``)."""
-        return {
-            "kind": "teamwork",
-            "ruleset": self.ruleset,
-            "participants": list(self.participants),
-            "target": self.target,
-            "botch_policy": self.botch_policy,
-            "total": self.total,
-            "round_rollers": list(self.round_rollers),
-            "history": [list(h) for h in self.history],
-            "status": self.status,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Teamwork:
-        """Inverse of :meth:`to_dict`."""
-        _kind(data, "teamwork")
-        target = data.get("target")
-        return cls(
-            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
-            participants=tuple(str(p) for p in data.get("participants") or ()),
-            target=None if target is None else _int(target, "target", minimum=1),
-            botch_policy=_choice(
-                data.get("botch_policy"), "botch_policy", ("shared", "individual")
-            ),
-            total=_int(data.get("total"), "total"),
-            round_rollers=tuple(str(p) for p in data.get("round_rollers") or ()),
-            history=tuple(
-                (str(h[0]), _int(h[1], "successes"), _choice(h[2], "outcome", _OUTCOMES))
-                for h in data.get("history") or ()
-            ),
-            status=_choice(data.get("status"), "status", ("open", "completed", "botched")),
         )

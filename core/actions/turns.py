@@ -5,8 +5,8 @@ múltiples»), and Willpower once per turn (vampiro-reglas.txt «Éxitos Automá
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 from core.actions.events import (
     ActionEvent,
@@ -14,10 +14,11 @@ from core.actions.events import (
     ReflexiveRoll,
     SpendWillpower,
     TakeAction,
-    _int,
     _kind,
     _rejected,
 )
+from core.codec import Stored, count, ruleset_id
+from core.codec import check_int as _int
 from core.errors import RulesError
 from core.rules import (
     ActionPool,
@@ -85,7 +86,7 @@ class MultipleActions:
 
 
 @dataclass(frozen=True)
-class ActionTurn:
+class ActionTurn(Stored):
     """One character's declared multiple actions, linked across tags and posts.
 
     Source: exaltado-reglas.txt «Acciones múltiples»: "El número total de acciones que
@@ -109,8 +110,10 @@ class ActionTurn:
         taken: roll ids of the actions taken so far, in order.
     """
 
-    ruleset: str
-    declared: int
+    KIND: ClassVar[str] = "action_turn"
+
+    ruleset: str = field(metadata=ruleset_id())
+    declared: int = field(metadata=count(minimum=1))
     turn: str
     taken: tuple[str, ...] = ()
 
@@ -186,31 +189,17 @@ class ActionTurn:
             return current, _rejected("cannot_act", **data)
         return replace(state, taken=state.taken + (roll_id,)), (ActionEvent("action", data),)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"action_turn"``)."""
-        return {"kind": "action_turn", "ruleset": self.ruleset, "declared": self.declared,
-                "turn": self.turn, "taken": list(self.taken)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ActionTurn:
-        """Inverse of :meth:`to_dict`."""
-        _kind(data, "action_turn")
-        return cls(
-            ruleset=get_ruleset(data.get("ruleset")).id,  # type: ignore[arg-type]
-            declared=_int(data.get("declared"), "declared", minimum=1),
-            turn=str(data.get("turn") or ""),
-            taken=tuple(str(t) for t in data.get("taken") or ()),
-        )
-
 
 @dataclass(frozen=True)
-class WillpowerTurn:
+class WillpowerTurn(Stored):
     """Who has spent Willpower for an automatic success in the current turn.
 
     Once per turn per character: vampiro-reglas.txt «Éxitos Automáticos» ("solo puede
     hacerse una vez por turno"); exaltado-reglas.txt «Éxitos automáticos» ("Sólo podrás gastar
     un punto de Voluntad por turno").  A new ``turn`` id starts afresh.
     """
+
+    KIND: ClassVar[str] = "willpower_turn"
 
     turn: str = ""
     spent: tuple[str, ...] = ()
@@ -224,15 +213,3 @@ class WillpowerTurn:
             return self, _rejected("once_per_turn", character=event.character, turn=event.turn)
         new = WillpowerTurn(turn=event.turn, spent=spent + (event.character,))
         return new, (ActionEvent("allowed", {"character": event.character, "turn": event.turn}),)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``kind`` ``"willpower_turn"``)."""
-        return {"kind": "willpower_turn", "turn": self.turn, "spent": list(self.spent)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WillpowerTurn:
-        """Inverse of :meth:`to_dict`."""
-        _kind(data, "willpower_turn")
-        return cls(
-            turn=str(data.get("turn") or ""), spent=tuple(str(s) for s in data.get("spent") or ())
-        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 
+from core.codec import Stored
 from core.errors import TagError
 
 __all__ = [
@@ -61,7 +62,7 @@ class TagMatch:
 
 
 @dataclass(frozen=True)
-class ExtendedSpec:
+class ExtendedSpec(Stored):
     """``ext 10 "muro" cada 4h``: an extended action spanning posts (issue 4).
 
     Attributes:
@@ -76,13 +77,9 @@ class ExtendedSpec:
     name: str = ""
     interval_seconds: int | None = None
 
-    def to_dict(self) -> dict:
-        """JSON-safe dict with the keys ``target``, ``name``, ``interval_seconds``."""
-        return {"target": self.target, "name": self.name, "interval_seconds": self.interval_seconds}
-
 
 @dataclass(frozen=True)
-class VersusSpec:
+class VersusSpec(Stored):
     """``vs "nombre"`` / ``vs 4 dif 6``: a contested roll (issue 4).
 
     Attributes:
@@ -97,17 +94,9 @@ class VersusSpec:
     npc_pool: int | None = None
     npc_difficulty: int | None = None
 
-    def to_dict(self) -> dict:
-        """JSON-safe dict with the keys ``name``, ``npc_pool``, ``npc_difficulty``."""
-        return {
-            "name": self.name,
-            "npc_pool": self.npc_pool,
-            "npc_difficulty": self.npc_difficulty,
-        }
-
 
 @dataclass(frozen=True)
-class RollSpec:
+class RollSpec(Stored):
     """One parsed roll tag: what to roll and how (issue 4, "The language").
 
     Exactly one of ``pool`` / ``traits`` describes the dice unless ``help`` is true
@@ -168,31 +157,6 @@ class RollSpec:
     def trait_keys(self) -> tuple[str, ...]:
         """The traits normalised with :func:`normalize_trait`, for sheet look-ups."""
         return tuple(normalize_trait(t) for t in self.traits)
-
-    def to_dict(self) -> dict:
-        """JSON-safe dict of every field (nested specs as dicts or ``None``)."""
-        return {
-            "pool": self.pool,
-            "traits": list(self.traits),
-            "trait_ratings": list(self.trait_ratings),
-            "modifier": self.modifier,
-            "difficulty": self.difficulty,
-            "successes_required": self.successes_required,
-            "willpower": self.willpower,
-            "specialty": self.specialty,
-            "automatic": self.automatic,
-            "stunt": self.stunt,
-            "actions": self.actions,
-            "action": self.action,
-            "stress": self.stress,
-            "secret": self.secret,
-            "extended": self.extended.to_dict() if self.extended else None,
-            "teamwork": self.teamwork,
-            "retry": self.retry,
-            "versus": self.versus.to_dict() if self.versus else None,
-            "comment": self.comment,
-            "help": self.help,
-        }
 
 
 def error_to_dict(err: TagError) -> dict:
