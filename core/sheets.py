@@ -1,4 +1,5 @@
-"""A character sheet as the rules see it, and the dice pool a roll tag asks of it.
+"""A character sheet as the rules see it, the dice pool a roll tag asks of it, and the
+validation of a sheets file.
 
 Source: issue 7, "Character sheets and willpower"; vampiro-reglas.txt «Puntuaciones» (at most
 two traits in a roll; a 10-point trait -- Humanidad, Fuerza de Voluntad -- rolled alone; a
@@ -8,16 +9,26 @@ the game state's job (``worker.state.sheets``), the format of a sheets file is `
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from core.errors import StateError
+from core.errors import SheetError, StateError
 from core.rules import Trait, check_pool
 from core.tags import normalize_trait
 from core.traits import lookup, trait_key
 
-__all__ = ["CharacterSheet", "ResolvedPool", "TraitRating", "imported_sheet", "resolve_pool"]
+__all__ = ["MAX_CHARACTERS", "MAX_MOTES", "MAX_RATING", "MAX_TRAITS", "CharacterSheet", "ResolvedPool", "TraitRating",
+           "imported_sheet", "parse_sheets", "resolve_pool"]
+
+MAX_RATING = 10
+#: Largest Essence mote pool a sheet may give (exaltado-reglas.txt «Acrobacias» pays stunts
+#: in motes; personal plus peripheral pools stay far below this).
+MAX_MOTES = 200
+MAX_CHARACTERS = 500
+MAX_TRAITS = 200
+_CATEGORIES = ("attributes", "abilities", "virtues", "other")
 
 
 @dataclass(frozen=True)
@@ -160,3 +171,152 @@ def imported_sheet(cid: str, character: Mapping[str, Any], old: CharacterSheet |
                           traits=traits, willpower_temporary=temp,
                           essence_motes=int(essence[0]) if essence is not None else None,
                           essence_max=int(essence[1]) if essence is not None else None)
+
+
+# --------------------------------------------------------------------------- sheets files
+
+
+def _clean_name(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    if not text or len(text) > 80 or any(unicodedata.category(c).startswith("C") for c in text):
+        return None
+    return text
+
+
+def _rating(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RATING:
+        return None
+    return value
+
+
+def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[str, Any] | None:
+    if not isinstance(raw, Mapping):
+        problems.append((where, "a character must be a mapping"))
+        return None
+    known = {"name", "owner", "human", "willpower", "humanity", "essence", "notes", *_CATEGORIES}
+    for key in raw:
+        if key not in known:
+            problems.append((f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})"))
+    name = _clean_name(raw.get("name"))
+    owner = _clean_name(raw.get("owner"))
+    if name is None:
+        problems.append((f"{where}.name", "required: 1-80 printable characters"))
+    if owner is None:
+        problems.append((f"{where}.owner", "required: the player's forum user name"))
+    human = raw.get("human", False)
+    if not isinstance(human, bool):
+        problems.append((f"{where}.human", "must be true or false"))
+    traits: dict[str, TraitRating] = {}
+
+    def add(trait_name: Any, value: Any, path: str, category: str) -> None:
+        label = _clean_name(trait_name)
+        if label is None or len(label) > 60:
+            problems.append((path, "bad trait name"))
+            return
+        rating = _rating(value)
+        if rating is None:
+            problems.append((path, f"rating must be an integer 0-{MAX_RATING}, got {value!r}"))
+            return
+        info = lookup(label)
+        key = info.key if info else normalize_trait(label)
+        if key in traits:
+            problems.append((path, f"trait given twice ({traits[key].name})"))
+            return
+        traits[key] = TraitRating(
+            key=key, name=info.es if info else label, rating=rating,
+            max_rating=info.max_rating if info else 5,
+            category=info.category if info else category.rstrip("s"),
+        )
+
+    for category in _CATEGORIES:
+        block = raw.get(category) or {}
+        if not isinstance(block, Mapping):
+            problems.append((f"{where}.{category}", "must be a mapping of trait: rating"))
+            continue
+        for trait_name, value in block.items():
+            add(trait_name, value, f"{where}.{category}.{trait_name}", category)
+    if "humanity" in raw:
+        add("Humanidad", raw["humanity"], f"{where}.humanity", "humanity")
+    temporary: int | None = None
+    wp = raw.get("willpower")
+    if isinstance(wp, Mapping):
+        for key in wp:
+            if key not in ("permanent", "temporary"):
+                problems.append((f"{where}.willpower.{key}", "use permanent and temporary"))
+        add("Fuerza de Voluntad", wp.get("permanent"), f"{where}.willpower.permanent", "willpower")
+        if wp.get("temporary") is not None:
+            temporary = _rating(wp.get("temporary"))
+            if temporary is None:
+                problems.append((f"{where}.willpower.temporary", f"must be an integer 0-{MAX_RATING}"))
+    elif wp is not None:
+        add("Fuerza de Voluntad", wp, f"{where}.willpower", "willpower")
+    essence: tuple[int, int] | None = None
+    ess = raw.get("essence")
+    if ess is not None:
+        if not isinstance(ess, Mapping) or set(ess) - {"rating", "motes", "max"} or "max" not in ess:
+            problems.append((f"{where}.essence", "use rating (optional), motes and max (Exaltado mote pool)"))
+        else:
+            if ess.get("rating") is not None:
+                add("Esencia", ess["rating"], f"{where}.essence.rating", "other")
+            top = ess.get("max")
+            motes = ess.get("motes", top)
+            if (isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_MOTES
+                    or isinstance(motes, bool) or not isinstance(motes, int) or not 0 <= motes <= top):
+                problems.append((f"{where}.essence", f"max must be 0-{MAX_MOTES} and motes 0..max"))
+            else:
+                essence = (motes, top)
+    if len(traits) > MAX_TRAITS:
+        problems.append((where, f"more than {MAX_TRAITS} traits"))
+    permanent = traits["willpower"].rating if "willpower" in traits else 0
+    if temporary is not None and temporary > permanent:
+        problems.append((f"{where}.willpower.temporary", f"above the permanent rating {permanent}"))
+    if name is None or owner is None:
+        return None
+    return {"name": name, "owner": owner, "human": bool(human) if isinstance(human, bool) else False,
+            "traits": traits, "temporary": temporary, "essence": essence}
+
+
+def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
+    """Validate a parsed sheets file (see ``docs/sheets.md``): pure, nothing is stored.
+
+    Args:
+        data: ``{"game": optional id, "characters": [ {...}, ... ]}`` as loaded from YAML/JSON.
+        game: when given, a ``game`` field in the file must match it.
+
+    Returns:
+        one dict per character: ``name``, ``owner``, ``human``, ``traits`` (key ->
+        :class:`TraitRating`), ``temporary`` (int or ``None`` = keep / full).
+
+    Raises:
+        SheetError: listing every problem found as ``(path, what)`` (up to all of them).
+    """
+    problems: list[tuple[str, str]] = []
+    if not isinstance(data, Mapping):
+        raise SheetError([("(file)", "must be a mapping with a 'characters' list")])
+    for key in data:
+        if key not in ("game", "characters"):
+            problems.append((str(key), "unknown top-level field (use game, characters)"))
+    if game is not None and data.get("game") not in (None, game):
+        problems.append(("game", f"file is for game {data.get('game')!r}, not {game!r}"))
+    chars = data.get("characters")
+    if not isinstance(chars, list) or not chars:
+        raise SheetError(problems + [("characters", "must be a non-empty list")])
+    if len(chars) > MAX_CHARACTERS:
+        raise SheetError(problems + [("characters", f"at most {MAX_CHARACTERS} characters")])
+    parsed: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for i, raw in enumerate(chars):
+        one = _parse_one(raw, f"characters[{i}]", problems)
+        if one is None:
+            continue
+        cid = normalize_trait(one["name"])
+        if cid in seen:
+            problems.append((f"characters[{i}].name", f"same name as {seen[cid]!r}"))
+            continue
+        seen[cid] = one["name"]
+        parsed.append(one)
+    if problems:
+        raise SheetError(problems)
+    return parsed

@@ -46,13 +46,13 @@ from core.post import (
 )
 from core.post.actions import expire_contest
 from core.scenes import Scene
-from core.sheets import CharacterSheet, imported_sheet
+from core.sheets import CharacterSheet, imported_sheet, parse_sheets
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
 from worker.gamestate.redis import MAX_FINGERPRINTS
 from worker.state import GameStateSettings, outbox
 from worker.state.keys import check_game, part, who
 from worker.state.outbox import Notice
-from worker.state.sheets import ImportReport, parse_sheets
+from worker.state.sheets import ImportReport
 from worker.store import PostState
 
 __all__ = ["MemoryGameState"]
