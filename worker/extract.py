@@ -38,10 +38,11 @@ import html
 import re
 import unicodedata
 
-import soupsieve
-from bs4 import BeautifulSoup, CData, NavigableString, Tag
+from cssselect import HTMLTranslator
+from lxml import etree
 
 from core.tags import extract_rolls, find_tags
+from worker.forums import tree
 
 __all__ = ["FLAVOURS", "MAX_DEPTH", "MAX_MARKUP_CHARS", "author_text", "describe_tags", "normalize_text"]
 
@@ -166,82 +167,98 @@ def describe_tags(text_or_markup: str, flavour: str = "text", *, ruleset_id: str
 
 
 def _html_text(markup: str, flavour: str) -> str:
-    soup = BeautifulSoup(markup, "lxml")
-    _drop_too_deep(soup)
+    """The visible text of post HTML, quotes, code and signatures left out.
+
+    One libxml2 parse (``worker.forums.tree``), the removals found by XPath compiled once per
+    flavour, one walk: nothing is removed from the tree, the walk leaves the elements out, so
+    the text around each keeps its own spacing (exactly as BeautifulSoup's ``extract()`` left
+    it: ``tests/unit/test_tree_equivalence.py`` compares both).
+    """
+    root = tree.parse_html(markup)
+    skipped: set[tree.Element] = set(_TOO_DEEP(root))
+    cut: set[tuple[tree.Element, int]] = set()
     if flavour in ("flaskbb", "html"):
-        for quote in soup.find_all("blockquote"):
-            _drop_attribution(quote)
-    # one compiled selector list, one walk: every match is gone (a match inside another
-    # match goes with it), as if each selector had been applied in turn
-    for node in _DROP_SELECTORS[flavour].select(soup):
-        node.extract()
-    return _text_of(soup)
+        for quote in _BLOCKQUOTES(root):
+            if not skipped or not _below(quote, skipped):
+                _drop_attribution(quote, skipped, cut)
+    skipped.update(_DROP_XPATH[flavour](root))
+    return _text_of(root, skipped, cut)
 
 
-#: Per HTML flavour, :data:`_DROP_ALWAYS` and the flavour's own selectors compiled once
-#: into one soupsieve selector list (compiling and walking the tree once per selector
-#: was most of the extraction's cost: see docs/benchmarks.md).
-_DROP_SELECTORS = {
-    flavour: soupsieve.compile(", ".join(_DROP_ALWAYS + _DROP_BY_FLAVOUR[flavour]))
+#: Elements nested deeper than :data:`MAX_DEPTH` (``<html>`` is at depth 1): left out with
+#: everything inside them.
+_TOO_DEEP = etree.XPath("/" + "/".join(["*"] * (MAX_DEPTH + 1)))
+_BLOCKQUOTES = etree.XPath("//blockquote")
+
+#: Per HTML flavour, :data:`_DROP_ALWAYS` and the flavour's own selectors as one XPath
+#: union, compiled once.
+_DROP_XPATH = {
+    flavour: etree.XPath(HTMLTranslator().css_to_xpath(", ".join(_DROP_ALWAYS + _DROP_BY_FLAVOUR[flavour])))
     for flavour in _DROP_BY_FLAVOUR
 }
-
 
 _BLOCK_SET = frozenset(_BLOCK_TAGS)
 
 
-def _text_of(soup: BeautifulSoup) -> str:
-    """The visible text of a (pruned) tree in one walk, without mutating it.
+def _below(el: tree.Element, skipped: set[tree.Element]) -> bool:
+    """True when ``el`` or an ancestor is in ``skipped``."""
+    return el in skipped or any(a in skipped for a in el.iterancestors())
+
+
+def _text_of(root: tree.Element, skipped: set[tree.Element], cut: set[tuple[tree.Element, int]]) -> str:
+    """The visible text of a tree, ``skipped`` elements and ``cut`` text runs left out.
 
     Source line breaks inside text are spaces (as in HTML); ``<br>`` is a line break and
-    every block element starts and ends a line.  Iterative (the tree's depth is bounded
-    by :func:`_drop_too_deep`); only text and CDATA count, not comments or doctypes.
+    every block element starts and ends a line. Only text counts (not comments, nor what is
+    inside script, style, template, rt, rp). Iterative: depth costs no recursion.
     """
     out: list[str] = []
-    stack: list[tuple[object, bool]] = [(soup, False)]
-    while stack:
-        node, closing = stack.pop()
-        if closing:
+    for kind, value, _keep, hidden, _raw in tree.walk(root, skipped, cut=cut):
+        if kind == tree.TEXT:
+            if not hidden:
+                out.append(_SPACES.sub(" ", value))
+        elif kind == tree.START:
+            name = value.tag
+            if name == "br" or name in _BLOCK_SET:
+                out.append("\n")
+        elif kind == tree.END and value.tag in _BLOCK_SET:
             out.append("\n")
-        elif type(node) in (NavigableString, CData):
-            out.append(_SPACES.sub(" ", str(node)))
-        elif isinstance(node, Tag):
-            if node.name == "br":
-                out.append("\n")
-                continue
-            if node.name in _BLOCK_SET:
-                out.append("\n")
-                stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node.contents))
     return "".join(out)
 
 
-def _drop_attribution(quote: Tag) -> None:
-    """Remove the "X wrote:" paragraph right before a quote (FlaskBB, generic HTML)."""
-    prev = quote.previous_sibling
-    while isinstance(prev, NavigableString) and not prev.strip():
-        prev = prev.previous_sibling
-    if prev is None:
+def _drop_attribution(quote: tree.Element, skipped: set[tree.Element], cut: set[tuple[tree.Element, int]]) -> None:
+    """Leave out the "X wrote:" paragraph (or text) right before a quote (FlaskBB, generic
+    HTML): the nearest sibling before it that is not blank."""
+    for kind, node, run in _before(quote, skipped, cut):
+        if kind == "text":
+            if not run.strip():
+                continue
+            if _ATTRIBUTION.search(run) and len(run) < 200:
+                cut.add(node)
+            return
+        if not isinstance(node.tag, str):  # a comment: blank ones are passed over
+            if (node.text or "").strip():
+                return
+            continue
+        text = tree.text(node)
+        if _ATTRIBUTION.search(text) and len(text) < 200:
+            skipped.add(node)
         return
-    text = prev.get_text() if isinstance(prev, Tag) else str(prev)
-    if _ATTRIBUTION.search(text) and len(text) < 200:
-        prev.extract()
 
 
-def _drop_too_deep(soup: BeautifulSoup) -> None:
-    """Remove elements nested deeper than MAX_DEPTH (iterative, no recursion)."""
-    stack: list[tuple[Tag, int]] = [(soup, 0)]
-    too_deep: list[Tag] = []
-    while stack:
-        node, depth = stack.pop()
-        for child in node.children:
-            if isinstance(child, Tag):
-                if depth + 1 > MAX_DEPTH:
-                    too_deep.append(child)
-                else:
-                    stack.append((child, depth + 1))
-    for node in too_deep:
-        node.extract()
+def _before(el: tree.Element, skipped: set[tree.Element], cut: set[tuple[tree.Element, int]]):  # type: ignore[no-untyped-def]
+    """The siblings before ``el``, nearest first, as ``("text", (element, 0|1), run)`` or
+    ``("element", element, "")``, without what was already left out."""
+    prev = el.getprevious()
+    while prev is not None:
+        if prev.tail and (prev, 1) not in cut:
+            yield "text", (prev, 1), tree.collapse(prev.tail, False)
+        if prev not in skipped:
+            yield "element", prev, ""
+        prev = prev.getprevious()
+    parent = el.getparent()
+    if parent is not None and parent.text and (parent, 0) not in cut:
+        yield "text", (parent, 0), tree.collapse(parent.text, False)
 
 
 # ---- BBCode ---------------------------------------------------------------------------

@@ -112,7 +112,12 @@ def test_new_topic_form_token():
 
 
 def test_board_lists_topics_most_recent_first():
-    assert parse_board_page(page("board.html")) == (["3", "2", "1"], 1, 1)
+    listing = parse_board_page(page("board.html"))
+    assert (listing.thread_ids, listing.page, listing.last_page) == (["3", "2", "1"], 1, 1)
+    # the post count and the last post's link (not the views, which every read changes)
+    assert [e.activity for e in listing.entries] == [
+        "posts 1 · last /post/13", "posts 11 · last /post/12", "posts 1 · last /post/1"]
+    assert listing.entries[1].title == "Prueba de tiradas"
 
 
 @pytest.mark.parametrize(("location", "expected"), [

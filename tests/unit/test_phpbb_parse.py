@@ -139,7 +139,12 @@ def test_login_form_and_board_page():
     assert action == "./ucp.php?mode=login&sid=9c1d"
     assert fields["form_token"] and fields["creation_time"] == "1705240800" and fields["sid"] == "9c1d"
     assert phpbb.parse_login_form(page("viewtopic_p1.html")) is None
-    assert phpbb.parse_board_page(page("viewforum.html")) == ["9", "7"]
+    listing = phpbb.parse_board_page(page("viewforum.html"))
+    assert listing.thread_ids == ["9", "7"]
+    # replies and the last post's id: what changes when a topic gets a post
+    assert [e.activity for e in listing.entries] == ["replies 0 Respuestas · last p140",
+                                                     "replies 4 Respuestas · last p105"]
+    assert (listing.page, listing.last_page) == (1, 1)
     with pytest.raises(ForumError):
         phpbb.parse_board_page(page("viewtopic_p1.html"))
 

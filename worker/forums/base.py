@@ -26,8 +26,11 @@ __all__ = [
     "TRANSIENT_REASONS",
     "CreatesThreads",
     "ForumError",
+    "BoardListing",
     "ForumPort",
     "LatestPosts",
+    "ListingEntry",
+    "ListsBoards",
     "ForumPost",
     "ThreadPage",
     "log_forum_alert",
@@ -167,6 +170,47 @@ class ThreadPage:
     unchanged: bool = False
 
 
+@dataclass(frozen=True)
+class ListingEntry:
+    """One topic as a board listing shows it.
+
+    Attributes:
+        thread_id: the topic's id.
+        activity: what the listing shows that changes when the topic gets a post (its reply
+            count and last post: ``"replies 11 · last /post/12"``), compared as an opaque
+            string; "" when the listing shows nothing of the kind (the topic is then polled
+            on its own, :mod:`worker.polling`).
+        title: the topic's title as listed ("" when unknown).
+        href: the topic link as written on the page ("" when unknown).
+    """
+
+    thread_id: str
+    activity: str = ""
+    title: str = ""
+    href: str = ""
+
+
+@dataclass(frozen=True)
+class BoardListing:
+    """One page of a board (forum) listing.
+
+    Attributes:
+        entries: the topics in page order (the board's order: stickies first, then the most
+            recently active first in every supported engine).
+        page: this page's number (1-based).
+        last_page: the highest page of the listing the page shows (>= ``page``).
+    """
+
+    entries: tuple[ListingEntry, ...]
+    page: int = 1
+    last_page: int = 1
+
+    @property
+    def thread_ids(self) -> list[str]:
+        """The topics' ids in page order."""
+        return [e.thread_id for e in self.entries]
+
+
 _HTML_TAG = re.compile(r"<[^<>]*>")
 
 
@@ -278,6 +322,18 @@ class LatestPosts(Protocol):
     def latest_posts(self, *, after_post_id: int = 0, max_pages: int = 5) -> list[ForumPost]:
         """Posts with ids above ``after_post_id``, oldest first, reading at most
         ``max_pages`` pages back."""
+        ...
+
+
+@runtime_checkable
+class ListsBoards(Protocol):
+    """An adapter that reads board listings with each topic's activity (reply count, last
+    post): what lets :mod:`worker.polling` fetch a topic only when its entry changed."""
+
+    def board_listing(self, forum_id: str, *, page: int = 1) -> BoardListing:
+        """Page ``page`` (1-based) of board ``forum_id``'s listing; a page past the last one
+        reads as the last page. Raises ``ForumError("not_found")`` when the board does not
+        exist, ``ForumError("markup")`` when the page is not a board listing."""
         ...
 
 

@@ -8,7 +8,14 @@ from urllib.parse import urljoin
 import requests
 
 from worker.forums import polite as politeness
-from worker.forums.base import DEFAULT_USER_AGENT, ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.base import (
+    DEFAULT_USER_AGENT,
+    BoardListing,
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+)
 from worker.forums.flaskbb.parse import (
     VOLATILE,
     PageInfo,
@@ -210,20 +217,39 @@ class FlaskBBClient:
         Raises:
             ForumError: ``not_found`` (no such board), ``markup``, transport.
         """
-        _check_id(forum_id, "forum id")
         found: list[str] = []
         for page in range(1, max(1, min(max_pages, MAX_PAGES)) + 1):
-            resp = self._request("GET", f"/forum/{forum_id}?page={page}")
-            if resp.status_code == 404 and page > 1:
-                break
-            if resp.status_code >= 400:
-                raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
-                                 url=resp.url, status=resp.status_code)
-            ids, current, last = parse_board_page(resp.text)
-            found.extend(i for i in ids if i not in found)
-            if current >= last:
+            listing = self.board_listing(forum_id, page=page)
+            found.extend(i for i in listing.thread_ids if i not in found)
+            if listing.page >= listing.last_page:
                 break
         return found
+
+    def board_listing(self, forum_id: str, *, page: int = 1) -> BoardListing:
+        """Page ``page`` of board ``forum_id`` (``/forum/<id>?page=N``): its topics with
+        their post count and last post (:func:`parse_board_page`). A page past the last
+        one (FlaskBB answers 404) reads as the last page.
+
+        Raises:
+            ForumError: ``not_found`` (no such board), ``markup`` (alert logged), transport.
+        """
+        _check_id(forum_id, "forum id")
+        page = max(1, int(page))
+        resp = self._request("GET", f"/forum/{forum_id}?page={page}")
+        if resp.status_code == 404 and page > 1:
+            first = self.board_listing(forum_id, page=1)
+            return first if first.last_page <= 1 else self.board_listing(
+                forum_id, page=min(first.last_page, page - 1))
+        if resp.status_code >= 400:
+            raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
+                             url=resp.url, status=resp.status_code)
+        try:
+            return parse_board_page(resp.text)
+        except ForumError as exc:
+            exc.url = exc.url or resp.url
+            if exc.reason == "markup":
+                log_forum_alert(self.name, exc, board=forum_id, page=page)
+            raise
 
     def post_reply(self, thread_id: str, content: str) -> str:
         """Post ``content`` (Markdown) as a quick reply in topic ``thread_id``; return the

@@ -26,13 +26,14 @@ running FlaskBB 2.2.0, see ``tests/fixtures/flaskbb``):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup
 
-from worker.forums.base import DEFAULT_USER_AGENT, ForumError, ForumPost
+from worker.forums import tree
+from worker.forums.base import DEFAULT_USER_AGENT, BoardListing, ForumError, ForumPost, ListingEntry
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -76,6 +77,9 @@ class PageInfo:
         logged_in: True when the page was rendered for a logged-in user.
         reply_token: the quick-reply form's ``csrf_token`` (None when there is no reply
             form: guest, or topic locked).
+        raw_times: each post's date as the page wrote it (its ``datetime`` attribute), by
+            post id (what ``narrador forums check`` shows beside the parsed time).
+        page_links: the page numbers the pagination links to.
     """
 
     thread_id: str
@@ -84,6 +88,8 @@ class PageInfo:
     last_page: int
     logged_in: bool
     reply_token: str | None
+    raw_times: dict[str, str] = field(default_factory=dict, compare=False)
+    page_links: tuple[int, ...] = field(default=(), compare=False)
 
 
 def _soup(html: str) -> BeautifulSoup:
@@ -151,52 +157,54 @@ def _parse_time(value: str | None, where: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
-def _pagination(soup: BeautifulSoup) -> tuple[int, int]:
-    """(current page, highest page shown) from the first ``ul.pagination``; (1, 1) if none."""
-    ul = soup.select_one("ul.pagination")
+def _pagination(root: tree.Element) -> tuple[int, int, tuple[int, ...]]:
+    """(current page, highest page shown, the numbers linked) from the first
+    ``ul.pagination``; (1, 1, ()) if none."""
+    ul = tree.select_one(root, "ul.pagination")
     if ul is None:
-        return 1, 1
+        return 1, 1, ()
     current = None
     numbers: list[int] = []
-    for li in ul.select("li")[:200]:
-        text = li.get_text(strip=True)
+    for li in tree.select(ul, "li")[:200]:
+        text = tree.text(li, strip=True)
         if not text.isdigit():
             continue
         numbers.append(int(text))
-        if "active" in (li.get("class") or []):
+        if "active" in tree.classes(li):
             current = int(text)
     current = current or 1
-    return current, max([current, *numbers])
+    return current, max([current, *numbers]), tuple(numbers)
 
 
-def _post_from_row(row: Tag, *, base_url: str, forum: str, thread_id: str,
-                   page: int) -> ForumPost:
-    post_id = str(row.get("id") or "").strip()
+def _post_from_row(row: tree.Element, *, base_url: str, forum: str, thread_id: str,
+                   page: int, raw_times: dict[str, str]) -> ForumPost:
+    post_id = (row.get("id") or "").strip()
     if not post_id.isdigit():
         raise ForumError("markup", f"div.post-row with id {post_id!r}")
     where = f"post {post_id}"
-    author_a = row.select_one(".author-name a")
+    author_a = tree.select_one(row, ".author-name a")
     # a deleted user's post has no link; fall back to the author block's text
-    author_el = author_a or row.select_one(".author-name")
+    author_el = author_a if author_a is not None else tree.select_one(row, ".author-name")
     if author_el is None:
         raise ForumError("markup", f"no .author-name ({where})")
-    author = author_el.get_text(strip=True)
-    meta = row.select_one(".post-meta")
+    author = tree.text(author_el, strip=True)
+    meta = tree.select_one(row, ".post-meta")
     if meta is None:
         raise ForumError("markup", f"no .post-meta ({where})")
-    created_el = meta.select_one('a[href^="/post/"] time[datetime]') or meta.select_one(
-        "time[datetime]")
-    created = _parse_time(created_el.get("datetime") if created_el else None, where)
+    created_el = tree.select_one(meta, 'a[href^="/post/"] time[datetime]')
+    if created_el is None:
+        created_el = tree.select_one(meta, "time[datetime]")
+    raw = created_el.get("datetime") if created_el is not None else None
+    raw_times[post_id] = raw or ""
+    created = _parse_time(raw, where)
     edited = None
-    others = [t for t in meta.select("time[datetime]") if t is not created_el]
+    others = [t for t in tree.select(meta, "time[datetime]") if t is not created_el]
     if others:
         edited = _parse_time(others[0].get("datetime"), where)
-    body = row.select_one("div.post-content")
+    body = tree.select_one(row, "div.post-content")
     if body is None:
         raise ForumError("markup", f"no div.post-content ({where})")
-    for sig in body.select("div.post-signature"):
-        sig.decompose()
-    body_html = body.decode_contents().strip()
+    body_html = tree.inner_html(body, skip=tree.select(body, "div.post-signature")).strip()
     body_html = re.sub(r"\s*<!-- Signature (Begin|End) -->\s*", "\n", body_html).strip()
     return ForumPost(
         forum=forum, thread_id=thread_id, post_id=post_id, author=author,
@@ -226,44 +234,50 @@ def parse_topic_page(html: str, base_url: str, *, forum: str = "flaskbb",
     if is_error_page(html):
         raise ForumError("not_found", "FlaskBB answered 'Unknown Error' (no such topic?)",
                          transient=False)
-    soup = _soup(html)
-    view = soup.select_one("div.topic-view")
+    root = tree.parse_html(html)
+    view = tree.select_one(root, "div.topic-view")
     if view is None:
         raise ForumError("markup", "no div.topic-view: not a topic page")
-    header = view.select_one(".topic-header a[href]")
-    title = header.get_text(strip=True) if header else ""
+    header = tree.select_one(view, ".topic-header a[href]")
+    title = tree.text(header, strip=True) if header is not None else ""
     if thread_id is None:
-        thread_id = parse_thread_id_from_location(str(header["href"])) if header else None
+        thread_id = parse_thread_id_from_location(header.get("href") or "") if header is not None else None
         if thread_id is None:
             raise ForumError("markup", "no topic id in the topic header")
-    page, last_page = _pagination(soup)
-    rows = view.select("div.post-row")
+    page, last_page, links = _pagination(root)
+    rows = tree.select(view, "div.post-row")
     if not rows:
         raise ForumError("markup", "a topic page without div.post-row")
     if len(rows) > _MAX_POSTS_PER_PAGE:
         raise ForumError("markup", f"{len(rows)} posts on one page")
-    posts = [_post_from_row(r, base_url=base_url, forum=forum, thread_id=thread_id, page=page)
-             for r in rows]
+    raw_times: dict[str, str] = {}
+    posts = [_post_from_row(r, base_url=base_url, forum=forum, thread_id=thread_id, page=page,
+                            raw_times=raw_times) for r in rows]
     reply_form_token = None
-    textarea = soup.select_one('form textarea[name="content"]')
+    textarea = tree.select_one(root, 'form textarea[name="content"]')
     if textarea is not None:
-        form = textarea.find_parent("form")
-        token = form.select_one("input[name=csrf_token]") if form else None
+        form = next(textarea.iterancestors("form"), None)
+        token = tree.select_one(form, "input[name=csrf_token]") if form is not None else None
         if token is not None and token.get("value"):
-            reply_form_token = str(token["value"])
+            reply_form_token = str(token.get("value"))
     info = PageInfo(
         thread_id=thread_id, title=title, page=page, last_page=last_page,
-        logged_in=soup.select_one('a[href$="/auth/logout"]') is not None,
-        reply_token=reply_form_token,
+        logged_in=tree.select_one(root, 'a[href$="/auth/logout"]') is not None,
+        reply_token=reply_form_token, raw_times=raw_times, page_links=links,
     )
     return posts, info
 
 
-def parse_board_page(html: str) -> tuple[list[str], int, int]:
+def parse_board_page(html: str) -> BoardListing:
     """Parse a FlaskBB forum (board) page ``/forum/<id>?page=N``.
 
+    Each topic row (``div.forum-row``) shows the topic's post count (the first
+    ``.topic-stats``; the second is its views, which every read changes) and its last post's
+    link (``.topic-last-post a[href^="/post/"]``): both make the entry's ``activity``. FlaskBB
+    lists important topics first, then the most recently active (``Topic.last_updated``).
+
     Returns:
-        (topic ids in page order, this page number, highest page number shown).
+        The :class:`BoardListing` (topics in page order, this page, the highest page shown).
 
     Raises:
         ForumError: ``not_found`` for the "Unknown Error" page, ``markup`` when the page
@@ -272,13 +286,24 @@ def parse_board_page(html: str) -> tuple[list[str], int, int]:
     if is_error_page(html):
         raise ForumError("not_found", "FlaskBB answered 'Unknown Error' (no such forum?)",
                          transient=False)
-    soup = _soup(html)
-    if soup.select_one(".forum-meta, .topic-info, .forum-row") is None:
+    root = tree.parse_html(html)
+    if tree.select_one(root, ".forum-meta, .topic-info, .forum-row") is None:
         raise ForumError("markup", "not a forum page (no .forum-meta / .topic-info)")
-    ids: list[str] = []
-    for a in soup.select('.topic-name > a[href*="/topic/"]')[:_MAX_POSTS_PER_PAGE]:
-        tid = parse_thread_id_from_location(str(a["href"]))
-        if tid and tid not in ids:
-            ids.append(tid)
-    page, last = _pagination(soup)
-    return ids, page, last
+    entries: list[ListingEntry] = []
+    seen: set[str] = set()
+    for a in tree.select(root, '.topic-name > a[href*="/topic/"]')[:_MAX_POSTS_PER_PAGE]:
+        href = a.get("href") or ""
+        tid = parse_thread_id_from_location(href)
+        if not tid or tid in seen:
+            continue
+        seen.add(tid)
+        row = next((r for r in a.iterancestors() if "forum-row" in tree.classes(r)), None)
+        activity = ""
+        if row is not None:
+            stats = tree.select(row, ".topic-stats")
+            last = tree.select_one(row, '.topic-last-post a[href^="/post/"]')
+            if stats and last is not None:
+                activity = f"posts {tree.text(stats[0], strip=True)} · last {last.get('href')}"
+        entries.append(ListingEntry(tid, activity, tree.text(a, strip=True), href))
+    page, last, _links = _pagination(root)
+    return BoardListing(tuple(entries), page, last)

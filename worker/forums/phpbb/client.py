@@ -21,11 +21,19 @@ import requests
 from bs4 import BeautifulSoup
 
 from worker.forums import polite as politeness
-from worker.forums.base import DEFAULT_USER_AGENT, ForumError, ForumPost, ThreadPage, log_forum_alert
+from worker.forums.base import (
+    DEFAULT_USER_AGENT,
+    BoardListing,
+    ForumError,
+    ForumPost,
+    ThreadPage,
+    log_forum_alert,
+)
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
 from worker.forums.phpbb.parse import (
     FORM_INVALID,
     TopicInfo,
+    board_per_page,
     classify_posting_error,
     is_logged_in,
     parse_board_page,
@@ -95,6 +103,7 @@ class PhpBBClient:
         self._feed_available = True
         self._last_post_at: float | None = None  # flood guard without polite
         self._known_per_page: int | None = None
+        self._board_per_page: dict[str, int] = {}
 
     # ---- transport
     def _url(self, path: str) -> str:
@@ -258,17 +267,38 @@ class PhpBBClient:
         Raises:
             ForumError: ``not_found`` (no such board), ``markup``, transport reasons.
         """
+        return self.board_listing(forum_id).thread_ids
+
+    def board_listing(self, forum_id: str, *, page: int = 1) -> BoardListing:
+        """Page ``page`` of ``viewforum.php?f=<id>`` (``&start=`` from the topics per page
+        its first page's pagination shows, learnt once): topics with their replies and last
+        post (:func:`worker.forums.phpbb.parse.parse_board_page`). phpBB shows the last page
+        for a ``start`` past the end.
+
+        Raises:
+            ForumError: ``not_found`` (no such board), ``markup``, transport reasons.
+        """
         _check_id(forum_id, "board id")
-        resp = self._request("GET", f"viewforum.php?f={forum_id}")
+        page = max(1, int(page))
+        if page > 1 and forum_id not in self._board_per_page:
+            first = self.board_listing(forum_id, page=1)
+            if first.last_page <= 1:
+                return first
+        per_page = self._board_per_page.get(forum_id) or 25
+        path = f"viewforum.php?f={forum_id}" + (f"&start={(page - 1) * per_page}" if page > 1 else "")
+        resp = self._request("GET", path)
         if resp.status_code == 404:
             raise ForumError("not_found", f"board {forum_id} not found", url=resp.url,
                              transient=False)
         if resp.status_code >= 400:
             raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
         try:
-            return parse_board_page(resp.text)
+            listing = parse_board_page(resp.text)
         except ForumError as exc:
             raise self._markup(exc, resp.url, board=forum_id) from None
+        if page == 1:
+            self._board_per_page[forum_id] = board_per_page(resp.text) or 0
+        return listing
 
     def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The id of the bot's newest post in topic ``thread_id`` whose text contains

@@ -42,14 +42,15 @@ covers a reply accepted by the forum whose response never arrived.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urljoin
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup
 from lxml import etree
 
-from worker.forums.base import ForumError, ForumPost
+from worker.forums import tree
+from worker.forums.base import BoardListing, ForumError, ForumPost, ListingEntry
 from worker.forums.markup import form_fields, meta_refresh_url
 
 __all__ = [
@@ -115,6 +116,8 @@ class TopicInfo:
         page / last_page: 1-based page shown and the highest page.
         per_page: posts per page as the pagination links show it (None with one page).
         logged_in: rendered for a logged-in user (a ``mode=logout`` link).
+        raw_times: each post's date as written (its ``datetime`` attribute), by post id.
+        page_links: the page numbers the pagination shows.
     """
 
     thread_id: str
@@ -123,6 +126,8 @@ class TopicInfo:
     last_page: int
     per_page: int | None
     logged_in: bool
+    raw_times: dict[str, str] = field(default_factory=dict, compare=False)
+    page_links: tuple[int, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -197,20 +202,23 @@ def parse_feed(xml: str | bytes) -> list[FeedEntry]:
     return entries
 
 
-def _pagination(soup: BeautifulSoup) -> tuple[int, int, int | None]:
-    """(page, last page, posts per page or None) from the first ``div.pagination``."""
-    box = soup.select_one("div.action-bar div.pagination") or soup.select_one("div.pagination")
+def _pagination(root: tree.Element) -> tuple[int, int, int | None, tuple[int, ...]]:
+    """(page, last page, posts per page or None, the numbers shown) from the first
+    ``div.pagination``."""
+    box = tree.select_one(root, "div.action-bar div.pagination")
     if box is None:
-        return 1, 1, None
+        box = tree.select_one(root, "div.pagination")
+    if box is None:
+        return 1, 1, None, ()
     page, numbers, starts = None, [], []
-    for li in box.select("li")[:200]:
-        text = li.get_text(strip=True)
+    for li in tree.select(box, "li")[:200]:
+        text = tree.text(li, strip=True)
         if text.isdigit():
             numbers.append(int(text))
-            if "active" in (li.get("class") or []):
+            if "active" in tree.classes(li):
                 page = int(text)
-            a = li.find("a", href=True)
-            m = _START.search(str(a["href"])) if a else None
+            a = tree.select_one(li, "a[href]")
+            m = _START.search(a.get("href") or "") if a is not None else None
             if m and int(text) > 1:
                 starts.append((int(text), int(m.group(1))))
     page = page or 1
@@ -219,32 +227,35 @@ def _pagination(soup: BeautifulSoup) -> tuple[int, int, int | None]:
         if start % (number - 1) == 0 and start:
             per_page = start // (number - 1)
             break
-    return page, max([page, *numbers]), per_page
+    return page, max([page, *numbers]), per_page, tuple(numbers)
 
 
-def _post_from_div(div: Tag, *, base_url: str, forum: str, thread_id: str, page: int) -> ForumPost:
-    m = _POST_ID.match(str(div.get("id", "")))
+def _post_from_div(div: tree.Element, *, base_url: str, forum: str, thread_id: str, page: int,
+                   raw_times: dict[str, str]) -> ForumPost:
+    m = _POST_ID.match(div.get("id") or "")
     if not m:
         raise ForumError("markup", f"div.post with id {div.get('id')!r}")
     post_id = m.group(1)
     where = f"post {post_id}"
-    body = div.select_one("div.postbody div.content")
+    body = tree.select_one(div, "div.postbody div.content")
     if body is None:
         raise ForumError("markup", f"no div.postbody div.content ({where})")
-    author_p = div.select_one("div.postbody p.author")
+    author_p = tree.select_one(div, "div.postbody p.author")
     if author_p is None:
         raise ForumError("markup", f"no p.author ({where})")
-    name_el = (author_p.select_one(".username, .username-coloured")
-               or div.select_one("dl.postprofile .username, dl.postprofile .username-coloured"))
+    name_el = tree.select_one(author_p, ".username, .username-coloured")
+    if name_el is None:
+        name_el = tree.select_one(div, "dl.postprofile .username, dl.postprofile .username-coloured")
     if name_el is None:
         raise ForumError("markup", f"no author name ({where})")
-    time_el = author_p.select_one("time[datetime]")
-    created = _time(time_el.get("datetime") if time_el else None, where)
-    for sig in div.select("div.signature"):
-        sig.decompose()
+    time_el = tree.select_one(author_p, "time[datetime]")
+    raw = time_el.get("datetime") if time_el is not None else None
+    raw_times[post_id] = raw or ""
+    created = _time(raw, where)
     return ForumPost(
-        forum=forum, thread_id=thread_id, post_id=post_id, author=name_el.get_text(strip=True),
-        created_utc=created, edited_utc=None, body_html=body.decode_contents().strip(),
+        forum=forum, thread_id=thread_id, post_id=post_id, author=tree.text(name_el, strip=True),
+        created_utc=created, edited_utc=None,
+        body_html=tree.inner_html(body, skip=tree.select(div, "div.signature")).strip(),
         url=urljoin(base_url.rstrip("/") + "/", f"viewtopic.php?p={post_id}#p{post_id}"),
         page=page,
     )
@@ -268,24 +279,26 @@ def parse_topic_page(html: str, base_url: str, *, forum: str = "phpbb",
     Raises:
         ForumError: ``markup`` when the page has no posts or a post lacks its parts.
     """
-    soup = _soup(html)
-    title_a = soup.select_one("h2.topic-title a[href]")
+    root = tree.parse_html(html)
+    title_a = tree.select_one(root, "h2.topic-title a[href]")
     if thread_id is None:
-        m = _T_PARAM.search(str(title_a["href"])) if title_a else None
+        m = _T_PARAM.search(title_a.get("href") or "") if title_a is not None else None
         if not m:
             raise ForumError("markup", "no topic id in h2.topic-title")
         thread_id = m.group(1)
-    divs = [d for d in soup.select("div.post[id]") if _POST_ID.match(str(d.get("id")))]
+    divs = [d for d in tree.select(root, "div.post[id]") if _POST_ID.match(d.get("id") or "")]
     if not divs:
         raise ForumError("markup", "a topic page without div#p<ID>.post")
     if len(divs) > _MAX_POSTS_PER_PAGE:
         raise ForumError("markup", f"{len(divs)} posts on one page")
-    page, last, per_page = _pagination(soup)
-    posts = [_post_from_div(d, base_url=base_url, forum=forum, thread_id=thread_id, page=page)
-             for d in divs]
-    info = TopicInfo(thread_id=thread_id, title=title_a.get_text(strip=True) if title_a else "",
+    page, last, per_page, links = _pagination(root)
+    raw_times: dict[str, str] = {}
+    posts = [_post_from_div(d, base_url=base_url, forum=forum, thread_id=thread_id, page=page,
+                            raw_times=raw_times) for d in divs]
+    info = TopicInfo(thread_id=thread_id, title=tree.text(title_a, strip=True) if title_a is not None else "",
                      page=page, last_page=last, per_page=per_page,
-                     logged_in=soup.select_one('a[href*="mode=logout"]') is not None)
+                     logged_in=tree.select_one(root, 'a[href*="mode=logout"]') is not None,
+                     raw_times=raw_times, page_links=links)
     return posts, info
 
 
@@ -342,18 +355,42 @@ def parse_posted(location_or_html: str) -> tuple[str | None, str | None]:
     return (t.group(1) if t else None), (p.group(1) if p else None)
 
 
-def parse_board_page(html: str) -> list[str]:
-    """Topic ids of a ``viewforum.php`` page in page order (``a.topictitle``).
+def parse_board_page(html: str) -> BoardListing:
+    """A ``viewforum.php`` page: its topics in page order (``a.topictitle``), each with its
+    replies (``dd.posts``) and its last post's link (``dd.lastpost a[href*="p="]``, which
+    names the post) as the entry's ``activity``, and the listing's pagination (posts per
+    page: see :func:`board_per_page`). phpBB lists announcements and stickies first, then
+    topics by last post time.
 
     Raises:
         ForumError: ``markup`` when the page has no topic list.
     """
-    soup = _soup(html)
-    if soup.select_one("ul.topiclist") is None:
+    root = tree.parse_html(html)
+    if tree.select_one(root, "ul.topiclist") is None:
         raise ForumError("markup", "not a board page (no ul.topiclist)")
-    ids: list[str] = []
-    for a in soup.select("a.topictitle[href]")[:_MAX_POSTS_PER_PAGE]:
-        m = _T_PARAM.search(str(a["href"]))
-        if m and m.group(1) not in ids:
-            ids.append(m.group(1))
-    return ids
+    entries: list[ListingEntry] = []
+    seen: set[str] = set()
+    for a in tree.select(root, "a.topictitle[href]")[:_MAX_POSTS_PER_PAGE]:
+        href = a.get("href") or ""
+        m = _T_PARAM.search(href)
+        if not m or m.group(1) in seen:
+            continue
+        seen.add(m.group(1))
+        row = next((r for r in a.iterancestors("dl")), None)
+        activity = ""
+        if row is not None:
+            replies = tree.select_one(row, "dd.posts")
+            last = tree.select_one(row, 'dd.lastpost a[href*="p="]')
+            if last is not None:
+                m_last = _P_PARAM.search(last.get("href") or "")
+                count = tree.text(replies, " ", strip=True) if replies is not None else ""
+                activity = f"replies {count} · last p{m_last.group(1) if m_last else last.get('href')}"
+        entries.append(ListingEntry(m.group(1), activity, tree.text(a, strip=True), href))
+    page, last_page, _per_page, _links = _pagination(root)
+    return BoardListing(tuple(entries), page, last_page)
+
+
+def board_per_page(html: str) -> int | None:
+    """Topics per page of a ``viewforum.php`` listing, from its pagination links
+    (``start=``); None when it has one page."""
+    return _pagination(tree.parse_html(html))[2]

@@ -27,6 +27,7 @@ from bs4 import BeautifulSoup
 from worker.forums import polite as politeness
 from worker.forums.base import (
     DEFAULT_USER_AGENT,
+    BoardListing,
     ForumError,
     ForumPost,
     ThreadPage,
@@ -304,22 +305,47 @@ class ProfileClient:
         Raises:
             ForumError: ``forbidden`` (no ``[board]`` in the profile), ``markup``, transport.
         """
+        return self.board_listing(forum_id).thread_ids
+
+    def board_listing(self, forum_id: str, *, page: int = 1) -> BoardListing:
+        """Page ``page`` of a board's listing (``board.url`` with ``{page}`` or ``{start}``;
+        without either only page 1 exists): topics with their activity when the profile
+        says where it is (``board.topic``, ``board.replies``, ``board.last_post``; an entry
+        where they match nothing is a forum warning naming the key). Topic links are
+        remembered as the topics' canonical URLs.
+
+        Raises:
+            ForumError: ``forbidden`` (no ``[board]`` in the profile), ``not_found``,
+                ``markup`` (alert logged, naming the key), transport.
+        """
         spec = self.profile.board
         if spec is None:
             raise ForumError("forbidden", f"profile {self.profile.name} has no [board]",
                              transient=False)
-        resp = self._request("GET", spec.url.format(forum_id=forum_id))
+        paged = "{page}" in spec.url or "{start}" in spec.url
+        page = max(1, int(page)) if paged else 1
+        resp = self._request("GET", self.board_path(forum_id, page))
         if resp.status_code >= 400:
             raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
                              url=resp.url, status=resp.status_code)
         try:
-            board = parse_board_page(resp.text, spec)
+            board = parse_board_page(resp.text, spec, page=page)
         except ForumError as exc:
             raise self._alert(exc, resp.url, board=forum_id) from None
+        for problem in board.problems[:5]:
+            log_forum_warning(self.name, problem.message, key=problem.key, url=resp.url,
+                              profile=self.profile.name, board=forum_id)
         for thread_id, href in board.links.items():
             if self.profile.topic.page_query_param:
                 self._remember_canonical(thread_id, urljoin(resp.url, href))
-        return list(board.thread_ids)
+        return board.listing
+
+    def board_path(self, forum_id: str, page: int = 1) -> str:
+        """The path of a board listing's page ``page`` (``board.url``)."""
+        spec = self.profile.board
+        if spec is None:
+            raise ForumError("forbidden", f"profile {self.profile.name} has no [board]", transient=False)
+        return spec.url.format(forum_id=forum_id, page=page, start=(page - 1) * spec.per_page)
 
     def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The bot's newest post in the topic containing ``marker``, from the last page

@@ -1,7 +1,8 @@
 """Pure parsers of profile forums' pages: a topic page, a board page, a form's answer.
 
 No HTTP, no clock of their own: every function takes the page text, the :class:`Profile`
-and (for dates) ``now``. They run on saved pages exactly as on live ones
+and (for dates) ``now``. Topic and board pages are read with lxml (``worker.forums.tree``:
+the hot path of every poll); the answers to submitted forms with BeautifulSoup. They run on saved pages exactly as on live ones
 (``tests/fixtures/mybb``, ``smf``, ``spirit``), which is what a profile is written and
 checked against.
 
@@ -13,15 +14,16 @@ key="topic.post")``; a post whose date cannot be read keeps the time it was read
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urljoin
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup
 
-from worker.forums.base import ForumError, ForumPost
+from worker.forums import tree
+from worker.forums.base import BoardListing, ForumError, ForumPost, ListingEntry
 from worker.forums.dates import parse_forum_date
-from worker.forums.markup import first_match, meta_refresh_url, selector_group, visible_text
+from worker.forums.markup import first_match, meta_refresh_url, visible_text
 from worker.forums.profile.spec import BoardSpec, FormRecipe, Profile, TopicSpec
 
 __all__ = [
@@ -58,6 +60,10 @@ class TopicInfo:
         logged_in: rendered for a logged-in user.
         has_next: a "next page" link is there.
         problems: what could not be read (dates...), for the client to log.
+        raw_times: each post's date text as read (after ``time_attr``, ``time_titles``,
+            ``time_remove``), by post id: what ``narrador forums check`` shows.
+        page_links: the page numbers the page links to (``page_links``).
+        page_of: the ``last`` of ``page_of_regex`` (None when unset or not found).
     """
 
     page: int
@@ -66,67 +72,72 @@ class TopicInfo:
     logged_in: bool
     has_next: bool = False
     problems: tuple[PageProblem, ...] = ()
+    raw_times: dict[str, str] = field(default_factory=dict, compare=False)
+    page_links: tuple[int, ...] = field(default=(), compare=False)
+    page_of: int | None = field(default=None, compare=False)
 
 
 def _soup(html: str) -> BeautifulSoup:
     return BeautifulSoup(html, "lxml")
 
 
-def _page_number(el: Tag, spec: TopicSpec, href_rx: re.Pattern[str] | None) -> int | None:
+def _page_number(el: tree.Element, spec: TopicSpec, href_rx: re.Pattern[str] | None) -> int | None:
     if spec.page_attr:
-        value = str(el.get(spec.page_attr, "")).strip()
+        value = (el.get(spec.page_attr) or "").strip()
         return int(value) if value.isdigit() else None
     if href_rx is not None:
-        m = href_rx.search(str(el.get("href", "")))
+        m = href_rx.search(el.get("href") or "")
         if m:
             return int(m.group(1))
         return 1 if el.get("href") and spec.page_links else None  # page 1 often has no number
-    text = el.get_text(strip=True)
+    text = tree.text(el, strip=True)
     return int(text) if text.isdigit() else None
 
 
-def _pagination(soup: BeautifulSoup, spec: TopicSpec) -> tuple[int, int, bool]:
-    """(this page, the highest page shown, a next link exists)."""
+def _pagination(root: tree.Element, spec: TopicSpec) -> tuple[int, int, bool, tuple[int, ...], int | None]:
+    """(this page, the highest page shown, a next link exists, the linked numbers, the
+    ``page_of_regex`` total)."""
     href_rx = re.compile(spec.page_href_regex) if spec.page_href_regex else None
     page = None
     if spec.page_current:
-        current = first_match(soup, spec.page_current)
+        current = tree.first_match(root, spec.page_current)
         if current is not None:
-            text = current.get_text(strip=True)
+            text = tree.text(current, strip=True)
             page = int(text) if text.isdigit() else _page_number(current, spec, href_rx)
     numbers: list[int] = []
     if spec.page_links:
-        for member in selector_group(spec.page_links):
-            for a in soup.select(member, limit=_MAX_LINKS):
+        for member in tree.selector_group(spec.page_links):
+            for a in tree.select(root, member, limit=_MAX_LINKS):
                 n = _page_number(a, spec, href_rx)
                 if n is not None:
                     numbers.append(n)
     total = None
     if spec.page_of_regex:
-        m = re.search(spec.page_of_regex, " ".join(soup.get_text(" ").split()))
+        m = re.search(spec.page_of_regex, tree.page_text(root))
         if m:
             total = int(m.group("last"))
             if page is None and "page" in m.groupdict() and m.group("page"):
                 page = int(m.group("page"))
     page = page or 1
-    has_next = bool(spec.page_next) and first_match(soup, spec.page_next) is not None
+    has_next = bool(spec.page_next) and tree.first_match(root, spec.page_next) is not None
     last = max([page, *numbers, total or 0, page + 1 if has_next else 0])
-    return page, last, has_next
+    return page, last, has_next, tuple(numbers), total
 
 
-def _date_text(el: Tag, *, attr: str = "", titles: str = "", remove: tuple[str, ...] = ()) -> str:
+def _date_text(el: tree.Element, *, attr: str = "", titles: str = "", remove: tuple[str, ...] = (),
+               itself: bool = False) -> str:
     """The date text of ``el``: its ``attr`` attribute when set and present, else its text
-    once ``remove`` selectors are dropped and ``[titles]`` descendants are replaced by that
-    attribute's value (changes ``el`` in place: call it last on an element)."""
+    with ``remove`` selectors left out and every ``[titles]`` descendant read as that
+    attribute's value (``itself``: ``el`` too, when it carries it)."""
     if attr and el.get(attr):
-        return str(el.get(attr))
+        return el.get(attr) or ""
+    if titles and itself and el.get(titles) is not None:
+        return " ".join((el.get(titles) or "").split()).replace(" ,", ",")
+    skipped: set[tree.Element] = set()
     for sel in remove:
-        for node in el.select(sel):
-            node.decompose()
-    if titles:
-        for node in el.select(f"[{titles}]"):
-            node.replace_with(str(node.get(titles, "")))
-    return " ".join(el.get_text(" ").split()).replace(" ,", ",")
+        skipped.update(tree.select(el, sel))
+    replaced = {node: node.get(titles) or "" for node in tree.select(el, f"[{titles}]")} if titles else None
+    return " ".join(tree.text(el, " ", skip=skipped, replace=replaced).split()).replace(" ,", ",")
 
 
 def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, thread_id: str,
@@ -150,23 +161,23 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
             matches or a post lacks its id, author or body.
     """
     spec = profile.topic
-    soup = _soup(html)
-    containers = soup.select(", ".join(selector_group(spec.post)))  # page order
+    root = tree.parse_html(html)
+    containers = tree.select(root, spec.post)  # page order
     if not containers:
-        text = " ".join(soup.get_text(" ").split())
-        if spec.not_found_regex and re.search(spec.not_found_regex, text, re.IGNORECASE):
+        if spec.not_found_regex and re.search(spec.not_found_regex, tree.page_text(root), re.IGNORECASE):
             raise ForumError("not_found", f"topic {thread_id}: the forum says it does not exist",
                              transient=False)
         raise ForumError("markup", f"no post matches {spec.post!r}", key="topic.post")
     if len(containers) > _MAX_POSTS_PER_PAGE:
         raise ForumError("markup", f"{len(containers)} posts on one page", key="topic.post")
     id_rx = re.compile(spec.id_regex)
-    page, last, has_next = _pagination(soup, spec)
+    page, last, has_next, links, total = _pagination(root, spec)
     problems: list[PageProblem] = []
     posts: list[ForumPost] = []
+    raw_times: dict[str, str] = {}
     seen: set[str] = set()
     for box in containers:
-        m = id_rx.search(str(box.get(spec.id_attr, "")))
+        m = id_rx.search(box.get(spec.id_attr) or "")
         if not m:
             raise ForumError("markup", f"post container without an id matching {spec.id_regex!r}",
                              key="topic.id_regex")
@@ -174,47 +185,46 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
         if post_id in seen:
             continue
         seen.add(post_id)
-        author = first_match(box, spec.author)
-        body = first_match(box, spec.body)
+        author = tree.first_match(box, spec.author)
+        body = tree.first_match(box, spec.body)
         if author is None or body is None:
             key = "topic.author" if author is None else "topic.body"
             raise ForumError("markup", f"post {post_id}: nothing matches "
                              f"{spec.author if author is None else spec.body!r}", key=key)
-        edited = _edit_time(box, profile, now, post_id, problems)  # first: time_remove drops it
-        created = _post_time(box, profile, now, post_id, problems)
+        edited = _edit_time(box, profile, now, post_id, problems)
+        created = _post_time(box, profile, now, post_id, problems, raw_times)
+        skipped: set[tree.Element] = set()
         for sel in spec.remove:
-            for node in body.select(sel):
-                node.decompose()
-        if spec.quote:
-            for member in selector_group(spec.quote):
-                for node in body.select(member):
-                    node.name = "blockquote"
+            skipped.update(tree.select(body, sel))
+        renamed = {node: "blockquote" for node in tree.select(body, spec.quote)} if spec.quote else None
         posts.append(ForumPost(
             forum=forum, thread_id=thread_id, post_id=post_id,
-            author=author.get_text(strip=True), created_utc=created or now,
-            edited_utc=edited, body_html=body.decode_contents().strip(),
+            author=tree.text(author, strip=True), created_utc=created or now,
+            edited_utc=edited, body_html=tree.inner_html(body, skip=skipped, rename=renamed).strip(),
             url=urljoin(base_url.rstrip("/") + "/",
                         spec.post_url.format(post_id=post_id, thread_id=thread_id)),
             page=page,
         ))
-    title_el = first_match(soup, spec.title) if spec.title else None
+    title_el = tree.first_match(root, spec.title) if spec.title else None
     info = TopicInfo(page=page, last_page=last,
-                     title=title_el.get_text(" ", strip=True) if title_el else "",
-                     logged_in=bool(spec.logged_in) and first_match(soup, spec.logged_in) is not None,
-                     has_next=has_next, problems=tuple(problems))
+                     title=tree.text(title_el, " ", strip=True) if title_el is not None else "",
+                     logged_in=bool(spec.logged_in) and tree.first_match(root, spec.logged_in) is not None,
+                     has_next=has_next, problems=tuple(problems), raw_times=raw_times,
+                     page_links=links, page_of=total)
     return posts, info
 
 
-def _post_time(box: Tag, profile: Profile, now: datetime, post_id: str,
-               problems: list[PageProblem]) -> datetime | None:
+def _post_time(box: tree.Element, profile: Profile, now: datetime, post_id: str,
+               problems: list[PageProblem], raw_times: dict[str, str]) -> datetime | None:
     spec = profile.topic
     if not spec.time:
         return None
-    el = first_match(box, spec.time)
+    el = tree.first_match(box, spec.time)
     if el is None:
         problems.append(PageProblem("topic.time", f"post {post_id}: no date element matches {spec.time!r}"))
         return None
     raw = _date_text(el, attr=spec.time_attr, titles=spec.time_titles, remove=spec.time_remove)
+    raw_times[post_id] = raw
     parsed = parse_forum_date(raw, profile.date_style, now=now)
     if parsed is None:
         problems.append(PageProblem("topic.time", f"post {post_id}: cannot read the date {raw[:80]!r} "
@@ -222,16 +232,16 @@ def _post_time(box: Tag, profile: Profile, now: datetime, post_id: str,
     return parsed
 
 
-def _edit_time(box: Tag, profile: Profile, now: datetime, post_id: str,
+def _edit_time(box: tree.Element, profile: Profile, now: datetime, post_id: str,
                problems: list[PageProblem]) -> datetime | None:
     spec = profile.topic
     if not spec.edited:
         return None
-    el = first_match(box, spec.edited)
+    el = tree.first_match(box, spec.edited)
     if el is None:
         return None
-    text = " ".join(el.get_text(" ").split()) if not spec.time_titles else _date_text(
-        _soup(str(el)), titles=spec.time_titles)
+    text = " ".join(tree.text(el, " ").split()) if not spec.time_titles else _date_text(
+        el, titles=spec.time_titles, itself=True)
     if not text:
         return None
     if spec.edited_regex:
@@ -247,36 +257,91 @@ def _edit_time(box: Tag, profile: Profile, now: datetime, post_id: str,
 
 @dataclass(frozen=True)
 class BoardPage:
-    """A board listing: topic ids in page order and each one's link as written."""
+    """A board listing as a profile reads it.
+
+    Attributes:
+        thread_ids: topic ids in page order.
+        links: each topic's link as written (canonical topic URLs).
+        listing: the :class:`worker.forums.base.BoardListing` (entries with their activity,
+            page, last page).
+        problems: what could not be read (an entry without its ``board.replies`` or
+            ``board.last_post``), naming the key.
+    """
 
     thread_ids: tuple[str, ...]
     links: dict[str, str]
+    listing: BoardListing = field(default_factory=lambda: BoardListing(()))
+    problems: tuple[PageProblem, ...] = ()
 
 
-def parse_board_page(html: str, spec: BoardSpec) -> BoardPage:
-    """Topic ids of a board page in page order, with their links (canonical topic URLs).
+def parse_board_page(html: str, spec: BoardSpec, *, page: int = 1) -> BoardPage:
+    """Topic ids of a board page in page order, with their links (canonical topic URLs)
+    and, when ``board.topic`` with ``board.replies`` and/or ``board.last_post`` is set,
+    each topic's activity (what changes when it gets a post).
 
     An empty board is not an error: with ``board.listing`` set, a page whose listing holds
     no topic link is an empty board; without it, a page with no topic link is one too.
+
+    Args:
+        page: the listing page this is (1-based), when asked for by number.
 
     Raises:
         ForumError: ``markup`` (``key="board.listing"``) when ``listing`` is set and the
             page has no listing (not a board page).
     """
-    soup = _soup(html)
-    if spec.listing and first_match(soup, spec.listing) is None:
+    root = tree.parse_html(html)
+    if spec.listing and tree.first_match(root, spec.listing) is None:
         raise ForumError("markup", f"no board listing matches {spec.listing!r}", key="board.listing")
     rx = re.compile(spec.thread_regex)
     ids: list[str] = []
     links: dict[str, str] = {}
-    for member in selector_group(spec.thread_link):
-        for a in soup.select(member, limit=_MAX_POSTS_PER_PAGE):
-            href = str(a.get("href", ""))
+    anchors: dict[str, tree.Element] = {}
+    for member in tree.selector_group(spec.thread_link):
+        for a in tree.select(root, member, limit=_MAX_POSTS_PER_PAGE):
+            href = a.get("href") or ""
             m = rx.search(href)
             if m and m.group(1) not in links:
                 ids.append(m.group(1))
                 links[m.group(1)] = href
-    return BoardPage(tuple(ids), links)
+                anchors[m.group(1)] = a
+    problems: list[PageProblem] = []
+    rows = set(tree.select(root, spec.topic)) if spec.topic and (spec.replies or spec.last_post) else set()
+    entries = []
+    for thread_id in ids:
+        a = anchors[thread_id]
+        activity = ""
+        if rows:
+            row = next((r for r in a.iterancestors() if r in rows), None)
+            if row is None:
+                problems.append(PageProblem("board.topic", f"topic {thread_id}: its link is in no {spec.topic!r}"))
+            else:
+                activity = _activity(row, spec, thread_id, problems)
+        entries.append(ListingEntry(thread_id, activity, tree.text(a, " ", strip=True), links[thread_id]))
+    has_next = bool(spec.page_next) and tree.first_match(root, spec.page_next) is not None
+    listing = BoardListing(tuple(entries), page, page + 1 if has_next else page)
+    return BoardPage(tuple(ids), links, listing, tuple(problems))
+
+
+def _activity(row: tree.Element, spec: BoardSpec, thread_id: str, problems: list[PageProblem]) -> str:
+    """A topic's entry read as ``"replies N · last X"``: ``board.replies``'s text and each
+    ``board.last_post`` member's value (the element's ``last_post_attr`` when it has it,
+    else its text with every descendant carrying that attribute read as its value); "" with
+    a problem when one of them matches nothing."""
+    parts: list[str] = []
+    if spec.replies:
+        el = tree.first_match(row, spec.replies)
+        if el is None:
+            problems.append(PageProblem("board.replies", f"topic {thread_id}: nothing matches {spec.replies!r}"))
+            return ""
+        parts.append(f"replies {tree.text(el, ' ', strip=True)}")
+    for member in tree.selector_group(spec.last_post) if spec.last_post else ():
+        el = tree.first_match(row, member)
+        if el is None:
+            problems.append(PageProblem("board.last_post", f"topic {thread_id}: nothing matches {member!r}"))
+            return ""
+        parts.append("last " + _date_text(el, titles=spec.last_post_attr, itself=True)
+                     if spec.last_post_attr else "last " + " ".join(tree.text(el, " ").split()))
+    return " · ".join(parts)
 
 
 def find_id(regex: str, location: str, html: str) -> str | None:

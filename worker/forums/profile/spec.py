@@ -6,7 +6,8 @@ worked examples. A profile is validated when it is loaded: an unknown key, a sel
 regex that does not compile, a 12-hour date format without ``%p`` or an unknown markup is a
 :class:`ProfileError` naming the key, so a typo fails the start instead of a poll.
 
-Selectors are CSS (soupsieve). A selector *group* (``"a.x, a.y"`` or a TOML list) is tried
+Selectors are CSS: on topic and board pages as cssselect reads them (those pages are read with
+lxml), in forms as soupsieve reads them (BeautifulSoup). A selector *group* (``"a.x, a.y"`` or a TOML list) is tried
 in the order written: the first member that matches anything wins, whatever the order of the
 elements in the page (``worker.forums.markup.first_match``).
 """
@@ -27,6 +28,7 @@ from soupsieve import SelectorSyntaxError
 
 from worker.forums.dates import DATE_LOCALES, DateStyle, check_formats
 from worker.forums.markup import selector_group
+from worker.forums.tree import CSSError, check_selector
 
 __all__ = [
     "MARKUPS",
@@ -135,17 +137,41 @@ class BoardSpec:
     """A board page.
 
     Attributes:
-        url: template with ``{forum_id}``.
+        url: template with ``{forum_id}``, and ``{page}`` (1-based) or ``{start}`` (0-based
+            offset, ``(page - 1) * per_page``) for the listing's later pages.
+        per_page: topics per listing page, for ``{start}``.
         thread_link: selector of the topic links.
         thread_regex: first group = the topic id in a link's ``href``.
         listing: the topic list's container: when it is there and holds no topic link the
             board is empty (no alert); when it is missing the page is not a board page.
+        topic: one topic's entry in the listing (the row around its link).
+        replies: inside ``topic``: the topic's reply (or post) count.
+        last_post: selector group inside ``topic``: the last post's link, date or author;
+            each member that matches adds its value.
+        last_post_attr: read this attribute of a ``last_post`` element when it has it (the
+            exact date in a ``title``, the post id in an ``href``), else its text.
+        page_next: the listing's "next page" link.
+
+    ``replies`` and ``last_post`` make a topic's *activity*: when it is the same as at the
+    last poll the topic is not fetched (:mod:`worker.polling`).
     """
 
     url: str
     thread_link: str
     thread_regex: str
     listing: str = ""
+    per_page: int = 20
+    topic: str = ""
+    replies: str = ""
+    last_post: str | tuple[str, ...] = ""
+    last_post_attr: str = ""
+    page_next: str = ""
+
+    @property
+    def shows_activity(self) -> bool:
+        """True when the listing tells which topics changed (``topic`` with ``replies``
+        and/or ``last_post``)."""
+        return bool(self.topic and (self.replies or self.last_post))
 
 
 @dataclass(frozen=True)
@@ -308,19 +334,30 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
             raise ProfileError(f"{where}: {key}: bad regex {rx!r}: {exc}") from None
     if topic.page_of_regex and "last" not in re.compile(topic.page_of_regex).groupindex:
         raise ProfileError(f"{where}: topic.page_of_regex needs a group (?P<last>...)")
-    probe = BeautifulSoup("<p></p>", "lxml")
-    selectors = {f"topic.{name}": getattr(topic, name) for name in (
+    if profile.board and (profile.board.replies or profile.board.last_post) and not profile.board.topic:
+        raise ProfileError(f"{where}: board.replies and board.last_post are read inside board.topic: set it")
+    # topic and board pages are read with lxml (cssselect), forms with BeautifulSoup (soupsieve)
+    paged = {f"topic.{name}": getattr(topic, name) for name in (
         "post", "author", "body", "time", "edited", "quote", "page_current", "page_links",
         "page_next", "title", "logged_in")}
-    selectors.update({f"topic.remove[{i}]": s for i, s in enumerate(topic.remove)})
-    selectors.update({f"topic.time_remove[{i}]": s for i, s in enumerate(topic.time_remove)})
+    paged.update({f"topic.remove[{i}]": s for i, s in enumerate(topic.remove)})
+    paged.update({f"topic.time_remove[{i}]": s for i, s in enumerate(topic.time_remove)})
+    if profile.board:
+        for name in ("thread_link", "listing", "topic", "replies", "last_post", "page_next"):
+            paged[f"board.{name}"] = getattr(profile.board, name)
+    for key, sel in paged.items():
+        for member in selector_group(sel) if sel else ():
+            try:
+                check_selector(member)
+            except CSSError as exc:
+                raise ProfileError(f"{where}: {key}: bad selector {exc}") from None
+    probe = BeautifulSoup("<p></p>", "lxml")
+    selectors: dict[str, str] = {}
     for part, recipe in recipes.items():
         if recipe is not None:
             selectors[f"{part}.form"] = recipe.form
             selectors[f"{part}.error"] = recipe.error
-    if profile.board:
-        selectors["board.thread_link"] = profile.board.thread_link
-        selectors["board.listing"] = profile.board.listing
+    selectors["topic.logged_in"] = topic.logged_in  # also read on form pages
     for key, sel in selectors.items():
         for member in selector_group(sel) if sel else ():
             try:

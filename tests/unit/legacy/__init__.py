@@ -1,0 +1,1 @@
+"""Frozen BeautifulSoup readers: the oracle of the lxml readers (see each module)."""
