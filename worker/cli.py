@@ -130,29 +130,28 @@ def beat(config: str | None) -> None:
 @main.command()
 @config_option
 def poll(config: str | None) -> None:
-    """Poll every watched thread once, synchronously: roll new posts and send their replies."""
+    """One poll cycle, synchronously: read what the watched boards' listings say changed
+    (or every watched thread without listings), roll new posts and send their replies."""
+    from worker import polling
     from worker.bootstrap import build_services
-    from worker.service import (
-        deliver_notice,
-        discover_threads,
-        poll_thread,
-        process_post,
-        send_reply,
-    )
+    from worker.service import deliver_notice, poll_latest, process_post, send_reply
 
     settings = _settings(config, forums=True)
     if not settings.redis_url:
         raise BadInput("no Redis configured: set REDIS_URL")
     svc = build_services(settings)
     replies = 0
-    for name, fs in settings.forums.items():
-        for thread_id in sorted(set(fs.watch_threads) | discover_threads(svc, name)):
-            polled = poll_thread(svc, name, thread_id)
-            for post in polled:
+    for name in settings.forums:
+        plan = polling.plan(svc, name)
+        batches = [(polling.read(svc, name, tid, reason, plan.activity.get(tid, "")))
+                   for tid, reason in plan.threads.items()]
+        latest = poll_latest(svc, name) if plan.latest else []
+        for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
+            for post in posts:
                 outcome = process_post(svc, post)
                 if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
                     replies += 1
-            for notice in polled.notices:
+            for notice in notices:
                 deliver_notice(svc, notice.game, notice.id)
     click.echo(f"{replies} replies sent")
 

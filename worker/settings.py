@@ -382,7 +382,14 @@ class ForumSettings(Section):
             default is 15, MyBB's ``postfloodsecs`` 60); the bot waits for it (>= 0).
         edit_scan_interval: seconds between two full reads of a watched thread (from page 1)
             that notice edits on earlier pages (>= 0; 0 = only the pages from the last one
-            seen are read, edits on earlier pages go unnoticed). Default 600.
+            seen are read, edits on earlier pages go unnoticed). Default 600. For threads
+            polled on their own (not covered by a board listing).
+        poll_by_listing: read the watched boards' listings and fetch a thread only when its
+            entry changed (Discourse: the site's latest posts), instead of every watched
+            thread every ``poll_interval`` (:mod:`worker.polling`). Default on.
+        safety_read_interval: seconds between two full reads of a thread a listing covers:
+            what finds edits and deletions a listing cannot show (>= 0; 0 = never). Default
+            3600.
     """
 
     name: str
@@ -405,6 +412,8 @@ class ForumSettings(Section):
     request_interval: float = Field(default=1.0, ge=0, le=3600)
     flood_interval: float = Field(default=15.0, ge=0, le=3600)
     edit_scan_interval: float = Field(default=600.0, ge=0, le=7 * 24 * 3600)
+    poll_by_listing: bool = True
+    safety_read_interval: float = Field(default=3600.0, ge=0, le=7 * 24 * 3600)
 
     @model_validator(mode="before")
     @classmethod

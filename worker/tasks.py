@@ -3,9 +3,11 @@
 Tasks take ids and strings only.  Every task is idempotent, because
 ``acks_late`` redelivers a task whose worker died:
 
-* ``narrador.poll_all`` (beat) — for every forum: discover threads in watched boards,
-  then queue ``poll_thread`` for each watched thread (rewound one page first when the
-  Redis server changed: a failover or a restart may have lost the last writes).
+* ``narrador.poll_all`` (beat) — for every forum: decide which watched threads this cycle
+  reads (``worker.polling.plan``: the watched boards' listings, one request per idle board)
+  and queue ``poll_thread`` for each (after a Redis failover or restart, every watched
+  thread is rewound one page and every listing entry forgotten, so the last writes the
+  change may have lost are read again).
 * ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post (and
   ``deliver_notice`` for a roll tag added by editing a post, which is not rolled).
 * ``narrador.poll_latest`` — the polling fallback of webhook forums (Discourse's latest posts).
@@ -118,28 +120,28 @@ def post_from_message(msg: dict[str, Any]) -> ForumPost:
 
 @app.task(name="narrador.poll_all", ignore_result=True)
 def poll_all() -> int:
-    """Queue a poll of every watched thread of every forum; returns how many were queued."""
-    from worker.service import discover_threads, recheck_after_server_change
+    """Queue the reads one poll cycle of every forum needs (``worker.polling.plan``);
+    returns how many were queued."""
+    from worker import polling
+    from worker.service import recheck_after_server_change
 
     svc = services()
     queued = 0
-    watched: dict[str, set[str]] = {}
-    for name, fs in svc.settings.forums.items():
-        threads = set(fs.watch_threads)
+    watched = {name: set(fs.watch_threads) | svc.store.threads(name) for name, fs in svc.settings.forums.items()}
+    if recheck_after_server_change(svc, watched):  # threads rewound one page: read them again
+        for name in svc.settings.forums:
+            polling.forget_listings(svc, name)
+    for name in svc.settings.forums:
         try:
-            threads |= discover_threads(svc, name)
+            plan = polling.plan(svc, name)
         except ForumError as exc:
-            log.warning("thread discovery failed for %s: %s", name, exc)
-            threads |= svc.store.threads(name)
-        watched[name] = threads
-    recheck_after_server_change(svc, watched)
-    for name, fs in svc.settings.forums.items():
-        threads = watched[name]
-        for thread_id in sorted(threads):
-            if svc.store.thread_due(name, thread_id, fs.poll_interval, svc.clock()):
-                poll_thread.delay(name, thread_id)
-                queued += 1
-        if fs.kind == "discourse" and svc.store.thread_due(name, "_latest", fs.poll_interval, svc.clock()):
+            log.warning("poll plan failed for %s: %s", name, exc)
+            continue
+        for thread_id, reason in plan.threads.items():
+            poll_thread.delay(name, thread_id, reason, plan.activity.get(thread_id, ""))
+            queued += 1
+        if plan.latest and svc.store.thread_due(name, "_latest", svc.settings.forum(name).poll_interval,
+                                                svc.clock()):
             poll_latest.delay(name)
             queued += 1
     return queued
@@ -181,12 +183,14 @@ def post_recovered(forum: str, post_id: str) -> int:
 
 
 @app.task(name="narrador.poll_thread", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
-def poll_thread(self, forum: str, thread_id: str) -> int:
-    """Read one thread and queue its new posts; returns how many were queued."""
-    from worker import service
+def poll_thread(self, forum: str, thread_id: str, reason: str = "poll", activity: str = "") -> int:
+    """Read one thread and queue its new posts; returns how many were queued. ``reason`` and
+    ``activity``: why the poll plan reads it and the listing entry to commit after
+    (``worker.polling.read``)."""
+    from worker import polling, service
 
     try:
-        polled = service.poll_thread(services(), forum, thread_id)
+        polled = polling.read(services(), forum, thread_id, reason, activity)
     except ForumError as exc:
         if exc.transient:
             raise self.retry(exc=exc, countdown=_backoff(self.request.retries))

@@ -255,9 +255,12 @@ def test_latest_posts_fallback_starts_at_the_high_water_mark(env):
         return [forum.post(pid) for pid in sorted(forum._posts, key=int) if int(pid) > after_post_id]
 
     forum.latest_posts = latest_posts
+    service.discover_threads(svc, f"f-{unique}")  # the watched board ("1") holds the thread
+    elsewhere, _ = forum.add_thread("9", "Otro foro", "fuera")
     assert service.poll_latest(svc, f"f-{unique}") == []  # the first look only sets the mark
     second = forum.add_post(thread_id, "[tirada]6[/tirada]")
     mine = forum.add_post(thread_id, "bot", author="narrador")
+    forum.add_post(elsewhere, "[tirada]4[/tirada]")  # a topic of a board not watched: ignored
     assert [p.post_id for p in service.poll_latest(svc, f"f-{unique}")] == [second]
     assert mine and service.poll_latest(svc, f"f-{unique}") == []
 

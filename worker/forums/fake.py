@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from worker.forums.base import ForumError, ForumPost, ThreadPage
+from worker.forums.base import BoardListing, ForumError, ForumPost, ListingEntry, ThreadPage
 
 __all__ = ["FakeForum", "RecordedReply"]
 
@@ -51,6 +51,7 @@ class FakeForum:
         name: copied into ``ForumPost.forum``.
         bot: the user name replies are posted as.
         per_page: posts per thread page (FlaskBB's default is 10).
+        board_per_page: topics per board listing page (:meth:`board_listing`).
         base_url: used to build post URLs.
         clock: returns the aware datetime stamped on new posts (default: a fake clock that
             advances one second per post, from 2026-01-01 12:00 UTC).
@@ -63,13 +64,14 @@ class FakeForum:
 
     def __init__(self, name: str = "fake", *, bot: str = "narrador", per_page: int = 10,
                  base_url: str = "http://forum.invalid",
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None, board_per_page: int = 20) -> None:
         if per_page < 1:
             raise ValueError("per_page must be >= 1")
         self.name = name
         self.reply_markup = "markdown"
         self.bot = bot
         self.per_page = per_page
+        self.board_per_page = board_per_page
         self.base_url = base_url.rstrip("/")
         self._clock = clock or _default_clock()
         self._threads: dict[str, _Thread] = {}
@@ -177,9 +179,26 @@ class FakeForum:
     def list_threads(self, forum_id: str) -> list[str]:
         """Thread ids of board ``forum_id``, most recently active first."""
         self._enter("list_threads")
+        return self._board_order(forum_id)
+
+    def _board_order(self, forum_id: str) -> list[str]:
         found = [(t.post_ids[-1] if t.post_ids else "0", tid)
                  for tid, t in self._threads.items() if t.forum_id == str(forum_id)]
         return [tid for _, tid in sorted(found, key=lambda x: int(x[0]), reverse=True)]
+
+    def board_listing(self, forum_id: str, *, page: int = 1) -> BoardListing:
+        """One page of board ``forum_id``'s listing, most recently active first, each topic's
+        activity its post count and last post id (what FlaskBB's listing shows); a page past
+        the last reads as the last."""
+        self._enter("board_listing")
+        ids = self._board_order(forum_id)
+        last = max(1, -(-len(ids) // self.board_per_page))
+        page = min(max(1, page), last)
+        chunk = ids[(page - 1) * self.board_per_page: page * self.board_per_page]
+        entries = tuple(ListingEntry(tid, f"posts {len(self._threads[tid].post_ids)} · last "
+                                          f"{self._threads[tid].post_ids[-1] if self._threads[tid].post_ids else '-'}",
+                                     self._threads[tid].title) for tid in chunk)
+        return BoardListing(entries, page, last)
 
     def post_reply(self, thread_id: str, content: str) -> str | None:
         """Append ``content`` as the bot's post and record it; returns the new post id."""

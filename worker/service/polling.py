@@ -44,7 +44,8 @@ class PollResult:
         return len(self.posts)
 
 
-def poll_thread(svc: Services, forum_name: str, thread_id: str) -> PollResult:
+def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = False,
+                scan_interval: float | None = None) -> PollResult:
     """Read a watched thread and return the posts that need processing.
 
     Reads from the last page seen before (the thread's poll state), skips the
@@ -57,7 +58,14 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     (:func:`flag_edited`).  When the whole thread was read, a processed post that is gone
     is flagged "post deleted" (never on a read that came back "unchanged" or empty: those
     say nothing about which posts exist).  Source: issue 5, «Secret rolls, edits,
-    deletes»; issue 13 (edits on earlier pages).
+    deletes»; issue 13 (edits on earlier pages).  Which threads a cycle reads, and when in
+    full, is :mod:`worker.polling`'s decision (issue 15).
+
+    Args:
+        full: read the whole thread from page 1 now (a safety re-read).
+        scan_interval: seconds between two full reads (default: the forum's
+            ``edit_scan_interval``; threads a board listing covers use
+            ``safety_read_interval``).
 
     Raises:
         ForumError: the forum could not be read (``transient`` tells whether to retry).
@@ -66,13 +74,14 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     state = svc.store.get_thread(forum_name, thread_id)
     since = int(state.get("last_page", "1") or 1)
     now = svc.clock()
-    scan_due = fs.edit_scan_interval > 0 and since > 1 and (
+    interval = fs.edit_scan_interval if scan_interval is None else scan_interval
+    scan_due = full or (interval > 0 and since > 1 and (
         not state.get("last_scan")
-        or (now - datetime.fromisoformat(state["last_scan"])).total_seconds() >= fs.edit_scan_interval)
+        or (now - datetime.fromisoformat(state["last_scan"])).total_seconds() >= interval))
     page = svc.forum(forum_name).list_posts(thread_id, since_page=1 if scan_due else since)
     metrics.POLL_CYCLES.labels(forum=forum_name).inc()
     marks = {"last_page": str(page.last_page), "last_poll": now.isoformat()}
-    if page.first_page == 1 and not page.unchanged:
+    if page.first_page == 1:  # read from page 1 (an unchanged page 1 that is the last: nothing to see)
         marks["last_scan"] = now.isoformat()
     svc.store.set_thread(forum_name, thread_id, **marks)
     todo: list[ForumPost] = []
@@ -110,7 +119,9 @@ def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
     (Discourse: the polling fallback for webhooks that were never delivered).
 
     The high-water mark (the highest post id seen) is kept in the forum's poll state; the
-    first call only sets it, so starting Narrador never rolls the site's history.
+    first call only sets it, so starting Narrador never rolls the site's history. With
+    ``watch_threads`` / ``watch_forums`` set, only posts of watched topics (configured, or
+    found in a watched category) are returned, as the webhooks do (issue 15).
 
     Raises:
         ForumError: the forum could not be read.
@@ -128,7 +139,11 @@ def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
         svc.store.set_thread(forum_name, "_latest", high_water="0")
     if mark is None:
         return []
+    watched = None
+    if fs.watch_threads or fs.watch_forums:  # as the webhooks: only the watched topics
+        watched = set(fs.watch_threads) | svc.store.threads(forum_name)
     return [p for p in posts if p.author.casefold() != fs.username.casefold()
+            and (watched is None or p.thread_id in watched)
             and svc.store.get_post(forum_name, p.post_id) is None]
 
 

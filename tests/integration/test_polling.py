@@ -1,0 +1,280 @@
+"""Polling that scales with boards (issue 15, item 2): the poll plan on a FakeForum's board
+listings and a real Redis, with a clock the tests move.
+
+What is asserted: an idle cycle reads one listing page per board and no thread; a new post
+costs its board's page and one read of its thread; a failed read stays pending; a burst of
+more new posts than a listing page holds reads the next page; an edit (invisible in a listing)
+and a deletion are found by the safety re-read; threads no listing covers are polled on their
+own; exactly one reply per post throughout.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.conftest import FIXED_NOW
+from worker import polling, service
+from worker.forums.base import ForumError
+from worker.forums.fake import FakeForum
+from worker.keystore import Keystore
+from worker.settings import settings_from_mapping
+from worker.store import Store
+
+pytestmark = pytest.mark.integration
+
+
+class Env:
+    """A forum, its services and a clock; :meth:`cycle` is one poll cycle, synchronously."""
+
+    def __init__(self, tmp_path, unique, redis_client, *, boards=("1",), threads=(), board_per_page=20,
+                 **forum_keys) -> None:
+        self.name = f"f-{unique}"
+        data = {
+            "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": "redis://127.0.0.1:6379/0",
+                         "public_url": "http://narrador.test"},
+            "games": {f"g-{unique}": {"ruleset": "vampiro"}},
+            "forums": {self.name: {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
+                                   "password": "x", "game": f"g-{unique}", "watch_forums": list(boards),
+                                   "watch_threads": list(threads), "poll_interval": 60, **forum_keys}},
+        }
+        settings = settings_from_mapping(data, base_dir=tmp_path, environ={})
+        self.forum = FakeForum(self.name, per_page=2, board_per_page=board_per_page)
+        keystore = Keystore(settings.instance_dir)
+        keystore.init_keys()
+        self.now = [FIXED_NOW]
+        self.svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+                                    forum_factory=lambda fs: self.forum, clock=lambda: self.now[0])
+
+    def advance(self, seconds: float) -> None:
+        self.now[0] += timedelta(seconds=seconds)
+
+    def cycle(self) -> tuple[polling.PollPlan, list[str], list[str]]:
+        """One cycle as the worker runs it: (the plan, post ids processed, threads whose read
+        failed), replies sent."""
+        plan = polling.plan(self.svc, self.name)
+        processed, failed = [], []
+        for thread_id, reason in plan.threads.items():
+            try:
+                polled = polling.read(self.svc, self.name, thread_id, reason, plan.activity.get(thread_id, ""))
+            except ForumError:
+                failed.append(thread_id)
+                continue
+            for post in polled:
+                processed.append(post.post_id)
+                if service.process_post(self.svc, post).status == "pending_reply":
+                    service.send_reply(self.svc, self.name, post.post_id)
+        return plan, processed, failed
+
+
+@pytest.fixture
+def make_env(tmp_path, unique, redis_client, cleanup_keys):
+    return lambda **kw: Env(tmp_path, unique, redis_client, **kw)
+
+
+def _board_of(forum: FakeForum, count: int, boards: int) -> dict[str, list[str]]:
+    threads: dict[str, list[str]] = {}
+    for i in range(count):
+        board = str(i % boards + 1)
+        tid, _ = forum.add_thread(board, f"Escena {i}", f"Abro la escena {i}.")
+        threads.setdefault(board, []).append(tid)
+    return threads
+
+
+def test_an_idle_cycle_reads_one_listing_page_per_board_and_no_thread(make_env):
+    env = make_env(boards=("1", "2", "3", "4", "5"))
+    _board_of(env.forum, 200, 5)
+    plan, processed, _ = env.cycle()  # the first cycle reads every listing page and thread
+    assert len(plan.threads) == 200 and len(processed) == 200
+    assert plan.listing_reads == 10  # 40 topics a board, 20 a page: both pages (all new)
+    env.forum.calls.clear()
+    for _ in range(5):
+        env.advance(60)
+        plan, processed, _ = env.cycle()
+        assert plan.listing_reads == 5  # page 1 of each board: nothing changed there
+        assert processed == []
+        assert all(reason == "safety" for reason in plan.threads.values())
+    assert env.forum.calls.count("board_listing") == 25
+    assert env.forum.calls.count("list_posts") <= 25  # only safety re-reads, spread over the hour
+
+
+def test_safety_rereads_spread_evenly_over_the_interval(make_env):
+    """Each covered thread is read in full once an hour, at a moment of its own: over an
+    hour of 60-second cycles 200 threads cost about 200 reads, a few a cycle, never a burst."""
+    env = make_env(boards=("1", "2", "3", "4", "5"))
+    _board_of(env.forum, 200, 5)
+    env.cycle()
+    per_cycle = []
+    for _ in range(60):
+        env.advance(60)
+        plan, processed, _ = env.cycle()
+        assert processed == []
+        per_cycle.append(len(plan.threads))
+    assert 180 <= sum(per_cycle) <= 220  # each thread once in the hour (a few at the edges twice)
+    assert max(per_cycle) <= 10
+    total_requests = sum(per_cycle) + 60 * 5
+    assert total_requests / 60 <= 10  # the issue's goal for an idle cycle, safety reads included
+
+
+def test_a_new_post_costs_its_board_page_and_one_read_of_its_thread(make_env):
+    env = make_env(boards=("1", "2"), safety_read_interval=0)  # no safety re-read in the way
+    threads = _board_of(env.forum, 10, 2)
+    env.cycle()
+    env.advance(60)
+    env.cycle()
+    target = threads["2"][3]
+    new = env.forum.add_post(target, "[tirada]5 dif 6[/tirada]", author="jugadora")
+    env.advance(60)
+    env.forum.calls.clear()
+    plan, processed, _ = env.cycle()
+    assert plan.threads == {target: "changed"} and processed == [new]
+    assert env.forum.calls.count("board_listing") == 2 and env.forum.calls.count("list_posts") == 1
+    assert [r.thread_id for r in env.forum.replies] == [target]  # replied once
+    # the bot's reply changed the entry: one more read of that thread, nothing processed
+    env.advance(60)
+    plan, processed, _ = env.cycle()
+    assert plan.threads == {target: "changed"} and processed == []
+    env.advance(60)
+    plan, processed, _ = env.cycle()
+    assert plan.threads == {} and processed == []
+    assert len(env.forum.replies) == 1
+
+
+def test_a_failed_read_stays_pending_even_after_its_entry_sank_below_page_1(make_env):
+    env = make_env(board_per_page=3, safety_read_interval=0)
+    threads = _board_of(env.forum, 9, 1)["1"]
+    env.cycle()
+    env.advance(60)
+    env.cycle()
+    victim = threads[0]
+    post = env.forum.add_post(victim, "[tirada]4[/tirada]")
+    down = {victim}
+    real = env.forum.list_posts
+
+    def list_posts(thread_id, *, since_page=1):
+        if thread_id in down:
+            raise ForumError("timeout", f"thread {thread_id}")
+        return real(thread_id, since_page=since_page)
+
+    env.forum.list_posts = list_posts
+    env.advance(60)
+    plan, processed, failed = env.cycle()
+    assert plan.threads == {victim: "changed"} and failed == [victim] and processed == []
+    a, b, c = threads[1:4]
+    for tid in (a, b, c):
+        env.forum.add_post(tid, "sigo")
+    env.advance(60)
+    plan, processed, failed = env.cycle()  # the victim (page 2 now) fails again; a, b, c are read
+    assert failed == [victim] and sorted(plan.threads) == sorted([a, b, c, victim])
+    down.clear()
+    env.advance(60)
+    plan, processed, failed = env.cycle()
+    # page 1 (a, b, c) is unchanged, so page 2 is not read: the pending set brings the victim
+    assert plan.listing_reads == 1
+    assert plan.threads == {victim: "pending"} and processed == [post] and failed == []
+    assert [r.thread_id for r in env.forum.replies] == [victim]
+    env.advance(60)
+    env.cycle()  # the bot's reply: its entry changed once more
+    env.advance(60)
+    plan, processed, _ = env.cycle()
+    assert plan.threads == {} and len(env.forum.replies) == 1
+
+
+def test_a_burst_of_more_new_posts_than_a_page_reads_the_next_page(make_env):
+    env = make_env(board_per_page=4, safety_read_interval=0)
+    threads = _board_of(env.forum, 12, 1)["1"]
+    env.cycle()
+    env.advance(60)
+    env.cycle()
+    for tid in threads[:6]:  # six topics get a post: pages 1 and 2 of the listing change
+        env.forum.add_post(tid, "[tirada]3[/tirada]")
+    env.advance(60)
+    plan, processed, _ = env.cycle()
+    # page 1: four changed topics, so page 2 is read; it ends with an unchanged one: stop
+    assert plan.listing_reads == 2
+    assert sorted(plan.threads) == sorted(threads[:6])
+    assert len(processed) == 6
+
+
+def test_an_edit_the_listing_cannot_show_is_found_by_the_safety_reread(make_env):
+    env = make_env(safety_read_interval=3600)
+    tid, first = env.forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    env.cycle()
+    rid = env.svc.store.get_post(env.name, first).roll_ids[0]
+    env.forum.edit_post(first, "[tirada]9 dif 3[/tirada]")
+    flagged_at = None
+    for minute in range(1, 62):
+        env.advance(60)
+        plan, _, _ = env.cycle()
+        if env.svc.store.get_roll(rid)["record"]["flags"]["edited_after_roll"]:
+            flagged_at = minute
+            assert plan.threads.get(tid) in ("safety", "changed")
+            break
+    assert flagged_at is not None and flagged_at <= 61  # within safety_read_interval + a cycle
+
+
+def test_a_deleted_post_is_found_by_the_safety_reread(make_env):
+    env = make_env(safety_read_interval=600)
+    tid, first = env.forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    env.forum.add_post(tid, "relleno")
+    env.forum.add_post(tid, "relleno 2")
+    env.cycle()
+    rid = env.svc.store.get_post(env.name, first).roll_ids[0]
+    env.forum.delete_post(first)
+    for _ in range(11):
+        env.advance(60)
+        env.cycle()
+    assert env.svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] is True
+
+
+def test_threads_no_listing_covers_are_polled_on_their_own(make_env):
+    env = make_env(boards=("1",), threads=("7",), safety_read_interval=0)
+    for i in range(3):
+        env.forum.add_thread("1", f"t{i}", "hola")
+    for i in range(3):  # threads 4..6 of board 2, then 7: watched alone
+        env.forum.add_thread("2", f"u{i}", "hola")
+    lone, _ = env.forum.add_thread("2", "sola", "hola")
+    assert lone == "7"
+    env.cycle()
+    env.advance(60)
+    plan, _, _ = env.cycle()
+    assert plan.threads == {"7": "poll"}
+
+
+def test_a_listing_that_no_longer_fits_falls_back_to_reading_each_thread(make_env):
+    env = make_env(safety_read_interval=0)
+    _board_of(env.forum, 3, 1)
+    env.cycle()
+    env.advance(60)
+    env.forum.fail_next("board_listing", ForumError("markup", "no .topic-info", key=""))
+    plan, _, _ = env.cycle()
+    assert sorted(plan.threads.values()) == ["poll", "poll", "poll"]
+    env.advance(60)
+    plan, _, _ = env.cycle()
+    assert plan.threads == {}  # the listing reads again: back to one request
+
+
+def test_without_listing_polling_every_thread_is_read_each_interval(make_env):
+    env = make_env(poll_by_listing=False)
+    _board_of(env.forum, 4, 1)
+    env.cycle()
+    env.advance(60)
+    plan, _, _ = env.cycle()
+    assert len(plan.threads) == 4 and set(plan.threads.values()) == {"poll"}
+
+
+def test_safety_due_is_once_per_interval_at_a_moment_of_each_thread():
+    from datetime import UTC, datetime
+
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    dues = []
+    last = start.isoformat()
+    for minute in range(1, 181):
+        now = start + timedelta(minutes=minute)
+        if polling.safety_due("f", "12", last, now, 3600):
+            dues.append(minute)
+            last = now.isoformat()
+    assert len(dues) in (3, 4) and all(b - a >= 1 for a, b in zip(dues, dues[1:]))
+    assert all(b - a <= 61 for a, b in zip([0, *dues], dues))  # never more than an interval apart
+    assert not polling.safety_due("f", "12", start.isoformat(), start, 0)  # 0 = never
