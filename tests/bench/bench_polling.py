@@ -1,4 +1,15 @@
-"""Item 5: polling, the cost of an idle watched thread and the extraction of a 50-post page.
+"""Item 5: polling, the cost of an idle watched thread, of an idle poll cycle over 200 watched
+threads in 5 boards, and the extraction of a 50-post page.
+
+Poll cycle (issue 15): the real :func:`worker.polling.plan` and :func:`worker.polling.read`
+with the real :class:`worker.forums.flaskbb.FlaskBBClient` as ``worker.bootstrap.make_forum``
+builds it (Politeness on Redis in front of every request), against the bench's FlaskBB-shaped
+forum (:mod:`tests.bench.servers` ``forum``: 200 topics of 3 posts in 5 boards, listings and
+topic pages made of the real FlaskBB markup, 10 topics a listing page, no validators as a real
+FlaskBB 2.2). The clock is injected: cycles are 60 s apart, and an hour of them is run, so
+the safety re-reads (each covered thread in full once per ``safety_read_interval``, 3600 s)
+are counted at their real rate. The server counts every request. Peer, same run: the same
+forum polled thread by thread (``poll_by_listing = false``, what Narrador did before).
 
 Idle thread: the real :func:`worker.service.poll_thread` with the real
 :class:`worker.forums.flaskbb.FlaskBBClient`, against a local page server
@@ -170,6 +181,125 @@ def _idle_poll_rows(quick: bool) -> list[Row]:
     return [_idle_poll(quick, polite=True), _idle_poll(quick, polite=False)]
 
 
+def _cycle_rows(quick: bool) -> list[Row]:
+    """Requests per idle poll cycle (200 threads, 5 boards) and per new post."""
+    import json
+    import urllib.request
+    from datetime import timedelta
+
+    from tests.bench.common import FIXED_NOW, redis_url
+    from worker import polling, service
+    from worker.bootstrap import make_forum
+    from worker.keystore import Keystore
+    from worker.settings import settings_from_mapping
+    from worker.store import Store
+
+    hour = 20 if quick else 60  # idle cycles, 60 s apart
+    with Procs() as procs, Bench() as bench:
+        _proc, port = procs.server("forum", "--dir", str(FIXTURES), "--boards", "5", "--threads", "200",
+                                   max_seconds=900)
+        base = f"http://127.0.0.1:{port}"
+
+        def stats() -> dict:
+            with urllib.request.urlopen(base + "/_stats", timeout=5) as resp:
+                return json.loads(resp.read())
+
+        def add_post(topic: int) -> None:
+            urllib.request.urlopen(urllib.request.Request(f"{base}/_post?topic={topic}", method="POST"),
+                                   timeout=5).read()
+
+        keystore = Keystore(bench.instance_dir)
+        keystore.init_keys()
+
+        def services(mode: str, by_listing: bool, threads: list[str] | None = None):  # type: ignore[no-untyped-def]
+            name = f"f-{bench.unique}-{mode}"
+            data = {
+                "narrador": {"instance_dir": str(bench.instance_dir), "redis_url": redis_url(),
+                             "public_url": "http://narrador.test"},
+                "games": {bench.game: {"ruleset": "vampiro"}},
+                "forums": {name: {"kind": "flaskbb", "base_url": base, "username": "narrador", "password": "x",
+                                  "game": bench.game, "watch_forums": ["1", "2", "3", "4", "5"],
+                                  "poll_interval": 60, "request_interval": 0, "poll_by_listing": by_listing,
+                                  "safety_read_interval": 3600, "watch_threads": threads or []}},
+            }
+            settings = settings_from_mapping(data, base_dir=bench.instance_dir.parent, environ={})
+            client = make_forum(settings.forum(name), contact_url="http://bench.invalid", redis=bench.client)
+            now = [FIXED_NOW]
+            svc = service.Services(settings=settings, store=Store(bench.client), keystore=keystore,
+                                   forum_factory=lambda fs: client, clock=lambda: now[0])
+            return name, svc, now
+
+        def cycle(name: str, svc, now) -> tuple[int, float, int]:  # type: ignore[no-untyped-def]
+            """One cycle: (requests, CPU seconds, posts processed); ``reasons`` keeps why each
+            thread was read."""
+            before = stats().get("requests", 0)
+            cpu0 = time.process_time()
+            plan = polling.plan(svc, name)
+            reasons[:] = list(plan.threads.values())
+            processed = 0
+            for thread_id, reason in plan.threads.items():
+                for post in polling.read(svc, name, thread_id, reason, plan.activity.get(thread_id, "")):
+                    service.process_post(svc, post)
+                    processed += 1
+            cpu = time.process_time() - cpu0
+            now[0] += timedelta(seconds=60)
+            return stats().get("requests", 0) - before, cpu, processed
+
+        reasons: list[str] = []
+        name, svc, now = services("listing", True)
+        first, _, processed = cycle(name, svc, now)
+        assert processed == 600, processed
+        idle = [cycle(name, svc, now) for _ in range(hour)]
+        assert all(p == 0 for _, _, p in idle)
+        idle_requests = sum(r for r, _, _ in idle) / hour
+        idle_cpu = sum(c for _, c, _ in idle) / hour
+        add_post(57)  # a new post (no roll tag) in one topic of board 2
+        new_requests, _, new_processed = cycle(name, svc, now)
+        assert new_processed == 1
+        new_safety = reasons.count("safety")
+        new_reads = len(reasons) - new_safety
+        after = cycle(name, svc, now)[0]
+        # the same forum polled thread by thread
+        tname, tsvc, tnow = services("threads", False, [str(t) for t in range(1, 201)])
+        cycle(tname, tsvc, tnow)
+        per_thread = [cycle(tname, tsvc, tnow) for _ in range(3)]
+        thread_requests = sum(r for r, _, _ in per_thread) / len(per_thread)
+        thread_cpu = sum(c for _, c, _ in per_thread) / len(per_thread)
+    met = idle_requests <= 10
+    return [
+        Row(
+            item="5 polling",
+            what="idle poll cycle, 200 watched threads in 5 boards (FlaskBB, 10 topics a listing page): "
+                 "requests per cycle, board-listing polling",
+            value=f"{idle_requests:.1f} requests (5 listing pages + {idle_requests - 5:.1f} safety re-reads, "
+                  f"mean of {hour} cycles 60 s apart); CPU {fmt_time(idle_cpu)} per cycle",
+            peer=f"thread by thread (poll_by_listing = false): {thread_requests:.0f} requests, "
+                 f"CPU {fmt_time(thread_cpu)} per cycle",
+            ratio=f"{thread_requests / idle_requests:.0f}x fewer requests",
+            target="≤ 10 requests per idle cycle (before: 200)",
+            met=met,
+            limit=f"first cycle (all 200 threads new): {first} requests. Safety re-reads: each covered "
+                  "thread read in full once per safety_read_interval (3600 s) at a moment of its own, "
+                  f"{'an hour' if hour == 60 else f'{hour} minutes'} simulated with an injected clock; "
+                  "the listings are read every poll_interval (60 s).",
+        ),
+        Row(
+            item="5 polling",
+            what="a new post (no roll tag) in one of the 200 threads: requests of its cycle",
+            value=f"{new_reads} read of its topic beyond the 5 listing pages ({new_requests} requests in "
+                  f"its cycle, {new_safety} of them safety re-reads due then); found at the next cycle "
+                  "(≤ poll_interval)",
+            peer=f"thread by thread: {thread_requests:.0f} requests every cycle, post or none",
+            ratio=f"{new_reads} request per new post; the cycle after: {after} requests",
+            target="",
+            met=None,
+            limit="a post with a roll tag adds the reply (its marker search and form, as before) and, "
+                  "at the next cycle, one read of the topic whose entry the reply changed "
+                  "(tests/integration/test_polling.py).",
+        ),
+    ]
+
+
 def run(*, quick: bool = False, repeat: int | None = None, poll: bool = True) -> list[Row]:
     """Item 5's rows."""
     import lxml.html
@@ -199,5 +329,5 @@ def run(*, quick: bool = False, repeat: int | None = None, poll: bool = True) ->
         )
     ]
     if poll:
-        rows = _idle_poll_rows(quick) + rows
+        rows = _idle_poll_rows(quick) + _cycle_rows(quick) + rows
     return rows

@@ -12,6 +12,11 @@ once listening, then serves until killed (or until ``--max-seconds`` elapse):
 - ``pages``: FlaskBB topic pages from ``--dir`` (``topic_p<N>.html`` for ``?page=N``) with an
   ``ETag``; answers ``304`` to a matching ``If-None-Match``; ``GET /_stats`` counts requests,
   conditional requests and 304s.
+- ``forum``: a FlaskBB-shaped forum of ``--boards`` boards and ``--threads`` topics
+  (:class:`ForumHandler`): ``/forum/<id>?page=N`` listings and ``/topic/<id>?page=N`` pages
+  built from the real FlaskBB markup of ``--dir`` (``board.html``, ``topic_p1.html``), 10
+  topics / posts a page as FlaskBB's defaults, no validators (FlaskBB 2.2 sends none);
+  ``POST /_post?topic=<id>`` adds a post; ``GET /_stats`` counts requests by kind.
 - ``empty``: answers every request ``204`` with no body (the load generator's own cost).
 
 Threaded (``ThreadingHTTPServer``), HTTP/1.1 keep-alive.
@@ -227,6 +232,139 @@ class PagesHandler(_Base):
         self._send(404, b"{}")
 
 
+def _cut(html: str, start_pattern: str) -> tuple[str, list[str], str]:
+    """``(before, blocks, after)``: the page split around the ``<div ...>`` blocks whose
+    opening tag matches ``start_pattern`` (each block up to its matching ``</div>``)."""
+    starts = [m.start() for m in re.finditer(start_pattern, html)]
+    blocks, end = [], starts[0]
+    for start in starts:
+        depth, pos = 0, start
+        for m in re.finditer(r"<div\b|</div>", html[start:]):
+            depth += 1 if m.group(0) == "<div" else -1
+            if depth == 0:
+                pos = start + m.end()
+                break
+        blocks.append(html[start:pos])
+        end = pos
+    return html[: starts[0]], blocks, html[end:]
+
+
+def _no_pagination(html: str) -> str:
+    """``html`` without its ``ul.pagination`` blocks (the generated pages write their own)."""
+    return re.sub(r'<ul class=["\']pagination[^"\']*["\']>.*?</ul>', "", html, flags=re.S)
+
+
+class ForumHandler(_Base):
+    """A FlaskBB-shaped forum in memory (see the module docstring), for item 5's polling rows.
+
+    Topics: ids 1..T, topic t in board ``(t - 1) % B + 1``, each opened with 3 posts; post ids
+    grow site-wide. Board listings put the most recently active topic first (FlaskBB's
+    ``Topic.last_updated`` order); rows show the post count and the last post's link."""
+
+    lock = threading.Lock()
+    stats: ClassVar[dict[str, int]] = {}
+    topics: ClassVar[dict[int, list[int]]] = {}
+    board_of: ClassVar[dict[int, int]] = {}
+    templates: ClassVar[dict[str, str]] = {}
+    next_post = [0]
+    per_page = 10
+
+    @classmethod
+    def build(cls, folder: Path, boards: int, threads: int) -> None:
+        board = (folder / "board.html").read_text(encoding="utf-8")
+        head, rows, tail = _cut(board, r'<div class="row forum-row hover ">')
+        cls.templates.update(board_head=_no_pagination(head), board_row=rows[0], board_tail=_no_pagination(tail))
+        topic = (folder / "topic_p1.html").read_text(encoding="utf-8")
+        head, rows, tail = _cut(topic, r'<div id="\d+" class="row post-row">')
+        cls.templates.update(topic_head=_no_pagination(head), topic_row=rows[0], topic_tail=_no_pagination(tail))
+        for t in range(1, threads + 1):
+            cls.board_of[t] = (t - 1) % boards + 1
+            cls.topics[t] = []
+            for _ in range(3):
+                cls._add(t)
+
+    @classmethod
+    def _add(cls, topic: int) -> int:
+        cls.next_post[0] += 1
+        cls.topics[topic].append(cls.next_post[0])
+        return cls.next_post[0]
+
+    def _count(self, what: str) -> None:
+        with self.lock:
+            self.stats[what] = self.stats.get(what, 0) + 1
+            self.stats["requests"] = self.stats.get("requests", 0) + 1
+
+    @staticmethod
+    def _pagination(page: int, last: int, href: str) -> str:
+        items = "".join(f'<li class="page-item{" active" if n == page else ""}"><a class="page-link" '
+                        f'href="{href}?page={n}">{n}</a></li>' for n in range(1, last + 1))
+        return f'<ul class="pagination pagination-sm">{items}</ul>'
+
+    def _board(self, board: int, page: int) -> bytes:
+        t = self.templates
+        with self.lock:
+            ids = sorted((tid for tid, b in self.board_of.items() if b == board),
+                         key=lambda tid: self.topics[tid][-1], reverse=True)
+            last = max(1, -(-len(ids) // self.per_page))
+            rows = []
+            for tid in ids[(page - 1) * self.per_page: page * self.per_page]:
+                row = t["board_row"].replace("/topic/3-otra-escena", f"/topic/{tid}-escena-{tid}")
+                row = row.replace(">Otra escena<", f">Escena {tid}<").replace("/post/13", f"/post/{self.topics[tid][-1]}")
+                row = re.sub(r"(topic-stats\">\s*)1(\s*</div>)", rf"\g<1>{len(self.topics[tid])}\g<2>", row, count=1)
+                rows.append(row)
+        return (t["board_head"] + "".join(rows) + self._pagination(page, last, f"/forum/{board}")
+                + t["board_tail"]).encode()
+
+    def _topic(self, tid: int, page: int) -> bytes | None:
+        t = self.templates
+        with self.lock:
+            posts = list(self.topics.get(tid, []))
+        last = max(1, -(-len(posts) // self.per_page))
+        if not posts or page > last:
+            return None
+        rows = []
+        for pid in posts[(page - 1) * self.per_page: page * self.per_page]:
+            row = re.sub(r'<div id="\d+" class="row post-row">', f'<div id="{pid}" class="row post-row">',
+                         t["topic_row"], count=1)
+            rows.append(re.sub(r'href="/post/\d+"', f'href="/post/{pid}"', row))
+        head = re.sub(r'href="/topic/2[^"]*"', f'href="/topic/{tid}-escena-{tid}"', t["topic_head"])
+        return (head + "".join(rows) + self._pagination(page, last, f"/topic/{tid}") + t["topic_tail"]).encode()
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        if parts.path == "/_stats":
+            with self.lock:
+                return self._send(200, json.dumps(self.stats).encode())
+        page = int(parse_qs(parts.query).get("page", ["1"])[0] or 1)
+        m = re.fullmatch(r"/forum/(\d+)", parts.path)
+        if m:
+            self._count("board")
+            return self._send(200, self._board(int(m.group(1)), page), "text/html; charset=utf-8")
+        m = re.fullmatch(r"/topic/(\d+)", parts.path)
+        if m:
+            self._count("topic")
+            body = self._topic(int(m.group(1)), page)
+            if body is None:
+                return self._send(404, b"not found", "text/html")
+            return self._send(200, body, "text/html; charset=utf-8")
+        self._count("other")
+        self._send(404, b"not found", "text/html")
+
+    def do_POST(self) -> None:
+        parts = urlsplit(self.path)
+        self._body()
+        if parts.path == "/_stats/reset":
+            with self.lock:
+                self.stats.clear()
+            return self._send(200, b"{}")
+        if parts.path == "/_post":
+            topic = int(parse_qs(parts.query)["topic"][0])
+            with self.lock:
+                pid = self._add(topic)
+            return self._send(200, json.dumps({"post_id": pid}).encode())
+        self._send(404, b"{}")
+
+
 class EmptyHandler(_Base):
     def do_GET(self) -> None:
         self._send(204)
@@ -238,14 +376,18 @@ class EmptyHandler(_Base):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["sink", "pages", "empty"])
+    parser.add_argument("kind", choices=["sink", "pages", "forum", "empty"])
+    parser.add_argument("--boards", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=200)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--dir", default="tests/fixtures/flaskbb")
     parser.add_argument("--max-seconds", type=float, default=1800.0)
     parser.add_argument("--reply-delay", type=float, default=0.0, help="sink: seconds before answering a reply")
     args = parser.parse_args(argv)
-    handler = {"sink": SinkHandler, "pages": PagesHandler, "empty": EmptyHandler}[args.kind]
+    handler = {"sink": SinkHandler, "pages": PagesHandler, "forum": ForumHandler, "empty": EmptyHandler}[args.kind]
     SinkHandler.reply_delay = args.reply_delay
+    if args.kind == "forum":
+        ForumHandler.build(Path(args.dir), args.boards, args.threads)
     if args.kind == "pages":
         for path in Path(args.dir).glob("topic_p*.html"):
             handler.pages[int(path.stem.removeprefix("topic_p"))] = path.read_bytes()
