@@ -13,7 +13,7 @@ from worker.settings import ConfigError, ForumSettings, Settings
 USER_AGENT = "Narrador/0.1 (+{contact})"
 
 
-def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None) -> ForumPort:
+def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None, backend: Any = None) -> ForumPort:
     """The adapter for a configured forum.
 
     Args:
@@ -22,6 +22,8 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None) -> For
         redis: a ``redis.Redis`` (decode_responses) shared by all workers; with it the
             adapter is polite across processes (host slots, backoff, conditional reads,
             flood slots: ``worker.forums.polite``). None: no politeness layer.
+        backend: without ``redis``, a ``worker.forums.polite`` backend to keep politeness in
+            (``MemoryBackend()`` for a one-process tool such as ``narrador forums check``).
 
     Raises:
         ConfigError: the bot has no password (or API key) for this forum.
@@ -35,9 +37,10 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None) -> For
         raise ConfigError(problem)
 
     ua = USER_AGENT.format(contact=contact_url)
-    polite = (Politeness(RedisBackend(redis), fs.name, min_interval=fs.request_interval,
+    store = RedisBackend(redis) if redis is not None else backend
+    polite = (Politeness(store, fs.name, min_interval=fs.request_interval,
                          revalidate_after=max(600.0, 10 * fs.poll_interval))
-              if redis is not None else None)
+              if store is not None else None)
     if fs.kind == "flaskbb":
         from worker.forums.flaskbb import FlaskBBClient
 

@@ -4,7 +4,8 @@ Subcommands: ``up`` (everything in one supervised process group), ``demo`` (the
 whole system against a real local FlaskBB forum), ``web``, ``worker``, ``beat``,
 ``poll`` (one synchronous poll cycle), ``eval`` and ``prob`` (the rules core),
 ``tags`` (what Narrador reads in a post), ``verify`` (check a signed record
-offline), ``keys`` (signing keys), ``forum`` (the local FlaskBB forum).
+offline), ``keys`` (signing keys), ``forums check`` (what Narrador reads on a forum's
+pages), ``forum`` (the local FlaskBB forum).
 
 Exit codes: 0 success, 1 a check failed or a process died, 2 bad input (usage,
 unknown system, faces out of range, invalid configuration...).
@@ -800,6 +801,81 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
             envelope = store.get_roll(rid)
             for line in on_secret_revealed(store, settings.games[game], envelope["record"]) if envelope else ():
                 click.echo(f"{rid}: {line}")
+
+
+@main.group()
+def forums() -> None:
+    """The configured forums: what Narrador reads on their pages."""
+
+
+@forums.command("check")
+@config_option
+@click.argument("forum_name")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--thread", "thread_id", default="", help="The topic to read (default: the board's first).")
+@click.option("--board", default="", help="The board to list (default: the first of watch_forums).")
+@click.option("--html", "offline", is_flag=True,
+              help="Read the saved pages FILES... instead of the live forum (no network).")
+@click.option("--post", is_flag=True, help="Also post a test reply and find it again (live only).")
+def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], thread_id: str, board: str,
+                 offline: bool, post: bool) -> None:
+    """Show what Narrador reads on FORUM_NAME's pages: a board listing, the first and the last
+    page of a topic (each post's id, author, time and its raw text, own text, tags; the
+    pagination), the reply form. The tool to write a profile with (docs/forums.md).
+
+    Exit code 0 when every part parsed; 2 when any did not (each problem names the profile
+    key at fault) or on bad input.
+    """
+    from worker.forumcheck import check_files, check_live
+    from worker.forums.base import ForumError
+
+    if files and not offline:
+        raise BadInput("saved pages are read with --html: narrador forums check FORUM --html FILE...")
+    if offline and not files:
+        raise BadInput("--html needs the saved pages to read: narrador forums check FORUM --html FILE...")
+    if offline and post:
+        raise BadInput("--post needs the live forum (not --html)")
+    settings = _settings(config)
+    if forum_name not in settings.forums:
+        raise BadInput(f"unknown forum {forum_name!r} (configured: {', '.join(sorted(settings.forums)) or 'none'})")
+    problem = settings.forum(forum_name).credentials_problem()
+    if problem and not offline:
+        raise BadInput(f"forums.{forum_name}: {problem}")
+    try:
+        if offline:
+            report = check_files(settings, forum_name, list(files), thread_id=thread_id)
+        else:
+            report = check_live(settings, forum_name, thread_id=thread_id, board=board, post=post,
+                                redis=_optional_redis(settings))
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    except ForumError as exc:
+        raise BadInput(f"forum {forum_name}: {exc.reason.replace('_', ' ')}: {exc}") from None
+    for line in report.lines:
+        click.echo(line)
+    click.echo()
+    if report.ok:
+        click.echo("ok: every part parsed")
+        return
+    keys = sorted({p.key for p in report.problems if p.key})
+    click.echo(f"{len(report.problems)} problem(s)" + (f"; keys at fault: {', '.join(keys)}" if keys else ""))
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _optional_redis(settings):  # type: ignore[no-untyped-def]
+    """The shared Redis when one is configured and answers (politeness shared with the
+    workers), else None."""
+    if not settings.redis_url:
+        return None
+    import redis
+
+    client = redis.Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=5,
+                                  socket_connect_timeout=5)
+    try:
+        client.ping()
+    except redis.RedisError:
+        return None
+    return client
 
 
 @main.group()

@@ -224,3 +224,20 @@ def test_find_reply_reads_from_the_last_page_backwards_and_stops_early():
                    ("GET", "/topic/2?page=2"): [response(text=page("topic_p2.html"))]})
     assert c.find_reply("2", "Relleno 8") == "12"
     assert [p for _, p, _ in s.calls] == ["/topic/2?page=1", "/topic/2?page=2"]
+
+
+def test_a_member_s_listing_links_unread_topics_to_a_post_and_the_client_finds_the_topic():
+    """Found live (issue 15): for the logged-in bot FlaskBB links a topic with unread posts to
+    its first unread post, so neither the old discovery nor a listing read saw the topic."""
+    session = ScriptedSession({
+        ("GET", "/forum/1?page=1"): [response(200, page("board_member.html"))],
+        ("GET", "/post/2"): [response(302, location=f"{BASE}/topic/2-prueba?page=1#pid2")],
+        ("GET", "/post/1"): [response(302, location="/topic/1-welcome?page=1#pid1")],
+    })
+    client = FlaskBBClient(BASE, "narrador", "x", session=session, timeout=3.0, user_agent=UA)
+    listing = client.board_listing("1")
+    assert [(e.thread_id, e.activity) for e in listing.entries] == [
+        ("2", "posts 1 · last /post/2"), ("1", "posts 1 · last /post/1")]
+    assert client.list_threads("1") == ["2", "1"]
+    # each post's topic is asked once, then remembered
+    assert [c[1] for c in session.calls].count("/post/2") == 1

@@ -207,8 +207,8 @@ class BoardListing:
 
     @property
     def thread_ids(self) -> list[str]:
-        """The topics' ids in page order."""
-        return [e.thread_id for e in self.entries]
+        """The topics' ids in page order (an entry a parser could not name is left out)."""
+        return [e.thread_id for e in self.entries if e.thread_id]
 
 
 _HTML_TAG = re.compile(r"<[^<>]*>")

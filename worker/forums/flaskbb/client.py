@@ -3,6 +3,7 @@ are read by :mod:`worker.forums.flaskbb.parse`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import urljoin
 
 import requests
@@ -74,6 +75,7 @@ class FlaskBBClient:
         self.name = name
         self.reply_markup = "markdown"
         self._logged_in = False
+        self._post_topics: dict[str, str] = {}
 
     # ---- transport
     def _url(self, path: str) -> str:
@@ -88,6 +90,16 @@ class FlaskBBClient:
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, headers=headers, data=data,
                                   allow_redirects=allow_redirects)
+
+    def fetch(self, path: str) -> requests.Response:
+        """One GET of ``path`` (relative to the forum's root, or absolute) through the
+        politeness layer (rate limit, host backoff), never conditional: for tools that must
+        see the page (``narrador forums check``).
+
+        Raises:
+            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
+        """
+        return self._request("GET", path)
 
     # ---- ForumPort
     def login(self) -> None:
@@ -244,12 +256,36 @@ class FlaskBBClient:
             raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
                              url=resp.url, status=resp.status_code)
         try:
-            return parse_board_page(resp.text)
+            listing = parse_board_page(resp.text)
         except ForumError as exc:
             exc.url = exc.url or resp.url
             if exc.reason == "markup":
                 log_forum_alert(self.name, exc, board=forum_id, page=page)
             raise
+        if all(e.thread_id for e in listing.entries):
+            return listing
+        entries = []
+        for entry in listing.entries:  # unread topics, linked to a post: which topic is it?
+            tid = entry.thread_id or self.topic_of_post(entry.href)
+            if tid and tid not in {e.thread_id for e in entries}:
+                entries.append(replace(entry, thread_id=tid))
+        return replace(listing, entries=tuple(entries))
+
+    def topic_of_post(self, href: str) -> str:
+        """The topic of ``/post/<id>`` (FlaskBB redirects it to the topic), remembered; ""
+        when the forum does not say.
+
+        Raises:
+            ForumError: transport reasons.
+        """
+        post_id = parse_post_id_from_location(href)
+        if post_id is None:
+            return ""
+        if post_id not in self._post_topics:
+            resp = self._request("GET", f"/post/{post_id}", allow_redirects=False)
+            location = resp.headers.get("Location", "") if resp.is_redirect else ""
+            self._post_topics[post_id] = parse_thread_id_from_location(location) or ""
+        return self._post_topics[post_id]
 
     def post_reply(self, thread_id: str, content: str) -> str:
         """Post ``content`` (Markdown) as a quick reply in topic ``thread_id``; return the

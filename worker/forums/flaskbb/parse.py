@@ -276,6 +276,11 @@ def parse_board_page(html: str) -> BoardListing:
     link (``.topic-last-post a[href^="/post/"]``): both make the entry's ``activity``. FlaskBB
     lists important topics first, then the most recently active (``Topic.last_updated``).
 
+    For a logged-in reader FlaskBB links a topic it has unread posts in to its first unread
+    post (``/post/<id>``, found live: the saved guest page never shows it), and such a row
+    names its topic nowhere else: its entry has ``thread_id == ""`` and that post link as
+    ``href``, for the client to resolve (``/post/<id>`` redirects to the topic).
+
     Returns:
         The :class:`BoardListing` (topics in page order, this page, the highest page shown).
 
@@ -291,10 +296,12 @@ def parse_board_page(html: str) -> BoardListing:
         raise ForumError("markup", "not a forum page (no .forum-meta / .topic-info)")
     entries: list[ListingEntry] = []
     seen: set[str] = set()
-    for a in tree.select(root, '.topic-name > a[href*="/topic/"]')[:_MAX_POSTS_PER_PAGE]:
+    for a in tree.select(root, '.topic-name > a[href*="/topic/"], .topic-name > a[href^="/post/"]')[:_MAX_POSTS_PER_PAGE]:
         href = a.get("href") or ""
         tid = parse_thread_id_from_location(href)
-        if not tid or tid in seen:
+        if tid is None and parse_post_id_from_location(href) is not None:
+            tid = ""  # an unread topic, linked to its first unread post: the client resolves it
+        elif not tid or tid in seen:
             continue
         seen.add(tid)
         row = next((r for r in a.iterancestors() if "forum-row" in tree.classes(r)), None)

@@ -115,6 +115,16 @@ class PhpBBClient:
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, **kwargs)
 
+    def fetch(self, path: str) -> requests.Response:
+        """One GET of ``path`` (relative to the forum's root, or absolute) through the
+        politeness layer (rate limit, host backoff), never conditional: for tools that must
+        see the page (``narrador forums check``).
+
+        Raises:
+            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
+        """
+        return self._request("GET", path)
+
     def _markup(self, exc: ForumError, url: str, **context: object) -> ForumError:
         exc.url = exc.url or url
         if exc.reason == "markup":

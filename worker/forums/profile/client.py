@@ -111,6 +111,16 @@ class ProfileClient:
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, **kwargs)
 
+    def fetch(self, path: str) -> requests.Response:
+        """One GET of ``path`` (relative to the forum's root, or absolute) through the
+        politeness layer (rate limit, host backoff), never conditional: for tools that must
+        see the page (``narrador forums check``).
+
+        Raises:
+            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
+        """
+        return self._request("GET", path)
+
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
 

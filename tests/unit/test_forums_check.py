@@ -1,0 +1,141 @@
+"""``narrador forums check --html`` on saved pages (issue 15, item 1): what it prints for each
+kind of page, every problem naming the profile key at fault, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from worker.cli import main
+from worker.forums.profile import PROFILES_DIR
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MYBB = FIXTURES / "mybb"
+
+
+def write_config(tmp_path: Path, profile: str = "mybb18", kind: str = "profile") -> Path:
+    path = tmp_path / "narrador.toml"
+    lines = ["[narrador]", f'instance_dir = "{tmp_path / "instance"}"', "", "[games.g]", 'ruleset = "vampiro"', "",
+             "[forums.foro]", f'kind = "{kind}"', 'base_url = "http://mybb.test"', 'username = "rollbot"',
+             'game = "g"']
+    if kind == "profile":
+        lines.append(f'profile = "{profile}"')
+    if kind == "discourse":
+        lines.append('api_key = "k"')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def check(tmp_path: Path, *args: str, config: Path | None = None):  # type: ignore[no-untyped-def]
+    cfg = config or write_config(tmp_path)
+    return CliRunner().invoke(main, ["forums", "check", "-c", str(cfg), *args], catch_exceptions=False)
+
+
+def test_saved_pages_of_a_mybb_topic_board_and_form_all_parse(tmp_path):
+    result = check(tmp_path, "foro", "--thread", "1", "--html", str(MYBB / "showthread_p1.html"),
+                   str(MYBB / "showthread_p9.html"), str(MYBB / "forumdisplay.html"), str(MYBB / "newreply.html"))
+    out = result.output
+    assert result.exit_code == 0, out
+    assert "showthread_p1.html: topic page: page 1 of 9 (links 2 3 4 5 9; a next-page link; 'of 9' in the text)" in out
+    # every post of the first page: id, author, parsed time beside the raw text, own text, tags
+    assert re.search(r"^  1\s+player1\s+2026-11-20 10:00\s+2026-11-20, 10:00\s+Entro en la cripta\. "
+                     r"\[tirada\]5 dif 6\[/tirada\]\s+\[tirada\]5 dif 6\[/tirada\]$", out, re.MULTILINE), out
+    assert "showthread_p9.html: topic page: page 9 of 9" in out
+    assert re.search(r"^  1\s+La cripta\s+replies 16 · last 2026-12-01, 09:55 Last Post : player1$", out, re.MULTILINE)
+    assert re.search(r"^  my_post_key\s+token\s+<32 characters>$", out, re.MULTILINE)
+    assert re.search(r"^  message\s+message$", out, re.MULTILINE)
+    assert out.rstrip().endswith("ok: every part parsed")
+
+
+def test_quotes_code_and_malformed_tags_show_as_narrador_reads_them(tmp_path):
+    pages = sorted(str(p) for p in MYBB.glob("showthread_p*.html"))
+    out = check(tmp_path, "foro", "--thread", "1", "--html", *pages).output
+    assert "!" in out  # a malformed tag is marked
+    assert "PROBLEM" not in out
+
+
+def test_one_wrong_selector_is_named_and_the_exit_code_is_2(tmp_path):
+    text = (PROFILES_DIR / "mybb18.toml").read_text(encoding="utf-8")
+    (tmp_path / "foro.toml").write_text(text.replace('body = "div.post_body[id^=\'pid_\']"',
+                                                     'body = "div.cuerpo"'), encoding="utf-8")
+    cfg = write_config(tmp_path, profile=str(tmp_path / "foro.toml"))
+    result = check(tmp_path, "foro", "--html", str(MYBB / "showthread_p1.html"), config=cfg)
+    assert result.exit_code == 2
+    assert "PROBLEM topic.body: markup: post 1: nothing matches 'div.cuerpo'" in result.output
+    assert result.output.rstrip().endswith("1 problem(s); keys at fault: topic.body")
+
+
+def test_a_listing_without_activity_says_its_threads_are_polled_one_by_one(tmp_path):
+    text = (PROFILES_DIR / "mybb18.toml").read_text(encoding="utf-8")
+    cut = re.sub(r'^(topic|replies|last_post|last_post_attr) = .*$', "", text, flags=re.MULTILINE)
+    (tmp_path / "foro.toml").write_text(cut, encoding="utf-8")
+    cfg = write_config(tmp_path, profile=str(tmp_path / "foro.toml"))
+    result = check(tmp_path, "foro", "--html", str(MYBB / "forumdisplay.html"), config=cfg)
+    assert result.exit_code == 0
+    assert "its threads are polled one by one" in result.output
+
+
+def test_a_wrong_last_post_selector_names_board_last_post(tmp_path):
+    text = (PROFILES_DIR / "mybb18.toml").read_text(encoding="utf-8")
+    (tmp_path / "foro.toml").write_text(text.replace('last_post = "span.lastpost"', 'last_post = "span.ultimo"'),
+                                        encoding="utf-8")
+    cfg = write_config(tmp_path, profile=str(tmp_path / "foro.toml"))
+    result = check(tmp_path, "foro", "--html", str(MYBB / "forumdisplay.html"), config=cfg)
+    assert result.exit_code == 2
+    assert "PROBLEM board.last_post: topic 1: nothing matches 'span.ultimo'" in result.output
+
+
+def test_a_page_that_is_nothing_known_names_every_key_tried(tmp_path):
+    result = check(tmp_path, "foro", "--html", str(MYBB / "error_csrf.html"))
+    assert result.exit_code == 2
+    for key in ("topic.post", "board.listing", "reply.form"):
+        assert f"PROBLEM {key}:" in result.output
+
+
+def test_a_saved_login_page_is_read_as_the_login_form(tmp_path):
+    result = check(tmp_path, "foro", "--html", str(MYBB / "login_failed.html"))
+    assert "login form: action" in result.output and "password" in result.output
+
+
+def test_flaskbb_and_phpbb_pages_are_read_with_their_engines(tmp_path):
+    cfg = write_config(tmp_path, kind="flaskbb")
+    result = check(tmp_path, "foro", "--html", str(FIXTURES / "flaskbb" / "topic_p1.html"),
+                   str(FIXTURES / "flaskbb" / "board_member.html"), config=cfg)
+    assert result.exit_code == 0, result.output
+    assert "topic page: page 1 of 2" in result.output
+    assert "? (/post/2)" in result.output  # an unread topic: named when read live
+    cfg = write_config(tmp_path, kind="phpbb")
+    result = check(tmp_path, "foro", "--html", str(FIXTURES / "phpbb" / "viewtopic_p1.html"),
+                   str(FIXTURES / "phpbb" / "posting_reply.html"), config=cfg)
+    assert result.exit_code == 0, result.output
+    assert "form_token" in result.output
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    cfg = write_config(tmp_path)
+    for args, says in [
+        (["nadie", "--html", str(MYBB / "newreply.html")], "unknown forum 'nadie' (configured: foro)"),
+        (["foro", "--html"], "--html needs the saved pages"),
+        (["foro", str(MYBB / "newreply.html")], "saved pages are read with --html"),
+        (["foro", "--html", str(MYBB / "newreply.html"), "--post"], "--post needs the live forum"),
+    ]:
+        result = CliRunner().invoke(main, ["forums", "check", "-c", str(cfg), *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert says in result.output and "Traceback" not in result.output
+    discourse = write_config(tmp_path, kind="discourse")
+    result = CliRunner().invoke(main, ["forums", "check", "-c", str(discourse), "foro", "--html",
+                                       str(MYBB / "newreply.html")])
+    assert result.exit_code == 2 and "read through its JSON API" in result.output
+
+
+def test_a_forum_that_does_not_answer_is_one_line_and_exit_2(tmp_path):
+    path = tmp_path / "narrador.toml"
+    path.write_text("\n".join(["[narrador]", f'instance_dir = "{tmp_path / "i"}"', "[games.g]", 'ruleset = "vampiro"',
+                               "[forums.foro]", 'kind = "flaskbb"', 'base_url = "http://127.0.0.1:9"',
+                               'username = "b"', 'password = "p"', 'game = "g"', "timeout = 2",
+                               "request_interval = 0"]) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["forums", "check", "-c", str(path), "foro"])
+    assert result.exit_code == 2
+    assert "forum foro: connection" in result.output and "Traceback" not in result.output
