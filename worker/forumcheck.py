@@ -234,6 +234,7 @@ class _PhpBB(_Reader):
 
 class _Profile(_Reader):
     kind = "profile"
+    keys = {"author": "topic.author"}
 
     def topic_path(self, client, thread_id, page, per_page):  # type: ignore[no-untyped-def]
         return client._page_path(thread_id, page)
@@ -341,7 +342,8 @@ def _table(report: CheckReport, header: tuple[str, ...], rows: list[tuple[str, .
         report.say("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _show_topic(report: CheckReport, view: TopicView, flavour: str, ruleset: str, label: str) -> None:
+def _show_topic(report: CheckReport, view: TopicView, flavour: str, ruleset: str, label: str,
+                author_key: str = "") -> None:
     from core.tags import extract_rolls
     from worker.extract import author_text
 
@@ -367,6 +369,9 @@ def _show_topic(report: CheckReport, view: TopicView, flavour: str, ruleset: str
         report.problem(problem.key, problem.message)
     if not view.posts:
         report.problem("topic.post", "no post on the page")
+    for post in view.posts:
+        if not post.author.strip():  # a selector that matches an empty element (an avatar link)
+            report.problem(author_key, f"post {post.post_id}: the author is empty")
 
 
 def _show_board(report: CheckReport, board: str, listing: BoardListing, problems: list[Problem], activity: bool,
@@ -448,7 +453,7 @@ def check_files(settings: Any, forum_name: str, files: list[str], *, thread_id: 
                 continue
             tried.append(_error(exc))
         else:
-            _show_topic(report, view, flavour, ruleset, f"{name}: topic page")
+            _show_topic(report, view, flavour, ruleset, f"{name}: topic page", reader.key("author"))
             continue
         try:
             listing, problems, activity = reader.board(html)
@@ -593,5 +598,5 @@ def _live_topic(report: CheckReport, client: Any, reader: _Reader, thread_id: st
         problem = _error(exc)
         report.problem(problem.key, f"topic {thread_id} page {page} ({resp.url}): {problem.message}")
         return None
-    _show_topic(report, view, flavour, ruleset, f"topic {thread_id} ({resp.url})")
+    _show_topic(report, view, flavour, ruleset, f"topic {thread_id} ({resp.url})", reader.key("author"))
     return view
