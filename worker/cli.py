@@ -143,7 +143,7 @@ def poll(config: str | None) -> None:
     svc = build_services(settings)
     replies = 0
     for name in settings.forums:
-        plan = polling.plan(svc, name)
+        plan = polling.plan(svc, name, force=True)
         batches = [(polling.read(svc, name, tid, reason, plan.activity.get(tid, "")))
                    for tid, reason in plan.threads.items()]
         latest = poll_latest(svc, name) if plan.latest else []

@@ -154,8 +154,12 @@ def safety_due(forum: str, thread_id: str, last_full: str | None, now: datetime,
     return last < slot or t - last >= interval
 
 
-def plan(svc: Any, forum_name: str) -> PollPlan:
+def plan(svc: Any, forum_name: str, *, force: bool = False) -> PollPlan:
     """Decide which watched threads of ``forum_name`` this cycle reads (see the module).
+
+    Args:
+        force: a poll *now* (``narrador poll``): every listing is read and every thread no
+            listing covers is polled, however recently; safety re-reads keep their schedule.
 
     Reads the watched boards' listings that are due (one request per idle board) and the
     threads' poll state (one Redis pipeline); remembers threads found in listings and the
@@ -179,7 +183,7 @@ def plan(svc: Any, forum_name: str) -> PollPlan:
     by_listing = fs.poll_by_listing and isinstance(adapter, ListsBoards) and not isinstance(adapter, LatestPosts)
     if by_listing:
         for board in fs.watch_forums:
-            if not _board_due(r, forum_name, board, fs.poll_interval, now):
+            if not force and not _board_due(r, forum_name, board, fs.poll_interval, now):
                 continue
             try:
                 listed |= _read_listing(svc, adapter, forum_name, board, now, result)
@@ -209,14 +213,14 @@ def plan(svc: Any, forum_name: str) -> PollPlan:
         elif covered and never_read:
             result.threads[thread_id] = "new"
         elif covered and thread_id in pending:
-            if svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
+            if force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
                 result.threads[thread_id] = "pending"
                 result.activity[thread_id] = state.get("seen_activity", "")
         elif covered:
             if safety_due(forum_name, thread_id, state.get("last_scan"), now, fs.safety_read_interval):
                 result.threads[thread_id] = "safety"
                 result.full.add(thread_id)
-        elif never_read or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
+        elif never_read or force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
             result.threads[thread_id] = "new" if never_read else "poll"
         if covered:
             result.covered.add(thread_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,8 @@ def test_check_reads_every_post_of_the_first_and_last_page_of_a_live_flaskbb_top
 
     player = FlaskBBClient(local_forum.base_url, local_forum.player.username, local_forum.player.password,
                            timeout=10, name="local")
-    tid, first = player.create_thread(local_forum.forum_id, "Comprobación", "Abro: [tirada]5 dif 6[/tirada]")
+    tid, first = player.create_thread(local_forum.forum_id, "Comprobación", f"Abro ({secrets.token_hex(3)}): "
+                                      "[tirada]5 dif 6[/tirada]")
     quote = player.post_reply(tid, "**[jugadora](/user/jugadora) wrote:**\n> [tirada]2 dif 6[/tirada]\n\n"
                                    "Respondo [tirada]3 dif 7 fv[/tirada]")
     fillers = [player.post_reply(tid, f"Relleno {i}") for i in range(8)]
@@ -93,7 +95,10 @@ def mybb() -> MyBB:
 @pytest.fixture(scope="module")
 def mybb_topic(mybb: MyBB) -> tuple[str, list[str]]:
     player = ProfileClient(load_profile("mybb18"), mybb.base_url, *PLAYER, name="mybb-player", form_age=0)
-    tid, first = player.create_thread(mybb.fid, "Comprobación del perfil", "Entro: [tirada]5 dif 6[/tirada]")
+    # a subject and text of their own: MyBB refuses the same thread twice within minutes
+    token = secrets.token_hex(3)
+    tid, first = player.create_thread(mybb.fid, f"Comprobación del perfil {token}",
+                                      f"Entro ({token}): [tirada]5 dif 6[/tirada]")
     ids = [first]
     ids.append(player.post_reply(tid, f"[quote=\"{PLAYER[0]}\" pid='{first}' dateline='1796000000']"
                                       "[tirada]5 dif 6[/tirada][/quote]Y yo [tirada]3 dif 7[/tirada]"))
@@ -120,7 +125,7 @@ def test_check_reads_every_post_of_the_first_and_last_page_of_a_live_mybb_topic(
     for post_id in ids[(pages - 1) * mybb.per_page:]:  # the last page
         assert "Relleno" in row(out, post_id, PLAYER[0])
     # the board listing shows the topic with its activity (replies, last post, its poster)
-    assert re.search(rf"^  {tid}\s+Comprobación del perfil\s+replies {len(ids) - 1} · last \d{{4}}-\d\d-\d\d, "
+    assert re.search(rf"^  {tid}\s+Comprobación del perfil \w+\s+replies {len(ids) - 1} · last \d{{4}}-\d\d-\d\d, "
                      rf"\d\d:\d\d Last Post : {PLAYER[0]}$", out, re.MULTILINE), out
     assert "my_post_key" in out and "token" in out
     assert out.rstrip().endswith("ok: every part parsed")

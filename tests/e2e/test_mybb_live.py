@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -160,7 +161,8 @@ def test_a_scene_over_many_pages_is_rolled_once_rendered_and_verified(mybb, tmp_
 
 def test_flood_refusal_comes_back_with_mybbs_wait(mybb):
     bot = ProfileClient(load_profile("mybb18"), mybb.base_url, *BOT, name="mybb-bot", form_age=0)
-    tid, _ = player(mybb).create_thread(mybb.fid, "Prisa", "hola")
+    # its own subject and text: MyBB refuses the same thread twice within minutes (a re-run)
+    tid, _ = player(mybb).create_thread(mybb.fid, f"Prisa {secrets.token_hex(3)}", f"hola {secrets.token_hex(3)}")
     assert bot.post_reply(tid, "primero")
     mybb.set_settings(postfloodcheck=1, postfloodsecs=60)
     try:

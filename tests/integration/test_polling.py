@@ -278,3 +278,17 @@ def test_safety_due_is_once_per_interval_at_a_moment_of_each_thread():
     assert len(dues) in (3, 4) and all(b - a >= 1 for a, b in zip(dues, dues[1:]))
     assert all(b - a <= 61 for a, b in zip([0, *dues], dues))  # never more than an interval apart
     assert not polling.safety_due("f", "12", start.isoformat(), start, 0)  # 0 = never
+
+
+def test_a_forced_cycle_reads_every_listing_and_every_uncovered_thread_now(make_env):
+    """``narrador poll`` is a poll now: a thread polled on its own a second ago is read again,
+    every listing is read; a listed thread whose entry did not change is still not."""
+    env = make_env(boards=("1",), threads=("9",), safety_read_interval=0)
+    env.forum.add_thread("1", "listada", "hola")
+    for _ in range(8):  # threads 2..9 of a board not watched: 9 is watched alone
+        env.forum.add_thread("2", "otra", "hola")
+    env.cycle()
+    env.advance(1)
+    assert polling.plan(env.svc, env.name).threads == {}
+    forced = polling.plan(env.svc, env.name, force=True)
+    assert forced.threads == {"9": "poll"} and forced.listing_reads == 1

@@ -1,5 +1,7 @@
-"""Generic HTML helpers shared by the HTML adapters (phpBB, profile forums): forms as a
-browser submits them, meta refreshes, selector groups tried in priority order, visible text.
+"""Generic BeautifulSoup helpers shared by the HTML adapters (phpBB, profile forums) for forms
+and the answers to submitted forms: forms as a browser submits them, meta refreshes, selector
+groups tried in priority order, visible text. Topic and board pages are read with lxml
+(``worker.forums.tree``, which has the same helpers for lxml trees).
 
 Nothing here knows an engine; each adapter package keeps its own page parsers.
 """
@@ -9,6 +11,8 @@ from __future__ import annotations
 import re
 
 from bs4 import BeautifulSoup, Tag
+
+from worker.forums.tree import selector_group  # one reading of selector groups, for both parsers
 
 __all__ = ["first_match", "form_fields", "is_hidden", "meta_refresh_url", "selector_group",
            "visible_text"]
@@ -62,32 +66,6 @@ def meta_refresh_url(soup: BeautifulSoup) -> str | None:
         return None
     m = _REFRESH.search(str(meta.get("content", "")))
     return m.group(1).strip() if m else None
-
-
-def selector_group(selector: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """A selector group split into its members, in the order written.
-
-    ``"a.x, a.y"`` is ``("a.x", "a.y")``: commas inside brackets, parentheses or quotes
-    (``:is(a, b)``, ``[title="a, b"]``) do not split. A list is taken as it is.
-    """
-    if not isinstance(selector, str):
-        return tuple(s.strip() for s in selector if s.strip())
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(selector):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth = max(0, depth - 1)
-        elif ch == "," and depth == 0:
-            parts.append(selector[start:i])
-            start = i + 1
-    parts.append(selector[start:])
-    return tuple(p.strip() for p in parts if p.strip())
 
 
 def first_match(root: Tag, selector: str | tuple[str, ...], *, visible: bool = False) -> Tag | None:
