@@ -6,7 +6,8 @@
 
 Items (issue 9): 1 exact probabilities vs icepool and dyce; 2 the roll pipeline in-process vs
 bare HMAC + Ed25519; 3 end to end on loopback (Celery worker, reply sink); 4 webhook intake
-under gunicorn; 5 polling (idle thread, 50-post page extraction); 6 Redis memory per record;
+under gunicorn; 5 polling (idle thread, idle cycle of 200 threads in 5 boards, a new post, 50-post page
+extraction); 6 Redis memory per record;
 7 the VRF of secret rolls (issue 19) vs the public roll's HMAC path.
 Every figure is a ratio against a peer or floor measured in the same run; the machine is
 printed with the table.  Needs Redis at ``$REDIS_URL`` or 127.0.0.1:6379 for items 2, 3, 5,
