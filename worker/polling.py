@@ -20,15 +20,17 @@ only when its entry changed:
    read is retried at every cycle even after its entry sank below page 1.
 3. **Safety re-read**: every watched topic is also read in full (from page 1) once per
    ``safety_read_interval`` (default an hour), at a moment of that interval fixed by a hash of
-   the topic (so 200 topics spread evenly instead of all falling due together): it catches
+   the topic's id (so 200 topics spread evenly instead of all falling due together): it catches
    what a listing cannot show — an edit (no engine changes a topic's entry for it), a deleted
    post that was not the last, a listing sorted otherwise.
 4. **Per thread**: a watched topic no listing covers (``watch_threads`` outside the watched
    boards, an engine or profile whose listing shows no activity, a listing that failed to
    parse) is polled every ``poll_interval`` as before.
-5. **Discourse** (:class:`~worker.forums.base.LatestPosts`): the site-wide latest posts
-   (``narrador.poll_latest``, one request a cycle) find new posts; the watched topics are only
-   read for the first time and by the safety re-read. Webhooks are unchanged.
+5. **Discourse** (:class:`~worker.forums.base.LatestPosts`) has its own path: webhooks first
+   (unchanged), and as their fallback the site-wide latest posts (``narrador.poll_latest``,
+   one request a cycle, only watched topics) besides its watched topics polled one by one as
+   before: a topic read is what recovers posts whose processing a Redis failover threw away
+   (``recheck_after_server_change`` rewinds the topics), which a high-water mark cannot.
 
 Exactly once is untouched: a poll only decides *which* threads are read; every post read is
 still checked against its stored state and its reply posted through the lock and marker
@@ -96,7 +98,7 @@ class PollPlan:
         full: threads to read in full, from page 1 (the safety re-read).
         listing_reads: listing pages read to make the plan (requests).
         latest: poll the site's latest posts (Discourse).
-        covered: threads a listing (or the latest posts) covers this cycle.
+        covered: threads a listing covers this cycle.
     """
 
     forum: str
@@ -133,8 +135,10 @@ def _seconds_since(value: str | None, now: datetime) -> float | None:
 
 def safety_due(forum: str, thread_id: str, last_full: str | None, now: datetime, interval: float) -> bool:
     """True when the thread's safety re-read is due: its moment of the current
-    ``interval`` (an offset fixed by a hash of forum and thread, so threads spread evenly)
-    has passed since its last full read (``last_full``, UTC ISO, or None: never).
+    ``interval`` (an offset fixed by a hash of the thread id, so threads spread evenly and a
+    thread keeps its moment) has passed since its last full read (``last_full``, UTC ISO, or
+    None: never). ``forum`` is not part of the moment: the same spread whatever the forum is
+    called.
 
     Args:
         interval: seconds (``safety_read_interval``); 0 means never.
@@ -147,7 +151,7 @@ def safety_due(forum: str, thread_id: str, last_full: str | None, now: datetime,
         last = datetime.fromisoformat(last_full).timestamp()
     except ValueError:
         return True
-    digest = hashlib.sha256(f"{forum}\0{thread_id}".encode()).digest()
+    digest = hashlib.sha256(thread_id.encode()).digest()
     offset = int.from_bytes(digest[:8], "big") % max(1, int(interval))
     t = now.timestamp()
     slot = (t - offset) // interval * interval + offset  # the latest moment <= now
@@ -199,14 +203,13 @@ def plan(svc: Any, forum_name: str, *, force: bool = False) -> PollPlan:
     watched = sorted(set(fs.watch_threads) | known | listed)
     if listed:
         svc.store.add_threads(forum_name, listed)
-    result.latest = fs.poll_by_listing and isinstance(adapter, LatestPosts)
+    result.latest = isinstance(adapter, LatestPosts)
     states = _states(r, forum_name, watched)
     pending = set(r.smembers(_pending_key(forum_name))) if by_listing else set()
     for thread_id in watched:
         state = states[thread_id]
-        covered = result.latest or (by_listing and bool(state.get("activity") or state.get("seen_activity"))
-                                    and state.get("board", "") in fs.watch_forums
-                                    and state.get("board") not in failed_boards)
+        covered = (by_listing and bool(state.get("activity") or state.get("seen_activity"))
+                   and state.get("board", "") in fs.watch_forums and state.get("board") not in failed_boards)
         never_read = not state.get("last_poll")
         if thread_id in result.threads:
             pass

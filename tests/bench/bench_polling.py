@@ -192,7 +192,7 @@ def _cycle_rows(quick: bool) -> list[Row]:
     from worker.bootstrap import make_forum
     from worker.keystore import Keystore
     from worker.settings import settings_from_mapping
-    from worker.store import Store
+    from worker.gamestate import RedisGameState
 
     hour = 20 if quick else 60  # idle cycles, 60 s apart
     with Procs() as procs, Bench() as bench:
@@ -225,7 +225,7 @@ def _cycle_rows(quick: bool) -> list[Row]:
             settings = settings_from_mapping(data, base_dir=bench.instance_dir.parent, environ={})
             client = make_forum(settings.forum(name), contact_url="http://bench.invalid", redis=bench.client)
             now = [FIXED_NOW]
-            svc = service.Services(settings=settings, store=Store(bench.client), keystore=keystore,
+            svc = service.Services(settings=settings, store=RedisGameState(bench.client), keystore=keystore,
                                    forum_factory=lambda fs: client, clock=lambda: now[0])
             return name, svc, now
 

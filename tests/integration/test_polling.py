@@ -20,7 +20,7 @@ from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
 from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
-from worker.store import Store
+from worker.gamestate.redis import RedisGameState
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +44,7 @@ class Env:
         keystore = Keystore(settings.instance_dir)
         keystore.init_keys()
         self.now = [FIXED_NOW]
-        self.svc = service.Services(settings=settings, store=Store(redis_client), keystore=keystore,
+        self.svc = service.Services(settings=settings, store=RedisGameState(redis_client), keystore=keystore,
                                     forum_factory=lambda fs: self.forum, clock=lambda: self.now[0])
 
     def advance(self, seconds: float) -> None:
