@@ -256,3 +256,12 @@ def test_merged_post_carries_the_second_tag_inside_the_first_post():
     text = author_text(posts[0].body_html, "html")
     assert "[tirada]2 dif 6[/tirada]" in text and "[tirada]6 dif 6[/tirada]" in text
     assert posts[0].edited_utc is not None
+
+
+def test_the_breadcrumb_s_board_pages_are_not_the_thread_s():
+    """Found live (issue 15): once the board has more than one page of threads, MyBB's
+    breadcrumb holds a hidden pagination of the board's pages; it made a one-page thread look
+    like two, and reading it failed ("asked for page 2, the forum showed page 1")."""
+    posts, info = parse("showthread_breadcrumb.html")
+    assert (info.page, info.last_page, info.has_next) == (1, 1, False)
+    assert len(posts) == 1
