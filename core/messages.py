@@ -183,6 +183,10 @@ _TEXTS = {
         ),
         "retry_simple_only": "«reintento» solo vale para acciones simples (no con ext, equipo ni vs)",
         "human_capped": "un humano normal no tira más de 10 dados: {asked} → {pool}",
+        "specialty_no_effect": (
+            "«esp» no cambia nada con las reglas de {ruleset}: suma los dados de la especialidad "
+            "a la reserva (o el Narrador activa la opción de partida «specialty»)"
+        ),
         "stunt_pending": "acrobacia de {dice} dados pendiente del Narrador: tirada sin ellos",
         "stunt_reward": "acrobacia lograda: {motes} motas de Esencia{alternative}",
         "stunt_willpower_alternative": " o 1 punto temporal de FV",
@@ -229,6 +233,10 @@ _TEXTS = {
         ),
         "retry_simple_only": "'retry' applies to simple actions only (not with ext, team or vs)",
         "human_capped": "a normal human rolls at most 10 dice: {asked} → {pool}",
+        "specialty_no_effect": (
+            "'spec' changes nothing under the {ruleset} rules: add the specialty's dice to the "
+            "pool (or the Storyteller turns on the game option 'specialty')"
+        ),
         "stunt_pending": "stunt of {dice} dice pending the Storyteller: rolled without them",
         "stunt_reward": "successful stunt: {motes} motes of Essence{alternative}",
         "stunt_willpower_alternative": " or 1 temporary Willpower point",

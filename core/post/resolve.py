@@ -309,6 +309,11 @@ class _Decision:
         result = rules.roll(ruleset, pool, dice, difficulty=difficulty, willpower=bool(spec.willpower),
                             specialty=spec.specialty, stress=stress, automatic=spec.automatic,
                             options=self.options, stunt=stunt_dice, successes_required=needed)
+        if spec.specialty and result.specialty_mode == "off":
+            # exaltado-reglas.txt has no specialties (a 10 already counts twice, «La regla del
+            # 10»): the word is kept, the roll is the same, and the player is told so
+            marks.append("specialty_no_effect")
+            notes.append(self.text("specialty_no_effect", ruleset=ruleset.name))
         willpower_note = None
         if spec.willpower and sheet is not None:
             # once per turn; the actions of one declared turn share it even across posts

@@ -236,6 +236,28 @@ def test_item06_vampiro_refuses_stunts_as_exaltado_only(make_env):
     assert outcome.roll_ids == () and "las acrobacias solo existen en Exaltado" in reply
 
 
+def test_exaltado_specialty_is_told_it_changes_nothing(make_env):
+    """exaltado-reglas.txt has no specialties: ``5 esp`` rolls the same 5 dice as ``5`` and the
+    reply says the word did nothing and which option would turn it on; the record is marked."""
+    svc, forum, game, forum_name = make_env()
+    _, _, outcome, reply = _post(svc, forum, forum_name, "[tirada]5 esp[/tirada]")
+    rec = _records(svc, outcome)[0]
+    assert len(rec["faces"]) == 5 and "specialty_no_effect" in rec["params"]["marks"]
+    assert "«esp» no cambia nada con las reglas de Exaltado" in reply and "«specialty»" in reply
+    assert _verifies(svc, game, rec["roll_id"])
+    _, _, outcome, reply = _post(svc, forum, forum_name, "[tirada]5 esp[/tirada]", author="master")
+    assert "no cambia nada" in reply  # nobody's specialty does anything here
+
+
+def test_exaltado_specialty_option_on_is_not_flagged(make_env):
+    """With the game option ``specialty = "reroll"`` a specialty counts, and no note is added
+    (``double`` means nothing in exaltado, where a 10 already counts twice)."""
+    svc, forum, game, forum_name = make_env(options={"specialty": "reroll"})
+    _, _, outcome, reply = _post(svc, forum, forum_name, "[tirada]5 esp[/tirada]")
+    rec = _records(svc, outcome)[0]
+    assert "specialty_no_effect" not in rec["params"].get("marks", []) and "no cambia nada" not in reply
+
+
 # --- item 12 ------------------------------------------------------------------------------
 
 
