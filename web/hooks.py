@@ -27,9 +27,18 @@ Source: issue 6 ("Discourse", "Generic webhook") and issue 8 ("Webhook endpoints
 Both verify before parsing anything, answer fast and do nothing slow: one Redis
 ``SET NX EX`` for the dedupe and one broker message (the Celery task
 ``narrador.process_post`` by name, with ``worker.tasks.post_to_message``). Answers: 202
-queued, 200 duplicate / ignored / ping, 400 malformed, 401 bad signature or stale
-timestamp, 404 unknown forum or webhooks not configured for it, 413 body too large,
-503 the queue is unreachable (the sender retries; the dedupe mark is removed).
+queued, 200 duplicate / ignored / ping, 400 malformed (also JSON nested too deeply to
+parse), 401 bad signature or stale timestamp, 404 unknown forum or webhooks not configured
+for it, 413 body too large, 503 with ``Retry-After: 30`` when Redis or the queue is
+unreachable (the sender retries).
+
+The dedupe mark is first set for :data:`PENDING_TTL` seconds only and extended to
+:data:`DEDUPE_TTL` once the post is queued: if Redis fails between the two, or the mark
+cannot be removed after a failed enqueue, it lapses before the sender's retry, so a
+delivery is never marked "duplicate" without having been queued (a second queueing is
+harmless: the worker processes a post once).  Text with lone UTF-16 surrogates
+(``"\\ud800"`` in the JSON) is cleaned when the post is built
+(``worker.forums.base.scrub_text``).
 
 Tests may set ``NARRADOR_ENQUEUE`` in the app config: a callable taking the message dict,
 used instead of Celery.
@@ -51,6 +60,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import redis
 from flask import Blueprint, current_app, jsonify, request
 
 from web import deps
@@ -60,6 +70,10 @@ log = logging.getLogger(__name__)
 
 #: Seconds a delivery is remembered for deduplication.
 DEDUPE_TTL = 3 * 24 * 3600
+#: Seconds the dedupe mark lives until the post is queued (shorter than :data:`RETRY_AFTER`).
+PENDING_TTL = 25
+#: ``Retry-After`` (seconds) of a 503 answer.
+RETRY_AFTER = 30
 #: Largest body accepted (bytes).
 MAX_BODY = 1024 * 1024
 #: Standard Webhooks timestamp tolerance (seconds).
@@ -71,11 +85,31 @@ def _answer(status: int, what: str, **extra: Any):  # type: ignore[no-untyped-de
     return jsonify(status=what, **extra), status
 
 
+def _unavailable(what: str):  # type: ignore[no-untyped-def]
+    resp, status = _answer(503, what)
+    resp.headers["Retry-After"] = str(RETRY_AFTER)
+    return resp, status
+
+
+@bp.errorhandler(redis.exceptions.RedisError)
+def _redis_down(exc: redis.exceptions.RedisError):  # type: ignore[no-untyped-def]
+    """Redis unreachable (dedupe, watched threads, known posts): the sender retries later."""
+    log.error("webhook not accepted, Redis unavailable: %s", exc)
+    return _unavailable("state unavailable")
+
+
 def _forum(name: str, kind: str | None):  # type: ignore[no-untyped-def]
     fs = deps.settings().forums.get(name)
     if fs is None or (kind is not None and fs.kind != kind) or not fs.webhook_secret:
         return None
     return fs
+
+
+def _error_text(exc: Exception) -> str:
+    """The first 200 characters of an error, safe to send as JSON (no lone surrogates)."""
+    from worker.forums.base import scrub_text
+
+    return scrub_text(str(exc)[:200])
 
 
 def _raw_body() -> bytes | None:
@@ -102,15 +136,33 @@ def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
     from worker.tasks import post_to_message
 
     store = deps.store()
-    if not store.r.set(dedupe_key, "1", nx=True, ex=DEDUPE_TTL):
+    if not store.r.set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
         return _answer(200, "duplicate")
     try:
         _enqueue(post_to_message(post))
     except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
-        store.r.delete(dedupe_key)
+        _unmark(store, dedupe_key)
         log.error("webhook for %s/%s not queued: %s", post.forum, post.post_id, exc)
-        return _answer(503, "queue unavailable")
+        return _unavailable("queue unavailable")
+    _keep_mark(store, dedupe_key)
     return _answer(202, "queued", post=post.post_id)
+
+
+def _unmark(store: Any, dedupe_key: str) -> None:
+    """Remove a dedupe mark after a failed enqueue; if Redis is down too, it lapses by itself."""
+    try:
+        store.r.delete(dedupe_key)
+    except redis.exceptions.RedisError as exc:
+        log.warning("dedupe mark %s left to expire in %s s: %s", dedupe_key, PENDING_TTL, exc)
+
+
+def _keep_mark(store: Any, dedupe_key: str) -> None:
+    """Remember a queued delivery for :data:`DEDUPE_TTL`; on failure a redelivery after
+    :data:`PENDING_TTL` is queued again (harmless: the worker knows the post)."""
+    try:
+        store.r.expire(dedupe_key, DEDUPE_TTL)
+    except redis.exceptions.RedisError as exc:
+        log.warning("dedupe mark %s not extended: %s", dedupe_key, exc)
 
 
 def _mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool = False) -> tuple[Any, int]:
@@ -118,10 +170,15 @@ def _mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool 
     flag and are signed again by the worker (the web holds no signing key); with
     ``recovered``, ``narrador.post_recovered`` takes the flag off again."""
     store = deps.store()
-    if not store.r.set(dedupe_key, "1", nx=True, ex=DEDUPE_TTL):
+    if not store.r.set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
         return _answer(200, "duplicate")
     task = "narrador.post_recovered" if recovered else "narrador.post_deleted"
-    if store.get_post(forum, post_id) is not None:
+    try:
+        known = store.get_post(forum, post_id) is not None
+    except redis.exceptions.RedisError:
+        _unmark(store, dedupe_key)
+        raise
+    if known:
         try:
             custom = current_app.config.get("NARRADOR_ENQUEUE_RECOVERED" if recovered else "NARRADOR_ENQUEUE_DELETED")
             if custom is not None:
@@ -131,9 +188,10 @@ def _mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool 
 
                 celery.send_task(task, args=[forum, post_id])
         except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
-            store.r.delete(dedupe_key)
+            _unmark(store, dedupe_key)
             log.error("%s of %s/%s not queued: %s", task, forum, post_id, exc)
-            return _answer(503, "queue unavailable")
+            return _unavailable("queue unavailable")
+    _keep_mark(store, dedupe_key)
     return _answer(202, "recovered" if recovered else "deleted", post=post_id)
 
 
@@ -173,8 +231,10 @@ def discourse(forum: str):  # type: ignore[no-untyped-def]
     try:
         payload = json.loads(raw)
         hook = post_from_webhook(event, payload, base_url=fs.base_url, forum=forum)
+    except RecursionError:  # JSON nested deeper than Python's parser goes
+        return _answer(400, "malformed", error="JSON nested too deeply")
     except (ValueError, UnicodeDecodeError) as exc:
-        return _answer(400, "malformed", error=str(exc)[:200])
+        return _answer(400, "malformed", error=_error_text(exc))
     post = hook.post
     key = f"nr:hook:{{{forum}}}:d:{post.post_id}:{hook.version}:{hook.revision}:{event}"
     if event in ("post_destroyed", "post_recovered"):
@@ -300,8 +360,10 @@ def standard(forum: str):  # type: ignore[no-untyped-def]
         payload = json.loads(raw)
         kind = _STANDARD_TYPES[payload["type"]]
         post = post_from_standard(payload["data"], forum=forum, base_url=fs.base_url)
+    except RecursionError:  # JSON nested deeper than Python's parser goes
+        return _answer(400, "malformed", error="JSON nested too deeply")
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        return _answer(400, "malformed", error=str(exc)[:200])
+        return _answer(400, "malformed", error=_error_text(exc))
     key = f"nr:hook:{{{forum}}}:s:{hashlib.sha256(msg_id.encode()).hexdigest()[:32]}"
     if kind == "deleted":
         return _mark_deleted(key, forum, post.post_id)

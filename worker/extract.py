@@ -43,6 +43,7 @@ from lxml import etree
 
 from core.tags import extract_rolls, find_tags
 from worker.forums import tree
+from worker.forums.base import scrub_text
 
 __all__ = ["FLAVOURS", "MAX_DEPTH", "MAX_MARKUP_CHARS", "author_text", "describe_tags", "normalize_text"]
 
@@ -90,9 +91,10 @@ def normalize_text(text: str) -> str:
     NFC-composes accents, replaces smart double quotes and guillemets (“ ” „ « ») by
     ``"`` and smart single quotes (‘ ’) by ``'``, non-breaking and thin spaces by a
     space, removes zero-width characters, soft hyphens and carriage returns, strips
-    spaces around lines and squeezes runs of blank lines to one.  Never raises.
+    spaces around lines and squeezes runs of blank lines to one; a lone UTF-16 surrogate
+    becomes U+FFFD (:func:`worker.forums.base.scrub_text`).  Never raises.
     """
-    text = unicodedata.normalize("NFC", text).translate(_CHAR_MAP)
+    text = unicodedata.normalize("NFC", scrub_text(text)).translate(_CHAR_MAP)
     lines = [line.strip() for line in text.split("\n")]
     text = "\n".join(lines)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
@@ -131,7 +133,8 @@ def author_text(markup: str, flavour: str) -> str:
     """
     if flavour not in FLAVOURS:
         raise ValueError(f"unknown markup flavour {flavour!r}; expected one of {', '.join(FLAVOURS)}")
-    markup = markup[:MAX_MARKUP_CHARS]
+    # a lone surrogate would stop lxml's text there (the rest of the post, tags included, lost)
+    markup = scrub_text(markup[:MAX_MARKUP_CHARS])
     if flavour in _HTML_FLAVOURS:
         text = _html_text(markup, flavour)
     elif flavour == "bbcode":

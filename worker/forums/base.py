@@ -28,6 +28,7 @@ __all__ = [
     "ForumError",
     "BoardListing",
     "ForumPort",
+    "scrub_text",
     "LatestPosts",
     "ListingEntry",
     "ListsBoards",
@@ -111,6 +112,23 @@ class ForumError(Exception):
         super().__init__(detail)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (U+D800-U+DFFF) replaced by U+FFFD.
+
+    A JSON body may carry ``"\\ud800"`` (valid JSON, not valid Unicode): Python keeps it as
+    a lone surrogate, which UTF-8 cannot encode (hashes, Redis, replies fail) and lxml
+    silently cuts the text at (a roll tag after it would vanish).  Replaced, not dropped,
+    so the post keeps its record and reply.  A pair of surrogates left side by side is
+    joined into the character it encodes.  Text without surrogates is returned as is.
+    """
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 @dataclass(frozen=True)
 class ForumPost:
     """One post as read from a forum page.
@@ -140,6 +158,11 @@ class ForumPost:
     page: int
 
     def __post_init__(self) -> None:
+        # every way a post comes in (webhook JSON, scraped page) passes here: clean it once
+        for name in ("forum", "thread_id", "post_id", "author", "body_html", "url"):
+            value = getattr(self, name)
+            if isinstance(value, str) and _LONE_SURROGATE.search(value):
+                object.__setattr__(self, name, scrub_text(value))
         if self.created_utc.tzinfo is None:
             raise ValueError("ForumPost.created_utc must be timezone-aware")
         if self.edited_utc is not None and self.edited_utc.tzinfo is None:
