@@ -5,9 +5,11 @@ only the games they master) and "Quality" (no open redirects).
 
 Routes: ``GET/POST /login``, ``POST /logout``, ``GET/POST /account`` (page language).
 
-Sessions: Flask's signed cookie holds the master's login and a token derived from the
-password hash (:attr:`worker.masters.Master.session_token`), so changing a password ends
-every session.  Login attempts are limited per client address and per user name through
+Sessions: Flask's signed cookie holds the master's login, a token derived from the
+password hash (:attr:`worker.masters.Master.session_token`) and a session id opened in Redis
+at login (:meth:`worker.masters.MasterAccounts.open_session`).  Logout closes the id and a
+password change closes them all, so a copied cookie stops working at once, not when its
+12 hours run out.  Login attempts are limited per client address and per user name through
 Redis (Flask-Limiter, limits set in :func:`install`).  ``next`` is followed only when it is
 a path on this site (:func:`safe_next`).
 """
@@ -50,8 +52,9 @@ class MasterUser:
     is_active = True
     is_anonymous = False
 
-    def __init__(self, master: Master) -> None:
+    def __init__(self, master: Master, session_id: str) -> None:
         self.master = master
+        self.session_id = session_id
 
     @property
     def username(self) -> str:
@@ -73,20 +76,22 @@ class MasterUser:
         return game in self.master.games
 
     def get_id(self) -> str:
-        """``<login>|<session token>`` (stored in the session cookie)."""
-        return f"{self.master.login}|{self.master.session_token}"
+        """``<login>|<session token>|<session id>`` (stored in the session cookie)."""
+        return f"{self.master.login}|{self.master.session_token}|{self.session_id}"
 
 
 def load_user(user_id: str) -> MasterUser | None:
-    """Flask-Login's loader: the account if it exists and its password did not change."""
-    login, _sep, token = user_id.partition("|")
+    """Flask-Login's loader: the account if it exists, its password did not change and the
+    session is still open in Redis (not logged out, not expired)."""
+    login, token, sid = (user_id.split("|") + ["", ""])[:3]
+    accounts = deps.masters()
     try:
-        master = deps.masters().get(login)
+        master = accounts.get(login)
     except MasterError:
         return None
-    if master is None or master.session_token != token:
+    if master is None or master.session_token != token or not accounts.session_open(master.login, sid):
         return None
-    return MasterUser(master)
+    return MasterUser(master, sid)
 
 
 def safe_next(target: str | None) -> str | None:
@@ -162,7 +167,10 @@ def login():  # type: ignore[no-untyped-def]
 
             session.clear()  # a fresh session: nothing from before the login survives
             session.permanent = True
-            login_user(MasterUser(user))
+            from flask import current_app
+
+            lifetime = current_app.permanent_session_lifetime.total_seconds()
+            login_user(MasterUser(user, deps.masters().open_session(user.login, lifetime)))
             return redirect(safe_next(form.next.data) or url_for("audit.games"))
         flash(_("Usuario o contraseña incorrectos."), "error")
         return render_template("login.html", form=form), 401
@@ -176,6 +184,7 @@ def logout():  # type: ignore[no-untyped-def]
     form = LogoutForm()
     if not form.validate_on_submit():
         abort(400)
+    deps.masters().close_session(current_user.master.login, current_user.session_id)  # copies die too
     logout_user()
     from flask import session
 

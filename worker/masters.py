@@ -15,6 +15,9 @@ key                                    type    content
                                                game's), ``created_at`` (UTC ISO 8601)
 ``nr:master:{<login>}:games``          set     ids of the games this master masters
 ``nr:game:{<game>}:masters``           set     logins of the game's masters
+``nr:master:{<login>}:sessions``       zset    the master's open web sessions: random session
+                                               ids scored by their expiry (epoch seconds);
+                                               logout removes one, a password change all
 ``nr:reveal:{<roll_id>}``              hash    a secret roll revealed: ``by`` (the master's
                                                login, or who closed the scene), ``at`` (UTC
                                                ISO 8601), ``how`` (``master`` or
@@ -28,6 +31,11 @@ game's masters set lives in the game's slot and is written right after (an idemp
 ``SADD``: running ``masters add`` again repairs an interrupted write).  Reads for
 permission checks use only ``nr:master:{<login>}:games``.
 
+Sessions are revocable server-side: a login opens a session id here (:meth:`MasterAccounts.
+open_session`) that the signed cookie carries; a request is let in only while the id is in
+the set and unexpired, so a cookie copied before logout, or before a password change, is
+refused although its signature is still good.
+
 Passwords are hashed with :func:`werkzeug.security.generate_password_hash` (scrypt, random
 salt); they are never stored or logged in clear.  Checking an unknown user still runs one
 hash so response time does not tell which user names exist.
@@ -37,6 +45,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +62,7 @@ __all__ = [
     "MasterAccounts",
     "MasterError",
     "normalise_login",
+    "sessions_key",
 ]
 
 #: Languages a master can choose for the pages ("" = follow each game's language).
@@ -71,6 +81,9 @@ _ROLL_ID = re.compile(r"[a-z2-7]{16}")
 #: How a secret roll can be revealed: by a master's action, or when its scene closes
 #: (the game option ``reveal_secret_on_scene_close``, issue 19).
 REVEAL_HOWS = ("master", "scene_closed")
+
+#: Most open web sessions of one master (the oldest is closed when a login goes past it).
+MAX_SESSIONS = 50
 
 #: Bound on the rolls of one scene examined when it closes (and revealed in one go).
 MAX_SCENE_ROLLS = 10_000
@@ -113,6 +126,11 @@ def master_games_key(login: str) -> str:
 def game_masters_key(game: str) -> str:
     """Redis key of the set of a game's masters."""
     return f"nr:game:{{{game}}}:masters"
+
+
+def sessions_key(login: str) -> str:
+    """Redis key of a master's open web sessions (zset: session id -> expiry, epoch s)."""
+    return f"nr:master:{{{login}}}:sessions"
 
 
 def reveal_key(roll_id: str) -> str:
@@ -201,6 +219,7 @@ class MasterAccounts:
                 })
             if password is not None:
                 pipe.hset(master_key(login), "password_hash", generate_password_hash(password))
+                pipe.delete(sessions_key(login))  # a new password ends every open session
             pipe.sadd(master_games_key(login), game)
             pipe.execute()
         self.r.sadd(game_masters_key(game), login)
@@ -251,6 +270,37 @@ class MasterAccounts:
         if not (ok and stored):
             return None
         return self.get(login)
+
+    # -- web sessions --------------------------------------------------------------------
+    def open_session(self, login: str, lifetime: float) -> str:
+        """Open a web session for ``login`` lasting ``lifetime`` seconds; return its id
+        (22 URL-safe characters).  Expired sessions are pruned, and past
+        :data:`MAX_SESSIONS` the oldest are closed."""
+        key = sessions_key(login)
+        now = self._clock().timestamp()
+        sid = secrets.token_urlsafe(16)
+        with self.r.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(key, "-inf", now)
+            pipe.zadd(key, {sid: now + lifetime})
+            pipe.zremrangebyrank(key, 0, -(MAX_SESSIONS + 1))
+            pipe.expire(key, max(1, int(lifetime) + 1))
+            pipe.execute()
+        return sid
+
+    def session_open(self, login: str, sid: str) -> bool:
+        """True while the session ``sid`` of ``login`` is open and unexpired."""
+        if not sid or len(sid) > 64:
+            return False
+        expiry = self.r.zscore(sessions_key(login), sid)
+        return expiry is not None and expiry > self._clock().timestamp()
+
+    def close_session(self, login: str, sid: str) -> None:
+        """End one web session (logout); its cookie is refused from now on."""
+        self.r.zrem(sessions_key(login), sid)
+
+    def close_sessions(self, username: str) -> None:
+        """End every web session of ``username`` (any case)."""
+        self.r.delete(sessions_key(normalise_login(username)))
 
     def set_language(self, username: str, language: str) -> None:
         """Set a master's page language: ``"es"``, ``"en"`` or ``""`` (follow the game).

@@ -229,6 +229,47 @@ def test_password_change_ends_open_sessions(world, ana):
     assert ana.get(f"/audit/{game}").status_code == 302
 
 
+def copy_session(world, client):
+    """A second browser holding a copy of ``client``'s session cookie (a stolen cookie)."""
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    thief = world["app"].test_client()
+    thief.set_cookie("session", cookie.value, domain=cookie.domain or "localhost")
+    return thief
+
+
+def test_logout_revokes_the_session_server_side(world, ana):
+    """Issue 14, item 5: a cookie copied before logout no longer reads the audit page."""
+    game = world["ids"]["game"]
+    thief = copy_session(world, ana)
+    assert thief.get(f"/audit/{game}").status_code == 200  # the copy works while logged in
+    other = world["app"].test_client()  # the same master on another device
+    assert login(other, f"ana-{world['u']}").status_code == 302
+    token = csrf_token(ana.get("/audit").get_data(as_text=True))
+    assert ana.post("/logout", data={"csrf_token": token}).status_code == 302
+    resp = thief.get(f"/audit/{game}")
+    assert resp.status_code == 302 and "/login" in resp.headers["Location"]
+    assert thief.get(f"/audit/{game}/export.json").status_code == 302
+    assert other.get(f"/audit/{game}").status_code == 200  # logging out one device ends only that one
+
+
+def test_password_change_revokes_copied_sessions_even_with_the_same_password(world, ana):
+    game = world["ids"]["game"]
+    thief = copy_session(world, ana)
+    world["masters"].add(game, f"ana-{world['u']}", PASSWORD)  # a new salt, and every session closed
+    assert thief.get(f"/audit/{game}").status_code == 302 and ana.get(f"/audit/{game}").status_code == 302
+
+
+def test_an_expired_session_is_refused(world, ana):
+    from worker.masters import sessions_key
+
+    game = world["ids"]["game"]
+    key = sessions_key(f"ana-{world['u']}")
+    (sid,) = world["masters"].r.zrange(key, 0, -1)
+    world["masters"].r.zadd(key, {sid: 1.0})  # expired in 1970
+    assert ana.get(f"/audit/{game}").status_code == 302
+
+
 def test_master_language_setting_switches_pages_to_english(world, ana):
     token = csrf_token(ana.get("/account").get_data(as_text=True))
     assert ana.post("/account", data={"language": "en"}).status_code == 400  # no token
