@@ -18,71 +18,22 @@ import re
 from dataclasses import dataclass, field
 
 from core.errors import RulesError
+from core.i18n import N_, tr, trn
 
 LANGS = ("es", "en")
 FLAVOURS = ("markdown", "bbcode", "html")
 
-_TEXT = {
-    "es": {
-        "header": "Tiradas de {author}",
-        "header_char": "Tiradas de {author} ({character})",
-        "pool": "{pool} dados",
-        "pool_one": "1 dado",
-        "pool_stunt": "{pool}+{stunt} dados (acrobacia)",
-        "needs_target": "necesita {needed} éxitos",
-        "dif": "dif {difficulty}",
-        "needs": "necesita {difficulty} éxitos",
-        "needs_one": "necesita 1 éxito",
-        "willpower": "+FV",
-        "auto": "éxito automático",
-        "dice": "dados",
-        "successes": "éxitos",
-        "chance": "prob. de este resultado o mejor: {pct}",
-        "code": "código",
-        "secret": "Tirada secreta. Compromiso: {commitment}",
-        "error": "No se ha tirado",
-        "botch": "Fracaso",
-        "failure": "Fallo",
-        "success": "Éxito",
-        "marginal": "Éxito marginal",
-        "moderate": "Éxito moderado",
-        "complete": "Éxito completo",
-        "exceptional": "Éxito excepcional",
-        "phenomenal": "Éxito fenomenal",
-        "ones": "unos",
-        "footer": "Narrador · dados verificables",
-        "comment": "comentario",
-    },
-    "en": {
-        "header": "Rolls by {author}",
-        "header_char": "Rolls by {author} ({character})",
-        "pool": "{pool} dice",
-        "pool_one": "1 die",
-        "pool_stunt": "{pool}+{stunt} dice (stunt)",
-        "needs_target": "needs {needed} successes",
-        "dif": "diff {difficulty}",
-        "needs": "needs {difficulty} successes",
-        "needs_one": "needs 1 success",
-        "willpower": "+WP",
-        "auto": "automatic success",
-        "dice": "dice",
-        "successes": "successes",
-        "chance": "chance of this result or better: {pct}",
-        "code": "code",
-        "secret": "Secret roll. Commitment: {commitment}",
-        "error": "Not rolled",
-        "botch": "Botch",
-        "failure": "Failure",
-        "success": "Success",
-        "marginal": "Marginal success",
-        "moderate": "Moderate success",
-        "complete": "Complete success",
-        "exceptional": "Exceptional success",
-        "phenomenal": "Phenomenal success",
-        "ones": "ones",
-        "footer": "Narrador · verifiable dice",
-        "comment": "comment",
-    },
+# The verdict of a roll by outcome or degree key (core.rules.degree_label); exaltado's
+# "basic"/"extra" degrees read as a plain success.
+_VERDICTS = {
+    "botch": N_("Fracaso"),
+    "failure": N_("Fallo"),
+    "success": N_("Éxito"),
+    "marginal": N_("Éxito marginal"),
+    "moderate": N_("Éxito moderado"),
+    "complete": N_("Éxito completo"),
+    "exceptional": N_("Éxito excepcional"),
+    "phenomenal": N_("Éxito fenomenal"),
 }
 
 
@@ -171,45 +122,31 @@ class ReplyContext:
 
 
 _RULES_ERRORS = {
-    "es": {
-        "bad_difficulty": "la dificultad {difficulty} está fuera de rango ({min}-{max})",
-        "bad_pool": "reserva de dados no válida (0-{max} dados)",
-        "bad_stunt": "la acrobacia da entre 1 y 3 dados",
-        "stunt_exaltado_only": "las acrobacias solo existen en Exaltado",
-        "human_pool_over_10": "un humano normal no puede tirar más de {max} dados (pide {pool}; Puntuaciones)",
-        "automatic_one_success": "un éxito automático es un solo éxito; esta acción necesita {needed}",
-        "bad_successes_required": "número de éxitos necesarios no válido",
-        "option_forbidden": "opción de reglas que el texto de {ruleset} no permite ({option})",
-        "automatic_not_allowed": "aquí no se puede tomar el éxito automático",
-        "automatic_with_willpower": "no se gasta Fuerza de Voluntad en un éxito automático",
-        "bad_option": "opción de reglas no válida",
-        "unknown_system": "sistema de reglas desconocido",
-    },
-    "en": {
-        "bad_difficulty": "difficulty {difficulty} is out of range ({min}-{max})",
-        "bad_pool": "invalid dice pool (0-{max} dice)",
-        "bad_stunt": "a stunt gives 1 to 3 dice",
-        "stunt_exaltado_only": "stunts exist only in Exaltado",
-        "human_pool_over_10": "a normal human cannot roll more than {max} dice (asked {pool})",
-        "automatic_one_success": "an automatic success is one success; this action needs {needed}",
-        "bad_successes_required": "invalid number of successes required",
-        "option_forbidden": "a rules option the {ruleset} text forbids ({option})",
-        "automatic_not_allowed": "the automatic success cannot be taken here",
-        "automatic_with_willpower": "Willpower is not spent on an automatic success",
-        "bad_option": "invalid rules option",
-        "unknown_system": "unknown rules system",
-    },
+    "bad_difficulty": N_("la dificultad {difficulty} está fuera de rango ({min}-{max})"),
+    "bad_pool": N_("reserva de dados no válida (0-{max} dados)"),
+    "bad_stunt": N_("la acrobacia da entre 1 y 3 dados"),
+    "stunt_exaltado_only": N_("las acrobacias solo existen en Exaltado"),
+    "human_pool_over_10": N_("un humano normal no puede tirar más de {max} dados (pide {pool}; Puntuaciones)"),
+    "automatic_one_success": N_("un éxito automático es un solo éxito; esta acción necesita {needed}"),
+    "bad_successes_required": N_("número de éxitos necesarios no válido"),
+    "option_forbidden": N_("opción de reglas que el texto de {ruleset} no permite ({option})"),
+    "automatic_not_allowed": N_("aquí no se puede tomar el éxito automático"),
+    "automatic_with_willpower": N_("no se gasta Fuerza de Voluntad en un éxito automático"),
+    "bad_option": N_("opción de reglas no válida"),
+    "unknown_system": N_("sistema de reglas desconocido"),
 }
 
 
 def rules_error_message(err: RulesError, lang: str) -> str:
     """A ``RulesError`` met while rolling a tag, as a short sentence for the reply.
 
-    Falls back to the error's English message for codes without a translation.
+    Falls back to the error's English message for codes without a translation; a language
+    Narrador does not speak gets English.
     """
-    template = _RULES_ERRORS.get(lang, _RULES_ERRORS["en"]).get(err.code)
-    if template is None:
+    message = _RULES_ERRORS.get(err.code)
+    if message is None:
         return str(err)
+    template = tr(lang if lang in LANGS else "en", message)
     try:
         return template.format(**err.params)
     except (KeyError, IndexError):
@@ -233,17 +170,15 @@ def outcome_label(outcome: str, degree_label: str, lang: str) -> str:
     Raises:
         RulesError: unknown language.
     """
-    t = _texts(lang)
+    _check_language(lang)
     if outcome == "success":
-        return t.get(degree_label, t["success"]) if degree_label else t["success"]
-    return t.get(outcome, outcome)
+        return tr(lang, _VERDICTS.get(degree_label, _VERDICTS["success"]))
+    return tr(lang, _VERDICTS[outcome]) if outcome in _VERDICTS else outcome
 
 
-def _texts(lang: str) -> dict[str, str]:
-    try:
-        return _TEXT[lang]
-    except KeyError:
-        raise RulesError(f"unknown language {lang!r}", code="unknown_language", lang=lang) from None
+def _check_language(lang: str) -> None:
+    if lang not in LANGS:
+        raise RulesError(f"unknown language {lang!r}", code="unknown_language", lang=lang)
 
 
 class Markup:
@@ -437,34 +372,38 @@ def _pct(p: float, lang: str) -> str:
 
 def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     """One roll as a compact paragraph (tag, parameters, dice, verdict, chance, code)."""
-    t, fl = _texts(ctx.lang), ctx.flavour
+    lang, fl = ctx.lang, ctx.flavour
+    _check_language(lang)
     tag = _code(view.tag, fl)
     code = _link(view.roll_id, view.verify_url, fl)
+    code_word = tr(lang, "código")
     if view.secret:
-        return f"{tag} → {t['secret'].format(commitment=view.commitment)} · {t['code']} {code}"
+        secret = tr(lang, "Tirada secreta. Compromiso: {commitment}").format(commitment=view.commitment)
+        return f"{tag} → {secret} · {code_word} {code}"
     if view.stunt_dice:
-        params = [t["pool_stunt"].format(pool=view.pool, stunt=view.stunt_dice)]
+        params = [tr(lang, "{pool}+{stunt} dados (acrobacia)").format(pool=view.pool, stunt=view.stunt_dice)]
     else:
-        params = [t["pool_one"] if view.pool == 1 else t["pool"].format(pool=view.pool)]
+        params = [trn(lang, "{pool} dado", "{pool} dados", view.pool).format(pool=view.pool)]
     if view.difficulty_kind == "successes_required":
-        params.append(t["needs_one"] if view.difficulty == 1 else t["needs"].format(difficulty=view.difficulty))
+        params.append(trn(lang, "necesita {difficulty} éxito", "necesita {difficulty} éxitos", view.difficulty)
+                      .format(difficulty=view.difficulty))
     else:
-        params.append(t["dif"].format(difficulty=view.difficulty))
+        params.append(tr(lang, "dif {difficulty}").format(difficulty=view.difficulty))
         if view.successes_required > 1:
-            params.append(t["needs_target"].format(needed=view.successes_required))
+            params.append(tr(lang, "necesita {needed} éxitos").format(needed=view.successes_required))
     if view.willpower:
-        params.append(t["willpower"])
+        params.append(tr(lang, "+FV"))
     verdict = outcome_label(view.outcome, view.degree_label, ctx.lang)
     if view.outcome == "success" or view.successes:
         verdict = f"{verdict} ({view.successes})"
     parts = [f"{tag} → {_bold(verdict, fl)}", ", ".join(params)]
     if view.automatic and not view.faces:
-        parts.append(t["auto"])
+        parts.append(tr(lang, "éxito automático"))
     else:
-        parts.append(f"{t['dice']}: {render_dice(view, fl)}")
+        parts.append(tr(lang, "dados") + f": {render_dice(view, fl)}")
     if view.chance is not None:
-        parts.append(t["chance"].format(pct=_pct(view.chance, ctx.lang)))
-    parts.append(f"{t['code']} {code}")
+        parts.append(tr(lang, "prob. de este resultado o mejor: {pct}").format(pct=_pct(view.chance, lang)))
+    parts.append(f"{code_word} {code}")
     line = " · ".join(parts)
     if view.comment:
         line += f" — {plain(view.comment, fl)}"
@@ -488,12 +427,15 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
         RulesError: unknown language or flavour.
     """
     markup = markup_for(ctx.flavour)
-    t = _texts(ctx.lang)
+    lang = ctx.lang
+    _check_language(lang)
     who = f"@{plain(ctx.author, ctx.flavour)}"
     character = plain(ctx.character, ctx.flavour)
-    header = t["header_char"].format(author=who, character=character) if ctx.character else t["header"].format(author=who)
+    header = (tr(lang, "Tiradas de {author} ({character})").format(author=who, character=character)
+              if ctx.character else tr(lang, "Tiradas de {author}").format(author=who))
+    not_rolled = _bold(tr(lang, "No se ha tirado"), ctx.flavour)
     items: list[tuple[int, str]] = [(v.index, render_roll_line(v, ctx)) for v in rolls]
-    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {_bold(t['error'], ctx.flavour)}: {plain(p.message, ctx.flavour)}")
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {plain(p.message, ctx.flavour)}")
               for p in problems]
     items.sort(key=lambda x: x[0])
     lines = [_bold(header, ctx.flavour), ""]
@@ -502,5 +444,5 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
     for extra in ctx.extra_lines:  # plain text: keep its line breaks in Markdown too
         text = plain(extra, ctx.flavour)
         lines.append(f"{text}  " if ctx.flavour == "markdown" and text else text)
-    lines += ["", f"{t['footer']} {ctx.marker}"]
+    lines += ["", tr(lang, "Narrador · dados verificables") + f" {ctx.marker}"]
     return markup.lines(lines)

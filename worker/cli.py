@@ -212,6 +212,7 @@ def eval_cmd(system: str, faces: str, difficulty: int | None, willpower: bool, s
              successes_required: int | None, options: tuple[str, ...], as_json: bool) -> None:
     """Evaluate given dice faces under a ruleset (a face written 0 is a 10)."""
     from core import rules
+    from core.i18n import tr, trn
     from core.render import outcome_label
 
     values = _parse_faces(faces)
@@ -227,11 +228,13 @@ def eval_cmd(system: str, faces: str, difficulty: int | None, willpower: bool, s
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
         return
-    label = outcome_label(result.outcome, result.degree_label, "es")
-    successes = f"{result.successes} éxito{'' if result.successes == 1 else 's'}"
-    ones = f"{result.ones} uno{'' if result.ones == 1 else 's'}"
-    click.echo(f"{ruleset.id}: {' '.join(map(str, result.faces))} dif {result.difficulty}"
-               f"{' +FV' if willpower else ''} -> {label} ({successes}, {ones})")
+    lang = "es"
+    label = outcome_label(result.outcome, result.degree_label, lang)
+    successes = trn(lang, "{n} éxito", "{n} éxitos", result.successes).format(n=result.successes)
+    ones = trn(lang, "{n} uno", "{n} unos", result.ones).format(n=result.ones)
+    difficulty = tr(lang, "dif {difficulty}").format(difficulty=result.difficulty)
+    spent = " " + tr(lang, "+FV") if willpower else ""
+    click.echo(f"{ruleset.id}: {' '.join(map(str, result.faces))} {difficulty}{spent} -> {label} ({successes}, {ones})")
 
 
 def _options(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -56,6 +56,7 @@ from core.post.model import (
 from core.post.params import action_fingerprint, json_safe, pre_fingerprint, roll_params
 from core.scenes import turn_of
 from core.sheets import CharacterSheet, resolve_pool
+from core.i18n import tr, trn
 from core.tags.messages import cheat_sheet, error_message
 from core.tags.model import ParsedTag
 
@@ -508,14 +509,15 @@ class _Decision:
         else:
             verdict = self.text("npc_wins", name=name, net=net)
         # exaltado's "dif N" is the successes the NPC needs (exaltado-reglas.txt «Dificultad»)
+        lang = self.lang
         if ruleset.target_number:
-            level = self.text("npc_level_difficulty", difficulty=npc_difficulty)
+            level = tr(lang, "dif {difficulty}").format(difficulty=npc_difficulty)
         else:
-            level = self.text("npc_level_needs_one" if npc_difficulty == 1 else "npc_level_needs",
-                              difficulty=npc_difficulty)
-        successes = self.text("successes_one" if npc.successes == 1 else "successes_n", n=npc.successes)
-        return [self.text("npc_roll", name=name, level=level, faces=" ".join(map(str, npc.faces)),
-                          successes=successes, verdict=verdict)]
+            level = (trn(lang, "necesita {difficulty} éxito", "necesita {difficulty} éxitos", npc_difficulty)
+                     .format(difficulty=npc_difficulty))
+        successes = trn(lang, "{n} éxito", "{n} éxitos", npc.successes).format(n=npc.successes)
+        faces = " ".join(map(str, npc.faces))
+        return [f"{name} ({level}): {faces} → {successes}; {verdict}"]
 
 
 def stunt_credit_for(sheet: CharacterSheet | None, reward: rules.StuntReward) -> tuple[str, int] | None:
