@@ -766,4 +766,10 @@ def effective_config(settings: Settings) -> dict[str, Any]:
                 out[name] = value
         return out
 
-    return dump(settings)
+    out = dump(settings)
+    from core.rules import get_ruleset, options_for
+
+    for game_id, game in settings.games.items():  # the rules options as they apply, not only those set
+        ruleset = get_ruleset(game.ruleset)
+        out["games"][game_id]["options"] = options_for(ruleset, game.options).effective_for(ruleset)
+    return out

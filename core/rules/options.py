@@ -218,6 +218,16 @@ class RulesOptions:
         """The options as a JSON-safe dict (``from_mapping`` accepts it back)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def effective_for(self, ruleset: Ruleset) -> dict[str, Any]:
+        """Every option as it applies in ``ruleset``: the unset ones (``None``, "the ruleset's
+        default") replaced by that default, so nothing is left implicit (``narrador config
+        check`` prints this)."""
+        out = self.to_dict()
+        out["specialty"] = self.specialty_mode(ruleset)
+        out["extended_failure"] = self.extended_failure_for(ruleset)
+        out["retry_past_max"] = self.retry_past_max_for(ruleset)
+        return out
+
     def specialty_mode(self, ruleset: Ruleset) -> str:
         """The effective specialty mode for ``ruleset`` (``double``, ``reroll`` or ``off``)."""
         mode = self.specialty or ruleset.default_specialty

@@ -40,3 +40,27 @@ def test_a_changed_server_rewinds_the_watched_threads_one_page(tmp_path, unique,
         assert store.server_changed() is False  # once
     finally:
         redis_client.set("nr:redis:run_id", original or run_id)
+
+
+def test_a_first_run_with_nothing_watched_does_not_warn_of_a_failover(tmp_path, unique, redis_client, caplog):
+    """A fresh Redis (the demo's first run) has no server recorded: the change is taken (the
+    run id is stored) but with no watched thread there is nothing to rewind, and the worker
+    log must not claim a failover (found by a new user's first demo run)."""
+    import logging
+
+    settings = make_settings(tmp_path, unique)
+    store = RedisGameState(redis_client)
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    svc = service.Services(settings=settings, store=store, keystore=keystore,
+                           forum_factory=lambda fs: FakeForum(f"f-{unique}"), clock=lambda: FIXED_NOW)
+    original = redis_client.get("nr:redis:run_id")
+    try:
+        redis_client.set("nr:redis:run_id", "a-server-never-seen")
+        with caplog.at_level(logging.INFO):
+            assert service.recheck_after_server_change(svc, {}) is True
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert any("no watched thread to rewind" in r.getMessage() for r in caplog.records)
+    finally:
+        if original is not None:
+            redis_client.set("nr:redis:run_id", original)

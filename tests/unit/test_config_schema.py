@@ -203,6 +203,11 @@ def test_config_check_prints_the_effective_configuration_with_secrets_masked(tmp
     assert shown["forums"]["miforo"]["timeout"] == 10.0  # a default, shown
     assert shown["narrador"]["redis_url"] == "redis://:********@127.0.0.1:6379/0"
     assert shown["games"]["noches"]["ruleset"] == "exaltado"
+    # the rules options as they apply to Exaltado, the unset ones resolved (a new user found
+    # the section empty while the records showed the defaults)
+    options = shown["games"]["noches"]["options"]
+    assert options["specialty"] == "off" and options["extended_failure"] == "continue"
+    assert options["botch_rule"] == "no_success" and options["human_pool"] == "refuse"
 
 
 def test_config_check_of_a_bad_file_lists_every_problem_with_exit_code_2(tmp_path):

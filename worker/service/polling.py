@@ -165,8 +165,12 @@ def recheck_after_server_change(svc: Services, threads: Mapping[str, set[str]]) 
     for forum_name, ids in threads.items():
         for thread_id in ids:
             svc.store.rewind_thread(forum_name, thread_id)
-    log.warning("the Redis server changed (failover or restart): %d watched threads rewound one page",
-                sum(len(ids) for ids in threads.values()))
+    rewound = sum(len(ids) for ids in threads.values())
+    if rewound:
+        log.warning("the Redis server changed (failover or restart): %d watched threads rewound one page",
+                    rewound)
+    else:  # a first run (or an empty state): nothing to re-read, nothing to warn about
+        log.info("Redis server recorded; no watched thread to rewind")
     return True
 
 
