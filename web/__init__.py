@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, render_template
 
+from core import i18n as i18n_core
 from worker.settings import Settings
 
 _CSP = (
@@ -101,7 +102,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update({k: v for k, v in cookie_defaults.items() if k not in overrides})
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", 12 * 3600)
     app.config.setdefault("BABEL_DEFAULT_LOCALE", "es")
-    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(Path(__file__).parent / "translations"))
+    # the one catalogue of words, shared with the replies (core/i18n.py)
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(i18n_core.LOCALE_DIR))
+    app.config.setdefault("BABEL_DOMAIN", i18n_core.DOMAIN)
     from worker.redisurl import limiter_storage
 
     storage_uri, storage_options = limiter_storage(settings.redis_url)  # a Sentinel URL too
@@ -138,10 +141,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     # no per-address limits on webhooks: every delivery is signed, and they all come from
     # the forum's own address (a limit would throttle the forum, not an attacker)
     limiter.exempt(hooks.bp)
-    app.jinja_env.globals.update(outcome_label=i18n.outcome_label, degree_label=i18n.degree_label,
+    app.jinja_env.globals.update(outcome_label=i18n.outcome_label, verdict=i18n.verdict,
                                  check_label=i18n.check_label, check_status=i18n.check_status,
                                  flag_labels=i18n.FLAG_LABELS,
                                  page_lang=i18n.page_language)
+    app.jinja_env.filters["percent"] = i18n.percent
 
     @app.errorhandler(400)
     @app.errorhandler(403)

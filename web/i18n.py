@@ -1,13 +1,10 @@
 """Page language: Spanish by default, English by setting per game and per master.
 
 Source: issue 8, "Quality" (Spanish by default, English by setting per game and per
-master).  Message ids in the code and templates are the Spanish texts; the English
-catalogue is ``web/translations/en/LC_MESSAGES/messages.po`` with its compiled ``.mo``
-committed beside it (so a plain ``pip install -e .`` has it).  Regenerate with::
-
-    pybabel extract -F web/babel.cfg -o web/translations/messages.pot web
-    pybabel update -i web/translations/messages.pot -d web/translations
-    pybabel compile -d web/translations
+master).  Message ids in the code and templates are the Spanish texts.  The pages read the
+one catalogue of words the replies read (``core/locale``, domain ``narrador``; see
+``core/i18n.py``): Flask-Babel is pointed at it, and a roll's verdict is the reply's own
+(:func:`verdict`).  After changing texts: ``python tools/catalogue.py update``.
 
 Which language a page uses, first match wins:
 
@@ -18,32 +15,20 @@ Which language a page uses, first match wins:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from flask import g
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "check_label", "check_status", "degree_label",
-           "outcome_label", "page_language", "select_locale", "use_game_language"]
+from core import render
+
+__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "check_label", "check_status", "outcome_label",
+           "page_language", "percent", "select_locale", "use_game_language", "verdict"]
 
 DEFAULT_LANGUAGE = "es"
 LANGUAGES = ("es", "en")
-
-_OUTCOMES = {
-    "success": _l("éxito"),
-    "failure": _l("fallo"),
-    "botch": _l("fracaso"),
-}
-
-# core.rules.degree_label's stable keys (vampiro/gehena degrees, exaltado basic/extra)
-_DEGREES = {
-    "marginal": _l("marginal"),
-    "moderate": _l("moderado"),
-    "complete": _l("completo"),
-    "exceptional": _l("excepcional"),
-    "phenomenal": _l("fenomenal"),
-    "basic": _l("justo"),
-    "extra": _l("con éxitos de sobra"),
-}
 
 # core.record.Check names (verify_signed's checks)
 _CHECKS = {
@@ -95,16 +80,28 @@ def page_language() -> str:
 
 
 def outcome_label(outcome: str) -> str:
-    """The page's word for a roll outcome (``success``, ``failure``, ``botch``; others as is)."""
-    label = _OUTCOMES.get(outcome)
-    return str(label) if label is not None else outcome
+    """The page's word for a roll outcome (``success``, ``failure``, ``botch``; others as is):
+    the reply's (:func:`core.render.outcome_label`)."""
+    return render.outcome_label(outcome, "", page_language())
 
 
-def degree_label(degree: object) -> str:
-    """The page's words for a record's ``degree`` (a stable key of ``core.rules.degree_label``;
-    numbers and unknown keys as they are)."""
-    label = _DEGREES.get(str(degree)) if isinstance(degree, str) else None
-    return str(label) if label is not None else str(degree)
+def percent(fraction: float) -> str:
+    """A fraction (0-1) as a percentage with one decimal in the page's locale, through Babel
+    (``12,3 %`` in Spanish, ``12.3%`` in English)."""
+    from flask_babel import format_percent, get_locale
+
+    locale = get_locale()
+    pattern = locale.percent_formats[None].pattern if locale is not None else "#,##0 %"
+    return format_percent(fraction, pattern.replace("#,##0", "#,##0.0", 1))
+
+
+def verdict(record: Mapping[str, Any]) -> str:
+    """A record's verdict as its reply gave it (``Éxito moderado``, ``Fracaso``), from its
+    ``outcome`` and ``degree`` (a stable key of ``core.rules.degree_label``; a number or an
+    unknown key reads as the bare outcome)."""
+    degree = record.get("degree")
+    return render.outcome_label(str(record.get("outcome", "")), degree if isinstance(degree, str) else "",
+                                page_language())
 
 
 def check_label(name: str) -> str:

@@ -151,6 +151,20 @@ def test_english_game_pages_are_in_english(world):
     assert "Valid signature" in html and "Firma válida" not in html
 
 
+@pytest.mark.parametrize("name", ["plain", "other_game"])
+def test_the_verify_page_gives_the_verdict_of_the_reply(world, name):
+    """One catalogue, one way to name a result: the page's verdict is the reply's, in the game's
+    language (core.render.outcome_label from the record's outcome and degree)."""
+    from core.render import outcome_label
+
+    rid = world["ids"][name]
+    record = world["store"].get_roll(rid)["record"]
+    lang = "es" if name == "plain" else "en"
+    verdict = outcome_label(record["outcome"], record["degree"] if isinstance(record["degree"], str) else "", lang)
+    html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
+    assert f'<td class="{record["outcome"]}">{verdict}</td>' in html
+
+
 # ----------------------------------------------------------------------------- login
 
 
@@ -411,9 +425,13 @@ def test_stats_page_compares_observed_with_expected(world, ana):
     observed = sum(r["successes"] for r in recs)
     expected = sum(distribution("vampiro", r["params"]["pool"], difficulty=6).expected_successes for r in recs)
     p_botch = sum(distribution("vampiro", r["params"]["pool"], difficulty=6).p_botch for r in recs)
-    assert f"{observed} / {expected:.2f} ({observed - expected:+.2f})" in html
+    def es(text: str) -> str:  # Spanish numbers (Babel): decimal comma
+        return text.replace(".", ",")
+
+    assert f"{observed} / {es(f'{expected:.2f}')} ({es(f'{observed - expected:+.2f}')})" in html
     botches = sum(r["outcome"] == "botch" for r in recs)
-    assert f"{botches} / {p_botch:.2f}" in html
+    # percentages through Babel: one decimal, a no-break space before % in Spanish
+    assert f"{botches} / {es(f'{p_botch:.2f}')} ({es(f'{botches / 3 * 100:.1f}')}\xa0% / {es(f'{p_botch / 3 * 100:.1f}')}\xa0%)" in html
     assert f"<tr><th>Dados</th><td>{sum(len(r['faces']) for r in recs)}</td></tr>" in html
     assert html.count('<svg class="chart') == 2 and "<polyline" in html and "<rect" in html
     assert "pocos dados" in html  # 15 dice: too few for a chi-square
