@@ -88,7 +88,7 @@ class DowntimeNotice:
         """True when the notice gives no end date."""
         return self.until is None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | None]:
         """JSON-safe dict: ``until`` (ISO date, or ``None`` when open-ended) and ``reason``."""
         return {"until": self.until.isoformat() if self.until else None, "reason": self.reason}
 

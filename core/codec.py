@@ -27,7 +27,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
+from typing import Any, ClassVar, TypeVar, Union, cast, get_args, get_origin
 
 from core.errors import RulesError
 
@@ -178,10 +178,10 @@ def _decode_value(hint: Any, value: Any, name: str, meta: Mapping[str, Any]) -> 
     optional, hint = _optional(hint)
     if optional and value is None:
         return None
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise RulesError(f"{name} must be an object", code="bad_state", field=name)
-        return decode(hint, value)
+        return decode(cast("type[Any]", hint), value)
     if get_origin(hint) is tuple:
         args = get_args(hint)
         items = list(value or ())
@@ -202,7 +202,7 @@ def _decode_value(hint: Any, value: Any, name: str, meta: Mapping[str, Any]) -> 
         if meta.get("ruleset"):
             from core.rules import get_ruleset
 
-            return get_ruleset(value).id  # type: ignore[arg-type]
+            return get_ruleset(value).id
         if optional:
             return value
         return str(value or "")

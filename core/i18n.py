@@ -30,8 +30,20 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-__all__ = ["DEFAULT_LANGUAGE", "DOMAIN", "LANGS", "LOCALE_DIR", "NC_", "N_", "Words", "language", "tr", "trn", "trp",
-           "translations"]
+__all__ = [
+    "DEFAULT_LANGUAGE",
+    "DOMAIN",
+    "LANGS",
+    "LOCALE_DIR",
+    "NC_",
+    "N_",
+    "Words",
+    "language",
+    "tr",
+    "translations",
+    "trn",
+    "trp",
+]
 
 DOMAIN = "narrador"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"

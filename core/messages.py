@@ -160,11 +160,11 @@ def time_unit(key: str, lang: str = "es") -> str:
 
 
 def _fill(template: str, params: Mapping[str, Any]) -> str:
-    class _Missing(dict):
+    class _Missing(dict[str, Any]):
         def __missing__(self, key: str) -> str:
             return "?"
 
-    return template.format_map(_Missing({k: v for k, v in params.items()}))
+    return template.format_map(_Missing(dict(params.items())))
 
 
 def error_message(err: Any, lang: str = "es") -> str:

@@ -129,11 +129,13 @@ def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
     if sheet is None:
         if not written or None in written:  # "Destreza(3)+Atletismo(2)" needs no sheet
             raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
-        for name, rating in zip(names, written):
+        for name, rating in zip(names, written, strict=False):
             info = lookup(name)
             used.append(TraitRating(key=info.key if info else normalize_trait(name), name=name, rating=rating,
                                     max_rating=info.max_rating if info else 5, category="written"))
-    for i, name in enumerate(names if sheet is not None else ()):
+    for i, name in enumerate(names):
+        if sheet is None:
+            break
         t = sheet.trait(name)
         if t is None:
             raise StateError(f"{sheet.name} has no trait {name!r}", code="unknown_trait",

@@ -142,7 +142,7 @@ class Contest(Stored):
                         "winner": None if winner is None else self.sides[winner],
                         "net": net,
                         "successes": {self.sides[0]: _effective(a), self.sides[1]: _effective(b)},
-                        "botches": [s for s, r in zip(self.sides, (a, b)) if r.outcome == "botch"],
+                        "botches": [s for s, r in zip(self.sides, (a, b), strict=False) if r.outcome == "botch"],
                     },
                 )
             )

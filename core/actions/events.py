@@ -180,5 +180,6 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     return cls.from_dict(data)
 
 
-_EVENT_KINDS: dict[str, Any] = {cls.KIND: cls for cls in (RollEvent, Abandon, Attempt, TakeAction, ReflexiveRoll,
-                                                        SpendWillpower)}
+_EVENT_KINDS: dict[str, type[Event]] = {
+    cls.KIND: cls for cls in (RollEvent, Abandon, Attempt, TakeAction, ReflexiveRoll, SpendWillpower)
+}

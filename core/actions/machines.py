@@ -27,7 +27,7 @@ State = (
 )
 
 
-_STATE_KINDS: dict[str, Any] = {
+_STATE_KINDS: dict[str, type[State]] = {
     "extended_action": ExtendedAction,
     "contest": Contest,
     "extended_contest": ExtendedContest,
@@ -46,7 +46,7 @@ def state_from_dict(data: Mapping[str, Any]) -> State:
         RulesError(code="bad_state") for an unknown kind or malformed data.
     """
     kind = data.get("kind") if isinstance(data, Mapping) else None
-    cls = _STATE_KINDS.get(kind)  # type: ignore[arg-type]
+    cls = _STATE_KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise RulesError(f"unknown state kind {kind!r}", code="bad_state", found=repr(kind))
     try:
@@ -56,5 +56,12 @@ def state_from_dict(data: Mapping[str, Any]) -> State:
 
 
 def apply(state: State, event: Event) -> tuple[State, tuple[ActionEvent, ...]]:
-    """``(state, event) -> (new_state, events)`` for any machine (``state.apply(event)``)."""
+    """``(state, event) -> (new_state, events)`` for any machine (``state.apply(event)``).
+
+    Raises:
+        RulesError(code="bad_event"): ``state`` is an :class:`ActionTurn` (it links a turn's
+        actions across posts; its :class:`MultipleActions` takes the events).
+    """
+    if isinstance(state, ActionTurn):
+        raise RulesError("an action turn takes no events: apply them to its actions", code="bad_event")
     return state.apply(event)

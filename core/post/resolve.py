@@ -32,6 +32,7 @@ from core import derive, messages, probability, render, rules
 from core import record as records
 from core.absence import Absence, find_absences, notice_end
 from core.errors import RulesError, StateError, TagError
+from core.i18n import tr, trn
 from core.post import actions as post_actions
 from core.post.model import (
     AbsenceSaved,
@@ -56,7 +57,6 @@ from core.post.model import (
 from core.post.params import action_fingerprint, json_safe, pre_fingerprint, roll_params
 from core.scenes import turn_of
 from core.sheets import CharacterSheet, resolve_pool
-from core.i18n import tr, trn
 from core.tags.messages import cheat_sheet, error_message
 from core.tags.model import ParsedTag
 
@@ -76,7 +76,8 @@ def query_for(game: str, forum: str, thread: str, post_id: str, author: str,
         extended=tuple(dict.fromkeys(s.extended.name for s in specs
                                      if s.extended and not s.teamwork and not _player_contest(s))),
         teams=tuple(dict.fromkeys(s.teamwork for s in specs if s.teamwork)),
-        contests=tuple(dict.fromkeys(s.versus.name for s in specs if _player_contest(s) and not s.teamwork)),
+        contests=tuple(dict.fromkeys(s.versus.name for s in specs
+                                     if s.versus is not None and _player_contest(s) and not s.teamwork)),
         fingerprints=tuple(dict.fromkeys(pre_fingerprint(author, s) for s in specs)),
     )
 
@@ -257,7 +258,7 @@ class _Decision:
         notes: list[str] = []
         marks: list[str] = []
         action: dict[str, Any] | None = None
-        sheet = self.sheet(required=bool(spec.traits and not spec.trait_ratings or spec.willpower))
+        sheet = self.sheet(required=bool((spec.traits and not spec.trait_ratings) or spec.willpower))
         pool = resolve_pool(sheet, spec).pool
         key = derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index)
         rid = records.roll_id(key)

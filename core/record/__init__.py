@@ -52,13 +52,11 @@ from core.record.verify import (
 )
 
 __all__ = [
+    "FLAG_NAMES",
+    "MAX_SAFE_INT",
     "MUTABLE_FIELDS",
     "RECORD_FIELDS",
     "RECORD_FIELDS_V1",
-    "committed_part",
-    "recompute_with_rules",
-    "FLAG_NAMES",
-    "MAX_SAFE_INT",
     "RECORD_FORMAT",
     "RECORD_FORMATS",
     "Check",
@@ -67,10 +65,12 @@ __all__ = [
     "build_signed_record",
     "canonical_json",
     "commitment",
+    "committed_part",
     "key_id_for",
     "public_key_from_bytes",
     "public_key_pem",
     "public_keys_from_pem",
+    "recompute_with_rules",
     "record_hash",
     "record_problems",
     "roll_id",

@@ -128,7 +128,8 @@ def build_record(
         "vrf_proof": vrf_proof,
     }
     # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
-    return json.loads(_canonical_record(record))
+    plain: dict[str, object] = json.loads(_canonical_record(record))
+    return plain
 
 
 def build_signed_record(private_key: Ed25519PrivateKey, **fields: Any) -> dict[str, object]:
@@ -180,7 +181,7 @@ def with_flags(
 
     Source: issue 5, "Secret rolls, edits, deletes".
     """
-    new = json.loads(canonical_json(record))
+    new: dict[str, Any] = json.loads(canonical_json(record))
     flags = dict(new["flags"])
     if edited_tag is not None:
         new["edited_tag"] = edited_tag

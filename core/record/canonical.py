@@ -29,11 +29,11 @@ def _check_json_value(value: object, path: str) -> None:
             raise ValueError(f"{path}: integer outside +-(2**53 - 1)")
         return
     if isinstance(value, float):
-        raise ValueError(f"{path}: floats are not allowed in records (use ints or strings)")  # noqa: TRY004 (ValueError by contract)
+        raise ValueError(f"{path}: floats are not allowed in records (use ints or strings)")
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ValueError(f"{path}: object keys must be str, got {type(k).__name__}")  # noqa: TRY004
+                raise ValueError(f"{path}: object keys must be str, got {type(k).__name__}")
             if not k.isascii():
                 raise ValueError(f"{path}: object keys must be ASCII, got {k!r}")
             _check_json_value(v, f"{path}.{k}")

@@ -154,12 +154,12 @@ def public_keys_from_pem(data: bytes | str) -> dict[str, Ed25519PublicKey]:
     keys: dict[str, Ed25519PublicKey] = {}
     for block in _PEM_BLOCK.findall(data):
         try:
-            key = serialization.load_pem_public_key(block)
+            loaded = serialization.load_pem_public_key(block)
         except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
             raise VerificationError(f"unreadable public key PEM block: {exc}") from exc
-        if not isinstance(key, Ed25519PublicKey):
-            raise VerificationError(f"not an Ed25519 public key: {type(key).__name__}")
-        keys[key_id_for(key)] = key
+        if not isinstance(loaded, Ed25519PublicKey):
+            raise VerificationError(f"not an Ed25519 public key: {type(loaded).__name__}")
+        keys[key_id_for(loaded)] = loaded
     if not keys:
         raise VerificationError("no Ed25519 public key found (expected PEM or 64 hex digits)")
     return keys

@@ -40,7 +40,7 @@ _ROLL_ID = re.compile(r"[a-z2-7]{16}")
 _NONCE = re.compile(r"[0-9a-f]{32}")
 
 
-_HEX_PROOF = re.compile(r"[0-9a-f]{%d}" % (2 * vrf.PROOF_BYTES))
+_HEX_PROOF = re.compile(rf"[0-9a-f]{{{2 * vrf.PROOF_BYTES}}}")
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -146,7 +146,7 @@ def _shape_problems(record: object) -> list[str]:
 
     def shape(name: str, pattern: re.Pattern[str], what: str) -> None:
         value = record[name]
-        if not pattern.fullmatch(value):  # type: ignore[arg-type]
+        if not pattern.fullmatch(value):
             problems.append(f"{name}: not {what}: {value!r}")
 
     if record["format"] not in RECORD_FORMATS:
@@ -159,20 +159,20 @@ def _shape_problems(record: object) -> list[str]:
     for name in ("game", "forum", "thread", "post", "ruleset", "tz"):
         if not record[name]:
             problems.append(f"{name}: empty")
-    if not 0 <= record["tag_index"] <= 0xFFFFFFFF:  # type: ignore[operator]
+    if not 0 <= record["tag_index"] <= 0xFFFFFFFF:
         problems.append("tag_index: out of range")
     faces = record["faces"]
-    if not all(type(f) is int and 1 <= f <= 10 for f in faces):  # type: ignore[union-attr]
+    if not all(type(f) is int and 1 <= f <= 10 for f in faces):
         problems.append("faces: every face must be an int from 1 to 10")
     flags = record["flags"]
-    if set(flags) != set(FLAG_NAMES) or not all(  # type: ignore[arg-type]
-        type(v) is bool for v in flags.values()  # type: ignore[union-attr]
+    if set(flags) != set(FLAG_NAMES) or not all(
+        type(v) is bool for v in flags.values()
     ):
         problems.append("flags: must be exactly " + ", ".join(FLAG_NAMES) + " as booleans")
-    elif flags["secret"]:  # type: ignore[index]
-        if record["nonce"] is None or not _NONCE.fullmatch(record["nonce"]):  # type: ignore[arg-type]
+    elif flags["secret"]:
+        if record["nonce"] is None or not _NONCE.fullmatch(record["nonce"]):
             problems.append("nonce: a secret record needs 32 hex digits")
-    elif record["nonce"] is not None and not _NONCE.fullmatch(record["nonce"]):  # type: ignore[arg-type]
+    elif record["nonce"] is not None and not _NONCE.fullmatch(record["nonce"]):
         problems.append("nonce: not 32 hex digits")
     if record["format"] == 2 and isinstance(flags, Mapping) and type(flags.get("secret")) is bool:
         vkid, proof = record["vrf_key_id"], record["vrf_proof"]

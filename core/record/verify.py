@@ -66,9 +66,8 @@ class VerificationReport:
     @property
     def ok(self) -> bool:
         """True when no check failed and the signature was checked and holds."""
-        return not self.failures and self.check("signature") is not None and bool(
-            self.check("signature").ok  # type: ignore[union-attr]
-        )
+        signature = self.check("signature")
+        return not self.failures and signature is not None and bool(signature.ok)
 
     @property
     def failures(self) -> tuple[Check, ...]:
@@ -403,7 +402,7 @@ def _check_dice(seed: bytes, rkey: bytes | None, faces: object, source: str) -> 
         return ("dice", False, str(exc))
     if derived == faces:
         return ("dice", True, f"{len(faces)} faces recomputed from {source} and equal")
-    first = next(i for i, (a, b) in enumerate(zip(derived, faces)) if a != b)
+    first = next(i for i, (a, b) in enumerate(zip(derived, faces, strict=False)) if a != b)
     return ("dice", False, f"faces differ from the dice of {source} at position {first}: "
                            f"record {faces[first]}, derived {derived[first]}")
 
@@ -467,9 +466,12 @@ def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
     params = record["params"]
     assert isinstance(params, Mapping)
     spec = params.get("spec") or {}
-    options = rules.RulesOptions.from_mapping(dict(record.get("options") or {}))  # type: ignore[arg-type]
+    stored_options, faces = record.get("options"), record["faces"]
+    if not isinstance(faces, list) or not (stored_options is None or isinstance(stored_options, Mapping)):
+        raise TypeError("faces must be a list and options a mapping")
+    options = rules.RulesOptions.from_mapping(dict(stored_options or {}))
     result = rules.evaluate(
-        rules.get_ruleset(str(record["ruleset"])), list(record["faces"]),  # type: ignore[arg-type]
+        rules.get_ruleset(str(record["ruleset"])), list(faces),
         difficulty=params["difficulty"], willpower=bool(params.get("willpower")),
         specialty=bool(params.get("specialty")), stress=bool(params.get("stress")),
         automatic=bool(params.get("automatic")), options=options, pool=params.get("pool"),

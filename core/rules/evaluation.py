@@ -412,7 +412,7 @@ def evaluate(
     assert threshold is not None
     ten_value = 2 if (rs.ten_value == 2 or mode == "double") else 1
     units = []  # success units per die
-    for i, face in enumerate(faces):
+    for face in faces:
         if face >= threshold or face == 10:
             units.append(ten_value if face == 10 else 1)
         else:
@@ -429,7 +429,7 @@ def evaluate(
         active_ones = list(one_idx)
         if opts.ten_cancels_one:
             tens = [i for i in range(pool) if faces[i] == 10]
-            for ten_i, one_i in zip(tens, list(active_ones)):
+            for ten_i, one_i in zip(tens, list(active_ones), strict=False):
                 cancelling.append(ten_i)
                 cancelled.append(one_i)
                 active_ones.remove(one_i)

@@ -201,7 +201,7 @@ def get_ruleset(name: str | Ruleset) -> Ruleset:
     """
     if isinstance(name, Ruleset):
         return name
-    found = RULESETS.get(name)  # type: ignore[arg-type]
+    found = RULESETS.get(name)
     if found is not None:
         return found
     if not isinstance(name, str):

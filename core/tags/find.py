@@ -18,7 +18,7 @@ from core.errors import TagError
 from core.tags.model import ParsedTag, TagMatch
 from core.tags.parser import parse_tag
 
-__all__ = ["MAX_TAGS", "BROKEN_INDEX", "BrokenTag", "extract_rolls", "find_tags", "scan_tags"]
+__all__ = ["BROKEN_INDEX", "MAX_TAGS", "BrokenTag", "extract_rolls", "find_tags", "scan_tags"]
 
 #: Index given to the first broken tag in :func:`extract_rolls` (then +1 each): far from the
 #: rolled tags' 0..MAX_TAGS, so their roll keys and the edit check never see them, and the
@@ -62,7 +62,7 @@ class BrokenTag:
     start: int
     end: int
     code: str
-    params: dict = field(default_factory=dict)
+    params: dict[str, object] = field(default_factory=dict)
 
 
 def scan_tags(text: str) -> tuple[list[TagMatch], list[BrokenTag]]:
@@ -82,8 +82,8 @@ def scan_tags(text: str) -> tuple[list[TagMatch], list[BrokenTag]]:
     next_close: dict[str, re.Match[str] | None] = {}
 
     def close_after(kind: str, at: int) -> re.Match[str] | None:
-        close = next_close.get(kind, False)
-        if close is False or (close is not None and close.start() < at):
+        close = next_close.get(kind)
+        if kind not in next_close or (close is not None and close.start() < at):
             close = _CLOSE[kind].search(text, at)
             next_close[kind] = close
         return close
@@ -210,6 +210,7 @@ def extract_rolls(text: str, *, ruleset_id: str = "vampiro") -> list[ParsedTag]:
         else:
             parsed.append(ParsedTag(match.index, match.raw, spec, None, match.start))
     for n, bad in enumerate(broken):
-        err = TagError(f"{bad.code}: {bad.raw!r}", code=bad.code, position=None, found=bad.raw, **bad.params)
-        parsed.append(ParsedTag(BROKEN_INDEX + n, bad.raw, None, err, bad.start))
+        broken_error = TagError(f"{bad.code}: {bad.raw!r}", code=bad.code, position=None, found=bad.raw)
+        broken_error.params.update(bad.params)
+        parsed.append(ParsedTag(BROKEN_INDEX + n, bad.raw, None, broken_error, bad.start))
     return parsed

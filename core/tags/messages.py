@@ -9,7 +9,8 @@ available.  ``TagError`` messages themselves stay English, for logs.
 from __future__ import annotations
 
 from core.errors import TagError
-from core.i18n import LANGS, NC_, N_, Words, tr, trp
+from core.i18n import LANGS, N_, NC_, Words, tr, trp
+from core.tags.model import RollSpec
 from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, ruleset_family
 
 __all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message"]
@@ -161,7 +162,7 @@ Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "n
 Comentario: tras #, :, //, ! o ¡ (se repite en la respuesta).
 Ausencia: [ausencia hasta=2026-12-24]motivo[/ausencia], o sin fecha [ausencia]motivo[/ausencia] (hasta que vuelvas a escribir).
 Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]8 acciones 3[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
-Límites: {max_dice} dados, {max_chars} caracteres por etiqueta.""")
+Límites: {max_dice} dados, {max_chars} caracteres por etiqueta.""")  # noqa: E501 (one line per topic)
 
 # the cheat sheet's difficulty line by ruleset family (core.tags.parser.ruleset_family)
 _DIFFICULTY = {
@@ -223,7 +224,7 @@ def _every(seconds: int) -> str:
     return f"{seconds // 60}m"
 
 
-def describe_spec(spec, lang: str = "es", ruleset_id: str = "vampiro") -> str:  # type: ignore[no-untyped-def]
+def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro") -> str:
     """What a parsed tag means, in one line of ``lang`` (``narrador tags``, issue 16).
 
     Lists the pool (number or traits, with written ratings), modifiers, difficulty (the
@@ -242,7 +243,7 @@ def describe_spec(spec, lang: str = "es", ruleset_id: str = "vampiro") -> str:  
     else:
         ratings = list(spec.trait_ratings) + [None] * (len(spec.traits) - len(spec.trait_ratings))
         names = " + ".join(f"{n} ({r})" if r is not None else n
-                           for n, r in zip(spec.traits, ratings))
+                           for n, r in zip(spec.traits, ratings, strict=False))
         parts.append(t["traits"].format(names=names))
     if spec.modifier:
         parts.append(t["modifier"].format(sign="+" if spec.modifier > 0 else "−", n=abs(spec.modifier)))

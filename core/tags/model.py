@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.codec import Stored
 from core.errors import TagError
@@ -159,7 +160,7 @@ class RollSpec(Stored):
         return tuple(normalize_trait(t) for t in self.traits)
 
 
-def error_to_dict(err: TagError) -> dict:
+def error_to_dict(err: TagError) -> dict[str, Any]:
     """JSON-safe dict of a :class:`~core.errors.TagError`.
 
     Keys: ``code``, ``message`` (English), ``position`` (int or ``None``), ``found``,
@@ -201,9 +202,9 @@ class ParsedTag:
         """True when the tag parsed (``spec`` is set)."""
         return self.spec is not None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict: ``index``, ``raw``, and ``spec`` (dict) or ``error`` (dict)."""
-        out: dict = {"index": self.index, "raw": self.raw}
+        out: dict[str, Any] = {"index": self.index, "raw": self.raw}
         if self.spec is not None:
             out["spec"] = self.spec.to_dict()
         else:

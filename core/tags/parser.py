@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 from importlib import resources
+from typing import TypeVar, cast
 
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -198,7 +200,7 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
             tree = _parser().parse(folded)
         except UnexpectedInput as exc:
             raise _syntax_error(exc, body) from None
-        return _assemble(tree.children[0], body, ruleset_family(ruleset_id))
+        return _assemble(_tree(tree.children[0]), body, ruleset_family(ruleset_id))
     except TagError as err:
         raise _hint(err, body, folded) from None
 
@@ -207,7 +209,8 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
 # once a tag failed, on the folded body; each pattern has bounded repetition.
 _HINTS = (
     ("not_d10", re.compile(r"(?<![0-9])([0-9]{1,3})\s{0,3}d\s{0,3}([0-9]{1,3})(?![0-9])")),
-    ("spend_word", re.compile(r"(?<![^\W\d_])(gast[a-z]{0,6}|spend[a-z]{0,3}|usando|uso)\s{1,5}(un\s{1,5}punto\s{1,5}de\s{1,5})?"
+    ("spend_word", re.compile(r"(?<![^\W\d_])(gast[a-z]{0,6}|spend[a-z]{0,3}|usando|uso)\s{1,5}"
+                              r"(un\s{1,5}punto\s{1,5}de\s{1,5})?"
                               r"(de\s{1,5})?(fv|f\.v\.?|wp|voluntad|willpower|fuerza\s{1,5}de\s{1,5}voluntad)(?![^\W\d_])")),
     ("willpower_sign", re.compile(r"\+\s{0,3}(fv|f\.v\.?|wp|voluntad|willpower)(?![^\W\d_])")),
     ("willpower_trait_with_pool", re.compile(r"fuerza\s{1,5}de\s{1,5}voluntad(?![^\W\d_])")),
@@ -232,12 +235,11 @@ def _hint(err: TagError, body: str, folded: str) -> TagError:
         if m is None:
             continue
         found = body[m.start():m.end()]
-        params: dict[str, object] = {}
-        if code == "not_d10":
-            params = {"dice": int(m.group(1)), "sides": int(m.group(2))}
-            if params["sides"] == 10:
-                continue
-        return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found, **params)
+        if code != "not_d10":
+            return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found)
+        dice, sides = int(m.group(1)), int(m.group(2))
+        if sides != 10:
+            return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found, dice=dice, sides=sides)
     return err
 
 
@@ -252,7 +254,7 @@ def _word_at(body: str, pos: int) -> str:
     return body[pos:end]
 
 
-def _describe(terminals) -> tuple[str, ...]:
+def _describe(terminals: Iterable[str]) -> tuple[str, ...]:
     names = {_EXPECTED[t] for t in terminals if t in _EXPECTED}
     if "number" in names:  # "dif (7)" is also read, but "a number" says it
         names.discard("(N)")
@@ -276,7 +278,7 @@ def _syntax_error(exc: UnexpectedInput, body: str) -> TagError:
         pos, found = len(body), ""
         expected = _describe(getattr(exc, "accepts", None) or exc.expected)
     elif isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = exc.pos_in_stream or 0
         found = _word_at(body, pos)
         expected = _describe(exc.allowed or ())
     else:  # pragma: no cover - lark has no other UnexpectedInput subclass today
@@ -302,42 +304,75 @@ def _text(body: str, start: int, end: int) -> str:
     return " ".join(body[start:end].split())
 
 
-def _int(tok: lark.Token, option: str) -> int:
+# The parse tree's nodes: the grammar (grammar.lark) fixes which child of a rule is a token and
+# which a subtree; these narrow a child to what the grammar says it is (a mismatch is a bug in
+# the grammar, reported as a syntax error rather than a traceback).
+Node = lark.Tree[lark.Token]
+T = TypeVar("T")
+
+
+def _tok(child: lark.Token | Node) -> lark.Token:
+    if not isinstance(child, lark.Token):
+        raise TagError(f"expected a token, found rule {child.data}", code="syntax", position=0)
+    return child
+
+
+def _tree(child: lark.Token | Node) -> Node:
+    if not isinstance(child, lark.Tree):
+        raise TagError(f"expected a rule, found token {child.type}", code="syntax", position=0)
+    return child
+
+
+def _start(child: lark.Token | Node) -> int:
+    """Where a token (or a subtree's first token) starts in the body (0-based)."""
+    tok = child if isinstance(child, lark.Token) else _tok(child.children[0])
+    return tok.start_pos or 0
+
+
+def _end(child: lark.Token | Node) -> int:
+    """Where a token (or a subtree's last token) ends in the body (exclusive)."""
+    tok = child if isinstance(child, lark.Token) else _tok(child.children[-1])
+    return tok.end_pos or 0
+
+
+def _int(child: lark.Token | Node, option: str) -> int:
+    tok = _tok(child)
     value = int(str(tok).strip("() \t"))  # "dif (7)": the number in a RATING token
     low, high = RANGES[option]
     if option in ("pool", "npc_pool") and value > high:
         raise TagError(
             f"{value} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
-            position=tok.start_pos, found=str(tok), option=option, value=value, limit=MAX_DICE,
+            position=_start(tok), found=str(tok), option=option, value=value, limit=MAX_DICE,
         )
     if not low <= value <= high:
         raise TagError(
             f"{option} must be between {low} and {high}, got {value}", code="out_of_range",
-            position=tok.start_pos, found=str(tok), option=option, value=value, min=low, max=high,
+            position=_start(tok), found=str(tok), option=option, value=value, min=low, max=high,
         )
     return value
 
 
-def _name(tok: lark.Token, body: str) -> str:
-    name = _text(body, tok.start_pos + 1, tok.end_pos - 1)
+def _name(child: lark.Token | Node, body: str) -> str:
+    tok = _tok(child)
+    name = _text(body, _start(tok) + 1, _end(tok) - 1)
     if not name:
-        raise TagError("empty name in quotes", code="empty_name", position=tok.start_pos, found=str(tok))
+        raise TagError("empty name in quotes", code="empty_name", position=_start(tok), found=str(tok))
     return name
 
 
-def _trait_text(tree: lark.Tree, body: str) -> tuple[str, int]:
-    tokens = tree.children
-    text = _text(body.replace("_", " "), tokens[0].start_pos, tokens[-1].end_pos)
-    return text, tokens[0].start_pos
+def _trait_text(child: lark.Token | Node, body: str) -> tuple[str, int]:
+    tree = _tree(child)
+    text = _text(body.replace("_", " "), _start(tree), _end(tree))
+    return text, _start(tree)
 
 
-def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
+def _assemble(node: Node, body: str, family: str) -> RollSpec:
     """Check the meaning of a parse tree and build the spec (see :func:`parse_tag`)."""
     comment = ""
     if node.children and isinstance(node.children[-1], lark.Tree) and node.children[-1].data == "comment":
-        tok = node.children[-1].children[0]
+        tok = _tok(node.children[-1].children[0])
         marker = 2 if str(tok).startswith("//") else 1
-        comment = body[tok.start_pos + marker:].strip()
+        comment = body[_start(tok) + marker:].strip()
     if node.data == "help_tag":
         return RollSpec(help=True, comment=comment)
 
@@ -350,7 +385,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
     trait_group_started = False
     modifier = 0
     flags: list[lark.Token] = []
-    last_versus: tuple[str, lark.Tree] | None = None  # lets `vs N dif M` give the NPC's dif
+    last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
 
     def set_option(name: str, value: object, pos: int, found: str) -> None:
         if name in options:
@@ -366,14 +401,14 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         kind = item.data
         kids = item.children
         first = kids[0]
-        pos = first.start_pos if isinstance(first, lark.Token) else first.children[0].start_pos
+        pos = _start(first)
         npc_dif_slot = last_versus is not None and last_versus[1] is items[i - 1] if i else False
         if kind == "number_pool":
             if pool is not None or traits:
                 code = "duplicate_pool" if pool is not None else "mixed_pool"
                 raise TagError(
                     "a roll has one pool: a number or traits joined by +", code=code,
-                    position=pos, found=_text(body, pos, (kids[-1]).end_pos),
+                    position=pos, found=_text(body, pos, _end(kids[-1])),
                 )
             pool, pool_pos = _int(first, "pool"), pos
         elif kind == "trait_pool":
@@ -394,9 +429,9 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
                 if sign < 0:
                     raise TagError(
                         "a trait cannot be subtracted", code="negative_trait",
-                        position=pos, found=body[pos:target.children[-1].end_pos],
+                        position=pos, found=body[pos:_end(target)],
                     )
-                if pool is not None or not trait_group_started and first.type == "AND_KW":
+                if pool is not None or (not trait_group_started and _tok(first).type == "AND_KW"):
                     raise TagError(
                         "a roll has one pool: a number or traits joined by +", code="mixed_pool",
                         position=tpos, found=name,
@@ -409,7 +444,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
                 if sign < 0 or int(target) != 1 or len(kids) > 2:
                     raise TagError(
                         "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
-                        position=pos, found=_text(body, pos, items[i + 1].children[0].end_pos),
+                        position=pos, found=_text(body, pos, _end(items[i + 1].children[0])),
                     )
                 continue
             else:
@@ -417,7 +452,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
                 if amount > MAX_DICE:
                     raise TagError(
                         f"modifier {amount} is over {MAX_DICE} dice", code="too_many_dice",
-                        position=target.start_pos, found=str(target), value=amount, limit=MAX_DICE,
+                        position=_start(target), found=str(target), value=amount, limit=MAX_DICE,
                     )
                 modifier += sign * amount
         elif kind == "difficulty":
@@ -431,31 +466,31 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         elif kind == "successes":
             set_option("successes_required", _int(kids[-1], "successes_required"), pos, str(first))
         elif kind == "flag":
-            flags.append(first)
+            flags.append(_tok(first))
         elif kind == "stunt":
             set_option("stunt", _int(kids[-1], "stunt"), pos, str(first))
         elif kind == "actions":
             set_option("actions", _int(kids[-1], "actions"), pos, str(first))
         elif kind == "action_index":
-            ints = [k for k in kids if k.type == "INT"]
+            ints = [k for k in map(_tok, kids) if k.type == "INT"]
             set_option("action", _int(ints[0], "action"), pos, str(first))
             if len(ints) > 1:  # "acción 2 de 3"
-                set_option("actions", _int(ints[1], "actions"), ints[1].start_pos, str(ints[1]))
+                set_option("actions", _int(ints[1], "actions"), _start(ints[1]), str(ints[1]))
         elif kind == "and_word":
             continue  # a bare "y" / "and" before an option: "dif 7 y fv"
         elif kind == "extended":
-            target = _int(kids[1], "extended_target")
+            ext_target = _int(kids[1], "extended_target")
             name = _name(kids[2], body) if len(kids) > 2 else ""
-            set_option("extended", (target, name), pos, str(first))
+            set_option("extended", (ext_target, name), pos, str(first))
         elif kind == "interval":
             unit = _fold_unit(str(kids[2]))
-            seconds = int(kids[1]) * _TIME_UNITS[unit]
+            seconds = int(_tok(kids[1])) * _TIME_UNITS[unit]
             low, high = RANGES["interval_seconds"]
             if not low <= seconds <= high:
                 raise TagError(
                     f"interval must be between {low} and {high} seconds, got {seconds}",
-                    code="out_of_range", position=kids[1].start_pos,
-                    found=_text(body, kids[1].start_pos, kids[2].end_pos),
+                    code="out_of_range", position=_start(kids[1]),
+                    found=_text(body, _start(kids[1]), _end(kids[2])),
                     option="interval_seconds", value=seconds, min=low, max=high,
                 )
             set_option("interval", seconds, pos, str(first))
@@ -466,7 +501,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         elif kind == "versus":
             name = ""
             npc_pool = None
-            for tok in kids[1:]:
+            for tok in map(_tok, kids[1:]):
                 if tok.type == "NAME":
                     name = _name(tok, body)
                 else:
@@ -482,7 +517,7 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         for tok in flags:
             if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
                 flags.remove(tok)
-                traits.append((_text(body, tok.start_pos, tok.end_pos), tok.start_pos))
+                traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
                 break
     if pool is None and not traits:
         raise TagError(
@@ -506,14 +541,15 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
             position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
         )
 
-    if "action" in options and options["action"] > options.get("actions", options["action"]):  # type: ignore[operator]
+    action = _option(options, "action", int)
+    if action is not None and action > (_option(options, "actions", int) or action):
         raise TagError(
             f"action {options['action']} of {options['actions']}", code="action_beyond_declared",
             position=option_pos["action"], found=_word_at(body, option_pos["action"]),
             asked=options["action"], declared=options["actions"],
         )
 
-    flag_values = {field: False for field in _FLAG_FIELDS.values()}
+    flag_values = dict.fromkeys(_FLAG_FIELDS.values(), False)
     for tok in flags:
         flag_values[_FLAG_FIELDS[tok.type]] = True
     if flag_values["automatic"] and ("extended" in options or "teamwork" in options or "versus" in options):
@@ -522,53 +558,60 @@ def _assemble(node: lark.Tree, body: str, family: str) -> RollSpec:
         auto = next(t for t in flags if t.type == "AUTO_KW")
         raise TagError(
             "an automatic success is for simple actions only (not with ext, equipo or vs)",
-            code="automatic_simple_only", position=auto.start_pos, found=str(auto),
+            code="automatic_simple_only", position=_start(auto), found=str(auto),
         )
     extended = None
     if "extended" in options:
-        target, name = options["extended"]  # type: ignore[misc]
-        extended = ExtendedSpec(target=target, name=name, interval_seconds=options.get("interval"))  # type: ignore[arg-type]
+        ext_target, ext_name = cast(tuple[int, str], options["extended"])
+        extended = ExtendedSpec(target=ext_target, name=ext_name, interval_seconds=_option(options, "interval", int))
     versus = None
     if "versus" in options:
-        vs_name, npc_pool = options["versus"]  # type: ignore[misc]
-        versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=options.get("npc_difficulty"))  # type: ignore[arg-type]
+        vs_name, npc_pool = cast(tuple[str, "int | None"], options["versus"])
+        versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=_option(options, "npc_difficulty", int))
     return RollSpec(
         pool=pool,
         traits=tuple(name for name, _ in traits),
         trait_ratings=tuple(ratings) if any(r is not None for r in ratings) else (),
         modifier=modifier,
-        difficulty=options.get("difficulty"),  # type: ignore[arg-type]
-        successes_required=options.get("successes_required"),  # type: ignore[arg-type]
-        stunt=options.get("stunt", 0),  # type: ignore[arg-type]
-        actions=options.get("actions", 1),  # type: ignore[arg-type]
-        action=options.get("action"),  # type: ignore[arg-type]
+        difficulty=_option(options, "difficulty", int),
+        successes_required=_option(options, "successes_required", int),
+        stunt=_option(options, "stunt", int) or 0,
+        actions=_option(options, "actions", int) or 1,
+        action=action,
         extended=extended,
-        teamwork=options.get("teamwork"),  # type: ignore[arg-type]
-        retry=options.get("retry"),  # type: ignore[arg-type]
+        teamwork=_option(options, "teamwork", str),
+        retry=_option(options, "retry", str),
         versus=versus,
         comment=comment,
         **flag_values,
     )
 
 
-def _rating(tok: lark.Token) -> int:
+def _option(options: Mapping[str, object], name: str, kind: type[T]) -> T | None:
+    """A checked option's value (``None`` when the tag does not set it)."""
+    value = options.get(name)
+    return value if isinstance(value, kind) else None
+
+
+def _rating(child: lark.Token | Node) -> int:
     """The rating written in ``Destreza(3)`` (0-10, vampiro-reglas.txt «Puntuaciones»: a trait
     is rated 0-5, Humanidad and Fuerza de Voluntad up to 10)."""
+    tok = _tok(child)
     value = int(str(tok).strip("() \t"))
     if value > 10:
         raise TagError(
-            f"a trait is rated 0-10, got {value}", code="out_of_range", position=tok.start_pos,
+            f"a trait is rated 0-10, got {value}", code="out_of_range", position=_start(tok),
             found=str(tok), option="rating", value=value, min=0, max=10,
         )
     return value
 
 
-def _willpower_after(item: lark.Tree, signed_kids: list, body: str) -> bool:
+def _willpower_after(item: Node, signed_kids: list[lark.Token | Node], body: str) -> bool:
     """True when ``item`` is the Willpower keyword written right after a signed number
     (``+1 FV``: only spaces between them)."""
-    if item.data != "flag" or item.children[0].type != "WP_KW":
+    if item.data != "flag" or _tok(item.children[0]).type != "WP_KW":
         return False
-    between = body[signed_kids[-1].end_pos:item.children[0].start_pos]
+    between = body[_end(signed_kids[-1]):_start(item.children[0])]
     return not between.strip()
 
 
