@@ -15,7 +15,8 @@ See ``docs/web.md``.
 Security defaults: CSRF on every POST (Flask-WTF), session cookie ``HttpOnly``,
 ``SameSite=Lax`` and ``Secure`` unless the public URL is ``http://localhost`` or
 ``http://127.0.0.1`` (override with the config key ``SESSION_COOKIE_SECURE``), security
-headers on every response, Jinja autoescape on every template.
+headers on every response, Jinja autoescape on every template.  Behind reverse proxies,
+``[narrador] trusted_proxies = N`` installs werkzeug's ``ProxyFix`` for the last N hops.
 """
 
 from __future__ import annotations
@@ -113,6 +114,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.setdefault("RATELIMIT_KEY_PREFIX", "nr:ratelimit")
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
     app.jinja_env.autoescape = True  # every template, whatever its extension
+    proxies = settings.narrador.trusted_proxies
+    if proxies:  # the client's address (rate limits, /metrics), scheme and host from the proxies
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)  # type: ignore[method-assign]
 
     from flask_babel import Babel
     from flask_limiter import Limiter

@@ -2,13 +2,23 @@
 
 Exposes the metrics of :mod:`worker.metrics` (this process's, or every process's in
 multiprocess mode: see that module) plus ``narrador_rolls_stored{game}``, read from Redis
-at scrape time.  No login: restrict the path at the reverse proxy if the game ids or
-counts are private.
+at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
+
+Access (settings ``[narrador]``): a request with ``Authorization: Bearer <metrics_token>``
+from anywhere, or without it from a client address in ``metrics_allow`` (default the
+loopback).  The client address is the one werkzeug's ``ProxyFix`` gives with
+``trusted_proxies``; with ``trusted_proxies = 0`` a request carrying a forwarding header
+(``X-Forwarded-For``, ``Forwarded``, ``X-Real-IP``) came through a proxy whose address says
+nothing of the client, so only the token lets it in.  Refused: 401 with
+``WWW-Authenticate: Bearer`` when a token is configured, else 403.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+import hmac
+import ipaddress
+
+from flask import Blueprint, Response, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
@@ -32,9 +42,32 @@ class _StoredRolls:
         yield fam
 
 
+_FORWARDING = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+
+
+def metrics_allowed() -> bool:
+    """True if this request may read ``/metrics`` (see the module docstring)."""
+    ns = deps.settings().narrador
+    header = request.headers.get("Authorization", "")
+    if ns.metrics_token and header[:7].lower() == "bearer ":
+        return hmac.compare_digest(header[7:].strip().encode("utf-8"), ns.metrics_token.encode("utf-8"))
+    if ns.trusted_proxies == 0 and any(h in request.headers for h in _FORWARDING):
+        return False
+    try:
+        client = ipaddress.ip_address(request.remote_addr or "")
+    except ValueError:
+        return False
+    return any(client in ipaddress.ip_network(net, strict=False) for net in ns.metrics_allow)
+
+
 @bp.get("/metrics")
 def metrics():  # type: ignore[no-untyped-def]
-    """Prometheus text format (``text/plain; version=0.0.4``)."""
+    """Prometheus text format (``text/plain; version=0.0.4``); 401/403 when not allowed."""
+    if not metrics_allowed():
+        if deps.settings().narrador.metrics_token:
+            return Response("metrics need a bearer token\n", 401, {"WWW-Authenticate": 'Bearer realm="metrics"'},
+                            content_type="text/plain; charset=utf-8")
+        return Response("metrics are not served to this address\n", 403, content_type="text/plain; charset=utf-8")
     body = generate_latest(worker_metrics.registry_for_scrape())
     counts: dict[str, int] = {}
     try:

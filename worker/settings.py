@@ -139,6 +139,17 @@ def _ids_ok(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
+def _networks(value: tuple[str, ...]) -> tuple[str, ...]:
+    import ipaddress
+
+    for item in value:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except (ValueError, TypeError):
+            raise _problem((), f"not a network address (CIDR such as 10.0.0.0/8 or ::1/128): {item!r}") from None
+    return value
+
+
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 RedisUrl = Annotated[str, AfterValidator(_redis_url)]
 IdList = Annotated[tuple[str, ...], BeforeValidator(_id_list), AfterValidator(_ids_ok)]
@@ -191,6 +202,16 @@ class NarradorSettings(Section):
         archive_s3_prefix: prepended to the archive's object names (default ``narrador/``).
         archive_s3_endpoint_url: an S3-compatible service's URL (MinIO, Ceph...); empty: AWS.
         archive_s3_region: the bucket's region; empty: boto3's default.
+        trusted_proxies: how many reverse proxies stand in front of the web app (0-5,
+            default 0). With N > 0, werkzeug's ``ProxyFix`` takes the client address, scheme
+            and host from the last N ``X-Forwarded-For`` / ``-Proto`` / ``-Host`` entries, so
+            the login rate limit and ``metrics_allow`` see the client, not the proxy. Set it
+            only behind a proxy that overwrites those headers: a client could forge them.
+        metrics_token: a bearer token for ``GET /metrics`` (``Authorization: Bearer
+            <token>``), accepted from any address; empty: no token (``metrics_token_env``:
+            the name of an environment variable holding it).
+        metrics_allow: networks (CIDR) whose clients read ``/metrics`` without the token
+            (default the loopback: ``127.0.0.0/8``, ``::1/128``; ``[]``: the token only).
     """
 
     instance_dir: Path = Path("instance")
@@ -208,6 +229,24 @@ class NarradorSettings(Section):
     archive_s3_prefix: str = Field(default="narrador/", max_length=200)
     archive_s3_endpoint_url: Annotated[str, AfterValidator(lambda v: _http_url(v) if v else v)] = ""
     archive_s3_region: str = Field(default="", max_length=50)
+
+    trusted_proxies: int = Field(default=0, ge=0, le=5)
+    metrics_token: str = secret(max_length=200)
+    metrics_token_env: str = ""
+    metrics_allow: Annotated[tuple[str, ...], BeforeValidator(_id_list), AfterValidator(_networks)] = (
+        "127.0.0.0/8", "::1/128")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _token_from_environment(cls, data: Any, info: ValidationInfo) -> Any:
+        """``metrics_token_env = "VAR"`` reads the token from ``$VAR`` when it is unset."""
+        if not isinstance(data, dict) or data.get("metrics_token"):
+            return data
+        var = data.get("metrics_token_env")
+        env = _environ(info)
+        if isinstance(var, str) and var and env.get(var):
+            return {**data, "metrics_token": env[var]}
+        return data
 
     @field_validator("keyring_file", "archive_dir", mode="after")
     @classmethod
@@ -628,7 +667,7 @@ def _fields_at(loc: tuple[Any, ...]) -> list[str]:
 
 
 def _is_secret(loc: tuple[Any, ...]) -> bool:
-    return bool(loc) and str(loc[-1]) in FORUM_SECRETS
+    return bool(loc) and str(loc[-1]) in (*FORUM_SECRETS, "metrics_token")
 
 
 def _problems(exc: ValidationError, *, source: str, lines: Mapping[tuple[str, ...], int],

@@ -178,6 +178,28 @@ def test_the_public_metrics_do_not_count_a_secret_rolls_outcome(day):
     assert lines and all('outcome="secret"' in line for line in lines), lines
 
 
+def rolls_series(text: str) -> dict[str, float]:
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if line.startswith("narrador_rolls_total{")}
+
+
+def test_metrics_before_and_after_secret_rolls_tell_no_outcome(day):
+    """Issue 14, item 6: compare /metrics before and after each secret roll; only the
+    ``secret`` series moves, by one per roll, whatever the dice (here a certain botch-free
+    success, a likely failure and a likely botch)."""
+    client, svc, forum = day["app"].test_client(), day["svc"], day["forum"]
+    outcomes = []
+    for tag in ("10 dif 2 secreta", "1 dif 10 secreta", "1 dif 10 secreta", "1 dif 10 secreta"):
+        before = rolls_series(client.get("/metrics").get_data(as_text=True))
+        post = forum.add_post(day["thread"], f"[tirada]{tag}[/tirada]")
+        rid, = service.process_post(svc, forum.post(post)).roll_ids
+        outcomes.append(day["store"].get_roll(rid)["record"]["outcome"])
+        after = rolls_series(client.get("/metrics").get_data(as_text=True))
+        moved = {k: after[k] - before.get(k, 0.0) for k in after if after[k] != before.get(k, 0.0)}
+        assert moved == {f'narrador_rolls_total{{game="{day["game"]}",outcome="secret"}}': 1.0}, (tag, moved)
+    assert len(set(outcomes)) >= 2, outcomes  # the rolls did differ: the metrics could have told
+
+
 def test_a_secret_retry_is_refused(day):
     svc, forum = day["svc"], day["forum"]
     post = forum.add_post(day["thread"], '[tirada]5 dif 6 secreta reintento "cerradura"[/tirada]')

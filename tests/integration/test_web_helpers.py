@@ -25,15 +25,17 @@ XSS_AUTHOR = '<script>alert("autor")</script>'
 XSS_COMMENT = "<img src=x onerror=alert(1)>"
 
 
-def web_settings(tmp_path: Path, unique: str, *, public_url: str = "https://narrador.test"):
-    """Settings with games ``g-<u>`` (Spanish, forum ``f-<u>``) and ``h-<u>`` (English, ``k-<u>``)."""
+def web_settings(tmp_path: Path, unique: str, *, public_url: str = "https://narrador.test",
+                 narrador: dict[str, Any] | None = None):
+    """Settings with games ``g-<u>`` (Spanish, forum ``f-<u>``) and ``h-<u>`` (English, ``k-<u>``);
+    ``narrador``: more keys of the ``[narrador]`` table."""
     from worker.settings import settings_from_mapping
 
     forum = {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
              "password": "x", "watch_forums": ["1"], "poll_interval": 5}
     data = {
         "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": redis_url(),
-                     "public_url": public_url},
+                     "public_url": public_url, **(narrador or {})},
         "games": {f"g-{unique}": {"ruleset": "vampiro", "language": "es", "title": "Noches de Madrid"},
                   f"h-{unique}": {"ruleset": "vampiro", "language": "en", "title": "London Nights"}},
         "forums": {f"f-{unique}": {**forum, "game": f"g-{unique}"},
