@@ -116,7 +116,24 @@ def roll_page(roll_id: str):  # type: ignore[no-untyped-def]
     return render_template(
         "verify.html", envelope=envelope, record=record, report=report, seed=seed,
         secret=secret, revealed=revealed, record_hash=record_hash,
+        revealed_at=local_time(revealed["at"], record.get("tz")) if revealed and revealed.get("at") else "",
     )
+
+
+def local_time(utc_iso: str, zone: Any) -> str:
+    """``2026-11-29T18:30:00+00:00`` in ``zone`` (the record's IANA zone, as its
+    ``time_local``) as ``2026-11-29 19:30``; the first 16 characters when it cannot be read."""
+    from datetime import datetime
+
+    from core import calendar
+
+    try:
+        when = datetime.fromisoformat(utc_iso)
+        if when.tzinfo is None:
+            raise ValueError("naive time")
+        return when.astimezone(calendar.zone(str(zone or calendar.DEFAULT_TZ))).strftime("%Y-%m-%d %H:%M")
+    except (ValueError, TypeError, KeyError):  # a bad stored value or zone: shown as stored
+        return utc_iso[:16].replace("T", " ")
 
 
 @bp.get("/keys")

@@ -573,6 +573,30 @@ def test_secret_roll_is_hidden_publicly_until_a_master_reveals_it(world, ana):
     assert " ".join(map(str, record["faces"])) in page
 
 
+def test_a_revealed_secret_roll_shows_its_reveal_time_in_the_games_zone(world):
+    """Issue 14, item 13: the reveal is stored in UTC; the page is in Europe/Madrid."""
+    from worker.masters import MasterAccounts
+
+    rid = world["ids"]["secret"]
+    at = FIXED_NOW + timedelta(hours=2)  # 20:30 UTC, 21:30 in Madrid (UTC+1 in November)
+    MasterAccounts(world["masters"].r, clock=lambda: at).reveal(rid, f"ana-{world['u']}")
+    page = world["client"].get(f"/v/{rid}").get_data(as_text=True)
+    assert "Tirada secreta revelada por un máster (2026-11-29 21:30)." in page
+    assert "20:30" not in page
+
+
+def test_unchecked_lines_are_not_styled_as_passed(world):
+    """Issue 14, item 13: before the day's seed is revealed the dice check is "sin comprobar",
+    which must not look like "correcto"."""
+    import re
+
+    page = world["client"].get(f"/v/{world['ids']['plain']}").get_data(as_text=True)
+    items = dict((m.group(2), m.group(1)) for m in re.finditer(r'<li class="(\w+)" data-check="(\w+)">', page))
+    assert items["signature"] == "ok" and items["dice"] == "unchecked", items
+    assert re.search(r'data-check="dice">[^<]*sin comprobar', page)
+    assert ".unchecked{" in page and ".unchecked{color:#17692c" not in page
+
+
 def test_audit_marks_a_secret_stunts_reward_as_pending_until_the_reveal(world, ana):
     """Review of issue 16: a secret roll's stunt reward is not credited (it would show the
     result, exaltado-reglas.txt «Acrobacias» rewards only a success); the audit page tells the
