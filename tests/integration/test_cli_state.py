@@ -59,3 +59,18 @@ def test_scenes_open_and_close(config, unique, redis_client):
     assert closed.exit_code == 0, closed.output
     assert not is_scene(redis_client, f"g-{unique}", f"f-{unique}", "12")
     assert runner.invoke(main, ["scenes", "close", "-c", config, f"g-{unique}", f"f-{unique}", "99"]).exit_code == 2
+
+
+def test_masters_add_without_a_terminal_says_to_use_password_stdin(config, unique, redis_client):
+    """Issue 14, item 13: with stdin not a terminal the prompt aborted with GetPassWarning."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "worker.cli", "masters", "add", "-c", config, f"g-{unique}", f"ana-{unique}"]
+    out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "--password-stdin" in out.stderr and "GetPassWarning" not in out.stderr + out.stdout
+    assert redis_client.exists(f"nr:master:{{ana-{unique}}}") == 0
+    piped = subprocess.run([*cmd, "--password-stdin"], input="una-clave-bien-larga\n", capture_output=True,
+                           text=True, timeout=60)
+    assert piped.returncode == 0 and f"master ana-{unique}: created" in piped.stdout

@@ -87,3 +87,12 @@ def test_cli_bad_input_exits_2(args):
 
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
+
+
+def test_dev_help_prints_the_commands_not_its_shell_options():
+    """Issue 14, item 13: `./dev help` showed its own `set -euo pipefail` line."""
+    out = subprocess.run([str(ROOT / "dev"), "help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    assert "set -euo" not in out.stdout
+    assert "./dev test" in out.stdout and out.stdout.rstrip().endswith("REDIS_URL points to a running Redis.")
+    assert subprocess.run([str(ROOT / "dev"), "nonsense"], capture_output=True, timeout=30).returncode == 2
