@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from core.errors import SheetError, StateError
 from core.rules import Trait, check_pool
 from core.tags import normalize_trait
-from core.traits import lookup, trait_key
+from core.traits import closest_trait, lookup, trait_key
 
 __all__ = ["MAX_CHARACTERS", "MAX_MOTES", "MAX_RATING", "MAX_TRAITS", "CharacterSheet", "ResolvedPool", "TraitRating",
            "imported_sheet", "parse_sheets", "resolve_pool"]
@@ -29,6 +29,9 @@ MAX_MOTES = 200
 MAX_CHARACTERS = 500
 MAX_TRAITS = 200
 _CATEGORIES = ("attributes", "abilities", "virtues", "other")
+#: The standard-trait category each block of a sheet holds (``other`` takes any name).
+_BLOCK_CATEGORY = {"attributes": "attribute", "abilities": "ability", "virtues": "virtue"}
+_CATEGORY_WORDS = {"attribute": "attribute", "ability": "ability", "virtue": "virtue"}
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,22 @@ def _rating(value: Any) -> int | None:
     return value
 
 
+def _not_standard(label: str, info: Any, block: str) -> str | None:
+    """Why ``label`` cannot stand in a sheet's ``block`` (``attributes``, ``abilities``,
+    ``virtues``: standard traits of that kind only), or ``None`` when it can (``other`` takes
+    any name)."""
+    category = _BLOCK_CATEGORY.get(block)
+    if category is None or (info is not None and info.category == category):
+        return None
+    if info is not None:
+        article = "an" if info.category[0] in "aeiou" else "a"
+        return f"{label!r} is not an {_CATEGORY_WORDS[category]} but {article} {info.category} ({info.es})"
+    guess = closest_trait(label, category)
+    hint = f" (did you mean {guess!r}?)" if guess else ""
+    return (f"unknown {_CATEGORY_WORDS[category]} {label!r}{hint}, "
+            "custom traits (Disciplines, Backgrounds, Charms) go under 'other'")
+
+
 def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[str, Any] | None:
     if not isinstance(raw, Mapping):
         problems.append((where, "a character must be a mapping"))
@@ -222,6 +241,10 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
             problems.append((path, f"rating must be an integer 0-{MAX_RATING}, got {value!r}"))
             return
         info = lookup(label)
+        wrong = _not_standard(label, info, category)
+        if wrong is not None:
+            problems.append((path, wrong))
+            return
         key = info.key if info else normalize_trait(label)
         if key in traits:
             problems.append((path, f"trait given twice ({traits[key].name})"))
@@ -282,6 +305,12 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
 
 def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
     """Validate a parsed sheets file (see ``docs/sheets.md``): pure, nothing is stored.
+
+    Trait names are checked at import, not at roll time: every name under ``attributes``,
+    ``abilities`` and ``virtues`` must be a standard trait of that kind of the rulesets'
+    common table (:data:`core.traits.TRAITS`, Spanish or English); a misspelling
+    (``Destrezza``) is refused with "did you mean 'Destreza'?".  ``other`` takes any name
+    (Disciplines, Backgrounds, Charms).
 
     Args:
         data: ``{"game": optional id, "characters": [ {...}, ... ]}`` as loaded from YAML/JSON.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from core.tags import normalize_trait
 
-__all__ = ["TRAITS", "TraitInfo", "lookup", "trait_key"]
+__all__ = ["TRAITS", "TraitInfo", "closest_trait", "lookup", "trait_key"]
 
 
 @dataclass(frozen=True)
@@ -126,3 +126,19 @@ def trait_key(name: str) -> str:
     else the normalised name (``"Potencia"`` -> ``"potencia"``)."""
     info = lookup(name)
     return info.key if info else normalize_trait(name)
+
+
+
+def closest_trait(name: str, category: str) -> str | None:
+    """The standard ``category`` trait (``attribute``, ``ability``, ``virtue``) whose name
+    (Spanish or English, as the table writes it) is closest to ``name``, for a "did you
+    mean"; ``None`` when nothing is close (difflib ratio below 0.6 on normalised names)."""
+    import difflib
+
+    candidates: dict[str, str] = {}
+    for info in TRAITS:
+        if info.category == category:
+            for written in (info.es, info.key.title(), *info.names[2:]):
+                candidates.setdefault(normalize_trait(written), written)
+    close = difflib.get_close_matches(normalize_trait(name), list(candidates), n=1, cutoff=0.6)
+    return candidates[close[0]] if close else None

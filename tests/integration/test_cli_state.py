@@ -74,3 +74,18 @@ def test_masters_add_without_a_terminal_says_to_use_password_stdin(config, uniqu
     piped = subprocess.run([*cmd, "--password-stdin"], input="una-clave-bien-larga\n", capture_output=True,
                            text=True, timeout=60)
     assert piped.returncode == 0 and f"master ana-{unique}: created" in piped.stdout
+
+
+def test_sheets_import_refuses_a_misspelt_trait_with_a_suggestion(config, unique, tmp_path, redis_client):
+    """Issue 14, item 13: `Destrezza` was stored and the error came at roll time."""
+    bad = tmp_path / "typo.yaml"
+    bad.write_text("characters:\n  - name: Lucía\n    owner: ana\n"
+                   "    attributes: {Destrezza: 3, Fuerza: 2}\n    abilities: {Atletismo: 2, Humanidad: 3}\n"
+                   "    virtues: {Coraje: 3}\n    other: {Celeridad: 2, Destreza: 1}\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["sheets", "import", "-c", config, f"g-{unique}", str(bad)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert ("characters[0].attributes.Destrezza: unknown attribute 'Destrezza' (did you mean 'Destreza'?), "
+            "custom traits (Disciplines, Backgrounds, Charms) go under 'other'") in lines
+    assert "characters[0].abilities.Humanidad: 'Humanidad' is not an ability but a humanity (Humanidad)" in lines
+    assert get_character(redis_client, f"g-{unique}", "Lucía") is None  # nothing imported

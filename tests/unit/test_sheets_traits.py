@@ -1,0 +1,49 @@
+"""Trait names in a sheets file are checked when it is imported (issue 14, item 13)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import SheetError
+from core.sheets import parse_sheets
+from core.traits import closest_trait
+
+
+def one(**blocks):
+    return {"characters": [{"name": "Koi", "owner": "rebecca", **blocks}]}
+
+
+def problems(**blocks):
+    with pytest.raises(SheetError) as info:
+        parse_sheets(one(**blocks))
+    return dict(info.value.problems)
+
+
+def test_standard_names_in_either_language_and_custom_traits_under_other_pass():
+    (koi,) = parse_sheets(one(attributes={"Dexterity": 4, "Astucia": 3}, abilities={"armas de fuego": 2},
+                              virtues={"Valor": 3}, other={"Celeridad": 2, "Recursos": 1}))
+    assert sorted(koi["traits"]) == ["celeridad", "dexterity", "firearms", "recursos", "valor", "wits"]
+
+
+def test_a_misspelt_trait_is_refused_with_did_you_mean():
+    found = problems(attributes={"Destrezza": 3}, abilities={"Atletsmo": 2, "Sigilo": 1}, virtues={"Autocontol": 2})
+    assert found == {
+        "characters[0].attributes.Destrezza": "unknown attribute 'Destrezza' (did you mean 'Destreza'?), "
+                                              "custom traits (Disciplines, Backgrounds, Charms) go under 'other'",
+        "characters[0].abilities.Atletsmo": "unknown ability 'Atletsmo' (did you mean 'Atletismo'?), "
+                                            "custom traits (Disciplines, Backgrounds, Charms) go under 'other'",
+        "characters[0].virtues.Autocontol": "unknown virtue 'Autocontol' (did you mean 'Autocontrol'?), "
+                                            "custom traits (Disciplines, Backgrounds, Charms) go under 'other'",
+    }
+
+
+def test_a_custom_trait_or_another_kind_in_a_standard_block_is_refused():
+    found = problems(attributes={"Celeridad": 2, "Atletismo": 2})
+    assert found["characters[0].attributes.Celeridad"].startswith("unknown attribute 'Celeridad'")
+    assert found["characters[0].attributes.Atletismo"] == "'Atletismo' is not an attribute but an ability (Atletismo)"
+
+
+def test_closest_trait_stays_in_its_kind():
+    assert closest_trait("Dextrity", "attribute") == "Dexterity"
+    assert closest_trait("Destrezza", "ability") != "Destreza"
+    assert closest_trait("zzzz", "virtue") is None
