@@ -73,6 +73,14 @@ def secret_key(settings: Settings) -> str:
     return key
 
 
+def _forum_title(name: str) -> str:
+    """A forum's name on pages (``ForumSettings.display_name``); the id for an unknown one."""
+    from web import deps
+
+    fs = deps.settings().forums.get(str(name))
+    return fs.display_name if fs is not None else str(name)
+
+
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """Build the Flask app.
 
@@ -149,7 +157,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     limiter.exempt(hooks.bp)
     app.jinja_env.globals.update(outcome_label=i18n.outcome_label, verdict=i18n.verdict,
                                  check_label=i18n.check_label, check_status=i18n.check_status,
-                                 flag_labels=i18n.FLAG_LABELS,
+                                 flag_labels=i18n.FLAG_LABELS, forum_title=_forum_title,
                                  page_lang=i18n.page_language)
     app.jinja_env.filters["percent"] = i18n.percent
 

@@ -13,13 +13,18 @@ master of other games):
 - ``GET /audit/<game>/stats``: statistics and SVG charts of the filtered set (at most
   :data:`STATS_MAX` newest rolls);
 - ``GET /audit/<game>/state``: the running state (:mod:`web.running`);
-- ``POST /audit/<game>/reveal/<roll_id>``: reveal a secret roll (CSRF token required).
+- ``POST /audit/<game>/reveal/<roll_id>``: reveal a secret roll (CSRF token required);
+- ``POST /audit/<game>/retry/<forum>/<post_id>``: queue again a reply Narrador gave up on
+  (``reply_failed``: the forum refused it for about a day), listed above the rolls (CSRF
+  token required).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import logging
+import time
 from datetime import date
 from typing import Any
 
@@ -27,6 +32,7 @@ from flask import (
     Blueprint,
     Response,
     abort,
+    current_app,
     flash,
     jsonify,
     redirect,
@@ -49,7 +55,10 @@ from worker.keystore import KeystoreError
 from worker.service import on_secret_revealed
 
 bp = Blueprint("audit", __name__)
+log = logging.getLogger(__name__)
 
+#: Most given-up replies listed per forum on the audit page.
+FAILED_MAX = 50
 PAGE_SIZE = 50
 MAX_PAGE = 10_000
 #: Most rolls in one export.
@@ -66,7 +75,7 @@ _CSV_FIELDS = (
 
 
 class RevealForm(FlaskForm):
-    """Only the CSRF token (the roll id is in the URL)."""
+    """Only the CSRF token (the roll id, or the forum and post of a retry, are in the URL)."""
 
 
 def _game(game: str):  # type: ignore[no-untyped-def]
@@ -161,7 +170,69 @@ def rolls(game: str):  # type: ignore[no-untyped-def]
         "audit.html", game=gs, flt=flt, errors=errors, rows=_rows(game, result.envelopes),
         page=page, pages=pages, total=result.total, truncated=result.truncated,
         args=flt.to_args(), reveal_form=RevealForm(), flag_names=records.FLAG_NAMES,
+        failed=_failed_replies(gs),
     )
+
+
+def _failed_replies(gs: Any) -> list[dict[str, Any]]:
+    """The game's given-up replies, newest first per forum: forum, post, thread, author,
+    permalink and processing time (game-local)."""
+    from web.verify import local_time
+
+    store = deps.store()
+    out = []
+    for name, fs in deps.settings().forums.items():
+        if fs.game != gs.id:
+            continue
+        for state in store.failed_replies(name, limit=FAILED_MAX):
+            if state.fields.get("game") != gs.id:
+                continue
+            url = state.fields.get("url", "")
+            out.append({"forum": name, "post": state.post_id, "thread": state.fields.get("thread_id", ""),
+                        "author": state.fields.get("author", ""),
+                        "url": url if url.startswith(("http://", "https://")) else "",
+                        "at": local_time(state.fields.get("processed_at", ""), gs.timezone)})
+    return out
+
+
+def _enqueue_reply(forum: str, post_id: str) -> None:
+    custom = current_app.config.get("NARRADOR_ENQUEUE_REPLY")
+    if custom is not None:
+        custom(forum, post_id)
+        return
+    from worker.celery_app import app as celery
+
+    celery.send_task("narrador.send_reply", args=[forum, post_id])
+
+
+@bp.post("/audit/<game>/retry/<forum>/<post_id>")
+@master_required
+def retry_reply(game: str, forum: str, post_id: str):  # type: ignore[no-untyped-def]
+    """Queue again the reply to ``post_id`` that Narrador gave up on (``reply_failed``).
+
+    404 unless the forum plays ``game`` and the post is one of its processed posts; a reply
+    no longer given up (sent, or retried already) is left alone.  When the queue is down the
+    post still is pending again, and the calendar job queues it within minutes
+    (``worker.service.stranded_replies``).
+    """
+    form = RevealForm()
+    if not form.validate_on_submit():
+        abort(400)
+    fs = deps.settings().forums.get(forum)
+    if fs is None or fs.game != game or not post_id or len(post_id) > 64:
+        abort(404)
+    store = deps.store()
+    state = store.get_post(forum, post_id)
+    if state is None or state.fields.get("game") != game:
+        abort(404)
+    if store.retry_reply(forum, post_id, now_ms=int(time.time() * 1000)):
+        try:
+            _enqueue_reply(forum, post_id)
+        except Exception as exc:  # noqa: BLE001 - the calendar job re-queues pending replies
+            log.error("retry of the reply to %s/%s not queued now: %s", forum, post_id, exc)
+        log.info("reply to %s/%s queued again by %s", forum, post_id, current_user.master.login)
+        flash(_("Respuesta al mensaje %(post)s en cola de nuevo.", post=post_id), "ok")
+    return redirect(url_for("audit.rolls", game=game))
 
 
 def _export_rows(game: str) -> tuple[RollFilter, list[dict[str, Any]], bool]:

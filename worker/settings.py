@@ -429,6 +429,8 @@ class ForumSettings(Section):
         safety_read_interval: seconds between two full reads of a thread a listing covers:
             what finds edits and deletions a listing cannot show (>= 0; 0 = never). Default
             3600.
+        title: the forum's name on the audit pages (default: the host of ``base_url``);
+            the table's name stays the id used in keys and records.
     """
 
     name: str
@@ -453,6 +455,7 @@ class ForumSettings(Section):
     edit_scan_interval: float = Field(default=600.0, ge=0, le=7 * 24 * 3600)
     poll_by_listing: bool = True
     safety_read_interval: float = Field(default=3600.0, ge=0, le=7 * 24 * 3600)
+    title: str = Field(default="", max_length=100)
 
     @model_validator(mode="before")
     @classmethod
@@ -509,6 +512,11 @@ class ForumSettings(Section):
         if self.kind == "discourse":
             return f"forums.{self.name}: no API key (set api_key or api_key_env){unset}"
         return f"forums.{self.name}: no password (set password or password_env){unset}"
+
+    @property
+    def display_name(self) -> str:
+        """What pages call this forum: ``title``, else the host (and port) of ``base_url``."""
+        return self.title or urlsplit(self.base_url).netloc or self.name
 
     @property
     def markup_flavour(self) -> str:

@@ -19,6 +19,8 @@ key                                         type    content
 ``nr:thread:{<forum>}:<thread_id>:posts``   zset    processed posts of a thread, score = page
 ``nr:thread:{<forum>}:<thread_id>:actions`` hash    pre-fingerprint -> fingerprints rolled in the thread
 ``nr:pending:{<forum>}``                    zset    posts whose reply is not posted yet, score = ms
+``nr:failed:{<forum>}``                     zset    posts whose reply was given up (``reply_failed``),
+                                                    score = epoch ms; a master may retry them
 ``nr:redis:run_id``                         string  run id of the server last seen (see :meth:`Store.server_changed`)
 ``nr:game:{<game>}:archive``                hash    archive job: ``through`` (day), ``<day>`` count
 ``nr:game:{<game>}:archive:dirty``          set     days whose archive must be written again
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -129,6 +132,24 @@ def thread_actions_key(forum: str, thread_id: str) -> str:
     return f"nr:thread:{{{forum}}}:{thread_id}:actions"
 
 
+def failed_key(forum: str) -> str:
+    """Redis key of the posts of a forum whose reply was given up (zset, score = epoch ms)."""
+    return f"nr:failed:{{{forum}}}"
+
+
+#: Put a given-up reply back in the queue, only if it is still given up (KEYS: post hash,
+#: pending zset, failed zset; ARGV: post id, now ms).
+_RETRY_REPLY = """
+if redis.call('hget', KEYS[1], 'status') ~= 'reply_failed' then
+  return 0
+end
+redis.call('hset', KEYS[1], 'status', 'pending_reply', 'requeued', '0')
+redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
+redis.call('zrem', KEYS[3], ARGV[1])
+return 1
+"""
+
+
 def pending_key(forum: str) -> str:
     """Redis key of the posts of a forum whose reply is still to be posted (zset)."""
     return f"nr:pending:{{{forum}}}"
@@ -173,6 +194,7 @@ class Store:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self._release = client.register_script(_RELEASE_LOCK)
+        self._retry_reply = client.register_script(_RETRY_REPLY)
 
     @classmethod
     def from_url(cls, url: str) -> Store:
@@ -241,9 +263,30 @@ class Store:
                     pipe.hset(post_key(forum, post_id), mapping=fields)
                     if fields.get("status") in ("replied", "reply_failed"):
                         pipe.zrem(pending_key(forum), post_id)
+                    if fields.get("status") == "reply_failed":
+                        pipe.zadd(failed_key(forum), {post_id: int(time.time() * 1000)})
+                    elif fields.get("status") == "replied":
+                        pipe.zrem(failed_key(forum), post_id)
                 if release_lock:
                     pipe.eval(_RELEASE_LOCK, 1, lock_key(forum, post_id), release_lock)
                 pipe.execute()
+
+    def failed_replies(self, forum: str, *, limit: int = 100) -> list[PostState]:
+        """Posts of ``forum`` whose reply was given up (``reply_failed``), newest first."""
+        ids = self.r.zrevrange(failed_key(forum), 0, max(0, limit - 1))
+        with self.r.pipeline(transaction=False) as pipe:
+            for pid in ids:
+                pipe.hgetall(post_key(forum, pid))
+            rows = pipe.execute()
+        return [PostState(forum, pid, fields) for pid, fields in zip(ids, rows, strict=True)
+                if fields.get("status") == "reply_failed"]
+
+    def retry_reply(self, forum: str, post_id: str, *, now_ms: int) -> bool:
+        """Put a given-up reply back to ``pending_reply`` (its re-queue count reset, back in
+        the pending set), atomically and only if it is still ``reply_failed``.  True if it was.
+        The caller queues ``send_reply``; the calendar job would find it too."""
+        return bool(self._retry_reply(keys=[post_key(forum, post_id), pending_key(forum), failed_key(forum)],
+                                      args=[post_id, now_ms]))
 
     def count_requeue(self, forum: str, post_id: str) -> int:
         """Count one more re-queue of a post's reply; returns the count so far."""

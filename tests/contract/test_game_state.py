@@ -352,3 +352,27 @@ def test_willpower_is_once_for_the_actions_of_one_declared_turn_across_posts(mak
     _, _, third = world.roll("[tirada]8 accion 2[/tirada]", author="Rebecca", thread=thread)
     assert len(third.roll_ids) == 1 and world.records(third)[0]["params"]["action"]["index"] == 2
     assert world.state.get_character(world.game, "Koi").willpower_temporary == 6
+
+
+def test_a_given_up_reply_is_listed_and_can_be_retried_once(world):
+    """Issue 14, item 13: ``reply_failed`` posts are listed for the audit page's retry."""
+    thread, post_id = world.post("[tirada]6 dif 6[/tirada]")
+    _, other = world.post("[tirada]5 dif 6[/tirada]", thread=thread)
+    for pid in (post_id, other):
+        service.process_post(world.svc, world.forum.post(pid))
+        world.state.update_post(world.forum_name, pid, status="reply_failed")  # as stranded_replies gives up
+    listed = world.state.failed_replies(world.forum_name)
+    assert sorted(p.post_id for p in listed) == sorted([post_id, other])
+    assert {p.fields["thread_id"] for p in listed} == {thread} and all(p.status == "reply_failed" for p in listed)
+    assert world.state.failed_replies(world.forum_name, limit=1)[0].post_id in (post_id, other)
+    assert world.state.pending_replies(world.forum_name, older_than_ms=2**62) == []
+    assert world.state.retry_reply(world.forum_name, post_id, now_ms=1) is True
+    assert world.state.retry_reply(world.forum_name, post_id, now_ms=2) is False  # already back in the queue
+    state = world.state.get_post(world.forum_name, post_id)
+    assert state.status == "pending_reply" and state.fields["requeued"] == "0"
+    assert world.state.pending_replies(world.forum_name, older_than_ms=2**62) == [post_id]
+    assert [p.post_id for p in world.state.failed_replies(world.forum_name)] == [other]
+    service.send_reply(world.svc, world.forum_name, post_id)
+    assert world.state.get_post(world.forum_name, post_id).status == "replied" and len(world.forum.replies) == 1
+    assert world.state.retry_reply(world.forum_name, post_id, now_ms=3) is False
+    assert world.state.retry_reply(world.forum_name, "no-such-post", now_ms=3) is False

@@ -657,3 +657,64 @@ def test_every_error_page_has_the_security_headers(world):
     assert resp.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in resp.headers["Content-Security-Policy"]
     assert "No existe." in resp.get_data(as_text=True)
+
+
+# ----------------------------------------------------------------------------- issue 14, item 13
+
+
+def test_audit_rows_name_the_forum_and_link_its_post_not_internal_ids(world, ana, tmp_path):
+    game, u = world["ids"]["game"], world["u"]
+    record = world["store"].get_roll(world["ids"]["plain"])["record"]
+    html = ana.get(f"/audit/{game}").get_data(as_text=True)
+    row = html[html.index(f'data-roll="{record["roll_id"]}"'):]
+    row = row[:row.index("</tr>")]
+    assert f'forum.invalid · <a href="{record["post_url"]}" rel="nofollow noopener noreferrer">mensaje {record["post"]}</a>' in row
+    assert f">hilo {record['thread']}</a>" in row
+    import re
+
+    assert f"f-{u}" not in re.sub(r"<[^>]*>", "", row)  # the forum's id in the configuration: only in links
+    # a configured title wins over the host
+    titled = web_settings(tmp_path / "t", u)
+    forums = {**titled.forums, f"f-{u}": titled.forums[f"f-{u}"].model_copy(update={"title": "Foro de Noches"})}
+    app = create_app(app_config(titled.model_copy(update={"forums": forums}), world["store"], world["keystore"], u))
+    client = app.test_client()
+    login(client, f"ana-{u}")
+    assert "Foro de Noches · <a href=" in client.get(f"/audit/{game}").get_data(as_text=True)
+
+
+def test_a_given_up_reply_is_shown_with_a_retry_button_that_requeues_it(world, ana, tmp_path):
+    game, u, store = world["ids"]["game"], world["u"], world["store"]
+    record = store.get_roll(world["ids"]["xss"])["record"]
+    forum, post = record["forum"], record["post"]
+    queued: list[tuple[str, str]] = []
+    world["app"].config["NARRADOR_ENQUEUE_REPLY"] = lambda f, p: queued.append((f, p))
+    html = ana.get(f"/audit/{game}").get_data(as_text=True)
+    assert 'id="failed-replies"' not in html  # nothing given up yet
+    store.update_post(forum, post, status="reply_failed")
+    html = ana.get(f"/audit/{game}").get_data(as_text=True)
+    section = html[html.index('id="failed-replies"'):html.index("</section>", html.index('id="failed-replies"'))]
+    assert "Respuestas que no se pudieron publicar" in section
+    assert f'data-failed="{forum}/{post}"' in section and f"/audit/{game}/retry/{forum}/{post}" in section
+    assert "&lt;script&gt;" in section and "<script>" not in section  # the author is escaped
+    assert "2026-11-29 19:31" in section  # processed at 18:31 UTC, shown in Madrid time
+    # CSRF, and only the game's masters
+    assert ana.post(f"/audit/{game}/retry/{forum}/{post}").status_code == 400
+    bea = world["app"].test_client()
+    login(bea, f"bea-{u}")
+    bea_token = csrf_token(bea.get("/audit").get_data(as_text=True))
+    assert bea.post(f"/audit/{game}/retry/{forum}/{post}", data={"csrf_token": bea_token}).status_code == 403
+    anon = world["app"].test_client()
+    assert anon.post(f"/audit/{game}/retry/{forum}/{post}").status_code in (302, 400)
+    token = csrf_token(html)
+    assert ana.post(f"/audit/{game}/retry/k-{u}/{post}", data={"csrf_token": token}).status_code == 404  # other game's forum
+    assert ana.post(f"/audit/{game}/retry/{forum}/99999", data={"csrf_token": token}).status_code == 404
+    assert queued == [] and store.get_post(forum, post).status == "reply_failed"
+    resp = ana.post(f"/audit/{game}/retry/{forum}/{post}", data={"csrf_token": token})
+    assert resp.status_code == 302 and resp.headers["Location"] == f"/audit/{game}"
+    assert queued == [(forum, post)]
+    assert store.get_post(forum, post).status == "pending_reply"
+    assert post in store.pending_replies(forum, older_than_ms=2**62)
+    page = ana.get(f"/audit/{game}").get_data(as_text=True)
+    assert f"Respuesta al mensaje {post} en cola de nuevo." in page and 'id="failed-replies"' not in page
+    ana.post(f"/audit/{game}/retry/{forum}/{post}", data={"csrf_token": token})
+    assert queued == [(forum, post)]  # not given up any more: not queued twice

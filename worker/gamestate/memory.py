@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
@@ -94,6 +95,7 @@ class MemoryGameState:
         self._indexes: dict[tuple[str, str, str], dict[str, float]] = {}
         self._thread_posts: dict[tuple[str, str], dict[str, int]] = {}
         self._pending: dict[str, dict[str, int]] = {}
+        self._failed: dict[str, dict[str, int]] = {}
         self._thread_actions: dict[tuple[str, str], dict[str, list[str]]] = {}
         self._reply_locks: dict[tuple[str, str], tuple[str, float]] = {}
         self._threads: dict[tuple[str, str], dict[str, str]] = {}
@@ -333,6 +335,10 @@ class MemoryGameState:
                 self._posts.setdefault((forum, post_id), {}).update({k: str(v) for k, v in fields.items()})
                 if fields.get("status") in ("replied", "reply_failed"):
                     self._pending.get(forum, {}).pop(post_id, None)
+                if fields.get("status") == "reply_failed":
+                    self._failed.setdefault(forum, {})[post_id] = int(time.time() * 1000)
+                elif fields.get("status") == "replied":
+                    self._failed.get(forum, {}).pop(post_id, None)
             if release_lock:
                 self.release_reply_lock(forum, post_id, release_lock)
 
@@ -342,6 +348,24 @@ class MemoryGameState:
             posts = self._thread_posts.get((forum, thread_id), {})
             return [p for p, page in sorted(posts.items(), key=lambda kv: (kv[1], kv[0]))
                     if first_page <= page <= last_page]
+
+    def failed_replies(self, forum: str, *, limit: int = 100) -> list[PostState]:
+        """Posts whose reply was given up, newest first."""
+        with self._lock:
+            rows = sorted(self._failed.get(forum, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+            return [PostState(forum, pid, dict(self._posts[(forum, pid)])) for pid, _ms in rows
+                    if self._posts.get((forum, pid), {}).get("status") == "reply_failed"]
+
+    def retry_reply(self, forum: str, post_id: str, *, now_ms: int) -> bool:
+        """Put a given-up reply back to ``pending_reply`` if it still is ``reply_failed``."""
+        with self._lock:
+            fields = self._posts.get((forum, post_id))
+            if not fields or fields.get("status") != "reply_failed":
+                return False
+            fields.update(status="pending_reply", requeued="0")
+            self._pending.setdefault(forum, {})[post_id] = now_ms
+            self._failed.get(forum, {}).pop(post_id, None)
+            return True
 
     def pending_replies(self, forum: str, *, older_than_ms: int, limit: int = 100) -> list[str]:
         """Posts still waiting for their reply since before ``older_than_ms``."""

@@ -144,6 +144,13 @@ class GameState(Protocol):
     def thread_posts(self, forum: str, thread_id: str, first_page: int, last_page: int) -> list[str]:
         """Processed posts of a thread last seen on pages ``first_page``..``last_page``."""
 
+    def failed_replies(self, forum: str, *, limit: int = 100) -> list[PostState]:
+        """Posts whose reply was given up (``reply_failed``), newest first, at most ``limit``."""
+
+    def retry_reply(self, forum: str, post_id: str, *, now_ms: int) -> bool:
+        """Put a given-up reply back to ``pending_reply`` (re-queue count reset, pending since
+        ``now_ms``) if it still is ``reply_failed``; True if it was."""
+
     def pending_replies(self, forum: str, *, older_than_ms: int, limit: int = 100) -> list[str]:
         """Posts still waiting for their reply since before ``older_than_ms`` (epoch ms)."""
 
