@@ -942,11 +942,18 @@ def masters_add(config: str | None, game: str, user: str, password_stdin: bool) 
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     elif not exists:
-        if not sys.stdin.isatty():  # getpass would warn, echo nothing useful and abort
-            raise BadInput("no terminal to ask the new master's password: pass it on stdin with "
-                           "--password-stdin (printf '%s\\n' \"$PASSWORD\" | narrador masters add "
-                           f"{game} {user} --password-stdin)")
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+        import getpass
+        import warnings
+
+        # without a terminal getpass warns (GetPassWarning) and reads stdin, echoing: say what to do
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", getpass.GetPassWarning)
+            try:
+                password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+            except getpass.GetPassWarning:
+                raise BadInput("no terminal to ask the new master's password: pass it on stdin with "
+                               "--password-stdin (printf '%s\\n' \"$PASSWORD\" | narrador masters add "
+                               f"{game} {user} --password-stdin)") from None
     try:
         master, created = accounts.add(game, user, password)
     except MasterError as exc:

@@ -67,7 +67,9 @@ def test_masters_add_without_a_terminal_says_to_use_password_stdin(config, uniqu
     import sys
 
     cmd = [sys.executable, "-m", "worker.cli", "masters", "add", "-c", config, f"g-{unique}", f"ana-{unique}"]
-    out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    # a new session: no controlling terminal, as under cron, CI or a container's entrypoint
+    out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                         start_new_session=True)
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert "--password-stdin" in out.stderr and "GetPassWarning" not in out.stderr + out.stdout
     assert redis_client.exists(f"nr:master:{{ana-{unique}}}") == 0
