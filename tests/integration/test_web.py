@@ -115,7 +115,11 @@ def test_unknown_roll_and_bad_ids_are_404(world):
     client = world["client"]
     assert client.get("/v/nosuchroll0000000").status_code == 404
     assert client.get("/v/..%2F..%2Fetc").status_code == 404
-    assert client.get("/v/nosuchroll0000000.json").status_code == 404
+    missing = client.get("/v/nosuchroll0000000.json")
+    # a script saving the JSON gets JSON, not the HTML error page (found by a new user)
+    assert missing.status_code == 404 and missing.mimetype == "application/json"
+    assert missing.get_json() == {"error": 404, "message": "Not Found"}
+    assert client.get("/v/nosuchroll0000000").mimetype == "text/html"
 
 
 def test_keys_lists_the_public_key(world):
