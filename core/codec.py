@@ -132,6 +132,8 @@ class Stored:
 
 
 def _encode_value(value: Any) -> Any:
+    if value is None or type(value) in _PLAIN:  # most fields: nothing to convert
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return encode(value)
     if isinstance(value, datetime):
@@ -141,6 +143,9 @@ def _encode_value(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _encode_value(v) for k, v in value.items()}
     return value
+
+
+_PLAIN = frozenset({str, int, bool, float})
 
 
 def encode(value: Any) -> dict[str, Any]:

@@ -6,6 +6,7 @@ Source: issue 5, «Signed records» (the record's ``params``: what ``narrador ev
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -86,9 +87,11 @@ def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
     return _digest(key)
 
 
+@functools.lru_cache(maxsize=4096)
 def pre_fingerprint(author: str, spec: Any) -> str:
     """The part of :func:`action_fingerprint` known before any game state is read: the author
     (casefolded) and the tag as parsed but its comment (``spec`` a ``core.tags.RollSpec``).
     Rolls with the same full fingerprint share it; the game state files full fingerprints
-    under it (32 hex digits)."""
+    under it (32 hex digits).  Remembered: a pure function of two immutable values, asked
+    twice per tag (the query and the roll) and again whenever a player repeats a tag."""
     return _digest(["pre", author.casefold(), _spec_without_comment(spec.to_dict())])

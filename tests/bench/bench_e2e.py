@@ -334,7 +334,7 @@ def run(*, quick: bool = False, duration: float | None = None, rate: float = 50.
             value=f"{fmt_rate(sat['throughput'], ' posts/s')} ({sat['lost']} lost, {sat['dups']} dup)",
             peer=f"no-op Celery chain: {fmt_rate(sat_floor['throughput'], ' posts/s')}",
             ratio=f"{sat['throughput'] / sat_floor['throughput']:.0%} of the floor",
-            target="≥300 posts/s on 2 cores", met=sat["throughput"] >= 300,
+            target="≥90% of the floor (issue 17)", met=sat["throughput"] >= 0.9 * sat_floor["throughput"],
             limit="saturation throughput (queue full, workers never idle); the burst goes "
                   "through the web app on 4 connections, which shares the cores with the "
                   f"worker while it lasts; the marker search read {sat_reads:.1f} topic chunks "

@@ -211,7 +211,7 @@ def run(*, quick: bool = False, seconds: float | None = None, connections: int =
             value=f"{fmt_rate(hook['rate'], ' req/s')}, p99 {hook['p99'] * 1e3:.1f} ms",
             peer=f"floor {fmt_rate(floor['rate'], ' req/s')}, p99 {floor['p99'] * 1e3:.1f} ms",
             ratio=f"{hook['rate'] / floor['rate']:.0%} of the floor",
-            target="≥1,000 req/s", met=hook["rate"] >= 1000 and ok,
+            target="≥50% of the floor (issue 17)", met=hook["rate"] >= 0.5 * floor["rate"] and ok,
             limit=f"{_status_text(hook['statuses'])} in the best round; {queued:,} messages "
                   "reached the Redis broker over the warm-up and both rounds (one per 202: the "
                   "run's own queue, deleted after). Server CPU "
