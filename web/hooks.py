@@ -85,6 +85,31 @@ def _answer(status: int, what: str, **extra: Any):  # type: ignore[no-untyped-de
     return jsonify(status=what, **extra), status
 
 
+#: ``narrador_webhooks_rejected_total`` reason of each refusing answer (fixed words only).
+_REJECTED = {
+    "duplicate": "duplicate", "malformed": "malformed", "bad signature": "signature",
+    "timestamp outside tolerance": "timestamp", "missing webhook-id or webhook-timestamp": "malformed",
+    "unknown forum": "unknown_forum", "webhooks not configured": "unknown_forum", "too large": "too_large",
+    "state unavailable": "unavailable", "queue unavailable": "unavailable",
+}
+
+
+@bp.after_request
+def _count(resp):  # type: ignore[no-untyped-def]
+    """Count every delivery in ``narrador_webhooks_received_total{source}`` and each refusal
+    in ``narrador_webhooks_rejected_total{source,reason}`` (``worker.metrics``)."""
+    from worker import metrics
+
+    source = (request.endpoint or "").removeprefix("hooks.")
+    if source in ("discourse", "standard"):
+        metrics.WEBHOOKS_RECEIVED.labels(source=source).inc()
+        body = resp.get_json(silent=True) if resp.is_json else None
+        reason = _REJECTED.get(str((body or {}).get("status", "")))
+        if reason is not None:
+            metrics.WEBHOOKS_REJECTED.labels(source=source, reason=reason).inc()
+    return resp
+
+
 def _unavailable(what: str):  # type: ignore[no-untyped-def]
     resp, status = _answer(503, what)
     resp.headers["Retry-After"] = str(RETRY_AFTER)
