@@ -686,6 +686,13 @@ def test_audit_rows_name_the_forum_and_link_its_post_not_internal_ids(world, ana
     assert "Foro de Noches · <a href=" in client.get(f"/audit/{game}").get_data(as_text=True)
 
 
+def test_the_roll_page_names_the_forum_as_the_audit_page_does(world):
+    record = world["store"].get_roll(world["ids"]["plain"])["record"]
+    page = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    assert f'rel="nofollow noopener noreferrer">forum.invalid · mensaje {record["post"]}</a>' in page
+    assert f"{record['forum']} #" not in page
+
+
 def test_a_given_up_reply_is_shown_with_a_retry_button_that_requeues_it(world, ana, tmp_path):
     game, u, store = world["ids"]["game"], world["u"], world["store"]
     record = store.get_roll(world["ids"]["xss"])["record"]
