@@ -124,6 +124,9 @@ class FaultStack:
 
     # ---------------------------------------------------------------- processes
     def env(self) -> dict[str, str]:
+        """The processes' whole environment: this one's without ``REDIS_URL`` and ``NARRADOR*``
+        (``./dev test`` exports the shared Redis's URL, which would override the configuration's
+        private one), plus the configuration file."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("NARRADOR") and k != "REDIS_URL"}
         return {**env, "NARRADOR_CONFIG": str(self.config), "PYTHONUNBUFFERED": "1"}
 
@@ -131,7 +134,7 @@ class FaultStack:
         from worker.supervisor import narrador_commands
 
         argv = narrador_commands(self.tmp / "instance", "127.0.0.1:0")["worker"]
-        self.worker = self.procs.start(argv, env=self.env(), log=self.logs / "worker.log")
+        self.worker = self.procs.start(argv, env=self.env(), log=self.logs / "worker.log", inherit_env=False)
         return self.worker
 
     def start_beat(self) -> subprocess.Popen:
@@ -139,7 +142,7 @@ class FaultStack:
 
         (self.tmp / "instance").mkdir(parents=True, exist_ok=True)
         argv = narrador_commands(self.tmp / "instance", "127.0.0.1:0")["beat"]
-        self.beat = self.procs.start(argv, env=self.env(), log=self.logs / "beat.log")
+        self.beat = self.procs.start(argv, env=self.env(), log=self.logs / "beat.log", inherit_env=False)
         return self.beat
 
     def log(self, name: str) -> str:

@@ -94,8 +94,13 @@ def make_keystore(settings: Settings, client: Any = None, *, with_secrets: bool 
     return RedisKeystore(client, keyring)
 
 
-def build_services(settings: Settings) -> Services:
+def build_services(settings: Settings, *, redis_outage_seconds: float = 0.0) -> Services:
     """Services for ``settings``: Redis store, keystore (keys created if absent), forums.
+
+    Args:
+        redis_outage_seconds: > 0: every Redis command waits about this long for a server
+            that restarts (:func:`worker.redisurl.redis_client`; the worker's tasks); 0: a
+            command fails at once when Redis is down (commands, the web app).
 
     Raises:
         RuntimeError: no Redis URL configured.
@@ -105,7 +110,7 @@ def build_services(settings: Settings) -> Services:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
     from worker import alerts
 
-    store = RedisGameState.from_url(settings.redis_url)
+    store = RedisGameState.from_url(settings.redis_url, outage_seconds=redis_outage_seconds)
     keystore = make_keystore(settings, store.r)
     keystore.init_keys()
     alerts.install(store.r)  # forum alerts reach the masters' game-state page

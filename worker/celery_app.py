@@ -7,6 +7,11 @@ first time Celery needs its configuration, in the worker or beat process.
 Choices: JSON serializer only (tasks take ids and strings), ``acks_late`` with
 ``task_reject_on_worker_lost`` so a task whose worker dies is delivered again
 (every task is idempotent: see ``worker.service``), prefetch 1, UTC.
+
+Redis restarts (issue 14, item 1): kombu's Redis transport is patched so that a channel of a
+lost connection fails as a lost connection (``worker.brokerfix``); a task's own publishes
+retry for about a minute (``task_publish_retry_policy``) and its Redis commands wait as long
+for the server (``worker.tasks.REDIS_OUTAGE_SECONDS``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from typing import Any
 
 from celery import Celery
 
+from worker import brokerfix
 from worker.settings import Settings, load_settings
+
+brokerfix.install()
 
 
 def broker_url_for(redis_url: str) -> str:
@@ -61,6 +69,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "enable_utc": True,
         "timezone": "UTC",
         "broker_connection_retry_on_startup": True,
+        # a task's publishes (its follow-up tasks, its retries) wait about a minute for a Redis
+        # that restarts instead of failing the task after kombu's default second or so
+        "task_publish_retry_policy": {"max_retries": 30, "interval_start": 0,
+                                      "interval_step": 0.5, "interval_max": 2},
         # a Sentinel URL adds its master_name (worker.redisurl)
         "broker_transport_options": {"visibility_timeout": 600, **transport},
         "worker_hijack_root_logger": False,

@@ -38,7 +38,7 @@ from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
 __all__ = ["FAILOVER_RETRIES", "RedisTarget", "RedisUrlError", "broker_options", "limiter_storage",
-           "parse_redis_url", "redis_client"]
+           "outage_retries", "parse_redis_url", "redis_client"]
 
 SENTINEL_SCHEMES = ("redis+sentinel", "sentinel")
 #: Retries of one command across a failover (backoff 0.1 s doubling to 2 s, jittered).
@@ -130,16 +130,33 @@ def _masked(url: str) -> str:
     return f"{head.partition('://')[0]}://***@{tail}" if at else url
 
 
-def _failover_retry() -> Retry:
-    return Retry(ExponentialWithJitterBackoff(base=0.1, cap=2.0), FAILOVER_RETRIES,
+def _failover_retry(retries: int = FAILOVER_RETRIES) -> Retry:
+    return Retry(ExponentialWithJitterBackoff(base=0.1, cap=2.0), retries,
                  supported_errors=(ConnectionError, TimeoutError, BusyLoadingError))
 
 
-def redis_client(url: str, *, decode_responses: bool = True, timeout: float = 5.0) -> redis.Redis:
+def outage_retries(seconds: float) -> int:
+    """How many retries of :func:`_failover_retry`'s backoff (0.1 s doubling to a 2 s cap,
+    full jitter: 1 s per retry on average once capped) wait about ``seconds`` for a server to
+    come back; 0 for ``seconds <= 0``."""
+    return 0 if seconds <= 0 else max(1, 5 + int(seconds))
+
+
+def redis_client(url: str, *, decode_responses: bool = True, timeout: float = 5.0,
+                 outage_seconds: float = 0.0) -> redis.Redis:
     """A ``redis.Redis`` for ``url`` with ``timeout``-second socket timeouts.
 
     For a Sentinel URL: the master of its service, found through the Sentinels (none is
     contacted before the first command), every command retried across a failover.
+
+    Args:
+        outage_seconds: > 0: every command that meets a refused or lost connection, a timeout or
+            a server still loading its data is retried for about this long (jittered
+            exponential backoff): what the worker uses, so that a task in flight during a
+            Redis restart waits for the server instead of failing halfway (issue 14, item 1;
+            every task is idempotent, and the commit of a post is guarded by its hash, so a
+            command repeated after a lost answer changes nothing).  0 (the default: the CLI
+            and the web app, which must answer at once): no retry on a plain server.
 
     Raises:
         RedisUrlError: the URL cannot be used.
@@ -148,13 +165,17 @@ def redis_client(url: str, *, decode_responses: bool = True, timeout: float = 5.
     common: dict[str, Any] = {"decode_responses": decode_responses, "socket_timeout": timeout,
                               "socket_connect_timeout": timeout}
     if not target.is_sentinel:
+        if outage_seconds > 0:
+            common["retry"] = _failover_retry(outage_retries(outage_seconds))
+            common["retry_on_error"] = [ConnectionError, TimeoutError, BusyLoadingError]
         return redis.Redis.from_url(url, **common)
     from redis.sentinel import Sentinel
 
     sentinel = Sentinel(list(target.sentinels),
                         sentinel_kwargs={"socket_timeout": timeout, "socket_connect_timeout": timeout})
+    retries = max(FAILOVER_RETRIES, outage_retries(outage_seconds))
     return sentinel.master_for(target.master_name, db=target.db, username=target.username,
-                               password=target.password, retry=_failover_retry(), **common)
+                               password=target.password, retry=_failover_retry(retries), **common)
 
 
 def broker_options(url: str) -> tuple[str, dict[str, Any]]:

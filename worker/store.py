@@ -197,12 +197,13 @@ class Store:
         self._retry_reply = client.register_script(_RETRY_REPLY)
 
     @classmethod
-    def from_url(cls, url: str) -> Store:
+    def from_url(cls, url: str, *, outage_seconds: float = 0.0) -> Store:
         """Connect to ``url`` (``redis://``, ``rediss://``, ``unix://`` or a Sentinel URL:
-        :func:`worker.redisurl.redis_client`) with 5 s timeouts."""
+        :func:`worker.redisurl.redis_client`) with 5 s timeouts; ``outage_seconds`` > 0: every
+        command waits that long for a restarting server (the worker's client)."""
         from worker.redisurl import redis_client
 
-        return cls(redis_client(url))
+        return cls(redis_client(url, outage_seconds=outage_seconds))
 
     # -- rolls -------------------------------------------------------------------------
     def get_roll(self, roll_id: str) -> dict[str, Any] | None:

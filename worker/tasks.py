@@ -68,12 +68,18 @@ MAX_RETRIES = 8
 WAIT_RETRIES = 320
 
 
+#: Seconds a task's Redis command waits for a restarting Redis (a restart with its append-only
+#: file takes a few seconds; a task still failing after this fails as any other error would).
+REDIS_OUTAGE_SECONDS = 60.0
+
+
 @lru_cache(maxsize=1)
 def services() -> Services:
-    """The services of this worker process, built on first use."""
+    """The services of this worker process, built on first use; their Redis client waits up
+    to :data:`REDIS_OUTAGE_SECONDS` for a Redis that restarts (issue 14, item 1)."""
     from worker.bootstrap import build_services
 
-    return build_services(get_settings())
+    return build_services(get_settings(), redis_outage_seconds=REDIS_OUTAGE_SECONDS)
 
 
 def _backoff(retries: int, base: float = 2.0, cap: float = 300.0) -> float:
