@@ -22,6 +22,7 @@ from typing import Any
 from celery import Celery
 
 from worker import brokerfix
+from worker.heartbeat import HeartbeatStep
 from worker.settings import Settings, load_settings
 
 brokerfix.install()
@@ -98,3 +99,4 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 app = Celery("narrador", include=["worker.tasks"])
 app.add_defaults(lambda: celery_config(get_settings()))
+app.steps["consumer"].add(HeartbeatStep)  # worker.heartbeat: liveness for up, compose and k8s

@@ -7,8 +7,17 @@ whole system against a real local FlaskBB forum), ``web``, ``worker``, ``beat``,
 offline), ``keys`` (signing keys), ``forums check`` (what Narrador reads on a forum's
 pages), ``forum`` (the local FlaskBB forum).
 
-Exit codes: 0 success, 1 a check failed or a process died, 2 bad input (usage,
-unknown system, faces out of range, invalid configuration...).
+Exit codes (one rule for every command, issue 14 item 8): 0 success; 1 a service is down or a
+check failed (Redis does not answer, a forum is unreachable, a process died, a worker is
+unhealthy); 2 bad input or configuration (usage, unknown system, faces out of range, an
+invalid configuration or Redis URL...).  Every failure is one line on stderr saying what
+failed and what to check; ``narrador --debug ...`` (or ``NARRADOR_DEBUG=1``) adds the
+traceback.
+
+Redis (issue 14 item 12, one rule for every command): ``REDIS_URL`` / ``NARRADOR_REDIS_URL`` /
+``redis_url`` in the configuration; when none is set, the embedded Redis that ``narrador up``
+or ``narrador demo`` runs for the configuration's instance folder
+(``<instance_dir>/redis/redis.sock``), when it is there.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import click
 
 from core.errors import NarradorError, RulesError
 
+EXIT_SERVICE_DOWN = 1
 EXIT_BAD_INPUT = 2
 
 
@@ -32,17 +42,44 @@ class BadInput(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
 
-def _settings(config: str | None, *, forums: bool = False):  # type: ignore[no-untyped-def]
-    """Load the settings (exit 2 when invalid); ``forums``: also require the bot's credentials."""
+class ServiceDown(click.ClickException):
+    """A service Narrador needs is down (Redis, a forum, a process): message on stderr, exit 1."""
+
+    exit_code = EXIT_SERVICE_DOWN
+
+
+def _settings(config: str | None, *, forums: bool = False, embedded: bool = True):  # type: ignore[no-untyped-def]
+    """Load the settings (exit 2 when invalid); ``forums``: also require the bot's credentials.
+    Without a Redis URL and with ``embedded``, the instance folder's embedded Redis (module
+    docstring) is used when its socket is there (``up`` and ``demo`` start their own)."""
     from worker.settings import ConfigError, load_settings
 
     try:
         settings = load_settings(config)
         if forums:
             settings.check_forum_credentials()
-        return settings
     except ConfigError as exc:
         raise BadInput(config_message(exc)) from None
+    if embedded and not settings.redis_url:
+        from worker.redisproc import embedded_redis_url
+
+        url = embedded_redis_url(settings.instance_dir)
+        if url:
+            settings = settings.model_copy(update={"narrador": settings.narrador.model_copy(
+                update={"redis_url": url})})
+    return settings
+
+
+def no_redis_message(settings) -> str:  # type: ignore[no-untyped-def]
+    """What to do when no Redis is configured and no embedded one runs."""
+    sock = settings.instance_dir / "redis" / "redis.sock"
+    return (f"no Redis: set REDIS_URL (or redis_url in the configuration), or start `narrador up` "
+            f"with this configuration (its embedded Redis would be {sock})")
+
+
+def redis_down_message(url: str, exc: BaseException) -> str:
+    """One line for a Redis that does not answer (password masked)."""
+    return f"Redis at {_masked(url)} does not answer ({exc}): is it running? Check REDIS_URL / redis_url"
 
 
 def config_message(exc) -> str:  # type: ignore[no-untyped-def]
@@ -59,9 +96,72 @@ config_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def failure_message(exc: BaseException) -> tuple[str, int] | None:
+    """One line and an exit code for an error a command did not handle itself (module
+    docstring: 1 a service down, 2 bad input or configuration), or None for a bug."""
+    import redis
+
+    from worker.forums.base import ForumError
+    from worker.redisurl import RedisUrlError
+
+    if isinstance(exc, RedisUrlError):
+        return f"bad Redis URL: {exc}; check REDIS_URL / redis_url", EXIT_BAD_INPUT
+    if isinstance(exc, redis.AuthenticationError | redis.AuthorizationError):
+        return f"Redis refused the credentials ({exc}): check the password in REDIS_URL / redis_url", EXIT_BAD_INPUT
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        url = getattr(exc, "narrador_url", "") or os.environ.get("NARRADOR_REDIS_URL") or os.environ.get("REDIS_URL", "")
+        where = f"Redis at {_masked(url)}" if url else "Redis"
+        return f"{where} does not answer ({exc}): is it running? Check REDIS_URL / redis_url", EXIT_SERVICE_DOWN
+    if isinstance(exc, redis.RedisError):
+        return f"Redis error: {exc}", EXIT_SERVICE_DOWN
+    if isinstance(exc, ForumError):
+        forum = getattr(exc, "forum", "") or ""
+        what = f"forum {forum}" if forum else "the forum"
+        down = exc.transient  # timeout, connection, 5xx, flood, throttled: the forum, not us
+        hint = "is it up? Check its base_url" if down else "check its settings and the bot's account"
+        code = EXIT_SERVICE_DOWN if down else EXIT_BAD_INPUT
+        return f"{what}: {exc.reason.replace('_', ' ')}: {exc}; {hint}", code
+    if isinstance(exc, NarradorError):
+        return str(exc), EXIT_BAD_INPUT
+    return None
+
+
+def _masked(url: str) -> str:
+    from worker.settings import _mask_url_password  # noqa: PLC2701 - the configuration's own masking
+
+    return _mask_url_password(url)
+
+
+class NarradorGroup(click.Group):
+    """The ``narrador`` group: every error a command leaves unhandled becomes one line and an
+    exit code (:func:`failure_message`), with the traceback only under ``--debug``."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into one line, or re-raised under --debug
+            if _debug(ctx):
+                raise
+            found = failure_message(exc)
+            if found is None:
+                message, code = (f"internal error: {type(exc).__name__}: {exc} (run `narrador --debug ...` "
+                                 "for the traceback, and please report it)"), EXIT_SERVICE_DOWN
+            else:
+                message, code = found
+            click.echo(f"Error: {message}", err=True)
+            ctx.exit(code)
+
+
+def _debug(ctx: click.Context) -> bool:
+    return bool(ctx.find_root().params.get("debug")) or os.environ.get("NARRADOR_DEBUG", "") not in ("", "0")
+
+
+@click.group(cls=NarradorGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="narrador", prog_name="narrador")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an error (also NARRADOR_DEBUG=1).")
+def main(debug: bool) -> None:
     """Narrador: verifiable Storyteller dice for play-by-forum games."""
 
 
@@ -71,10 +171,15 @@ def main() -> None:
 @click.option("--bind", default="127.0.0.1:5000", show_default=True, help="host:port of the web app.")
 def up(config: str | None, bind: str) -> None:
     """Run Redis (embedded when no REDIS_URL), worker, beat and web together; Ctrl-C stops all."""
-    from worker.up import run_up
+    from worker.redisproc import EmbeddedRedisError
+    from worker.up import StartupError, run_up
 
-    settings = _settings(config, forums=True)
-    sys.exit(run_up(settings, bind=bind, config_path=config or os.environ.get("NARRADOR_CONFIG")))
+    settings = _settings(config, forums=True, embedded=False)
+    try:
+        code = run_up(settings, bind=bind, config_path=config or os.environ.get("NARRADOR_CONFIG"))
+    except (StartupError, EmbeddedRedisError) as exc:
+        raise ServiceDown(str(exc)) from None
+    sys.exit(code)
 
 
 @main.command()
@@ -128,6 +233,36 @@ def beat(config: str | None) -> None:
                               "INFO", "--schedule", str(settings.instance_dir / "celerybeat-schedule")])
 
 
+@main.group()
+def health() -> None:
+    """Health checks for scripts, docker-compose and Kubernetes (exit 0 healthy, 1 not, 2 bad input)."""
+
+
+@health.command("worker")
+@config_option
+@click.option("--node", default="", help="The Celery node name (name@host) to check; default: the "
+              "freshest worker of this machine (a container's or pod's own).")
+@click.option("--max-age", type=click.FloatRange(1, 3600), default=None,
+              help="Seconds a heartbeat may be old (default: worker_heartbeat_max_age, 60).")
+def health_worker(config: str | None, node: str, max_age: float | None) -> None:
+    """Is a worker alive? Reads the heartbeat every worker writes to Redis from its consumer
+    loop (worker.heartbeat): exit 0 when it is fresh, 1 when it is stale or missing (hung,
+    stopped or cut off from Redis) or Redis does not answer."""
+    import redis
+
+    from worker import heartbeat
+
+    settings = _settings(config)
+    client = _redis_for(settings)
+    try:
+        result = heartbeat.check(client, node=node, max_age=max_age or settings.narrador.worker_heartbeat_max_age)
+    except redis.RedisError as exc:
+        raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
+    if not result.ok:
+        raise ServiceDown(result.message)
+    click.echo(result.message)
+
+
 @main.command()
 @config_option
 def poll(config: str | None) -> None:
@@ -139,7 +274,7 @@ def poll(config: str | None) -> None:
 
     settings = _settings(config, forums=True)
     if not settings.redis_url:
-        raise BadInput("no Redis configured: set REDIS_URL")
+        raise BadInput(no_redis_message(settings))
     svc = build_services(settings)
     replies = 0
     for name in settings.forums:
@@ -564,7 +699,7 @@ def _redis_for(settings):  # type: ignore[no-untyped-def]
     from worker.redisurl import redis_client
 
     if not settings.redis_url:
-        raise BadInput("no Redis configured: set REDIS_URL (or redis_url in the configuration)")
+        raise BadInput(no_redis_message(settings))
     return redis_client(settings.redis_url)
 
 
@@ -906,21 +1041,13 @@ def masters() -> None:
 
 def _master_accounts(config: str | None, game: str):  # type: ignore[no-untyped-def]
     """The settings' MasterAccounts, after checking that ``game`` is configured."""
-    import redis as redis_lib
 
     from worker.masters import MasterAccounts
 
     settings = _settings(config)
     if game not in settings.games:
         raise BadInput(f"unknown game {game!r} (configured: {', '.join(sorted(settings.games)) or 'none'})")
-    url = settings.redis_url
-    if not url:
-        sock = settings.instance_dir / "redis" / "redis.sock"
-        if not sock.exists():
-            raise click.ClickException("no Redis: set REDIS_URL, or start `narrador up` (embedded Redis) first")
-        url = f"unix://{sock}"
-    client = redis_lib.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
-    return MasterAccounts(client)
+    return MasterAccounts(_redis_for(settings))
 
 
 @masters.command("add")

@@ -23,6 +23,17 @@ from pathlib import Path
 from core.errors import NarradorError
 
 
+def embedded_redis_url(instance_dir: Path) -> str:
+    """``unix://`` URL of the embedded Redis that ``narrador up`` / ``demo`` runs for
+    ``instance_dir`` (``<instance_dir>/redis/redis.sock``) when its socket is there, else "".
+
+    The one rule by which every command finds an instance's embedded Redis when no Redis URL
+    is configured (issue 14, item 12; README, "Which Redis a command uses").
+    """
+    sock = Path(instance_dir) / "redis" / "redis.sock"
+    return f"unix://{sock}" if sock.is_socket() else ""
+
+
 class EmbeddedRedisError(NarradorError):
     """The embedded Redis could not be started (binary missing, or it did not answer)."""
 

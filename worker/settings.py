@@ -212,6 +212,11 @@ class NarradorSettings(Section):
             the name of an environment variable holding it).
         metrics_allow: networks (CIDR) whose clients read ``/metrics`` without the token
             (default the loopback: ``127.0.0.0/8``, ``::1/128``; ``[]``: the token only).
+        worker_heartbeat_interval: seconds between two heartbeats of a worker in Redis
+            (``worker.heartbeat``; 1 to 300, default 10).
+        worker_heartbeat_max_age: a worker whose last heartbeat is older than this many
+            seconds is hung (``narrador health worker`` fails, ``narrador up`` restarts it);
+            at least twice the interval (default 60).
     """
 
     instance_dir: Path = Path("instance")
@@ -229,6 +234,16 @@ class NarradorSettings(Section):
     archive_s3_prefix: str = Field(default="narrador/", max_length=200)
     archive_s3_endpoint_url: Annotated[str, AfterValidator(lambda v: _http_url(v) if v else v)] = ""
     archive_s3_region: str = Field(default="", max_length=50)
+    worker_heartbeat_interval: float = Field(default=10.0, ge=1.0, le=300.0)
+    worker_heartbeat_max_age: float = Field(default=60.0, ge=2.0, le=3600.0)
+
+    @model_validator(mode="after")
+    def _heartbeat_age(self) -> NarradorSettings:
+        if self.worker_heartbeat_max_age < 2 * self.worker_heartbeat_interval:
+            raise _problem(("worker_heartbeat_max_age",),
+                           f"worker_heartbeat_max_age ({self.worker_heartbeat_max_age:g} s) must be at least "
+                           f"twice worker_heartbeat_interval ({self.worker_heartbeat_interval:g} s)")
+        return self
 
     trusted_proxies: int = Field(default=0, ge=0, le=5)
     metrics_token: str = secret(max_length=200)

@@ -1,31 +1,142 @@
-"""``narrador up``: Redis (embedded when none is configured), worker, beat and web together."""
+"""``narrador up``: Redis (embedded when none is configured), worker, beat and web together.
+
+Start-up (issue 14, item 9): Redis must answer before anything starts; "running" is printed
+only once the worker has written its first heartbeat (``worker.heartbeat``) and the web app
+answers ``/healthz``; otherwise ``up`` stops what it started and exits 1 with one line
+saying what did not come up and which log to read.  Then the supervisor
+(``worker.supervisor``) restarts a child that dies, or a worker whose heartbeat goes stale.
+"""
 
 from __future__ import annotations
 
 import signal
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from core.errors import NarradorError
 from worker.redisproc import EmbeddedRedis
 from worker.settings import Settings
-from worker.supervisor import ProcessGroup, narrador_commands
+from worker.supervisor import Child, ProcessGroup, narrador_commands, worker_node_name
+
+#: Seconds ``up`` waits for the worker's first heartbeat and the web app's ``/healthz``.
+STARTUP_SECONDS = 90.0
+
+
+class StartupError(NarradorError):
+    """Narrador did not come up (the message says what, and which log to read)."""
 
 
 @dataclass
 class Running:
-    """A running Narrador: its Redis URL, web URL and process group."""
+    """A running Narrador: its Redis URL, web URL, process group and worker node name."""
 
     redis_url: str
     web_url: str
     group: ProcessGroup
     embedded: EmbeddedRedis | None
+    worker_node: str = ""
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+class WorkerHealth:
+    """The worker child's health check: its own heartbeat (same process id) no older than
+    ``max_age`` seconds, or, before the first one, not more than ``startup`` seconds since it
+    started."""
+
+    def __init__(self, client: Any, node: str, *, max_age: float, startup: float = STARTUP_SECONDS) -> None:
+        self.client, self.node, self.max_age, self.startup = client, node, max_age, startup
+
+    def __call__(self, child: Child) -> str | None:
+        import redis
+
+        from worker import heartbeat
+
+        try:
+            beat = next((b for b in heartbeat.heartbeats(self.client) if b.node == self.node), None)
+        except redis.RedisError:
+            return None  # Redis is down: the worker cannot be judged (and waits for it)
+        since_start = time.monotonic() - child.started
+        if beat is None or beat.pid != child.process.pid or beat.age > since_start + 1:
+            if since_start > self.startup:
+                return f"no heartbeat {since_start:.0f} s after it started"
+            return None
+        if beat.age > self.max_age:
+            return f"last heartbeat {beat.age:.0f} s ago, more than {self.max_age:.0f} s"
+        return None
+
+
+def redis_problem(url: str) -> str | None:
+    """Why the Redis at ``url`` cannot be used (one line), or None when it answers PING."""
+    import redis
+
+    from worker.redisurl import RedisUrlError, redis_client
+
+    try:
+        client = redis_client(url, timeout=3.0)
+        client.ping()
+        client.close()
+    except RedisUrlError as exc:
+        return f"bad Redis URL: {exc}"
+    except redis.RedisError as exc:
+        return f"Redis at {url} does not answer ({exc})"
+    return None
+
+
+def wait_until_up(running: Running, settings: Settings, *, timeout: float = STARTUP_SECONDS) -> None:
+    """Wait for the worker's first heartbeat and the web app's ``/healthz`` (200).
+
+    Raises:
+        StartupError: a child exited, or either did not come in ``timeout`` seconds.
+    """
+    from worker import heartbeat
+    from worker.redisurl import redis_client
+
+    client = redis_client(running.redis_url, timeout=3.0)
+    deadline = time.monotonic() + timeout
+    worker = running.group.child("worker")
+    worker_ok = web_ok = False
+    try:
+        while time.monotonic() < deadline:
+            for child in running.group.children:
+                code = child.process.poll()
+                if code is not None:
+                    raise StartupError(f"{child.name} exited with code {code} while starting; see {child.log_path}")
+            if not worker_ok:
+                with _ignored():
+                    result = heartbeat.check(client, node=running.worker_node,
+                                             max_age=settings.narrador.worker_heartbeat_max_age)
+                    worker_ok = result.ok and result.heartbeat is not None \
+                        and result.heartbeat.pid == worker.process.pid
+            if not web_ok:
+                with _ignored():
+                    with urllib.request.urlopen(f"{running.web_url}/healthz", timeout=3) as resp:
+                        web_ok = resp.status == 200
+            if worker_ok and web_ok:
+                return
+            time.sleep(0.3)
+    finally:
+        client.close()
+    missing = [what for what, ok in (("the worker's first heartbeat", worker_ok),
+                                     (f"the web app's {running.web_url}/healthz", web_ok)) if not ok]
+    logs = settings.instance_dir / "logs"
+    raise StartupError(f"no {' and no '.join(missing)} within {timeout:.0f} s; see the logs in {logs}")
+
+
+@contextmanager
+def _ignored() -> Iterator[None]:
+    try:
+        yield
+    except Exception:  # noqa: BLE001 - not up yet: asked again until the deadline
+        pass
 
 
 @contextmanager
@@ -39,6 +150,7 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
 
     Raises:
         EmbeddedRedisError: the embedded Redis could not start.
+        StartupError: the configured Redis does not answer.
     """
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
     embedded = None
@@ -46,6 +158,10 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
     if not redis_url:
         embedded = EmbeddedRedis(settings.instance_dir / "redis").start()
         redis_url = embedded.url
+    else:
+        problem = redis_problem(redis_url)
+        if problem:
+            raise StartupError(f"{problem}: check REDIS_URL / redis_url, or leave it empty for an embedded Redis")
     env = {"NARRADOR_REDIS_URL": redis_url, "PYTHONUNBUFFERED": "1"}
     if config_path:
         env["NARRADOR_CONFIG"] = str(Path(config_path).resolve())
@@ -54,13 +170,22 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
     previous = signal.signal(signal.SIGTERM, _interrupt)
     # A shell starts background jobs with SIGINT ignored; a supervisor must still stop on Ctrl-C.
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    health_client = None
     try:
+        from worker.redisurl import redis_client
+
         commands = narrador_commands(settings.instance_dir, bind)
-        for name in ("worker", "beat", "web"):
+        node = worker_node_name()
+        health_client = redis_client(redis_url, timeout=3.0)
+        group.start("worker", commands["worker"], env,
+                    health=WorkerHealth(health_client, node, max_age=settings.narrador.worker_heartbeat_max_age))
+        for name in ("beat", "web"):
             group.start(name, commands[name], env)
-        yield Running(redis_url, f"http://{bind}", group, embedded)
+        yield Running(redis_url, f"http://{bind}", group, embedded, node)
     finally:
         group.stop()
+        if health_client is not None:
+            health_client.close()
         if embedded is not None:
             embedded.stop()
         signal.signal(signal.SIGTERM, previous)
@@ -68,9 +193,19 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
 
 
 def run_up(settings: Settings, *, bind: str, config_path: str | None) -> int:
-    """Run until Ctrl-C (exit 0) or until a process dies (exit 1)."""
-    with narrador_running(settings, bind=bind, config_path=config_path) as running:
-        print(f"Narrador running: web {running.web_url}, Redis {running.redis_url}")
-        print(f"Logs in {settings.instance_dir / 'logs'}. Ctrl-C stops everything.")
-        sys.stdout.flush()
-        return running.group.wait()
+    """Run until Ctrl-C (exit 0) or until a child is given up on (exit 1).
+
+    Raises:
+        StartupError: Redis does not answer, or the worker or the web app did not come up.
+        EmbeddedRedisError: the embedded Redis could not start.
+    """
+    try:
+        with narrador_running(settings, bind=bind, config_path=config_path) as running:
+            print(f"Narrador starting: web {running.web_url}, Redis {running.redis_url} ...", flush=True)
+            wait_until_up(running, settings)
+            print(f"Narrador running: web {running.web_url}, Redis {running.redis_url}")
+            print(f"Logs in {settings.instance_dir / 'logs'}. Ctrl-C stops everything.")
+            sys.stdout.flush()
+            return running.group.wait()
+    except KeyboardInterrupt:
+        return 0

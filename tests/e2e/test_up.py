@@ -1,11 +1,18 @@
-"""`narrador up`: embedded Redis, worker, beat and web start together; Ctrl-C stops every one."""
+"""`narrador up`: embedded Redis, worker, beat and web start together; Ctrl-C stops every one.
+
+Issue 14: "running" only once the worker's first heartbeat and the web's ``/healthz`` are
+there (item 9), a dead Redis is a one-line failure at once, and the supervisor restarts a
+worker that is killed or hangs (its heartbeat goes stale) while the web app stays up (item 1).
+"""
 
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -32,29 +39,60 @@ def processes_mentioning(*needles: str) -> list[int]:
     return found
 
 
+class Up:
+    """``narrador up`` in a subprocess; its output lines read by a thread (``lines``)."""
+
+    def __init__(self, config: Path, bind: str, *, env: dict[str, str] | None = None) -> None:
+        base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
+        self.proc = subprocess.Popen([sys.executable, "-m", "worker.cli", "up", "-c", str(config), "--bind", bind],
+                                     env={**base, **(env or {})}, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def wait_for(self, text: str, timeout: float) -> str:
+        """The first output line containing ``text``; AssertionError after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if text in line:
+                return line
+        raise AssertionError(f"no {text!r} within {timeout} s; output: {''.join(self.seen)}")
+
+    def output(self) -> str:
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        return "".join(self.seen)
+
+
 def test_up_serves_and_ctrl_c_stops_everything(tmp_path):
     (tmp_path / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\n[games.g]\nruleset = "vampiro"\n')
     bind = f"127.0.0.1:{free_port()}"
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
-    proc = subprocess.Popen([sys.executable, "-m", "worker.cli", "up", "-c", str(tmp_path / "n.toml"), "--bind", bind],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    up = Up(tmp_path / "n.toml", bind)
+    proc = up.proc
     try:
-        deadline = time.monotonic() + 60
-        body = b""
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://{bind}/healthz", timeout=2) as resp:
-                    body = resp.read()
-                    break
-            except OSError:
-                time.sleep(0.3)
+        up.wait_for("Narrador running", 90)
+        # "running" means the web app answers (and the worker wrote its heartbeat)
+        with urllib.request.urlopen(f"http://{bind}/healthz", timeout=5) as resp:
+            body = resp.read()
         assert b'"redis":true' in body
         instance = str(tmp_path / "inst")
         config = str(tmp_path / "n.toml")  # every child has NARRADOR_CONFIG in its environment
         children = processes_mentioning(config)
         assert len(children) >= 4, "worker (main + pool), beat and web should be running"
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
+        proc.wait(60)
+        out = up.output()
         assert proc.returncode == 0, out
         assert "Ctrl-C stops everything" in out
         time.sleep(0.5)
@@ -62,3 +100,99 @@ def test_up_serves_and_ctrl_c_stops_everything(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_up_with_a_dead_redis_fails_at_once_with_one_line(tmp_path):
+    (tmp_path / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\nredis_url = "redis://127.0.0.1:6399/0"\n'
+                                     '[games.g]\nruleset = "vampiro"\n')
+    started = time.monotonic()
+    up = Up(tmp_path / "n.toml", f"127.0.0.1:{free_port()}")
+    assert up.proc.wait(30) == 1
+    out = up.output()
+    assert time.monotonic() - started < 15
+    assert "Redis at redis://127.0.0.1:6399/0 does not answer" in out and "REDIS_URL" in out, out
+    assert "Traceback" not in out and "running" not in out
+    assert not (tmp_path / "inst" / "logs").exists()  # nothing was started
+
+
+def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
+    from worker import heartbeat
+    from worker.redisurl import redis_client
+
+    client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
+    try:
+        beats = heartbeat.heartbeats(client)
+    finally:
+        client.close()
+    assert len(beats) == 1, beats
+    return beats[0]
+
+
+def _new_worker(instance: Path, old_pid: int, timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        beat = _heartbeat(instance)
+        if beat.pid != old_pid and beat.age < 3:
+            return beat.pid
+        time.sleep(0.3)
+    raise AssertionError(f"no new worker within {timeout} s")
+
+
+def test_the_supervisor_restarts_a_killed_and_a_hung_worker_and_keeps_the_web_app(tmp_path):
+    """kill -9 of the worker's main process: started again after the backoff (1 s); SIGSTOP
+    (hung: alive, consuming nothing, no heartbeat): killed and started again once its
+    heartbeat is older than worker_heartbeat_max_age (4 s here).  The web app, beat and the
+    embedded Redis keep their process ids throughout, and Ctrl-C still stops everything."""
+    (tmp_path / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\nworker_heartbeat_interval = 1\n'
+                                     'worker_heartbeat_max_age = 4\n[games.g]\nruleset = "vampiro"\n')
+    instance = tmp_path / "inst"
+    bind = f"127.0.0.1:{free_port()}"
+    up = Up(tmp_path / "n.toml", bind)
+    try:
+        up.wait_for("Narrador running", 90)
+        first = _heartbeat(instance).pid
+        before = _children_of(up.proc.pid)
+        assert before["worker"] == first and {"beat", "web"} <= set(before), before
+
+        os.kill(first, signal.SIGKILL)
+        up.wait_for("worker exited with code -9; restarting it in 1 s", 20)
+        second = _new_worker(instance, first, 60)
+
+        os.kill(second, signal.SIGSTOP)
+        stopped = time.monotonic()
+        line = up.wait_for("worker is unhealthy (last heartbeat", 30)
+        assert "more than 4 s" in line
+        third = _new_worker(instance, second, 60)
+        assert 4 <= time.monotonic() - stopped < 40
+        assert not os.path.exists(f"/proc/{second}") or "Z" in open(f"/proc/{second}/stat").read().split()[2]
+
+        after = _children_of(up.proc.pid)
+        assert after == {**before, "worker": third}, (before, after)  # web and beat untouched
+        with urllib.request.urlopen(f"http://{bind}/healthz", timeout=5) as resp:
+            assert resp.status == 200
+        assert third not in (first, second)
+        up.proc.send_signal(signal.SIGINT)
+        assert up.proc.wait(60) == 0, up.output()
+    finally:
+        if up.proc.poll() is None:
+            up.proc.kill()
+
+
+def _children_of(parent: int) -> dict[str, int]:
+    """The live direct children of ``parent`` by role (worker, beat, web), from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(stat[1]) != parent or stat[0] == "Z":
+            continue
+        text = b" ".join(argv).decode(errors="replace")
+        role = "web" if "gunicorn" in text else "beat" if " beat " in text else "worker" if " worker " in text else ""
+        if role:
+            found[role] = int(entry.name)
+    return found

@@ -37,7 +37,7 @@ def test_docker_compose_structure():
         assert (ROOT / svc["build"]["dockerfile"]).is_file()
     assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
     assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
-    assert "inspect ping" in services["worker"]["healthcheck"]["test"][1]  # as deploy/k8s/worker.yaml
+    assert services["worker"]["healthcheck"]["test"] == ["CMD", "narrador", "health", "worker"]  # as deploy/k8s
     assert "gunicorn" in services["web"]["command"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "worker.celery_app", "beat"]
     conf = (ROOT / "deploy" / "redis.conf").read_text()

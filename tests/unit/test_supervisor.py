@@ -54,3 +54,70 @@ def test_stop_signals_the_leader_first_and_leaves_no_orphan(tmp_path):
         time.sleep(0.05)
     assert os.path.exists(out + ".child-term")  # the orphan got SIGTERM after the leader left
     assert not _alive(child_pid)
+
+
+def _until(check, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out")
+
+
+def test_a_child_that_exits_is_started_again_after_the_backoff_and_its_siblings_keep_running(tmp_path):
+    """Issue 14, item 1: one crash no longer stops the whole group (web included)."""
+    from worker.supervisor import RestartPolicy
+
+    marks = tmp_path / "starts"
+    crasher = [sys.executable, "-c", f"open({str(marks)!r}, 'a').write('x'); raise SystemExit(3)"]
+    group = ProcessGroup(policy=RestartPolicy(backoff_start=0.2, backoff_max=0.4, max_quick_failures=10))
+    try:
+        sibling = group.start("web", [sys.executable, "-c", "import time; time.sleep(60)"])
+        crash = group.start("worker", crasher)
+        crash.process.wait(10)
+        assert group.check() is True
+        assert crash.restart_at is not None and crash.failures == 1
+        assert 0.15 < crash.restart_at - time.monotonic() <= 0.2
+        _until(lambda: group.check() and crash.restarts >= 3, 20)
+        assert marks.read_text().count("x") >= 3
+        assert sibling.process.poll() is None and sibling.restarts == 0
+    finally:
+        group.stop(timeout=5)
+
+
+def test_the_backoff_doubles_up_to_its_cap():
+    from worker.supervisor import RestartPolicy
+
+    policy = RestartPolicy(backoff_start=1, backoff_max=30)
+    assert [policy.delay(n) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
+
+
+def test_a_child_failing_at_every_start_is_given_up_on(tmp_path):
+    from worker.supervisor import RestartPolicy
+
+    group = ProcessGroup(policy=RestartPolicy(backoff_start=0.05, backoff_max=0.05, max_quick_failures=2))
+    try:
+        child = group.start("worker", [sys.executable, "-c", "raise SystemExit(1)"])
+        assert group.wait(poll=0.02) == 1  # gave up: `narrador up` then stops everything, exit 1
+        assert child.restarts == 2 and child.failures == 3
+    finally:
+        group.stop(timeout=5)
+
+
+def test_an_unhealthy_child_is_killed_and_started_again():
+    """The worker's heartbeat check: a hung process (alive, doing nothing) is replaced."""
+    from worker.supervisor import RestartPolicy
+
+    verdicts = iter(["hung", None, None])
+    group = ProcessGroup(policy=RestartPolicy(backoff_start=0.05))
+    try:
+        child = group.start("worker", [sys.executable, "-c", "import time; time.sleep(60)"],
+                            health=lambda c: next(verdicts, None))
+        first = child.process.pid
+        assert group.check() is True
+        assert child.process.poll() is not None and child.restart_at is not None
+        _until(lambda: group.check() and child.restarts == 1)
+        assert child.process.pid != first and child.process.poll() is None
+    finally:
+        group.stop(timeout=5)

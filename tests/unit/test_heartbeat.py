@@ -1,0 +1,62 @@
+"""worker.heartbeat: what a worker writes and what the health check makes of it (issue 14, item 1)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+
+from worker import heartbeat
+
+
+class FakeRedis:
+    """The three calls the heartbeat uses, on a dict (expiry recorded, not enforced)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+        self.ttl: dict[str, int] = {}
+
+    def set(self, key: str, value: str, ex: int | None = None) -> None:
+        self.data[key] = value
+        self.ttl[key] = ex or -1
+
+    def scan_iter(self, match: str, count: int = 10):  # type: ignore[no-untyped-def]
+        return iter([k for k in self.data if fnmatch.fnmatchcase(k, match)])
+
+    def mget(self, keys):  # type: ignore[no-untyped-def]
+        return [self.data.get(k) for k in keys]
+
+
+def test_a_heartbeat_is_json_under_the_node_name_and_expires():
+    r = FakeRedis()
+    heartbeat.write(r, "celery@pod-1", now=1000.0, pid=42)
+    key = "nr:heartbeat:worker:celery@pod-1"
+    assert json.loads(r.data[key]) == {"node": "celery@pod-1", "pid": 42, "at": 1000.0}
+    assert r.ttl[key] == heartbeat.KEY_TTL_SECONDS
+
+
+def test_fresh_stale_and_missing():
+    r = FakeRedis()
+    heartbeat.write(r, "celery@pod-1", now=1000.0, pid=42)
+    ok = heartbeat.check(r, node="celery@pod-1", max_age=60, now=1059.0)
+    assert ok.ok and ok.heartbeat == heartbeat.Heartbeat("celery@pod-1", 42, 59.0)
+    stale = heartbeat.check(r, node="celery@pod-1", max_age=60, now=1061.0)
+    assert not stale.ok and "61 s ago, more than 60 s" in stale.message
+    missing = heartbeat.check(r, node="celery@pod-2", max_age=60, now=1000.0)
+    assert not missing.ok and missing.message.startswith("no heartbeat from worker celery@pod-2")
+
+
+def test_without_a_node_the_freshest_worker_of_this_host_counts():
+    r = FakeRedis()
+    heartbeat.write(r, "celery@pod-1", now=1000.0, pid=1)
+    heartbeat.write(r, "other@pod-1", now=900.0, pid=2)
+    heartbeat.write(r, "celery@pod-2", now=1100.0, pid=3)  # another machine's: not ours
+    result = heartbeat.check(r, max_age=60, now=1010.0, hostname="pod-1")
+    assert result.ok and result.heartbeat is not None and result.heartbeat.pid == 1
+    assert not heartbeat.check(r, max_age=60, now=1010.0, hostname="pod-3").ok
+
+
+def test_an_unreadable_heartbeat_is_skipped():
+    r = FakeRedis()
+    r.data["nr:heartbeat:worker:x@h"] = "not json"
+    heartbeat.write(r, "y@h", now=5.0, pid=7)
+    assert [b.node for b in heartbeat.heartbeats(r, now=6.0)] == ["y@h"]
