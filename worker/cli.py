@@ -60,6 +60,7 @@ def _settings(config: str | None, *, forums: bool = False, embedded: bool = True
             settings.check_forum_credentials()
     except ConfigError as exc:
         raise BadInput(config_message(exc)) from None
+    global _effective_redis_url
     if embedded and not settings.redis_url:
         from worker.redisproc import embedded_redis_url
 
@@ -67,7 +68,12 @@ def _settings(config: str | None, *, forums: bool = False, embedded: bool = True
         if url:
             settings = settings.model_copy(update={"narrador": settings.narrador.model_copy(
                 update={"redis_url": url})})
+    _effective_redis_url = settings.redis_url
     return settings
+
+
+#: The Redis URL of the settings a command loaded (named by :func:`failure_message`).
+_effective_redis_url = ""
 
 
 def no_redis_message(settings) -> str:  # type: ignore[no-untyped-def]
@@ -106,24 +112,29 @@ def failure_message(exc: BaseException) -> tuple[str, int] | None:
 
     if isinstance(exc, RedisUrlError):
         return f"bad Redis URL: {exc}; check REDIS_URL / redis_url", EXIT_BAD_INPUT
-    if isinstance(exc, redis.AuthenticationError | redis.AuthorizationError):
+    if isinstance(exc, redis.AuthenticationError | redis.exceptions.AuthorizationError):
         return f"Redis refused the credentials ({exc}): check the password in REDIS_URL / redis_url", EXIT_BAD_INPUT
     if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
-        url = getattr(exc, "narrador_url", "") or os.environ.get("NARRADOR_REDIS_URL") or os.environ.get("REDIS_URL", "")
+        url = _effective_redis_url
         where = f"Redis at {_masked(url)}" if url else "Redis"
         return f"{where} does not answer ({exc}): is it running? Check REDIS_URL / redis_url", EXIT_SERVICE_DOWN
     if isinstance(exc, redis.RedisError):
         return f"Redis error: {exc}", EXIT_SERVICE_DOWN
     if isinstance(exc, ForumError):
-        forum = getattr(exc, "forum", "") or ""
-        what = f"forum {forum}" if forum else "the forum"
-        down = exc.transient  # timeout, connection, 5xx, flood, throttled: the forum, not us
-        hint = "is it up? Check its base_url" if down else "check its settings and the bot's account"
-        code = EXIT_SERVICE_DOWN if down else EXIT_BAD_INPUT
-        return f"{what}: {exc.reason.replace('_', ' ')}: {exc}; {hint}", code
+        return forum_failure("", exc)
     if isinstance(exc, NarradorError):
         return str(exc), EXIT_BAD_INPUT
     return None
+
+
+def forum_failure(forum_name: str, exc) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """One line and an exit code for a ``ForumError``: 1 when the forum is down (the transient
+    reasons: no answer, timeout, 5xx, flood control, our own backoff after failures), 2 when its
+    settings or the bot's account are at fault (login refused, not found, markup...)."""
+    down = exc.transient
+    hint = "is it up? Check its base_url" if down else "check its settings and the bot's account"
+    what = f"forum {forum_name}" if forum_name else "the forum"
+    return f"{what}: {exc.reason.replace('_', ' ')}: {exc}; {hint}", EXIT_SERVICE_DOWN if down else EXIT_BAD_INPUT
 
 
 def _masked(url: str) -> str:
@@ -172,11 +183,13 @@ def main(debug: bool) -> None:
 def up(config: str | None, bind: str) -> None:
     """Run Redis (embedded when no REDIS_URL), worker, beat and web together; Ctrl-C stops all."""
     from worker.redisproc import EmbeddedRedisError
-    from worker.up import StartupError, run_up
+    from worker.up import BindError, StartupError, run_up
 
     settings = _settings(config, forums=True, embedded=False)
     try:
         code = run_up(settings, bind=bind, config_path=config or os.environ.get("NARRADOR_CONFIG"))
+    except BindError as exc:
+        raise BadInput(str(exc)) from None
     except (StartupError, EmbeddedRedisError) as exc:
         raise ServiceDown(str(exc)) from None
     sys.exit(code)
@@ -275,21 +288,30 @@ def poll(config: str | None) -> None:
     settings = _settings(config, forums=True)
     if not settings.redis_url:
         raise BadInput(no_redis_message(settings))
+    from worker.forums.base import ForumError
+
     svc = build_services(settings)
     replies = 0
+    failed: list[tuple[str, int]] = []
     for name in settings.forums:
-        plan = polling.plan(svc, name, force=True)
-        batches = [(polling.read(svc, name, tid, reason, plan.activity.get(tid, "")))
-                   for tid, reason in plan.threads.items()]
-        latest = poll_latest(svc, name) if plan.latest else []
-        for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
-            for post in posts:
-                outcome = process_post(svc, post)
-                if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
-                    replies += 1
-            for notice in notices:
-                deliver_notice(svc, notice.game, notice.id)
+        try:
+            plan = polling.plan(svc, name, force=True)
+            batches = [(polling.read(svc, name, tid, reason, plan.activity.get(tid, "")))
+                       for tid, reason in plan.threads.items()]
+            latest = poll_latest(svc, name) if plan.latest else []
+            for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
+                for post in posts:
+                    outcome = process_post(svc, post)
+                    if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
+                        replies += 1
+                for notice in notices:
+                    deliver_notice(svc, notice.game, notice.id)
+        except ForumError as exc:  # one line per forum; the other forums are still polled
+            failed.append(forum_failure(name, exc))
+            click.echo(f"Error: {failed[-1][0]}", err=True)
     click.echo(f"{replies} replies sent")
+    if failed:
+        sys.exit(max(code for _m, code in failed))
 
 
 @main.group()
@@ -962,7 +984,7 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
     pagination), the reply form. The tool to write a profile with (docs/forums.md).
 
     Exit code 0 when every part parsed; 2 when any did not (each problem names the profile
-    key at fault) or on bad input.
+    key at fault) or on bad input; 1 when the forum is down (no answer, a timeout, a 5xx).
     """
     from worker.forumcheck import check_files, check_live
     from worker.forums.base import ForumError
@@ -988,7 +1010,8 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except ForumError as exc:
-        raise BadInput(f"forum {forum_name}: {exc.reason.replace('_', ' ')}: {exc}") from None
+        message, code = forum_failure(forum_name, exc)
+        raise (ServiceDown if code == EXIT_SERVICE_DOWN else BadInput)(message) from None
     for line in report.lines:
         click.echo(line)
     click.echo()

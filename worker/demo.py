@@ -7,7 +7,12 @@
    and the web app (``worker.up``).
 3. Posts as the player: a new thread whose first post has two roll tags (one
    plain, one spending willpower), then a second post that quotes the first and
-   adds one tag of its own.
+   adds one tag of its own.  Each run is independent of earlier ones (issue 14,
+   item 10): the run's thread is opened before Narrador starts and is the only
+   one it watches (``watch_threads``); the threads of earlier runs are forgotten
+   in Redis and the demo game's sheets get their temporary Willpower back
+   (:func:`reset_demo_state`), so every run does the same work and a sheet
+   imported for the demo player does not run out of Willpower.
 4. Waits until Narrador, polling the forum, has replied to both posts (one reply
    per post), reads the replies back from the forum's HTML, and checks every
    roll: its record is served by the web app, its signature verifies, and
@@ -33,7 +38,7 @@ from worker.forums.flaskbb import FlaskBBClient
 from worker.localforum import BOT, PLAYER, LocalForum, LocalForumError
 from worker.redisproc import EmbeddedRedisError
 from worker.settings import load_settings
-from worker.up import narrador_running
+from worker.up import StartupError, check_bind, narrador_running
 
 GAME = "demo"
 #: The Storyteller account the demo creates for its audit page (loopback use only).
@@ -84,8 +89,11 @@ def reply_text(html: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def write_config(instance: Path, forum: LocalForum, *, forum_name: str, public_url: str) -> Path:
-    """Write the demo's configuration file and return its path."""
+def write_config(instance: Path, forum: LocalForum, *, forum_name: str, public_url: str,
+                 thread_id: str | None = None) -> Path:
+    """Write the demo's configuration file and return its path; ``thread_id``: watch that
+    thread only (a demo run), else the forum's board (every thread in it)."""
+    watch = f'watch_threads = ["{thread_id}"]' if thread_id else f'watch_forums = ["{forum.forum_id}"]'
     path = instance / "narrador.toml"
     path.write_text(
         "\n".join([
@@ -106,7 +114,7 @@ def write_config(instance: Path, forum: LocalForum, *, forum_name: str, public_u
             f'username = "{BOT.username}"',
             f'password = "{BOT.password}"',
             f'game = "{GAME}"',
-            f'watch_forums = ["{forum.forum_id}"]',
+            watch,
             "poll_interval = 2",
             "timeout = 10",
             "",
@@ -122,6 +130,43 @@ def _forum_name(instance: Path) -> str:
     if not marker.exists():
         marker.write_text(f"local-{secrets.token_hex(4)}", encoding="utf-8")
     return marker.read_text(encoding="utf-8").strip()
+
+
+def reset_demo_state(redis_url: str, forum_name: str, keep_thread: str) -> dict[str, int]:
+    """Make a run independent of earlier ones: forget every thread of the demo forum except
+    ``keep_thread`` (Redis would otherwise keep them watched and each restart of the embedded
+    Redis would read them all again) and give every sheet of the demo game its temporary
+    Willpower back (the demo's first post spends a point).
+
+    Returns:
+        ``{"threads": forgotten, "sheets": refilled}``.
+    """
+    import redis
+
+    from worker.state.sheets import TEMPORARY_WILLPOWER, adjust, list_characters
+    from worker.store import Store
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True, socket_timeout=5)
+    try:
+        store = Store(client)
+        old = [t for t in store.threads(forum_name) if t != keep_thread]
+        for thread in old:
+            store.forget_thread(forum_name, thread)
+        refilled = 0
+        for sheet in list_characters(client, GAME):
+            if sheet.willpower_temporary != sheet.willpower_permanent:
+                adjust(client, GAME, sheet.name, TEMPORARY_WILLPOWER[0], value=sheet.willpower_permanent)
+                refilled += 1
+        return {"threads": len(old), "sheets": refilled}
+    finally:
+        client.close()
+
+
+def open_demo_thread(forum: LocalForum) -> tuple[str, str]:
+    """Open the run's thread as the player with the first post; (thread id, post id)."""
+    player = FlaskBBClient(forum.base_url, PLAYER.username, PLAYER.password, timeout=10)
+    player.login()
+    return player.create_thread(forum.forum_id, "Demo: el almacén", FIRST_POST)
 
 
 def demo_master(redis_url: str) -> None:
@@ -187,8 +232,13 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
              timeout: float = 240.0, out=sys.stdout) -> int:
     """Run the demo (see the module docstring). Returns the process exit code."""
     instance = instance.expanduser().resolve()
-    instance.mkdir(parents=True, exist_ok=True)
     say = lambda *a: print(*a, file=out, flush=True)
+    try:
+        check_bind(bind)  # at once, not after the forum started (issue 14, item 11)
+    except StartupError as exc:
+        say(f"narrador demo: {exc}")
+        return 2
+    instance.mkdir(parents=True, exist_ok=True)
     forum = LocalForum(instance / "forum")
     try:
         say("Starting the local FlaskBB forum (installed on first use: about a minute)...")
@@ -198,17 +248,29 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
         say(f"narrador demo: the local forum could not start: {exc}")
         return 1
     try:
-        config = write_config(instance, forum, forum_name=_forum_name(instance), public_url=f"http://{bind}")
+        forum_name = _forum_name(instance)
+        try:
+            thread = open_demo_thread(forum)
+        except ForumError as exc:
+            say(f"narrador demo: the local forum refused the demo thread: {exc}")
+            return 1
+        config = write_config(instance, forum, forum_name=forum_name, public_url=f"http://{bind}",
+                              thread_id=thread[0])
         settings = load_settings(config)
         say(f"Forum: {forum.base_url} (player {PLAYER.username} / {PLAYER.password})")
+        reset: dict[str, int] = {}
         try:
-            ctx = narrador_running(settings, bind=bind, config_path=str(config))
+            ctx = narrador_running(settings, bind=bind, config_path=str(config),
+                                   prepare=lambda url: reset.update(reset_demo_state(url, forum_name, thread[0])))
             running = ctx.__enter__()
-        except EmbeddedRedisError as exc:
+        except (EmbeddedRedisError, StartupError) as exc:
             say(f"narrador demo: {exc}")
             return 1
+        if reset.get("threads") or reset.get("sheets"):
+            say(f"Earlier demo runs: {reset['threads']} thread(s) no longer watched, "
+                f"{reset['sheets']} sheet(s) given their Willpower back.")
         try:
-            report = _play(forum, settings, running.web_url, timeout, say)
+            report = _play(forum, settings, running.web_url, timeout, say, thread=thread)
             demo_master(running.redis_url)
             say("")
             say(f"Thread: {report.thread_url}")
@@ -237,13 +299,18 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
         forum.stop()
 
 
-def _play(forum: LocalForum, settings, web_url: str, timeout: float, say) -> DemoReport:  # type: ignore[no-untyped-def]
+def _play(forum: LocalForum, settings, web_url: str, timeout: float, say,  # type: ignore[no-untyped-def]
+          thread: tuple[str, str] | None = None) -> DemoReport:
+    """Post as the player (``thread``: the run's thread and first post, already open; else
+    open one), wait for the replies and check every roll."""
     from worker.keystore import Keystore
 
     report = DemoReport()
     player = FlaskBBClient(forum.base_url, PLAYER.username, PLAYER.password, timeout=10)
     player.login()
-    thread_id, first_id = player.create_thread(forum.forum_id, "Demo: el almacén", FIRST_POST)
+    if thread is None:
+        thread = player.create_thread(forum.forum_id, "Demo: el almacén", FIRST_POST)
+    thread_id, first_id = thread
     second_id = player.post_reply(thread_id, SECOND_POST_TEMPLATE.format(player=PLAYER.username))
     report.thread_url = f"{forum.base_url}/topic/{thread_id}"
     report.audit_url = f"{web_url}/audit/{GAME}"

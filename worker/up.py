@@ -9,11 +9,12 @@ saying what did not come up and which log to read.  Then the supervisor
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,10 @@ STARTUP_SECONDS = 90.0
 
 class StartupError(NarradorError):
     """Narrador did not come up (the message says what, and which log to read)."""
+
+
+class BindError(StartupError):
+    """The web app's ``host:port`` cannot be used (in use, or not an address): bad input."""
 
 
 @dataclass
@@ -72,6 +77,29 @@ class WorkerHealth:
         if beat.age > self.max_age:
             return f"last heartbeat {beat.age:.0f} s ago, more than {self.max_age:.0f} s"
         return None
+
+
+def check_bind(bind: str) -> None:
+    """Refuse at once a ``host:port`` the web app could not listen on (issue 14, item 11).
+
+    Raises:
+        BindError: ``port 5000 is in use; pass --bind`` (or the address is not usable).
+    """
+    import socket
+
+    host, sep, port_text = bind.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise BindError(f"bad --bind {bind!r}: host:port, e.g. 127.0.0.1:5000")
+    host = host.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+        try:
+            sock.bind((host, int(port_text)))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise BindError(f"port {port_text} is in use; pass --bind (e.g. --bind {host}:{int(port_text) + 1})") from None
+            raise BindError(f"cannot listen on {bind}: {exc.strerror or exc}; pass another --bind") from None
 
 
 def redis_problem(url: str) -> str | None:
@@ -128,7 +156,7 @@ def wait_until_up(running: Running, settings: Settings, *, timeout: float = STAR
     missing = [what for what, ok in (("the worker's first heartbeat", worker_ok),
                                      (f"the web app's {running.web_url}/healthz", web_ok)) if not ok]
     logs = settings.instance_dir / "logs"
-    raise StartupError(f"no {' and no '.join(missing)} within {timeout:.0f} s; see the logs in {logs}")
+    raise StartupError(f"{' and '.join(missing)} did not come within {timeout:.0f} s; see the logs in {logs}")
 
 
 @contextmanager
@@ -140,18 +168,22 @@ def _ignored() -> Iterator[None]:
 
 
 @contextmanager
-def narrador_running(settings: Settings, *, bind: str, config_path: str | None) -> Iterator[Running]:
+def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
+                     prepare: Callable[[str], None] | None = None) -> Iterator[Running]:
     """Start Narrador's processes; stop them all on exit (even on Ctrl-C or an error).
 
     Args:
         settings: loaded settings (``redis_url`` empty = start an embedded Redis).
         bind: ``host:port`` for the web app.
         config_path: the configuration file the children load (``NARRADOR_CONFIG``).
+        prepare: called with the Redis URL once Redis answers, before any process starts
+            (the demo resets its state there).
 
     Raises:
         EmbeddedRedisError: the embedded Redis could not start.
-        StartupError: the configured Redis does not answer.
+        StartupError: the port is in use, or the configured Redis does not answer.
     """
+    check_bind(bind)
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
     embedded = None
     redis_url = settings.redis_url
@@ -174,6 +206,8 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None) 
     try:
         from worker.redisurl import redis_client
 
+        if prepare is not None:
+            prepare(redis_url)
         commands = narrador_commands(settings.instance_dir, bind)
         node = worker_node_name()
         health_client = redis_client(redis_url, timeout=3.0)

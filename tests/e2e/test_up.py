@@ -196,3 +196,18 @@ def _children_of(parent: int) -> dict[str, int]:
         if role:
             found[role] = int(entry.name)
     return found
+
+
+def test_up_with_its_port_in_use_fails_at_once(tmp_path):
+    import socket
+
+    (tmp_path / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\n[games.g]\nruleset = "vampiro"\n')
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        up = Up(tmp_path / "n.toml", f"127.0.0.1:{port}")
+        assert up.proc.wait(30) == 2
+    out = up.output()
+    assert f"port {port} is in use; pass --bind" in out and "Traceback" not in out, out
+    assert not (tmp_path / "inst" / "redis").exists()  # not even the embedded Redis started

@@ -130,14 +130,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert result.exit_code == 2 and "read through its JSON API" in result.output
 
 
-def test_a_forum_that_does_not_answer_is_one_line_and_exit_2(tmp_path):
+def test_a_forum_that_does_not_answer_is_one_line_and_exit_1(tmp_path):
+    """Issue 14, item 8: a forum that is down is a service down (1), not bad input (2)."""
     path = tmp_path / "narrador.toml"
     path.write_text("\n".join(["[narrador]", f'instance_dir = "{tmp_path / "i"}"', "[games.g]", 'ruleset = "vampiro"',
                                "[forums.foro]", 'kind = "flaskbb"', 'base_url = "http://127.0.0.1:9"',
                                'username = "b"', 'password = "p"', 'game = "g"', "timeout = 2",
                                "request_interval = 0"]) + "\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["forums", "check", "-c", str(path), "foro"])
-    assert result.exit_code == 2
+    assert result.exit_code == 1, result.output
+    assert "is it up? Check its base_url" in result.output and "Traceback" not in result.output
     # "connection", or "throttled" once the shared politeness state has the host in backoff
     assert re.search(r"forum foro: (connection|throttled)", result.output), result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output

@@ -1,0 +1,99 @@
+"""Issue 14, item 8: every command, a wrong or dead Redis URL or a forum that does not answer:
+one line saying what failed and what to check, exit 2 for bad input or configuration, 1 for
+a service that is down, never a traceback unless ``--debug``.  (Before: a traceback and exit
+1 for ``sheets``, ``masters``, ``scenes``; three chained tracebacks for ``poll``.)"""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from worker.cli import main
+
+EXAMPLE_SHEETS = "examples/sheets.yaml"
+
+COMMANDS = [
+    ["sheets", "list", "g"],
+    ["sheets", "import", "g", EXAMPLE_SHEETS],
+    ["sheets", "adjust", "g", "Lucía", "Fuerza", "--delta", "1"],
+    ["masters", "list", "g"],
+    ["masters", "add", "g", "ana", "--password-stdin"],
+    ["scenes", "open", "g", "foro", "1"],
+    ["scenes", "close", "g", "foro", "1"],
+    ["records", "export", "g"],
+    ["records", "archive"],
+    ["poll"],
+    ["health", "worker"],
+]
+
+
+def _config(tmp_path, redis_url: str = "", forum_url: str = "http://127.0.0.1:9"):  # type: ignore[no-untyped-def]
+    path = tmp_path / "narrador.toml"
+    lines = ["[narrador]", f'instance_dir = "{tmp_path / "inst"}"']
+    if redis_url:
+        lines.append(f'redis_url = "{redis_url}"')
+    lines += ["[games.g]", 'ruleset = "vampiro"', "[forums.foro]", 'kind = "flaskbb"', f'base_url = "{forum_url}"',
+              'username = "b"', 'password = "p"', 'game = "g"', 'watch_threads = ["1"]', "timeout = 2",
+              "request_interval = 0"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(args, config, env=None):  # type: ignore[no-untyped-def]
+    env = {"REDIS_URL": "", "NARRADOR_REDIS_URL": "", "NARRADOR_DEBUG": "", **(env or {})}
+    return CliRunner().invoke(main, [*args, "-c", str(config)], env=env, input="secreto-largo-1\n")
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("url, code, says", [
+    ("redis://127.0.0.1:6399/0", 1, "Redis at redis://127.0.0.1:6399/0 does not answer"),
+    ("unix:///nonexistent/redis.sock", 1, "Redis at unix:///nonexistent/redis.sock does not answer"),
+    ("notaurl", 2, "narrador.redis_url: must be a redis://"),
+], ids=["dead port", "missing socket", "not a URL"])
+def test_a_bad_redis_url_is_one_line_and_its_exit_code(tmp_path, args, url, code, says):
+    result = _run(args, _config(tmp_path), env={"REDIS_URL": url})
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    lines = result.output.strip().splitlines()
+    assert lines[-1].startswith("Error: ") and says in lines[-1], result.output
+    assert "Traceback" not in result.output
+    if code == 1:
+        assert "Check REDIS_URL / redis_url" in lines[-1]
+
+
+@pytest.mark.parametrize("args", [a for a in COMMANDS if a[0] not in ("poll", "records")], ids=lambda a: " ".join(a[:2]))
+def test_no_redis_at_all_says_how_to_get_one(tmp_path, args):
+    result = _run(args, _config(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert "no Redis: set REDIS_URL" in result.output and "narrador up" in result.output
+    assert str(tmp_path / "inst" / "redis" / "redis.sock") in result.output
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    config = _config(tmp_path, "redis://127.0.0.1:6399/0")
+    result = CliRunner().invoke(main, ["--debug", "sheets", "list", "g", "-c", str(config)],
+                                env={"REDIS_URL": "", "NARRADOR_REDIS_URL": ""})
+    import redis
+
+    assert isinstance(result.exception, redis.ConnectionError)
+    result = _run(["sheets", "list", "g"], config, env={"NARRADOR_DEBUG": "1"})
+    assert isinstance(result.exception, redis.ConnectionError)
+
+
+def test_the_url_of_the_configuration_file_is_named_too(tmp_path):
+    result = _run(["sheets", "list", "g"], _config(tmp_path, "redis://:s3cret@127.0.0.1:6399/0"))
+    assert result.exit_code == 1
+    assert "Redis at redis://:********@127.0.0.1:6399/0 does not answer" in result.output
+    assert "s3cret" not in result.output
+
+
+def test_an_unexpected_error_is_one_line_naming_debug(tmp_path, monkeypatch):
+    import worker.state.sheets as sheets
+
+    def boom(*a, **k):  # type: ignore[no-untyped-def]
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(sheets, "list_characters", boom)
+    result = _run(["sheets", "list", "g"], _config(tmp_path, "redis://127.0.0.1:6399/0"))
+    assert result.exit_code == 1
+    assert "internal error: ZeroDivisionError: a bug (run `narrador --debug ...`" in result.output
