@@ -12,6 +12,18 @@ from worker.cli import main
 
 EXAMPLE_SHEETS = "examples/sheets.yaml"
 
+
+@pytest.fixture(autouse=True)
+def _keep_alert_handlers():
+    """``narrador poll`` run in this process attaches the forum-alerts handler to its Redis
+    (``worker.alerts.install``: once per process); later tests expect their own."""
+    import logging
+
+    logger = logging.getLogger("narrador.alerts")
+    before = list(logger.handlers)
+    yield
+    logger.handlers[:] = before
+
 COMMANDS = [
     ["sheets", "list", "g"],
     ["sheets", "import", "g", EXAMPLE_SHEETS],
