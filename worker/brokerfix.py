@@ -52,7 +52,7 @@ def install() -> bool:
         return original(self, asynchronous=asynchronous)
 
     setattr(_connparams, _MARK, True)
-    kombu_redis.Channel._connparams = _connparams
+    kombu_redis.Channel._connparams = _connparams  # type: ignore[method-assign]
     return True
 
 

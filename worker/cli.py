@@ -138,7 +138,7 @@ def forum_failure(forum_name: str, exc) -> tuple[str, int]:  # type: ignore[no-u
 
 
 def _masked(url: str) -> str:
-    from worker.settings import _mask_url_password  # noqa: PLC2701 - the configuration's own masking
+    from worker.settings import _mask_url_password  # the configuration's own masking
 
     return _mask_url_password(url)
 
@@ -152,7 +152,7 @@ class NarradorGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - turned into one line, or re-raised under --debug
+        except Exception as exc:  # turned into one line, or re-raised under --debug
             if _debug(ctx):
                 raise
             found = failure_message(exc)

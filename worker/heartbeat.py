@@ -1,8 +1,9 @@
 """The worker's heartbeat: proof in Redis that a worker's consumer loop is alive.
 
 Each Celery worker writes ``nr:heartbeat:worker:<node name>`` (:func:`heartbeat_key`) every
-``worker_heartbeat_interval`` seconds (setting, default :data:`INTERVAL_SECONDS`) from a timer of its consumer's event loop (:class:`HeartbeatStep`),
-the loop that receives tasks and acknowledges them.  A worker whose main process hangs (the
+``worker_heartbeat_interval`` seconds (setting, default :data:`INTERVAL_SECONDS`) from a timer
+of its consumer's event loop (:class:`HeartbeatStep`), the loop that receives tasks and
+acknowledges them.  A worker whose main process hangs (the
 fault of issue 14, item 1: the main process stuck on its pool child, consuming nothing) or
 that cannot reach Redis any more stops writing it, which a restart-on-exit policy cannot
 see.  The value is JSON ``{"node": ..., "pid": ..., "at": <Unix seconds>}``; the key expires
@@ -10,9 +11,9 @@ after :data:`KEY_TTL_SECONDS` so that the node names of replaced machines do not
 
 Readers: :func:`check` (``narrador health worker``, the liveness check of docker-compose and
 of deploy/k8s, and ``narrador up``'s supervisor, which restarts a worker whose heartbeat is
-older than ``worker_heartbeat_max_age``, default :data:`MAX_AGE_SECONDS`).  A Redis outage longer than that makes every worker
-look hung: restarting them then is harmless (the tasks are idempotent) and the threshold is
-well above a restart's few seconds.
+older than ``worker_heartbeat_max_age``, default :data:`MAX_AGE_SECONDS`).  A Redis outage
+longer than that makes every worker look hung: restarting them then is harmless (the tasks
+are idempotent) and the threshold is well above a restart's few seconds.
 """
 
 from __future__ import annotations

@@ -98,7 +98,8 @@ def check_bind(bind: str) -> None:
             sock.bind((host, int(port_text)))
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise BindError(f"port {port_text} is in use; pass --bind (e.g. --bind {host}:{int(port_text) + 1})") from None
+                raise BindError(f"port {port_text} is in use; pass --bind "
+                                f"(e.g. --bind {host}:{int(port_text) + 1})") from None
             raise BindError(f"cannot listen on {bind}: {exc.strerror or exc}; pass another --bind") from None
 
 
@@ -163,7 +164,7 @@ def wait_until_up(running: Running, settings: Settings, *, timeout: float = STAR
 def _ignored() -> Iterator[None]:
     try:
         yield
-    except Exception:  # noqa: BLE001 - not up yet: asked again until the deadline
+    except Exception:  # not up yet: asked again until the deadline
         pass
 
 

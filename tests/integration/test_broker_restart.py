@@ -76,9 +76,8 @@ def test_celery_ignores_that_error_while_closing(private_redis):
 def test_the_patch_is_installed_once():
     from kombu.transport import redis as kombu_redis
 
-    from worker import brokerfix
-
     import worker.celery_app  # noqa: F401
+    from worker import brokerfix
 
     patched = kombu_redis.Channel._connparams
     assert brokerfix.install() is False

@@ -73,7 +73,8 @@ def test_a_bad_redis_url_is_one_line_and_its_exit_code(tmp_path, args, url, code
         assert "Check REDIS_URL / redis_url" in lines[-1]
 
 
-@pytest.mark.parametrize("args", [a for a in COMMANDS if a[0] not in ("poll", "records")], ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("args", [a for a in COMMANDS if a[0] not in ("poll", "records")],
+                         ids=lambda a: " ".join(a[:2]))
 def test_no_redis_at_all_says_how_to_get_one(tmp_path, args):
     result = _run(args, _config(tmp_path))
     assert result.exit_code == 2, result.output
