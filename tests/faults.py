@@ -22,13 +22,13 @@ from collections import Counter
 from pathlib import Path
 
 from tests.bench.procs import ROOT, Procs, wait_for
-from worker.redisproc import EmbeddedRedis
+from worker.devtools.redisproc import EmbeddedRedis
 
 PLAYER = "jugadora"
 
 
 class PrivateRedis:
-    """A private Redis (``worker.redisproc.EmbeddedRedis``) the test may kill and restart."""
+    """A private Redis (``worker.devtools.redisproc.EmbeddedRedis``) the test may kill and restart."""
 
     def __init__(self, folder: Path) -> None:
         self.server = EmbeddedRedis(folder)
@@ -131,14 +131,14 @@ class FaultStack:
         return {**env, "NARRADOR_CONFIG": str(self.config), "PYTHONUNBUFFERED": "1"}
 
     def start_worker(self) -> subprocess.Popen:
-        from worker.supervisor import narrador_commands
+        from worker.devtools.supervisor import narrador_commands
 
         argv = narrador_commands(self.tmp / "instance", "127.0.0.1:0")["worker"]
         self.worker = self.procs.start(argv, env=self.env(), log=self.logs / "worker.log", inherit_env=False)
         return self.worker
 
     def start_beat(self) -> subprocess.Popen:
-        from worker.supervisor import narrador_commands
+        from worker.devtools.supervisor import narrador_commands
 
         (self.tmp / "instance").mkdir(parents=True, exist_ok=True)
         argv = narrador_commands(self.tmp / "instance", "127.0.0.1:0")["beat"]

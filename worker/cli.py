@@ -62,7 +62,7 @@ def _settings(config: str | None, *, forums: bool = False, embedded: bool = True
         raise BadInput(config_message(exc)) from None
     global _effective_redis_url
     if embedded and not settings.redis_url:
-        from worker.redisproc import embedded_redis_url
+        from worker.devtools.redisproc import embedded_redis_url
 
         url = embedded_redis_url(settings.instance_dir)
         if url:
@@ -182,8 +182,8 @@ def main(debug: bool) -> None:
 @click.option("--bind", default="127.0.0.1:5000", show_default=True, help="host:port of the web app.")
 def up(config: str | None, bind: str) -> None:
     """Run Redis (embedded when no REDIS_URL), worker, beat and web together; Ctrl-C stops all."""
-    from worker.redisproc import EmbeddedRedisError
-    from worker.up import BindError, StartupError, run_up
+    from worker.devtools.redisproc import EmbeddedRedisError
+    from worker.devtools.up import BindError, StartupError, run_up
 
     settings = _settings(config, forums=True, embedded=False)
     try:
@@ -204,7 +204,7 @@ def up(config: str | None, bind: str) -> None:
               help="Seconds to wait for Narrador's replies.")
 def demo(instance_dir: str, bind: str, exit_when_done: bool, timeout: float) -> None:
     """Start a real local FlaskBB forum and Narrador, post roll tags as a player, show the replies."""
-    from worker.demo import run_demo
+    from worker.devtools.demo import run_demo
 
     sys.exit(run_demo(Path(instance_dir), bind=bind, exit_when_done=exit_when_done, timeout=timeout))
 
@@ -1047,7 +1047,7 @@ def forum() -> None:
 @forum.command("prepare")
 def forum_prepare() -> None:
     """Install FlaskBB 2.2.0 in its own venv (needs Python >= 3.12 on this machine)."""
-    from worker.localforum import LocalForumError, prepare
+    from worker.devtools.localforum import LocalForumError, prepare
 
     try:
         result = prepare(progress=click.echo)

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import redis_url
-from worker.demo import ROLL_ID_RE, _forum_name, _play, write_config
+from worker.devtools.demo import ROLL_ID_RE, _forum_name, _play, write_config
 from worker.forums.flaskbb import FlaskBBClient
-from worker.localforum import BOT, PLAYER, LocalForum
+from worker.devtools.localforum import BOT, PLAYER, LocalForum
 from worker.settings import load_settings
-from worker.up import narrador_running
+from worker.devtools.up import narrador_running
 
 pytestmark = pytest.mark.e2e
 
@@ -136,7 +136,7 @@ def test_demo_runs_are_independent_of_earlier_runs(tmp_path):
     Redis, as an older Narrador left it, is forgotten), a sheet imported for the demo player after the first run gets its
     Willpower back at every start (before: one point less per run until the 6th run failed),
     and the runs take about the same time."""
-    from worker.redisproc import EmbeddedRedis
+    from worker.devtools.redisproc import EmbeddedRedis
     from worker.state.sheets import get_character
     from worker.store import Store
 

@@ -9,7 +9,7 @@ import requests
 
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
-from worker.localforum import LocalForum
+from worker.devtools.localforum import LocalForum
 
 pytestmark = pytest.mark.e2e
 

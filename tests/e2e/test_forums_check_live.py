@@ -17,7 +17,7 @@ import pytest
 
 from tests.mybb.kit import BOT, HOW_TO, PLAYER, MyBB, find_mybb
 from worker.forums.profile import PROFILES_DIR, ProfileClient, load_profile
-from worker.localforum import LocalForum
+from worker.devtools.localforum import LocalForum
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def private_redis(tmp_path):
-    from worker.redisproc import EmbeddedRedis
+    from worker.devtools.redisproc import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "redis").start()
     yield server

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from tests.unit.test_cli_errors import EXAMPLE_SHEETS, _config, _run
 from worker.cli import main
-from worker.redisproc import EmbeddedRedis
+from worker.devtools.redisproc import EmbeddedRedis
 
 
 @pytest.fixture(autouse=True)

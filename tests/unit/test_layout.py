@@ -96,3 +96,22 @@ def test_dev_help_prints_the_commands_not_its_shell_options():
     assert "set -euo" not in out.stdout
     assert "./dev test" in out.stdout and out.stdout.rstrip().endswith("REDIS_URL points to a running Redis.")
     assert subprocess.run([str(ROOT / "dev"), "nonsense"], capture_output=True, timeout=30).returncode == 2
+
+
+def test_the_runtime_imports_no_dev_tool():
+    """Issue 17, item 6: the demo, the local forum, the embedded Redis and the supervisor live in
+    worker.devtools; the worker's tasks and services and the web app load none of them."""
+    code = ("import sys, worker.celery_app, worker.tasks, worker.bootstrap, worker.service, web, web.hooks; "
+            "print(sorted(m for m in sys.modules if m.startswith('worker.devtools') or m in "
+            "('worker.localforum', 'worker.demo', 'worker.redisproc', 'worker.supervisor', 'worker.up')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_dev_starts_the_products_embedded_redis_not_its_own():
+    """One embedded-Redis implementation (worker.devtools.redisproc) for ./dev, narrador up and
+    the tests: ./dev used to start redis-server itself with options of its own."""
+    text = (ROOT / "dev").read_text(encoding="utf-8")
+    assert "redis-server --" not in text and "--unixsocket" not in text
+    assert "-m worker.devtools.redisproc" in text

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from worker.localforum import (
+from worker.devtools.localforum import (
     LocalForum,
     LocalForumError,
     add_postponed_annotations,

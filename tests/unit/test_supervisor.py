@@ -7,7 +7,7 @@ import sys
 import textwrap
 import time
 
-from worker.supervisor import ProcessGroup
+from worker.devtools.supervisor import ProcessGroup
 
 LEADER = textwrap.dedent("""
     import os, signal, sys, time
@@ -67,7 +67,7 @@ def _until(check, timeout: float = 10.0) -> None:
 
 def test_a_child_that_exits_is_started_again_after_the_backoff_and_its_siblings_keep_running(tmp_path):
     """Issue 14, item 1: one crash no longer stops the whole group (web included)."""
-    from worker.supervisor import RestartPolicy
+    from worker.devtools.supervisor import RestartPolicy
 
     marks = tmp_path / "starts"
     crasher = [sys.executable, "-c", f"open({str(marks)!r}, 'a').write('x'); raise SystemExit(3)"]
@@ -87,14 +87,14 @@ def test_a_child_that_exits_is_started_again_after_the_backoff_and_its_siblings_
 
 
 def test_the_backoff_doubles_up_to_its_cap():
-    from worker.supervisor import RestartPolicy
+    from worker.devtools.supervisor import RestartPolicy
 
     policy = RestartPolicy(backoff_start=1, backoff_max=30)
     assert [policy.delay(n) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
 
 
 def test_a_child_failing_at_every_start_is_given_up_on(tmp_path):
-    from worker.supervisor import RestartPolicy
+    from worker.devtools.supervisor import RestartPolicy
 
     group = ProcessGroup(policy=RestartPolicy(backoff_start=0.05, backoff_max=0.05, max_quick_failures=2))
     try:
@@ -107,7 +107,7 @@ def test_a_child_failing_at_every_start_is_given_up_on(tmp_path):
 
 def test_an_unhealthy_child_is_killed_and_started_again():
     """The worker's heartbeat check: a hung process (alive, doing nothing) is replaced."""
-    from worker.supervisor import RestartPolicy
+    from worker.devtools.supervisor import RestartPolicy
 
     verdicts = iter(["hung", None, None])
     group = ProcessGroup(policy=RestartPolicy(backoff_start=0.05))

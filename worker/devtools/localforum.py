@@ -589,7 +589,7 @@ def _config_text(data_dir: Path, secret_key: str) -> str:
     }
     body = "\n".join(f"{k} = {v!r}" for k, v in values.items())
     return (
-        "# FlaskBB config written by narrador (worker/localforum.py). Loopback use only.\n"
+        "# FlaskBB config written by narrador (worker/devtools/localforum.py). Loopback use only.\n"
         + body + "\n"
     )
 
@@ -829,7 +829,7 @@ def prepare(venv_dir: str | os.PathLike[str] | None = None, *,
     return venv
 
 
-if __name__ == "__main__":  # python -m worker.localforum: prepare, for CI scripts
+if __name__ == "__main__":  # python -m worker.devtools.localforum: prepare, for CI scripts
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         print(prepare())

@@ -4,7 +4,7 @@ Start-up (issue 14, item 9): Redis must answer before anything starts; "running"
 only once the worker has written its first heartbeat (``worker.heartbeat``) and the web app
 answers ``/healthz``; otherwise ``up`` stops what it started and exits 1 with one line
 saying what did not come up and which log to read.  Then the supervisor
-(``worker.supervisor``) restarts a child that dies, or a worker whose heartbeat goes stale.
+(``worker.devtools.supervisor``) restarts a child that dies, or a worker whose heartbeat goes stale.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import NarradorError
-from worker.redisproc import EmbeddedRedis
+from worker.devtools.redisproc import EmbeddedRedis
+from worker.devtools.supervisor import Child, ProcessGroup, narrador_commands, worker_node_name
 from worker.settings import Settings
-from worker.supervisor import Child, ProcessGroup, narrador_commands, worker_node_name
 
 #: Seconds ``up`` waits for the worker's first heartbeat and the web app's ``/healthz``.
 STARTUP_SECONDS = 90.0

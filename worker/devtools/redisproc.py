@@ -45,10 +45,13 @@ class EmbeddedRedis:
     Attributes:
         folder: where the socket, AOF and log live (created 0700).
         process: the running server, once started.
+        persistent: keep an append-only file (``narrador up``, the demo, the fault tests);
+            False: no persistence at all (a test run's throwaway server, ``./dev test``).
     """
 
     folder: Path
     process: subprocess.Popen[bytes] | None = None
+    persistent: bool = True
 
     @property
     def socket_path(self) -> Path:
@@ -90,7 +93,7 @@ class EmbeddedRedis:
             "--unixsocket", str(self.socket_path),
             "--unixsocketperm", "700",
             "--dir", str(self.folder),
-            "--appendonly", "yes",
+            "--appendonly", "yes" if self.persistent else "no",
             "--save", "",
             "--logfile", str(self.folder / "redis.log"),
             "--daemonize", "no",
@@ -130,3 +133,41 @@ class EmbeddedRedis:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m worker.devtools.redisproc FOLDER [--no-persistence]``: start the embedded
+    Redis in FOLDER, print ``REDIS_URL <url>`` once it answers, serve until SIGTERM or Ctrl-C,
+    then stop it (what ``./dev test`` runs when no Redis answers).  Exit 1 when it cannot start."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m worker.devtools.redisproc", description=main.__doc__)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--no-persistence", action="store_true", help="no append-only file")
+    args = parser.parse_args(argv)
+    server = EmbeddedRedis(args.folder, persistent=not args.no_persistence)
+    stopping = False
+
+    def _stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    try:
+        server.start()
+    except EmbeddedRedisError as exc:
+        print(f"redisproc: {exc}", file=sys.stderr)
+        return 1
+    print(f"REDIS_URL {server.url}", flush=True)
+    try:
+        while not stopping and server.process is not None and server.process.poll() is None:
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

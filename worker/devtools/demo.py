@@ -1,10 +1,10 @@
 """``narrador demo``: the whole system against a real local FlaskBB forum.
 
 1. Installs (once) and starts a FlaskBB 2.2.0 forum on 127.0.0.1 with a player
-   account and a bot account (``worker.localforum``).
+   account and a bot account (``worker.devtools.localforum``).
 2. Writes a configuration for it under the instance folder and starts Narrador:
    an embedded Redis when ``REDIS_URL`` is not set, a Celery worker, Celery beat
-   and the web app (``worker.up``).
+   and the web app (``worker.devtools.up``).
 3. Posts as the player: a new thread whose first post has two roll tags (one
    plain, one spending willpower), then a second post that quotes the first and
    adds one tag of its own.  Each run is independent of earlier ones (issue 14,
@@ -35,10 +35,10 @@ from pathlib import Path
 from core import record as records
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
-from worker.localforum import BOT, PLAYER, LocalForum, LocalForumError
-from worker.redisproc import EmbeddedRedisError
+from worker.devtools.localforum import BOT, PLAYER, LocalForum, LocalForumError
+from worker.devtools.redisproc import EmbeddedRedisError
 from worker.settings import load_settings
-from worker.up import StartupError, check_bind, narrador_running
+from worker.devtools.up import StartupError, check_bind, narrador_running
 
 GAME = "demo"
 #: The Storyteller account the demo creates for its audit page (loopback use only).
