@@ -124,7 +124,60 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-class Keystore:
+class SeedSchedule:
+    """What both keystores (files: :class:`Keystore`; Redis:
+    :class:`worker.keystore_redis.RedisKeystore`) do the same way on top of their own
+    ``seed_for``, ``is_revealed`` and ``_bind_vrf``: seeds made ahead, and the checks of a
+    reveal's arguments."""
+
+    def seed_for(self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False) -> bytes:
+        raise NotImplementedError
+
+    def is_revealed(self, game: str, day: date) -> bool:
+        raise NotImplementedError
+
+    def _bind_vrf(self, game: str, day: date) -> str | None:
+        raise NotImplementedError
+
+    def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]:
+        """Make sure seeds exist for ``today`` and the ``days`` following days.
+
+        Run at every rollover so each day's commitment is published before the day
+        starts.  ``today`` must be the game's current day: a following day whose seed was
+        committed without a VRF key (before this instance had one) is bound to the active
+        key now, before it starts; ``today`` itself, already started, is not (review of
+        issue 19).
+
+        Returns:
+            the days covered (``today`` .. ``today + days``), in order.
+
+        Source: issue 5 ("Seeds are generated ahead"), issue 7 (rollover).
+        """
+        if days < 0:
+            raise ValueError("days must be >= 0")
+        covered = [today + timedelta(days=i) for i in range(days + 1)]
+        for day in covered:
+            if not self.is_revealed(game, day):
+                self.seed_for(game, day)  # a new seed is bound with its creation
+                if day > today:  # committed before VRF keys existed, and not started yet
+                    self._bind_vrf(game, day)
+        return covered
+
+    @staticmethod
+    def _reveal_grace(now_utc: datetime, grace_seconds: int) -> timedelta:
+        """``grace_seconds`` as a delay after a day's end, once the arguments are checked.
+
+        Raises:
+            ValueError: a negative grace or a naive ``now_utc``.
+        """
+        if grace_seconds < 0:
+            raise ValueError("grace_seconds must be >= 0")
+        if now_utc.tzinfo is None or now_utc.utcoffset() is None:
+            raise ValueError("now_utc must be an aware datetime")
+        return timedelta(seconds=grace_seconds)
+
+
+class Keystore(SeedSchedule):
     """Keys and seeds of one Narrador instance, kept in ``instance_dir``.
 
     Args:
@@ -601,29 +654,6 @@ class Keystore:
         self._write_exclusive(path, fresh.hex().encode("ascii") + b"\n")
         return self._read_seed(path)  # ours, or the one a concurrent process linked first
 
-    def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]:
-        """Make sure seeds exist for ``today`` and the ``days`` following days.
-
-        Run at every rollover so each day's commitment is published before the day
-        starts.  ``today`` must be the game's current day: a following day whose seed was
-        committed without a VRF key (before this instance had one) is bound to the active
-        key now, before it starts; ``today`` itself, already started, is not (review of
-        issue 19).
-
-        Returns:
-            the days covered (``today`` .. ``today + days``), in order.
-
-        Source: issue 5 ("Seeds are generated ahead"), issue 7 (rollover).
-        """
-        if days < 0:
-            raise ValueError("days must be >= 0")
-        covered = [today + timedelta(days=i) for i in range(days + 1)]
-        for day in covered:
-            if not self.is_revealed(game, day):
-                self.seed_for(game, day)  # a new seed is bound with its creation
-                if day > today:  # committed before VRF keys existed, and not started yet
-                    self._bind_vrf(game, day)
-        return covered
 
     def _days(self, game: str) -> list[date]:
         folder = self._game_dir(game)
@@ -693,11 +723,7 @@ class Keystore:
         Source: issue 5 ("After a day closes, plus a grace period ..., its seed is
         revealed").
         """
-        if grace_seconds < 0:
-            raise ValueError("grace_seconds must be >= 0")
-        if now_utc.tzinfo is None or now_utc.utcoffset() is None:
-            raise ValueError("now_utc must be an aware datetime")
-        grace = timedelta(seconds=grace_seconds)
+        grace = self._reveal_grace(now_utc, grace_seconds)
         newly: list[date] = []
         for day in self._days(game):
             if self.is_revealed(game, day):

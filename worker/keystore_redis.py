@@ -63,7 +63,7 @@ from core.derive import SEED_BYTES
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 from worker.keyring import Keyring
-from worker.keystore import DayNotBoundError, KeystoreError, SeedRevealedError
+from worker.keystore import DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
 
 __all__ = ["RedisKeystore", "seed_aad"]
 
@@ -89,7 +89,7 @@ def seed_aad(game: str, day: date) -> bytes:
     return b"narrador-seed-v1\x00" + game.encode("utf-8") + b"\x00" + day.isoformat().encode("ascii")
 
 
-class RedisKeystore:
+class RedisKeystore(SeedSchedule):
     """Keys and seeds in Redis, secrets from a keyring (see the module docstring).
 
     Args:
@@ -438,19 +438,6 @@ class RedisKeystore:
             self.r.hsetnx(self.seeds_key(game), f"{self._day(day)}:revealed", seed.hex())
         return existing is None
 
-    def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]:
-        """Seeds for ``today`` and the ``days`` following days (see :meth:`Keystore.ensure_seeds_ahead`:
-        ``today`` is the game's current day; a following day committed without a VRF key is
-        bound now, before it starts; ``today`` is not)."""
-        if days < 0:
-            raise ValueError("days must be >= 0")
-        covered = [today + timedelta(days=i) for i in range(days + 1)]
-        for day in covered:
-            if not self.is_revealed(game, day):
-                self.seed_for(game, day)  # a new seed is bound with its creation
-                if day > today:  # committed before VRF keys existed, and not started yet
-                    self._bind_vrf(game, day)
-        return covered
 
     def _entries(self, game: str) -> dict[str, dict[str, str]]:
         """``{day: {"seed", "c", "vrf", "revealed"}}`` of a game, from one ``HGETALL``."""
@@ -497,11 +484,7 @@ class RedisKeystore:
         Raises:
             KeystoreError: a seed is due and this process has no keyring.
         """
-        if grace_seconds < 0:
-            raise ValueError("grace_seconds must be >= 0")
-        if now_utc.tzinfo is None or now_utc.utcoffset() is None:
-            raise ValueError("now_utc must be an aware datetime")
-        grace = timedelta(seconds=grace_seconds)
+        grace = self._reveal_grace(now_utc, grace_seconds)
         newly: list[date] = []
         for name, e in sorted(self._entries(game).items()):
             if "revealed" in e or "seed" not in e:

@@ -4,11 +4,9 @@ are read by :mod:`worker.forums.flaskbb.parse`."""
 from __future__ import annotations
 
 from dataclasses import replace
-from urllib.parse import urljoin
 
 import requests
 
-from worker.forums import polite as politeness
 from worker.forums.base import (
     DEFAULT_USER_AGENT,
     BoardListing,
@@ -29,6 +27,7 @@ from worker.forums.flaskbb.parse import (
     parse_thread_id_from_location,
     parse_topic_page,
 )
+from worker.forums.http import HttpClient
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
 from worker.forums.polite import Politeness
 
@@ -37,7 +36,7 @@ __all__ = ["FlaskBBClient"]
 _UNCHANGED = object()  # marker: the page polled is the same as last time
 
 
-class FlaskBBClient:
+class FlaskBBClient(HttpClient):
     """The FlaskBB implementation of :class:`worker.forums.base.ForumPort`.
 
     Args:
@@ -77,31 +76,7 @@ class FlaskBBClient:
         self._logged_in = False
         self._post_topics: dict[str, str] = {}
 
-    # ---- transport
-    def _url(self, path: str) -> str:
-        return urljoin(self.base_url + "/", path.lstrip("/"))
-
-    def _request(self, method: str, path: str, *, data: dict[str, str] | None = None,
-                 allow_redirects: bool = True,
-                 headers: dict[str, str] | None = None) -> requests.Response:
-        """One HTTP request with the timeout, through the politeness layer; transport
-        failures and 5xx/429 become ``ForumError`` (see ``worker.forums.polite.request``).
-        Other statuses are returned for the caller to judge."""
-        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
-                                  polite=self.polite, headers=headers, data=data,
-                                  allow_redirects=allow_redirects)
-
-    def fetch(self, path: str) -> requests.Response:
-        """One GET of ``path`` (relative to the forum's root, or absolute) through the
-        politeness layer (rate limit, host backoff), never conditional: for tools that must
-        see the page (``narrador forums check``).
-
-        Raises:
-            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
-        """
-        return self._request("GET", path)
-
-    # ---- ForumPort
+    # ---- ForumPort (transport: worker.forums.http.HttpClient)
     def login(self) -> None:
         """Log in with the bot's credentials (a fresh form token each time).
 
@@ -154,7 +129,7 @@ class FlaskBBClient:
                 log_forum_alert(self.name, exc, thread_id=thread_id, page=page)
             raise
 
-    def _read_first(self, thread_id: str, page: int):  # type: ignore[no-untyped-def]
+    def _read_first(self, thread_id: str, page: int):
         """Page ``page`` read conditionally: ``(_UNCHANGED, fetched)`` when it is the same as
         at the last poll and was then the last page, else ``(parsed or None, fetched)``
         (``fetched`` is None without politeness)."""

@@ -20,7 +20,6 @@ from urllib.parse import urljoin
 import requests
 from bs4 import BeautifulSoup
 
-from worker.forums import polite as politeness
 from worker.forums.base import (
     DEFAULT_USER_AGENT,
     BoardListing,
@@ -29,6 +28,7 @@ from worker.forums.base import (
     ThreadPage,
     log_forum_alert,
 )
+from worker.forums.http import HttpClient
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
 from worker.forums.phpbb.parse import (
     FORM_INVALID,
@@ -48,7 +48,7 @@ __all__ = ["PhpBBClient"]
 
 
 
-class PhpBBClient:
+class PhpBBClient(HttpClient):
     """The phpBB 3.3 implementation of :class:`worker.forums.base.ForumPort`.
 
     Args:
@@ -106,25 +106,6 @@ class PhpBBClient:
         self._board_per_page: dict[str, int] = {}
 
     # ---- transport
-    def _url(self, path: str) -> str:
-        if path.startswith(("http://", "https://")):
-            return path
-        return urljoin(self.base_url + "/", path.removeprefix("./").lstrip("/"))
-
-    def _request(self, method: str, path: str, **kwargs) -> requests.Response:  # type: ignore[no-untyped-def]
-        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
-                                  polite=self.polite, **kwargs)
-
-    def fetch(self, path: str) -> requests.Response:
-        """One GET of ``path`` (relative to the forum's root, or absolute) through the
-        politeness layer (rate limit, host backoff), never conditional: for tools that must
-        see the page (``narrador forums check``).
-
-        Raises:
-            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
-        """
-        return self._request("GET", path)
-
     def _markup(self, exc: ForumError, url: str, **context: object) -> ForumError:
         exc.url = exc.url or url
         if exc.reason == "markup":
@@ -212,7 +193,7 @@ class PhpBBClient:
             self.login()
             return self._read_page(thread_id, page, per_page)
 
-    def _feed_unchanged(self, thread_id: str, since: int):  # type: ignore[no-untyped-def]
+    def _feed_unchanged(self, thread_id: str, since: int):
         """(True, None) when the topic feed is unchanged since the last poll that ended on
         page ``since``; else (False, fetched or None)."""
         if self.polite is None or not self.use_feed or not self._feed_available:

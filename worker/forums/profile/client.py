@@ -18,13 +18,11 @@ import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
 from bs4 import BeautifulSoup
 
-from worker.forums import polite as politeness
 from worker.forums.base import (
     DEFAULT_USER_AGENT,
     BoardListing,
@@ -34,6 +32,7 @@ from worker.forums.base import (
     log_forum_alert,
     log_forum_warning,
 )
+from worker.forums.http import HttpClient
 from worker.forums.markup import first_match, form_fields
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
 from worker.forums.polite import Politeness
@@ -52,7 +51,7 @@ __all__ = ["ProfileClient"]
 CANONICAL_TTL = 7 * 24 * 3600
 
 
-class ProfileClient:
+class ProfileClient(HttpClient):
     """:class:`worker.forums.base.ForumPort` (and ``CreatesThreads`` when the profile has a
     ``[new_thread]``) for any forum a :class:`Profile` describes.
 
@@ -102,25 +101,6 @@ class ProfileClient:
         self._canonical: dict[str, str] = {}
 
     # ---- transport
-    def _url(self, path: str) -> str:
-        if path.startswith(("http://", "https://")):
-            return path
-        return urljoin(self.base_url + "/", path.removeprefix("./").lstrip("/"))
-
-    def _request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
-                                  polite=self.polite, **kwargs)
-
-    def fetch(self, path: str) -> requests.Response:
-        """One GET of ``path`` (relative to the forum's root, or absolute) through the
-        politeness layer (rate limit, host backoff), never conditional: for tools that must
-        see the page (``narrador forums check``).
-
-        Raises:
-            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
-        """
-        return self._request("GET", path)
-
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
 

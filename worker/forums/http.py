@@ -1,0 +1,51 @@
+"""The transport every scraping forum client shares: URLs under the forum's root, one request
+through the politeness layer, and a plain GET for tools.
+
+A client class sets ``base_url``, ``session``, ``timeout`` and ``polite`` (a
+:class:`~worker.forums.polite.Politeness`, or ``None`` for none) in its ``__init__``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin
+
+import requests
+
+from worker.forums import polite as politeness
+from worker.forums.polite import Politeness
+
+__all__ = ["HttpClient"]
+
+
+class HttpClient:
+    """HTTP to one forum: :meth:`_url`, :meth:`_request` and :meth:`fetch`."""
+
+    base_url: str
+    session: requests.Session
+    timeout: float
+    polite: Politeness | None
+
+    def _url(self, path: str) -> str:
+        """``path`` under the forum's root (``./`` and leading slashes dropped); an absolute
+        URL as it is."""
+        if path.startswith(("http://", "https://")):
+            return path
+        return urljoin(self.base_url + "/", path.removeprefix("./").lstrip("/"))
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """One HTTP request with the timeout, through the politeness layer; transport
+        failures and 5xx/429 become ``ForumError`` (see ``worker.forums.polite.request``).
+        Other statuses are returned for the caller to judge."""
+        return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
+                                  polite=self.polite, **kwargs)
+
+    def fetch(self, path: str) -> requests.Response:
+        """One GET of ``path`` (relative to the forum's root, or absolute) through the
+        politeness layer (rate limit, host backoff), never conditional: for tools that must
+        see the page (``narrador forums check``).
+
+        Raises:
+            ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
+        """
+        return self._request("GET", path)
