@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-FIXED_NOW = datetime(2026, 11, 29, 18, 30, tzinfo=timezone.utc)
+FIXED_NOW = datetime(2026, 11, 29, 18, 30, tzinfo=UTC)
 
 
 def redis_url() -> str:

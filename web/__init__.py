@@ -178,7 +178,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         return render_template("error.html", code=code), code
 
     @app.after_request
-    def security_headers(resp):  # type: ignore[no-untyped-def]
+    def security_headers(resp):
         resp.headers.setdefault("X-Content-Type-Options", "nosniff")
         resp.headers.setdefault("X-Frame-Options", "DENY")
         resp.headers.setdefault("Referrer-Policy", "same-origin")

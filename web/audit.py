@@ -78,7 +78,7 @@ class RevealForm(FlaskForm):
     """Only the CSRF token (the roll id, or the forum and post of a retry, are in the URL)."""
 
 
-def _game(game: str):  # type: ignore[no-untyped-def]
+def _game(game: str):
     settings = deps.settings().games[game]
     i18n.use_game_language(settings.language)
     return settings
@@ -147,7 +147,7 @@ def _rows(game: str, envelopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @bp.get("/audit")
 @login_required
-def games():  # type: ignore[no-untyped-def]
+def games():
     """The games the logged-in master masters."""
     known = deps.settings().games
     mine = [known[g] for g in current_user.games if g in known]
@@ -156,7 +156,7 @@ def games():  # type: ignore[no-untyped-def]
 
 @bp.get("/audit/<game>")
 @master_required
-def rolls(game: str):  # type: ignore[no-untyped-def]
+def rolls(game: str):
     """All rolls of ``game``, newest first, filtered and paginated, with verification state."""
     gs = _game(game)
     flt, errors = _filter()
@@ -207,7 +207,7 @@ def _enqueue_reply(forum: str, post_id: str) -> None:
 
 @bp.post("/audit/<game>/retry/<forum>/<post_id>")
 @master_required
-def retry_reply(game: str, forum: str, post_id: str):  # type: ignore[no-untyped-def]
+def retry_reply(game: str, forum: str, post_id: str):
     """Queue again the reply to ``post_id`` that Narrador gave up on (``reply_failed``).
 
     404 unless the forum plays ``game`` and the post is one of its processed posts; a reply
@@ -254,7 +254,7 @@ def _csv_cell(value: Any) -> str:
 
 @bp.get("/audit/<game>/export.csv")
 @master_required
-def export_csv(game: str):  # type: ignore[no-untyped-def]
+def export_csv(game: str):
     """The filtered rolls as CSV (UTF-8, one row per roll, newest first)."""
     _flt, envelopes, truncated = _export_rows(game)
     verifier = _Verifier(game)
@@ -285,7 +285,7 @@ def export_csv(game: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/audit/<game>/export.json")
 @master_required
-def export_json(game: str):  # type: ignore[no-untyped-def]
+def export_json(game: str):
     """``{"game", "filters", "count", "truncated", "rolls": [signed envelopes]}``."""
     flt, envelopes, truncated = _export_rows(game)
     return jsonify(game=game, filters=flt.to_args(), count=len(envelopes), truncated=truncated,
@@ -294,7 +294,7 @@ def export_json(game: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/audit/<game>/stats")
 @master_required
-def stats(game: str):  # type: ignore[no-untyped-def]
+def stats(game: str):
     """Statistics and charts of the filtered rolls (game and per player)."""
     gs = _game(game)
     flt, errors = _filter()
@@ -313,7 +313,7 @@ def stats(game: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/audit/<game>/state")
 @master_required
-def state(game: str):  # type: ignore[no-untyped-def]
+def state(game: str):
     """The running state: rollover, seeds, actions, contests, absences, forum alerts."""
     gs = _game(game)
     forums = tuple(name for name, fs in deps.settings().forums.items() if fs.game == gs.id)
@@ -323,7 +323,7 @@ def state(game: str):  # type: ignore[no-untyped-def]
 
 @bp.post("/audit/<game>/reveal/<roll_id>")
 @master_required
-def reveal(game: str, roll_id: str):  # type: ignore[no-untyped-def]
+def reveal(game: str, roll_id: str):
     """Reveal a secret roll of ``game``: its public page then shows the full record."""
     form = RevealForm()
     if not form.validate_on_submit():

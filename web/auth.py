@@ -32,7 +32,7 @@ from wtforms.validators import DataRequired, Length
 try:  # WTForms >= 3.3 deprecates (value, label) tuples
     from wtforms.fields import SelectChoice as _Choice
 except ImportError:  # pragma: no cover - older WTForms
-    def _Choice(value: str, label: Any) -> tuple[str, Any]:  # type: ignore[no-redef]
+    def _Choice(value: str, label: Any) -> tuple[str, Any]:
         return (value, label)
 
 from web import deps
@@ -155,7 +155,7 @@ class AccountForm(FlaskForm):
 
 
 @bp.route("/login", methods=["GET", "POST"])
-def login():  # type: ignore[no-untyped-def]
+def login():
     """The login form; on success, go to ``next`` (if safe) or the master's games."""
     form = LoginForm()
     if request.method == "GET":
@@ -179,7 +179,7 @@ def login():  # type: ignore[no-untyped-def]
 
 @bp.post("/logout")
 @login_required
-def logout():  # type: ignore[no-untyped-def]
+def logout():
     """End the session (POST with CSRF token, so another site cannot log a master out)."""
     form = LogoutForm()
     if not form.validate_on_submit():
@@ -194,7 +194,7 @@ def logout():  # type: ignore[no-untyped-def]
 
 @bp.route("/account", methods=["GET", "POST"])
 @login_required
-def account():  # type: ignore[no-untyped-def]
+def account():
     """The master's settings: page language."""
     form = AccountForm(language=current_user.language)
     if form.validate_on_submit():

@@ -81,7 +81,7 @@ TOLERANCE = 300
 _STANDARD_TYPES = {"post.created": "created", "post.updated": "edited", "post.deleted": "deleted"}
 
 
-def _answer(status: int, what: str, **extra: Any):  # type: ignore[no-untyped-def]
+def _answer(status: int, what: str, **extra: Any):
     return jsonify(status=what, **extra), status
 
 
@@ -117,13 +117,13 @@ def _unavailable(what: str):  # type: ignore[no-untyped-def]
 
 
 @bp.errorhandler(redis.exceptions.RedisError)
-def _redis_down(exc: redis.exceptions.RedisError):  # type: ignore[no-untyped-def]
+def _redis_down(exc: redis.exceptions.RedisError):
     """Redis unreachable (dedupe, watched threads, known posts): the sender retries later."""
     log.error("webhook not accepted, Redis unavailable: %s", exc)
     return _unavailable("state unavailable")
 
 
-def _forum(name: str, kind: str | None):  # type: ignore[no-untyped-def]
+def _forum(name: str, kind: str | None):
     fs = deps.settings().forums.get(name)
     if fs is None or (kind is not None and fs.kind != kind) or not fs.webhook_secret:
         return None
@@ -233,7 +233,7 @@ def discourse_signature_ok(secret: str, body: bytes, header: str | None) -> bool
 
 
 @bp.post("/hooks/discourse/<forum>")
-def discourse(forum: str):  # type: ignore[no-untyped-def]
+def discourse(forum: str):
     """Receive a Discourse ``post`` webhook for configured forum ``forum`` (kind discourse)."""
     fs = _forum(forum, "discourse")
     if fs is None:
@@ -324,7 +324,7 @@ def post_from_standard(data: Mapping[str, Any], *, forum: str, base_url: str) ->
     from worker.forums.base import ForumPost
 
     if not isinstance(data, Mapping):
-        raise ValueError("data must be an object")  # noqa: TRY004 - one error type for "malformed"
+        raise ValueError("data must be an object")
 
     def text(name: str, limit: int = 200) -> str:
         value = data.get(name)
@@ -358,7 +358,7 @@ def post_from_standard(data: Mapping[str, Any], *, forum: str, base_url: str) ->
 
 
 @bp.post("/hooks/standard/<forum>")
-def standard(forum: str):  # type: ignore[no-untyped-def]
+def standard(forum: str):
     """Receive a Standard Webhooks delivery for configured forum ``forum`` (any kind)."""
     fs = _forum(forum, None)
     if fs is None:

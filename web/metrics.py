@@ -34,7 +34,7 @@ class _StoredRolls:
     def __init__(self, counts: dict[str, int]) -> None:
         self.counts = counts
 
-    def collect(self):  # type: ignore[no-untyped-def]
+    def collect(self):
         """Yield the gauge family."""
         fam = GaugeMetricFamily("narrador_rolls_stored", "Roll records stored, per game.", labels=["game"])
         for game, n in sorted(self.counts.items()):
@@ -61,7 +61,7 @@ def metrics_allowed() -> bool:
 
 
 @bp.get("/metrics")
-def metrics():  # type: ignore[no-untyped-def]
+def metrics():
     """Prometheus text format (``text/plain; version=0.0.4``); 401/403 when not allowed."""
     if not metrics_allowed():
         if deps.settings().narrador.metrics_token:

@@ -23,7 +23,7 @@ OPENAPI_PATH = Path(__file__).parent / "openapi.json"
 
 
 @bp.get("/")
-def index():  # type: ignore[no-untyped-def]
+def index():
     """Landing page: what Narrador is, how to verify a roll, the games."""
     return render_template("index.html", games=deps.settings().games)
 
@@ -45,20 +45,20 @@ def seeds_by_game() -> dict[str, list[dict[str, object]]]:
 
 
 @bp.get("/seeds.json")
-def seeds_json():  # type: ignore[no-untyped-def]
+def seeds_json():
     """``{"games": {game: [{"day", "commitment", "revealed_seed"}]}}``."""
     return jsonify(games=seeds_by_game())
 
 
 @bp.get("/seeds")
-def seeds():  # type: ignore[no-untyped-def]
+def seeds():
     """Seed commitments and reveals per game, newest day first."""
     data = {gid: list(reversed(items)) for gid, items in seeds_by_game().items()}
     return render_template("seeds.html", seeds=data, games=deps.settings().games)
 
 
 @bp.get("/openapi.json")
-def openapi():  # type: ignore[no-untyped-def]
+def openapi():
     """The OpenAPI 3.1 description of the JSON endpoints (``web/openapi.json``)."""
     return Response(json.dumps(json.loads(OPENAPI_PATH.read_text("utf-8")), ensure_ascii=False),
                     mimetype="application/json")

@@ -73,10 +73,9 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
     """The issue 7 lists of the running state, read from Redis (see the module docstring)."""
     import json
 
+    from core.rules import get_ruleset
     from worker.state import absences, actions, inactivity, outbox, sheets
     from worker.state.keys import game_key, part
-
-    from core.rules import get_ruleset
 
     gid = game.id
     max_difficulty = get_ruleset(game.ruleset).max_difficulty

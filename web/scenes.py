@@ -37,7 +37,7 @@ class StressForm(FlaskForm):
     stress = SelectField(choices=["on", "off"])
 
 
-def _game(game: str):  # type: ignore[no-untyped-def]
+def _game(game: str):
     settings = deps.settings().games[game]
     i18n.use_game_language(settings.language)
     return settings
@@ -45,7 +45,7 @@ def _game(game: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/audit/<game>/scenes")
 @master_required
-def index(game: str):  # type: ignore[no-untyped-def]
+def index(game: str):
     """The game's open scenes and whether each is played under stress."""
     gs = _game(game)
     return render_template("scenes.html", game=gs, scenes=scene_store.open_scenes(deps.store().r, game),
@@ -54,7 +54,7 @@ def index(game: str):  # type: ignore[no-untyped-def]
 
 @bp.post("/audit/<game>/scenes/stress")
 @master_required
-def stress(game: str):  # type: ignore[no-untyped-def]
+def stress(game: str):
     """Mark a scene as stress / combat or calm."""
     gs = _game(game)
     form = StressForm()

@@ -49,7 +49,7 @@ class WillpowerForm(FlaskForm):
     amount = IntegerField(validators=[InputRequired(), NumberRange(min=-10, max=10)])
 
 
-def _game(game: str):  # type: ignore[no-untyped-def]
+def _game(game: str):
     settings = deps.settings().games[game]
     i18n.use_game_language(settings.language)
     return settings
@@ -57,7 +57,7 @@ def _game(game: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/audit/<game>/sheets")
 @master_required
-def index(game: str):  # type: ignore[no-untyped-def]
+def index(game: str):
     """The game's characters."""
     gs = _game(game)
     characters = sheet_store.list_characters(deps.store().r, game)
@@ -67,7 +67,7 @@ def index(game: str):  # type: ignore[no-untyped-def]
 
 @bp.post("/audit/<game>/sheets/import")
 @master_required
-def import_file(game: str):  # type: ignore[no-untyped-def]
+def import_file(game: str):
     """Import a sheets file; all or nothing."""
     gs = _game(game)
     form = ImportForm()
@@ -94,7 +94,7 @@ def import_file(game: str):  # type: ignore[no-untyped-def]
 
 @bp.post("/audit/<game>/sheets/<character>/willpower")
 @master_required
-def willpower(game: str, character: str):  # type: ignore[no-untyped-def]
+def willpower(game: str, character: str):
     """Adjust a character's temporary Willpower."""
     gs = _game(game)
     form = WillpowerForm()

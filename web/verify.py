@@ -16,12 +16,11 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from core.derive import SEED_BYTES
-
 from flask import Blueprint, abort, jsonify, render_template
 from flask_login import current_user
 
 from core import record as records
+from core.derive import SEED_BYTES
 from web import deps, i18n
 from worker.keystore import KeystoreError
 
@@ -88,7 +87,7 @@ def _secret_summary(record: dict[str, Any]) -> dict[str, Any]:
 
 
 @bp.get("/v/<roll_id>.json")
-def roll_json(roll_id: str):  # type: ignore[no-untyped-def]
+def roll_json(roll_id: str):
     """The signed record envelope (``record``, ``signature``, ``key_id``), or the summary
     of an unrevealed secret roll."""
     envelope = load_envelope(roll_id)
@@ -98,7 +97,7 @@ def roll_json(roll_id: str):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/v/<roll_id>")
-def roll_page(roll_id: str):  # type: ignore[no-untyped-def]
+def roll_page(roll_id: str):
     """The record, whether its signature verifies, its seed commitment, and the recomputed
     dice once the day's seed is revealed."""
     envelope = load_envelope(roll_id)
@@ -137,7 +136,7 @@ def local_time(utc_iso: str, zone: Any) -> str:
 
 
 @bp.get("/keys")
-def keys():  # type: ignore[no-untyped-def]
+def keys():
     """Published public keys: ``{"keys": {key_id: Ed25519 PEM}, "vrf_keys": {vrf_key_id: hex}}``
     (the VRF keys of secret rolls, raw 32 bytes as 64 hex digits; old ones stay listed)."""
     ks = deps.keystore()

@@ -597,7 +597,7 @@ def archive_game(r: Any, target: ArchiveTarget, game: Any, now_utc: datetime, *,
     for day in candidates:
         iso = day.isoformat()
         archived = state.get(iso)
-        if day not in again and (counts[day] == 0 and archived is None or archived == str(counts[day])):
+        if day not in again and ((counts[day] == 0 and archived is None) or archived == str(counts[day])):
             continue
         lines = _merged(_day_lines(r, gid, day), target.read(gid, day))
         data = "".join(line + "\n" for line in lines).encode("utf-8")

@@ -88,7 +88,7 @@ def redis_down_message(url: str, exc: BaseException) -> str:
     return f"Redis at {_masked(url)} does not answer ({exc}): is it running? Check REDIS_URL / redis_url"
 
 
-def config_message(exc) -> str:  # type: ignore[no-untyped-def]
+def config_message(exc) -> str:
     """A ``ConfigError`` for the terminal: one line, or a count and one indented line each."""
     lines = [str(p) for p in exc.problems]
     if len(lines) == 1:
@@ -389,9 +389,9 @@ def eval_cmd(system: str, faces: str, difficulty: int | None, willpower: bool, s
     label = outcome_label(result.outcome, result.degree_label, lang)
     successes = trn(lang, "{n} éxito", "{n} éxitos", result.successes).format(n=result.successes)
     ones = trn(lang, "{n} uno", "{n} unos", result.ones).format(n=result.ones)
-    difficulty = tr(lang, "dif {difficulty}").format(difficulty=result.difficulty)
+    dif = tr(lang, "dif {difficulty}").format(difficulty=result.difficulty)
     spent = " " + tr(lang, "+FV") if willpower else ""
-    click.echo(f"{ruleset.id}: {' '.join(map(str, result.faces))} {difficulty}{spent} -> {label} ({successes}, {ones})")
+    click.echo(f"{ruleset.id}: {' '.join(map(str, result.faces))} {dif}{spent} -> {label} ({successes}, {ones})")
 
 
 def _options(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -500,7 +500,7 @@ def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, syst
             item = p.to_dict()
             if p.spec is not None:
                 item["means"] = describe_spec(p.spec, language, ruleset_id)
-            else:
+            elif p.error is not None:
                 item["error"]["explanation"] = error_message(p.error, language)
             out.append(item)
         click.echo(json.dumps(out, ensure_ascii=False, indent=2, sort_keys=True))
@@ -509,7 +509,7 @@ def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, syst
     else:
         for p in found:
             what = describe_spec(p.spec, language, ruleset_id) if p.spec is not None else (
-                ("error: " if language == "en" else "error: ") + error_message(p.error, language))
+                "error: " + (error_message(p.error, language) if p.error is not None else ""))
             click.echo(f"#{p.index if p.spec is not None or p.index < 1000 else '!'} {p.raw} -> {what}")
     if bad:
         sys.exit(EXIT_BAD_INPUT)
@@ -547,7 +547,7 @@ def keys() -> None:
     """Signing keys and VRF keys (secret rolls): in the instance folder, or in Redis with a keyring."""
 
 
-def _keystore(config: str | None):  # type: ignore[no-untyped-def]
+def _keystore(config: str | None):
     """The configured keystore with its secrets (exit 2 when it cannot be built)."""
     from worker.bootstrap import make_keystore
     from worker.keystore import KeystoreError
@@ -560,7 +560,7 @@ def _keystore(config: str | None):  # type: ignore[no-untyped-def]
         raise BadInput(str(exc)) from None
 
 
-def _keys_call(call):  # type: ignore[no-untyped-def]
+def _keys_call(call):
     """Run a keystore call; its ``KeystoreError`` (and Redis failures) exit 2 with the message."""
     import redis
 
@@ -638,7 +638,7 @@ def keys_keyring() -> None:
     """The keyring file of the Redis keystore (every secret of the instance; keep it 0600)."""
 
 
-def _write_keyring(path: str, keyring, *, replace: bool) -> None:  # type: ignore[no-untyped-def]
+def _write_keyring(path: str, keyring, *, replace: bool) -> None:
     from worker.keyring import KeyringError, write_keyring
 
     try:
@@ -647,7 +647,7 @@ def _write_keyring(path: str, keyring, *, replace: bool) -> None:  # type: ignor
         raise BadInput(str(exc)) from None
 
 
-def _read_keyring(path: str):  # type: ignore[no-untyped-def]
+def _read_keyring(path: str):
     from worker.keyring import KeyringError, load_keyring
 
     try:
@@ -656,7 +656,7 @@ def _read_keyring(path: str):  # type: ignore[no-untyped-def]
         raise BadInput(str(exc)) from None
 
 
-def _describe_keyring(keyring) -> None:  # type: ignore[no-untyped-def]
+def _describe_keyring(keyring) -> None:
     click.echo(f"signing keys: {', '.join(keyring.signing())} (newest: {keyring.newest_signing_key_id()})")
     click.echo(f"VRF keys: {', '.join(keyring.vrf())} (newest: {keyring.newest_vrf_key_id()})")
 
@@ -716,7 +716,7 @@ def keyring_from_instance(config: str | None, file: str) -> None:
     _describe_keyring(keyring)
 
 
-def _redis_for(settings):  # type: ignore[no-untyped-def]
+def _redis_for(settings):
     """A Redis client for the CLI's game-state commands (exit 2 without a Redis URL)."""
     from worker.redisurl import redis_client
 
@@ -725,7 +725,7 @@ def _redis_for(settings):  # type: ignore[no-untyped-def]
     return redis_client(settings.redis_url)
 
 
-def _game_of(settings, game: str) -> str:  # type: ignore[no-untyped-def]
+def _game_of(settings, game: str) -> str:
     if game not in settings.games:
         raise BadInput(f"unknown game {game!r} (configured: {', '.join(sorted(settings.games)) or 'none'})")
     return game
@@ -1023,7 +1023,7 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _optional_redis(settings):  # type: ignore[no-untyped-def]
+def _optional_redis(settings):
     """The shared Redis when one is configured and answers (politeness shared with the
     workers), else None."""
     if not settings.redis_url:
@@ -1062,7 +1062,7 @@ def masters() -> None:
     """Masters' accounts for the audit page (stored in Redis, passwords hashed)."""
 
 
-def _master_accounts(config: str | None, game: str):  # type: ignore[no-untyped-def]
+def _master_accounts(config: str | None, game: str):
     """The settings' MasterAccounts, after checking that ``game`` is configured."""
 
     from worker.masters import MasterAccounts

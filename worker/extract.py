@@ -249,7 +249,7 @@ def _drop_attribution(quote: tree.Element, skipped: set[tree.Element], cut: set[
         return
 
 
-def _before(el: tree.Element, skipped: set[tree.Element], cut: set[tuple[tree.Element, int]]):  # type: ignore[no-untyped-def]
+def _before(el: tree.Element, skipped: set[tree.Element], cut: set[tuple[tree.Element, int]]):
     """The siblings before ``el``, nearest first, as ``("text", (element, 0|1), run)`` or
     ``("element", element, "")``, without what was already left out."""
     prev = el.getprevious()

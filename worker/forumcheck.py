@@ -154,10 +154,10 @@ class _Reader:
 class _FlaskBB(_Reader):
     kind = "flaskbb"
 
-    def topic_path(self, client, thread_id, page, per_page):  # type: ignore[no-untyped-def]
+    def topic_path(self, client, thread_id, page, per_page):
         return f"/topic/{thread_id}?page={page}"
 
-    def board_path(self, client, board):  # type: ignore[no-untyped-def]
+    def board_path(self, client, board):
         return f"/forum/{board}?page=1"
 
     def reply_path(self, thread_id: str) -> str:
@@ -199,11 +199,11 @@ class _FlaskBB(_Reader):
 class _PhpBB(_Reader):
     kind = "phpbb"
 
-    def topic_path(self, client, thread_id, page, per_page):  # type: ignore[no-untyped-def]
+    def topic_path(self, client, thread_id, page, per_page):
         start = (page - 1) * (per_page or client.posts_per_page)
         return f"viewtopic.php?t={thread_id}" + (f"&start={start}" if page > 1 else "")
 
-    def board_path(self, client, board):  # type: ignore[no-untyped-def]
+    def board_path(self, client, board):
         return f"viewforum.php?f={board}"
 
     def reply_path(self, thread_id: str) -> str:
@@ -236,10 +236,10 @@ class _Profile(_Reader):
     kind = "profile"
     keys = {"author": "topic.author"}
 
-    def topic_path(self, client, thread_id, page, per_page):  # type: ignore[no-untyped-def]
+    def topic_path(self, client, thread_id, page, per_page):
         return client._page_path(thread_id, page)
 
-    def board_path(self, client, board):  # type: ignore[no-untyped-def]
+    def board_path(self, client, board):
         return client.board_path(board, 1)
 
     def reply_path(self, thread_id: str) -> str:

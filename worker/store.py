@@ -49,7 +49,7 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -197,7 +197,7 @@ class Store:
         self._retry_reply = client.register_script(_RETRY_REPLY)
 
     @classmethod
-    def from_url(cls, url: str, *, outage_seconds: float = 0.0) -> Store:
+    def from_url(cls, url: str, *, outage_seconds: float = 0.0) -> Self:
         """Connect to ``url`` (``redis://``, ``rediss://``, ``unix://`` or a Sentinel URL:
         :func:`worker.redisurl.redis_client`) with 5 s timeouts; ``outage_seconds`` > 0: every
         command waits that long for a restarting server (the worker's client)."""

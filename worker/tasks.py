@@ -97,7 +97,7 @@ def post_to_message(post: ForumPost) -> dict[str, Any]:
     }
 
 
-def post_task_options(msg: dict[str, Any]) -> dict[str, str]:
+def post_task_options(msg: dict[str, Any]) -> dict[str, Any]:
     """``apply_async``/``send_task`` options for a ``process_post`` message.
 
     Celery otherwise puts a ``repr`` of the whole post (body included) in every message's

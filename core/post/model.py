@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from core.absence import Absence
+from core.calendar import TzLike
 from core.rules import Ruleset, RulesOptions
 from core.scenes import Scene
 from core.sheets import CharacterSheet
@@ -101,7 +102,7 @@ class PostInput:
     ruleset: Ruleset
     options: RulesOptions
     language: str
-    zone: str
+    zone: TzLike
     forum: str
     thread: str
     post_id: str

@@ -89,8 +89,8 @@ def _idle_poll(quick: bool, polite: bool) -> Row:
     import requests
 
     from worker import service
-    from worker.forums.flaskbb import client as flaskbb  # where the client looks the parser up
     from worker.forums.flaskbb import FlaskBBClient
+    from worker.forums.flaskbb import client as flaskbb  # where the client looks the parser up
 
     polls = 30 if quick else 100
     parses = [0]
@@ -190,9 +190,9 @@ def _cycle_rows(quick: bool) -> list[Row]:
     from tests.bench.common import FIXED_NOW, redis_url
     from worker import polling, service
     from worker.bootstrap import make_forum
+    from worker.gamestate import RedisGameState
     from worker.keystore import Keystore
     from worker.settings import settings_from_mapping
-    from worker.gamestate import RedisGameState
 
     hour = 20 if quick else 60  # idle cycles, 60 s apart
     with Procs() as procs, Bench() as bench:

@@ -9,8 +9,8 @@ import pytest
 from tests.conftest import FIXED_NOW, make_settings
 from worker import service
 from worker.forums.fake import FakeForum
-from worker.keystore import Keystore
 from worker.gamestate import RedisGameState
+from worker.keystore import Keystore
 from worker.store import thread_key
 
 pytestmark = pytest.mark.integration

@@ -21,7 +21,8 @@ from tests.integration.test_hooks import (
     discourse_post,
     std_headers,
 )
-from web import create_app, hooks as web_hooks
+from web import create_app
+from web import hooks as web_hooks
 from worker import service
 from worker.forums.fake import FakeForum
 from worker.gamestate import RedisGameState

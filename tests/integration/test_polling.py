@@ -18,9 +18,9 @@ from tests.conftest import FIXED_NOW
 from worker import polling, service
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
+from worker.gamestate.redis import RedisGameState
 from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
-from worker.gamestate.redis import RedisGameState
 
 pytestmark = pytest.mark.integration
 

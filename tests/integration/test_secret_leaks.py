@@ -27,15 +27,15 @@ import pytest
 from core.record import record_hash
 from tests.bench.common import cleanup
 from tests.conftest import FIXED_NOW
-from tests.service.test_service_state import EXAMPLE_SHEETS
 from tests.integration.test_web_helpers import PASSWORD, app_config, login, web_settings
+from tests.service.test_service_state import EXAMPLE_SHEETS
 from web import create_app
 from worker import service
 from worker.forums.fake import FakeForum
+from worker.gamestate import RedisGameState
 from worker.keystore import Keystore
 from worker.masters import MasterAccounts, reveal_key
 from worker.state.sheets import import_sheets, load_sheets_file
-from worker.gamestate import RedisGameState
 
 pytestmark = pytest.mark.integration
 

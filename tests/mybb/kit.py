@@ -29,7 +29,7 @@ from bs4 import BeautifulSoup
 
 from worker.forums.markup import form_fields
 
-__all__ = ["BOT", "PLAYER", "HOW_TO", "MyBB", "find_mybb"]
+__all__ = ["BOT", "HOW_TO", "PLAYER", "MyBB", "find_mybb"]
 
 HERE = Path(__file__).resolve().parent
 PLAYER = ("player1", "player1-pass-5299")

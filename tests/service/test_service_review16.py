@@ -13,11 +13,12 @@ from fractions import Fraction
 
 import pytest
 
-from core import probability, rules
+from core import probability
 from core.render import _pct
+from tests.conftest import FIXED_NOW
 from tests.service.test_service_fidelity import _env, _post, _records, _verifies
 from worker import service
-from tests.conftest import FIXED_NOW
+
 
 @pytest.fixture
 def make_env(tmp_path, unique):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -276,13 +276,13 @@ def test_a_post_whose_worker_died_before_committing_left_nothing_and_is_decided_
     after midnight, rolls the new day's dice and the state it counts is that roll's."""
     svc, forum, clock, game, forum_name = env
     thread_id, post_id = forum.add_thread("1", "Muro", '[tirada]8 dif 6 ext 40 "muro"[/tirada]')
-    clock.now = datetime(2026, 11, 29, 22, 59, 50, tzinfo=timezone.utc)  # 23:59:50 in Madrid
+    clock.now = datetime(2026, 11, 29, 22, 59, 50, tzinfo=UTC)  # 23:59:50 in Madrid
     _crash_once_when_storing(svc, monkeypatch)
     with pytest.raises(Crash):
         service.process_post(svc, forum.post(post_id))
     assert svc.store.get_post(forum_name, post_id) is None
     assert svc.store.get_extended(game, "Lucía Ferrer", "muro") is None and svc.store.count_rolls(game) == 0
-    clock.now = datetime(2026, 11, 29, 23, 0, 30, tzinfo=timezone.utc)  # the next game day
+    clock.now = datetime(2026, 11, 29, 23, 0, 30, tzinfo=UTC)  # the next game day
     outcome = service.process_post(svc, forum.post(post_id))
     rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
     assert rec["game_day"] == "2026-11-30"

@@ -12,7 +12,6 @@ import pytest
 import requests
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.forums import phpbb
 from worker.forums.base import ForumError, ForumPort
 from worker.forums.phpbb import PhpBBClient
 from worker.forums.polite import MemoryBackend, Politeness

@@ -10,10 +10,10 @@ import pytest
 import requests
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.forums.flaskbb import client as flaskbb_client
-from worker.forums.flaskbb import parse as flaskbb
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
+from worker.forums.flaskbb import client as flaskbb_client
+from worker.forums.flaskbb import parse as flaskbb
 from worker.forums.polite import MemoryBackend, Politeness
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "flaskbb"

@@ -4,7 +4,6 @@ replies through their form recipes, and profile validation."""
 from __future__ import annotations
 
 import logging
-import random
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,12 +11,11 @@ import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
 from worker.extract import author_text
-from worker.forums.base import ForumError, ForumPort
-from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.base import ForumError
 from worker.forums.profile import (
     ProfileClient,
-    classify_answer,
     ProfileError,
+    classify_answer,
     load_profile,
     parse_topic_page,
     profile_from_mapping,

@@ -54,7 +54,7 @@ def test_item15_broken_tags_get_an_error_line(text: str, code: str) -> None:
     (parsed,) = extract_rolls(text)
     assert parsed.spec is None and parsed.error.code == code and parsed.index >= BROKEN_INDEX
     es, en = error_message(parsed.error, "es"), error_message(parsed.error, "en")
-    assert "[tirada]" in es and "[/" in es and "[roll]" in en or "[tirada]" in en
+    assert ("[tirada]" in es and "[/" in es and "[roll]" in en) or "[tirada]" in en
 
 
 def test_item15_attribute_form_says_how_to_write_it() -> None:

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from core.errors import TagError
 from core.tags import extract_rolls, parse_tag
-from core.tags.messages import error_message
 from core.tags.find import BROKEN_INDEX
+from core.tags.messages import error_message
 from tests.unit.strategies_tags import roll_tags
 
 BROKEN_CODES = {"unclosed_tag", "nested_tag", "mismatched_tag", "attribute_tag"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -24,20 +25,20 @@ __all__ = [
     "DEFAULT_USER_AGENT",
     "REASONS",
     "TRANSIENT_REASONS",
+    "BoardListing",
     "CreatesThreads",
     "ForumError",
-    "BoardListing",
     "ForumPort",
-    "scrub_text",
+    "ForumPost",
     "LatestPosts",
     "ListingEntry",
     "ListsBoards",
-    "ForumPost",
     "ThreadPage",
     "log_forum_alert",
     "log_forum_warning",
     "marked_post",
     "passed",
+    "scrub_text",
 ]
 
 #: Sent on every request unless the configuration names a contact URL (``worker.bootstrap``).
@@ -237,7 +238,7 @@ class BoardListing:
 _HTML_TAG = re.compile(r"<[^<>]*>")
 
 
-def marked_post(posts: list[ForumPost] | tuple[ForumPost, ...], bot: str, marker: str) -> str | None:
+def marked_post(posts: Sequence[ForumPost], bot: str, marker: str) -> str | None:
     """The id of the newest post by ``bot`` among ``posts`` whose text contains ``marker``
     (compared as text: tags dropped, entities decoded, whitespace normalised), or None.
 
@@ -259,7 +260,7 @@ def marked_post(posts: list[ForumPost] | tuple[ForumPost, ...], bot: str, marker
     return None
 
 
-def passed(posts: list[ForumPost] | tuple[ForumPost, ...], after_post_id: str | None) -> bool:
+def passed(posts: Sequence[ForumPost], after_post_id: str | None) -> bool:
     """True when a backward search for a reply to ``after_post_id`` can stop at this page:
     the page holds that post or an older one (post ids grow with time in every supported
     forum; ids that are not numbers are only compared for equality)."""
@@ -376,8 +377,8 @@ def log_forum_alert(forum: str, error: ForumError, **context: object) -> None:
         context: more fields (e.g. ``thread_id="12"``, ``page=3``), logged as ``extra``
             under the same names.
     """
-    fields = {"alert": error.reason, "forum": forum, "reason": error.reason, "key": error.key,
-              "url": error.url or "", "status": error.status}
+    fields: dict[str, object] = {"alert": error.reason, "forum": forum, "reason": error.reason, "key": error.key,
+                                 "url": error.url or "", "status": error.status}
     reserved = logging.makeLogRecord({}).__dict__.keys() | {"message", "asctime"}
     for key, value in context.items():
         fields.setdefault(f"ctx_{key}" if key in reserved else key, value)
@@ -398,8 +399,8 @@ def log_forum_warning(forum: str, message: str, *, key: str = "", url: str = "",
         url: the page concerned.
         context: more ``extra`` fields.
     """
-    fields = {"alert": "warning", "forum": forum, "reason": "warning", "key": key, "url": url,
-              "status": None}
+    fields: dict[str, object] = {"alert": "warning", "forum": forum, "reason": "warning", "key": key, "url": url,
+                                 "status": None}
     reserved = logging.makeLogRecord({}).__dict__.keys() | {"message", "asctime"}
     for name, value in context.items():
         fields.setdefault(f"ctx_{name}" if name in reserved else name, value)

@@ -494,13 +494,13 @@ class MemoryGameState:
         """A claimed notice, or None."""
         with self._lock:
             entry = self._notices.get(game, {}).get(notice_id)
-            return entry["notice"] if entry else None  # type: ignore[no-any-return]
+            return entry["notice"] if entry else None
 
     def notice_reply(self, game: str, notice_id: str) -> str | None:
         """The forum post id a delivered notice went out as."""
         with self._lock:
             entry = self._notices.get(game, {}).get(notice_id)
-            return entry["reply_post_id"] if entry else None  # type: ignore[no-any-return]
+            return entry["reply_post_id"] if entry else None
 
     def mark_delivered(self, game: str, notice_id: str, reply_post_id: str, *, now: datetime) -> None:
         """Record that a notice is on the forum (idempotent)."""

@@ -71,13 +71,13 @@ from worker.service.services import (
 )
 
 __all__ = [
-    "Clock",
-    "EditOutcome",
-    "ForumError",
     "INACTIVITY_CLAIM_MARGIN",
     "MAX_EDIT_ADDED",
     "MAX_REQUEUES",
     "NOTICE_RETRY_AFTER",
+    "Clock",
+    "EditOutcome",
+    "ForumError",
     "PollResult",
     "PostOutcome",
     "ReplyBusy",

@@ -48,7 +48,10 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
     (``worker.archive``); ``{game: days written}``.  Source: issue 18, "An archive that
     outlives Redis"."""
     from worker import archive
+    from worker.gamestate import RedisGameState
 
+    if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
+        return {}
     return archive.archive_tick(svc.store.r, svc.settings, archive.archive_target(svc.settings), svc.clock())
 
 

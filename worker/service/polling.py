@@ -37,7 +37,7 @@ class PollResult:
     notices: tuple[Any, ...] = ()
     full: bool = False
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self.posts)
 
     def __len__(self) -> int:

@@ -16,8 +16,6 @@ from worker.gamestate import GameState
 from worker.keystore import KeystorePort
 from worker.settings import ForumSettings, Settings
 
-
-
 Clock = Callable[[], datetime]
 
 

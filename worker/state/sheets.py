@@ -52,12 +52,12 @@ __all__ = [
     "ResolvedPool",
     "TraitRating",
     "adjust",
+    "credit_stunt",
     "delete_character",
     "get_character",
     "import_sheets",
     "list_characters",
     "load_sheets_file",
-    "credit_stunt",
     "parse_sheets",
     "resolve_pool",
 ]

@@ -132,7 +132,7 @@ def post_from_webhook(event: str, payload: Mapping[str, Any], *, base_url: str,
         raise ValueError(f"not a post event: {event!r}")
     data = payload.get("post") if isinstance(payload, Mapping) else None
     if not isinstance(data, Mapping):
-        raise ValueError("payload has no 'post' object")  # noqa: TRY004 - one error type for "malformed"
+        raise ValueError("payload has no 'post' object")
     try:
         post = post_from_json(data, base_url=base_url, forum=forum)
     except ForumError as exc:

@@ -196,7 +196,7 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
         skipped: set[tree.Element] = set()
         for sel in spec.remove:
             skipped.update(tree.select(body, sel))
-        renamed = {node: "blockquote" for node in tree.select(body, spec.quote)} if spec.quote else None
+        renamed = dict.fromkeys(tree.select(body, spec.quote), "blockquote") if spec.quote else None
         posts.append(ForumPost(
             forum=forum, thread_id=thread_id, post_id=post_id,
             author=tree.text(author, strip=True), created_utc=created or now,

@@ -257,7 +257,7 @@ _TOP_KEYS = {"name", "description", "markup", "timezone", "locale", "time_format
              "topic", "board", "login", "reply", "new_thread"}
 
 
-def _section(data: Mapping[str, Any], key: str, cls: type, where: str, optional: bool = False):  # type: ignore[no-untyped-def]
+def _section(data: Mapping[str, Any], key: str, cls: type, where: str, optional: bool = False):
     raw = data.get(key)
     if raw is None and optional:
         return None
