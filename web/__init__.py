@@ -173,7 +173,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
         code = getattr(err, "code", 500) or 500
         best = request.accept_mimetypes.best_match(["text/html", "application/json"])
-        if request.path.endswith(".json") or best == "application/json" and "text/html" not in request.accept_mimetypes:
+        wants_json = best == "application/json" and "text/html" not in request.accept_mimetypes
+        if request.path.endswith(".json") or wants_json:
             return jsonify(error=code, message=getattr(err, "name", "error")), code
         return render_template("error.html", code=code), code
 

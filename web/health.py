@@ -1,7 +1,8 @@
 """``GET /healthz``: Redis (state) and the Celery broker reachable.
 
 The broker is Celery's Redis (``worker.redisurl.broker_options`` of the settings' Redis
-URL, a Sentinel-managed master included); it is checked with a real Kombu connection, as the worker connects, with a 3 s bound.
+URL, a Sentinel-managed master included); it is checked with a real Kombu connection, as the
+worker connects, with a 3 s bound.
 """
 
 from __future__ import annotations

@@ -95,7 +95,8 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
         env = json.loads(raw)
         if env.get("status") != "open":
             continue
-        sides = [env.get("opener", "")] + [s for s in ((env.get("state") or {}).get("sides") or []) if s != env.get("opener")]
+        opener = env.get("opener", "")
+        sides = [opener] + [s for s in ((env.get("state") or {}).get("sides") or []) if s != opener]
         contests.append({"name": env.get("name", name), "sides": sides, "opened_at": env.get("opened_at", ""),
                          "expires_at": env.get("expires_at", "")})
     retries = []

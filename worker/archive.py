@@ -586,7 +586,8 @@ def archive_game(r: Any, target: ArchiveTarget, game: Any, now_utc: datetime, *,
     sweep = []
     if start is not None:
         sweep = [start + timedelta(days=i) for i in range(min(max_days, (closed - start).days + 1))]
-    recheck = [closed - timedelta(days=i) for i in range(RECHECK_DAYS) if not sweep or closed - timedelta(days=i) < sweep[0]]
+    recheck = [closed - timedelta(days=i) for i in range(RECHECK_DAYS)
+               if not sweep or closed - timedelta(days=i) < sweep[0]]
     again = {date.fromisoformat(d) for d in dirty if _DAY.fullmatch(d) and date.fromisoformat(d) <= closed}
     candidates = sorted(set(sweep) | set(recheck) | again)
     with r.pipeline(transaction=False) as pipe:

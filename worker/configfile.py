@@ -118,7 +118,8 @@ class _Scanner:
             if quote[0] == '"' and self.peek() == "\\":
                 self.advance(2)
                 continue
-            if self.text.startswith(quote, self.i) and (len(quote) == 1 or self.peek(len(quote) + 1) != quote + quote[0]):
+            closes = len(quote) == 1 or self.peek(len(quote) + 1) != quote + quote[0]
+            if self.text.startswith(quote, self.i) and closes:
                 value = self.text[start:self.i]
                 self.advance(len(quote))
                 return value

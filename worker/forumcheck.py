@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from worker.forums.base import BoardListing, ForumError, ForumPost
 
@@ -111,7 +111,7 @@ class _Reader:
     """One engine's pages: paths to fetch and pure readers of saved text."""
 
     kind = ""
-    keys: dict[str, str] = {}  # what a key is called in this engine's messages
+    keys: ClassVar[dict[str, str]] = {}  # what a key is called in this engine's messages
 
     def __init__(self, fs: Any, profile: Any = None) -> None:
         self.fs = fs
@@ -234,7 +234,7 @@ class _PhpBB(_Reader):
 
 class _Profile(_Reader):
     kind = "profile"
-    keys = {"author": "topic.author"}
+    keys: ClassVar[dict[str, str]] = {"author": "topic.author"}
 
     def topic_path(self, client, thread_id, page, per_page):
         return client._page_path(thread_id, page)
@@ -526,7 +526,8 @@ def check_live(settings: Any, forum_name: str, *, thread_id: str = "", board: st
         resp = client.fetch(reader.board_path(client, board))
         report.say()
         if resp.status_code >= 400:
-            report.problem("board.url" if fs.kind == "profile" else "", f"board {board}: HTTP {resp.status_code} at {resp.url}")
+            report.problem("board.url" if fs.kind == "profile" else "",
+                           f"board {board}: HTTP {resp.status_code} at {resp.url}")
         else:
             try:
                 listing, problems, activity = reader.board(resp.text)
@@ -575,7 +576,8 @@ def check_live(settings: Any, forum_name: str, *, thread_id: str = "", board: st
         else:
             if found is None:
                 report.problem("reply.post_id_regex" if fs.kind == "profile" else "",
-                               f"posted (answer named {post_id or 'no post'}), but the reply is not on the topic's pages")
+                               f"posted (answer named {post_id or 'no post'}), "
+                               "but the reply is not on the topic's pages")
             else:
                 report.say(f"post: ok, reply {found} is on the topic"
                            + ("" if post_id in (None, found) else f" (the answer named {post_id})"))

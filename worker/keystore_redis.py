@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Iterable
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 

@@ -382,7 +382,7 @@ class MasterAccounts:
         revealed = []
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            for rid, raw in zip(chunk, self.r.mget([roll_key_name(i) for i in chunk])):
+            for rid, raw in zip(chunk, self.r.mget([roll_key_name(i) for i in chunk]), strict=False):
                 if not raw:
                     continue
                 record = json.loads(raw).get("record") or {}

@@ -244,7 +244,8 @@ def _states(r: Any, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str
         for thread_id in ids:
             pipe.hmget(_thread_key(forum, thread_id), names)
         rows = pipe.execute() if ids else []
-    return {tid: {k: v for k, v in zip(names, row, strict=True) if v is not None} for tid, row in zip(ids, rows, strict=True)}
+    return {tid: {k: v for k, v in zip(names, row, strict=True) if v is not None}
+            for tid, row in zip(ids, rows, strict=True)}
 
 
 def _read_listing(svc: Any, adapter: Any, forum: str, board: str, now: datetime, result: PollPlan) -> set[str]:
@@ -265,7 +266,8 @@ def _read_listing(svc: Any, adapter: Any, forum: str, board: str, now: datetime,
                 state = states[entry.thread_id]
                 if not entry.activity:  # the listing shows nothing: polled on its own
                     continue
-                pipe.hset(_thread_key(forum, entry.thread_id), mapping={"board": board, "seen_activity": entry.activity})
+                pipe.hset(_thread_key(forum, entry.thread_id),
+                          mapping={"board": board, "seen_activity": entry.activity})
                 if entry.activity != state.get("activity"):
                     changed.append(entry.thread_id)
                     pipe.sadd(_pending_key(forum), entry.thread_id)

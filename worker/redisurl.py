@@ -90,7 +90,7 @@ def parse_redis_url(url: str) -> RedisTarget:
         if not parts.hostname:
             raise RedisUrlError(f"no host in {url!r}")
         try:
-            parts.port
+            _ = parts.port  # urllib checks the port only when asked
         except ValueError:
             raise RedisUrlError(f"bad port in {url!r}") from None
         return RedisTarget(url)

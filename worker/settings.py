@@ -572,7 +572,8 @@ class Settings(Section):
             for key, table in tables.items():
                 if isinstance(table, dict):
                     if field in table and table[field] != key:
-                        raise _problem((section, key, field), f"unknown key {field!r} (the table's name is its {field})")
+                        raise _problem((section, key, field),
+                                       f"unknown key {field!r} (the table's name is its {field})")
                     table = {**table, field: key}
                 named[key] = table
             out[section] = named

@@ -163,7 +163,7 @@ def poll_latest(self, forum: str) -> int:
         posts = service.poll_latest(svc, forum)
     except ForumError as exc:
         if exc.transient:
-            raise self.retry(exc=exc, countdown=_backoff(self.request.retries))
+            raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
         log.error("latest posts of %s failed: %s", forum, exc)
         return 0
     svc.store.set_thread(forum, "_latest", last_poll=svc.clock().isoformat())
@@ -199,7 +199,7 @@ def poll_thread(self, forum: str, thread_id: str, reason: str = "poll", activity
         polled = polling.read(services(), forum, thread_id, reason, activity)
     except ForumError as exc:
         if exc.transient:
-            raise self.retry(exc=exc, countdown=_backoff(self.request.retries))
+            raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
         if exc.reason == "not_found":
             service.forget_thread(services(), forum, thread_id)
             return 0
@@ -284,12 +284,12 @@ def _post_once(task: Any, what: str, call: Any) -> str | None:
     try:
         return call()
     except ReplyWaits as exc:  # the thread's earlier reply goes first: look again soon
-        raise task.retry(exc=exc, countdown=1 + random.uniform(0, 1), max_retries=WAIT_RETRIES)
+        raise task.retry(exc=exc, countdown=1 + random.uniform(0, 1), max_retries=WAIT_RETRIES) from exc
     except ReplyBusy as exc:
-        raise task.retry(exc=exc, countdown=5 + random.uniform(0, 5))
+        raise task.retry(exc=exc, countdown=5 + random.uniform(0, 5)) from exc
     except ForumError as exc:
         if exc.transient:
             countdown = exc.retry_after if exc.retry_after else _backoff(task.request.retries)
-            raise task.retry(exc=exc, countdown=countdown)
+            raise task.retry(exc=exc, countdown=countdown) from exc
         log.error("%s failed for good: %s", what, exc)
         raise

@@ -162,7 +162,7 @@ def stage_profile(bench: Bench, n: int = 300, body: str = ONE_TAG_HTML) -> list[
     target = next(k for k in st.stats if k[2] == "process_post" and k[0].endswith("posts.py"))
     total = st.stats[target][3]
     shares: list[tuple[str, float]] = []
-    for (path, line, name), (_cc, _nc, _tt, ct) in st.all_callees[target].items():
+    for (path, _line, name), (_cc, _nc, _tt, ct) in st.all_callees[target].items():
         where = path.rsplit("/", 2)[-2:] if "/" in path else [path]
         shares.append((f"{'/'.join(where)}:{name}", ct / total))
     shares.sort(key=lambda x: -x[1])

@@ -54,8 +54,8 @@ def fifty_post_page() -> str:
         if depth == 0:
             end = starts[-1] + m.end()
             break
-    rows = [html[a:b] for a, b in zip(starts, starts[1:] + [end])]
-    copies = [re.sub(r'id="(\d+)"', lambda m: f'id="{int(m.group(1)) + 1000 * k}"', row, count=1)
+    rows = [html[a:b] for a, b in zip(starts, starts[1:] + [end], strict=False)]
+    copies = [re.sub(r'id="(\d+)"', lambda m, k=k: f'id="{int(m.group(1)) + 1000 * k}"', row, count=1)
               for k in range(5) for row in rows]
     return html[: starts[0]] + "".join(copies) + html[end:]
 

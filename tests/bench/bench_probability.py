@@ -75,7 +75,7 @@ def ours(system: str, pool: int, difficulty: int) -> dict[int, float]:
 def with_icepool(system: str, pool: int, difficulty: int) -> dict[int, float]:
     die = icepool.Die({k: v for k, v in _faces(system, difficulty).items() if v})
     result = (pool @ die).map(_classify(system))
-    return {k: float(p) for k, p in zip(result.outcomes(), result.probabilities())}
+    return {k: float(p) for k, p in zip(result.outcomes(), result.probabilities(), strict=False)}
 
 
 def with_dyce(system: str, pool: int, difficulty: int) -> dict[int, float]:
@@ -116,7 +116,7 @@ def with_icepool_evaluator(system: str, pool: int, difficulty: int) -> dict[int,
         raise ValueError("the evaluator models vampiro/gehena only")
     die = icepool.Die({k: v for k, v in {-1: 1, 0: difficulty - 2, 1: 11 - difficulty}.items() if v})
     result = _EVALUATOR().evaluate(die.pool(pool))
-    return {k: float(p) for k, p in zip(result.outcomes(), result.probabilities())}
+    return {k: float(p) for k, p in zip(result.outcomes(), result.probabilities(), strict=False)}
 
 
 ENGINES = {"ours": ours, "icepool": with_icepool, "dyce": with_dyce}

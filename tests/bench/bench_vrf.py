@@ -37,10 +37,10 @@ def _best(fn, n: int, repeat: int) -> float:
 def _envelopes(key: vrf.VrfSecretKey, private, kid: str) -> tuple[dict, dict]:
     rkey = roll_key("bench", "f", "1", "1", 0)
     pi, beta = key.output(rkey)
-    common = dict(key_id=kid, game="bench", ruleset="vampiro", options={}, forum="f", thread="1", post="1",
-                  post_url="https://f.example/1", author="a", character=None, tag="[tirada]10[/tirada]",
-                  tag_index=0, params={"pool": FACES, "difficulty": 6}, seed_commitment=commitment(SEED),
-                  successes=1, outcome="success", degree=None, processed_at=datetime(2027, 1, 1, tzinfo=UTC))
+    common = {"key_id": kid, "game": "bench", "ruleset": "vampiro", "options": {}, "forum": "f", "thread": "1", "post": "1",
+                  "post_url": "https://f.example/1", "author": "a", "character": None, "tag": "[tirada]10[/tirada]",
+                  "tag_index": 0, "params": {"pool": FACES, "difficulty": 6}, "seed_commitment": commitment(SEED),
+                  "successes": 1, "outcome": "success", "degree": None, "processed_at": datetime(2027, 1, 1, tzinfo=UTC)}
     public = build_record(**common, faces=derive_faces(SEED, rkey, FACES))
     secret = build_record(**common, faces=derive_faces(secret_roll_seed(beta), rkey, FACES), secret=True,
                           nonce="0" * 32, vrf_key_id=vrf_key_id_for(key.public_key), vrf_proof=pi.hex())

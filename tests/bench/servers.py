@@ -194,8 +194,8 @@ class SinkHandler(_Base):
 
 
 class PagesHandler(_Base):
-    pages: dict[int, bytes] = {}
-    stats = {"requests": 0, "conditional": 0, "not_modified": 0}
+    pages: ClassVar[dict[int, bytes]] = {}
+    stats: ClassVar[dict[str, int]] = {"requests": 0, "conditional": 0, "not_modified": 0}
     lock = threading.Lock()
 
     def do_GET(self) -> None:
@@ -266,7 +266,7 @@ class ForumHandler(_Base):
     topics: ClassVar[dict[int, list[int]]] = {}
     board_of: ClassVar[dict[int, int]] = {}
     templates: ClassVar[dict[str, str]] = {}
-    next_post = [0]
+    next_post: ClassVar[list[int]] = [0]
     per_page = 10
 
     @classmethod

@@ -177,9 +177,9 @@ def test_standard_webhook_is_verified_deduplicated_and_queued(hooks):
 
 
 @pytest.mark.parametrize("change, status", [
-    (dict(dt=-330), 401),
-    (dict(dt=+330), 401),
-    (dict(key=b"another key entirely............"), 401),
+    ({"dt": -330}, 401),
+    ({"dt": +330}, 401),
+    ({"key": b"another key entirely............"}, 401),
 ])
 def test_standard_webhook_refusals(hooks, change, status):
     client, queued, u, _, _ = hooks

@@ -81,8 +81,8 @@ def other_world_key(records) -> bytes:
     for n in range(256):
         candidate = hashlib.sha256(b"other world %d" % n).digest()
         results = [secret_result(r, candidate) for r in secret]
-        if all(res != (r["successes"], r["outcome"]) for res, r in zip(results, secret)) and any(
-                (res[1] == "botch") != (r["outcome"] == "botch") for res, r in zip(results, secret)):
+        if all(res != (r["successes"], r["outcome"]) for res, r in zip(results, secret, strict=False)) and any(
+                (res[1] == "botch") != (r["outcome"] == "botch") for res, r in zip(results, secret, strict=False)):
             return candidate
     raise AssertionError("no VRF key gives other outcomes")  # pragma: no cover
 
@@ -199,8 +199,8 @@ def test_nothing_a_player_or_another_games_master_reads_depends_on_a_secret_outc
 
     # the two chronicles rolled different secret dice and outcomes, the same public ones
     assert len(secret_results[0]) == 5
-    assert all(a[0] != b[0] and a[1:] != b[1:] for a, b in zip(*secret_results))
-    assert any((a[2] == "botch") != (b[2] == "botch") for a, b in zip(*secret_results))
+    assert all(a[0] != b[0] and a[1:] != b[1:] for a, b in zip(*secret_results, strict=False))
+    assert any((a[2] == "botch") != (b[2] == "botch") for a, b in zip(*secret_results, strict=False))
     # ...and nothing readable without mastering the game tells them apart
     assert seen[0].keys() == seen[1].keys()
     differing = [k for k in seen[0] if seen[0][k] != seen[1][k]]

@@ -595,7 +595,7 @@ def test_unchecked_lines_are_not_styled_as_passed(world):
     import re
 
     page = world["client"].get(f"/v/{world['ids']['plain']}").get_data(as_text=True)
-    items = dict((m.group(2), m.group(1)) for m in re.finditer(r'<li class="(\w+)" data-check="(\w+)">', page))
+    items = {m.group(2): m.group(1) for m in re.finditer(r'<li class="(\w+)" data-check="(\w+)">', page)}
     assert items["signature"] == "ok" and items["dice"] == "unchecked", items
     assert re.search(r'data-check="dice">[^<]*sin comprobar', page)
     assert ".unchecked{" in page and ".unchecked{color:#17692c" not in page

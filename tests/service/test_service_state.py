@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -209,7 +210,7 @@ def test_retries_follow_the_gehena_example(env):
         rec = svc.store.get_roll(outcome.roll_ids[0])["record"]
         assert rec["params"]["difficulty"] == before
         seen.append((before, rec["outcome"]))
-    for (difficulty, outcome), (next_difficulty, _) in zip(seen, seen[1:]):
+    for (difficulty, outcome), (next_difficulty, _) in pairwise(seen):
         if outcome == "success":
             assert next_difficulty == 8
         else:

@@ -56,7 +56,7 @@ def trait_pool(draw):
     joiner = draw(st.sampled_from(["+", " + ", "+ ", " y ", " Y ", " and "]))
     rated = draw(st.booleans())
     ratings = tuple(draw(st.integers(0, 5)) for _ in names) if rated else ()
-    written = [f"{n}{draw(st.sampled_from(['', ' ']))}({r})" for n, r in zip(names, ratings)] if rated else names
+    written = [f"{n}{draw(st.sampled_from(['', ' ']))}({r})" for n, r in zip(names, ratings, strict=False)] if rated else names
     return joiner.join(written), {"traits": tuple(names), "trait_ratings": ratings}
 
 

@@ -159,7 +159,7 @@ def _check_command(argv: list[str]) -> None:
 
 
 def test_every_narrador_command_in_the_manifests_exists():
-    for name, deployment in _by_kind("Deployment").items():
+    for _name, deployment in _by_kind("Deployment").items():
         for container in deployment["spec"]["template"]["spec"]["containers"]:
             for argv in (container["command"], container.get("livenessProbe", {}).get("exec", {}).get("command")):
                 if argv and argv[0] == "narrador":

@@ -80,7 +80,7 @@ def test_host_failures_back_off_exponentially_with_jitter_and_success_clears():
     p, clock = polite(backoff_base=4.0, backoff_cap=100.0)
     delays = [p.host_failed("http://a.test/t") for _ in range(6)]
     spans = [4, 8, 16, 32, 64, 100]
-    for delay, span in zip(delays, spans):
+    for delay, span in zip(delays, spans, strict=False):
         assert span / 2 <= delay <= span
     with pytest.raises(ForumError) as err:
         p.throttle("http://a.test/other")

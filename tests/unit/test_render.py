@@ -9,11 +9,11 @@ from core.errors import RulesError
 
 
 def view(**kw):
-    base = dict(
-        index=0, tag="[tirada]7 dif 6[/tirada]", pool=7, difficulty=6, difficulty_kind="target_number",
-        faces=(1, 4, 4, 6, 6, 7, 9), success_dice=(3, 5, 6), one_dice=(0,), cancelled=(4,), successes=3,
-        outcome="success", degree_label="complete", roll_id="abcdefgh23456789", verify_url="http://n/v/abcdefgh23456789",
-    )
+    base = {
+        "index": 0, "tag": "[tirada]7 dif 6[/tirada]", "pool": 7, "difficulty": 6, "difficulty_kind": "target_number",
+        "faces": (1, 4, 4, 6, 6, 7, 9), "success_dice": (3, 5, 6), "one_dice": (0,), "cancelled": (4,), "successes": 3,
+        "outcome": "success", "degree_label": "complete", "roll_id": "abcdefgh23456789", "verify_url": "http://n/v/abcdefgh23456789",
+    }
     base.update(kw)
     return render.RollView(**base)
 

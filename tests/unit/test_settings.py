@@ -81,7 +81,7 @@ def test_game_state_table_is_validated_at_load():
     assert st.first_deadline_seconds == 48 * 3600
     assert st.scenes == ("f:12",)
     data["games"]["g"]["state"] = {"first_deadline_hours": 100, "second_deadline_hours": 10}
-    with pytest.raises(ConfigError, match="games.g.state"):
+    with pytest.raises(ConfigError, match=r"games\.g\.state"):
         settings_from_mapping(data, base_dir=Path("/"), environ={})
     data["games"]["g"]["state"] = {"no_such_setting": 1}
     with pytest.raises(ConfigError, match="no_such_setting"):
@@ -114,9 +114,9 @@ def test_secrets_come_from_named_environment_variables():
 
 
 @pytest.mark.parametrize("forum, message", [
-    (dict(kind="profile"), "profile is required"),
-    (dict(request_interval=-1), "request_interval"),
-    (dict(flood_interval="often"), "flood_interval"),
+    ({"kind": "profile"}, "profile is required"),
+    ({"request_interval": -1}, "request_interval"),
+    ({"flood_interval": "often"}, "flood_interval"),
 ])
 def test_new_forum_settings_are_validated(forum, message):
     with pytest.raises(ConfigError, match=message):

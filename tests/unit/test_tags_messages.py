@@ -52,5 +52,5 @@ def test_cheat_sheet() -> None:
     assert "diff 7" in cheat_sheet("en", "vtm")
     # every example in the sheet is itself a valid tag
     for sheet in (es, cheat_sheet("en", "vampiro")):
-        examples = [p for p in extract_rolls(sheet.split("Examples:")[-1].split("Ejemplos:")[-1])]
+        examples = list(extract_rolls(sheet.split("Examples:")[-1].split("Ejemplos:")[-1]))
         assert examples and all(p.spec is not None for p in examples)

@@ -159,7 +159,7 @@ def test_wrong_inputs_to_the_cli_function_are_clear_errors(tmp_path):
         verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", vrf_key_hex="abc")
     bad = tmp_path / "seeds.json"
     bad.write_text("[1, 2]")
-    with pytest.raises(VerificationError, match="/seeds.json format"):
+    with pytest.raises(VerificationError, match=r"/seeds\.json format"):
         verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", seeds_file=bad)
     bad.write_text('{"games": {"noches-de-madrid": []}}')
     ok, lines = verify_file(VECTORS / "secret.signed.json", VECTORS / "keys.json", seeds_file=bad)

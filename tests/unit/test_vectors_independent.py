@@ -32,7 +32,7 @@ VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 P = 2**255 - 19
 L = 2**252 + 27742317777372353535851937790883648493
 D = (-121665 * pow(121666, P - 2, P)) % P
-I = pow(2, (P - 1) // 4, P)  # a square root of -1
+I = pow(2, (P - 1) // 4, P)  # noqa: E741 - RFC 8032's name: a square root of -1
 ZERO = (0, 1, 1)
 BASE_Y = 4 * pow(5, P - 2, P) % P
 

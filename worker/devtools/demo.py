@@ -232,7 +232,9 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
              timeout: float = 240.0, out=sys.stdout) -> int:
     """Run the demo (see the module docstring). Returns the process exit code."""
     instance = instance.expanduser().resolve()
-    say = lambda *a: print(*a, file=out, flush=True)
+    def say(*a: object) -> None:
+        print(*a, file=out, flush=True)
+
     try:
         check_bind(bind)  # at once, not after the forum started (issue 14, item 11)
     except StartupError as exc:
@@ -326,7 +328,8 @@ def _play(forum: LocalForum, settings, web_url: str, timeout: float, say,  # typ
     if counts.get(first_id) != 2:
         report.problems.append(f"first post: expected 2 rolls, got {counts.get(first_id)}")
     if counts.get(second_id) != 1:
-        report.problems.append(f"second post: expected 1 roll (the quoted tag must not roll), got {counts.get(second_id)}")
+        report.problems.append("second post: expected 1 roll (the quoted tag must not roll), "
+                               f"got {counts.get(second_id)}")
     say("")
     for pid in (first_id, second_id):
         say(f"--- Narrador's reply to post {pid} ---")

@@ -445,7 +445,7 @@ def _file_lock(path: Path, timeout: float) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise LocalForumError(f"another process holds {path} for too long")
+                    raise LocalForumError(f"another process holds {path} for too long") from None
                 time.sleep(0.5)
         try:
             yield

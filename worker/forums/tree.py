@@ -289,7 +289,8 @@ _TEXT, _START, _END, _COMMENT, _REPLACED = TEXT, START, END, COMMENT, REPLACED
 
 
 def walk(el: Element, skipped: Iterable[Element] | frozenset[Element] = frozenset(),
-          replaced: dict[Element, str] | None = None, cut: frozenset[tuple[Element, int]] | set[tuple[Element, int]] = frozenset(),
+          replaced: dict[Element, str] | None = None,
+          cut: frozenset[tuple[Element, int]] | set[tuple[Element, int]] = frozenset(),
           ) -> Iterator[tuple[int, object, bool, bool, bool]]:
     """What is inside ``el``, in document order, as events ``(kind, value, keep, hidden,
     raw)``: ``_TEXT`` (a text run, not collapsed yet), ``_START`` / ``_END`` (an element),

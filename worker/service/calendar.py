@@ -200,7 +200,8 @@ def run_due(svc: Services, now: datetime, *, lock_ttl_ms: int = 300_000,
         return None
     try:
         due = {gid for gid, _ in due_rollovers(svc, now)}
-        return [(run_rollover if gid in due else run_tick)(svc, g, now) for gid, g in sorted(svc.settings.games.items())]
+        return [(run_rollover if gid in due else run_tick)(svc, g, now)
+                for gid, g in sorted(svc.settings.games.items())]
     finally:
         svc.store.release_lock(lock_name, token)
 

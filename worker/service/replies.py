@@ -146,7 +146,8 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
     try:
         forum = svc.forum(notice.forum)
         marker = notice_marker(svc, notice)
-        text = notice.text.replace(notice.marker, marker) if notice.marker in notice.text else f"{notice.text}\n{marker}"
+        text = (notice.text.replace(notice.marker, marker) if notice.marker in notice.text
+                else f"{notice.text}\n{marker}")
         reply_id = forum.find_reply(notice.thread, marker) or forum.post_reply(notice.thread, text)
         svc.store.mark_delivered(game_id, notice_id, str(reply_id), now=svc.clock())
         log.info("notice delivered", extra={"game": game_id, "notice": notice_id, "kind": notice.kind})

@@ -27,7 +27,7 @@ percent-encoded, so they never contain ``:``, ``{``, ``}`` or spaces.
 key (after ``nr:game:{<game>}:``)                  type    content
 =================================================  ======  ===================================================
 ``chars``                                          hash    ``<char>`` -> character display name
-``char:<char>``                                    hash    sheet: name, owner, human, traits (JSON), wp_temp, essence_motes/max
+``char:<char>``                                    hash    name, owner, human, traits (JSON), wp_temp, essence_motes/max
 ``owner:<who>``                                    set     ``<char>`` ids owned by forum user ``<who>``
 ``wpturn:<char>:<turn>``                           string  op id that spent Willpower in that turn (PX ttl)
 ``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)

@@ -150,7 +150,8 @@ def sync_configured_scenes(r: redis.Redis, game: str, settings: GameStateSetting
     return opened
 
 
-def participants(r: redis.Redis, game: str, forum: str, thread: str, *, limit: int = 1000) -> list[tuple[str, datetime]]:
+def participants(r: redis.Redis, game: str, forum: str, thread: str, *,
+                 limit: int = 1000) -> list[tuple[str, datetime]]:
     """``(user name, last post UTC)`` of the scene's participants, least recent first."""
     rows = r.zrange(scene_who_key(game, forum, thread), 0, limit - 1, withscores=True)
     return [(display_name(r, game, m), datetime.fromtimestamp(int(s), UTC)) for m, s in rows]

@@ -296,7 +296,8 @@ def parse_board_page(html: str) -> BoardListing:
         raise ForumError("markup", "not a forum page (no .forum-meta / .topic-info)")
     entries: list[ListingEntry] = []
     seen: set[str] = set()
-    for a in tree.select(root, '.topic-name > a[href*="/topic/"], .topic-name > a[href^="/post/"]')[:_MAX_POSTS_PER_PAGE]:
+    links = tree.select(root, '.topic-name > a[href*="/topic/"], .topic-name > a[href^="/post/"]')
+    for a in links[:_MAX_POSTS_PER_PAGE]:
         href = a.get("href") or ""
         tid = parse_thread_id_from_location(href)
         if tid is None and parse_post_id_from_location(href) is not None:

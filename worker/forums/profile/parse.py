@@ -2,7 +2,8 @@
 
 No HTTP, no clock of their own: every function takes the page text, the :class:`Profile`
 and (for dates) ``now``. Topic and board pages are read with lxml (``worker.forums.tree``:
-the hot path of every poll); the answers to submitted forms with BeautifulSoup. They run on saved pages exactly as on live ones
+the hot path of every poll); the answers to submitted forms with BeautifulSoup. They run on
+saved pages exactly as on live ones
 (``tests/fixtures/mybb``, ``smf``, ``spirit``), which is what a profile is written and
 checked against.
 
