@@ -170,7 +170,8 @@ class PostState:
 
     @property
     def status(self) -> str:
-        """``no_tags``, ``pending_reply`` or ``replied``."""
+        """A :class:`core.post.PostStatus` value (``no_tags``, ``pending_reply``, ``replied``,
+        ``reply_failed``)."""
         return self.fields.get("status", "")
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from core.absence import Absence
@@ -307,12 +308,25 @@ class RollFingerprint:
     full: str
 
 
+class PostStatus(StrEnum):
+    """Where a processed post stands (stored as its value in the post's state).
+
+    ``no_tags``: nothing to reply; ``pending_reply``: the reply is decided and waits to be
+    posted; ``replied``: posted; ``reply_failed``: given up after the retries (a master can
+    put it back in the queue from the audit page)."""
+
+    NO_TAGS = "no_tags"
+    PENDING_REPLY = "pending_reply"
+    REPLIED = "replied"
+    REPLY_FAILED = "reply_failed"
+
+
 @dataclass(frozen=True)
 class PostDecision:
     """Everything a post changes, decided without I/O (:func:`core.post.resolve`).
 
     Attributes:
-        status: ``no_tags`` (nothing to reply) or ``pending_reply``.
+        status: :attr:`PostStatus.NO_TAGS` (nothing to reply) or :attr:`PostStatus.PENDING_REPLY`.
         records: signed record envelopes, tag order.
         reply: the reply text (``""`` with ``no_tags``).
         tag_count: the roll tags the post had (an edit adding more is told, not rolled).
@@ -321,7 +335,7 @@ class PostDecision:
         character: the roller's character name, or ``""``.
     """
 
-    status: str
+    status: PostStatus
     records: tuple[Mapping[str, Any], ...] = ()
     reply: str = ""
     tag_count: int = 0

@@ -45,6 +45,7 @@ from core.post.model import (
     PostDecision,
     PostInput,
     PostQuery,
+    PostStatus,
     RetriesSaved,
     RollFingerprint,
     SceneActivity,
@@ -593,7 +594,7 @@ def resolve(inp: PostInput, ctx: PostContext) -> PostDecision:
     work.activity(min(inp.created, inp.now))
     work.downtime_notices()
     if not inp.tags and not work.extra:
-        return PostDecision("no_tags", changes=tuple(work.changes))
+        return PostDecision(PostStatus.NO_TAGS, changes=tuple(work.changes))
     for tag in inp.tags:
         work.roll_tag(tag)
     extra = list(work.extra)
@@ -602,7 +603,7 @@ def resolve(inp: PostInput, ctx: PostContext) -> PostDecision:
     reply_ctx = render.ReplyContext(author=inp.author, marker=inp.marker, lang=inp.language,
                                     character=work.character_name, flavour=inp.markup, extra_lines=tuple(extra))
     reply = render.render_reply(reply_ctx, work.views, work.problems)
-    return PostDecision("pending_reply", records=tuple(work.envelopes), reply=reply, tag_count=len(inp.tags),
+    return PostDecision(PostStatus.PENDING_REPLY, records=tuple(work.envelopes), reply=reply, tag_count=len(inp.tags),
                         fingerprints=tuple(work.fingerprints), changes=tuple(work.changes),
                         character=work.character_name)
 

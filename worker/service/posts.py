@@ -22,7 +22,7 @@ from typing import Any
 from core import calendar, messages, render, rules
 from core import record as records
 from core.errors import StateError
-from core.post import NoticeClaim, PostInput, query_for, resolve
+from core.post import NoticeClaim, PostInput, PostStatus, query_for, resolve
 from core.post.resolve import stunt_credit_for, stunt_lines
 from core.tags import extract_rolls
 from core.tags.model import ParsedTag
@@ -36,6 +36,7 @@ from worker.service.services import Services
 from worker.settings import GameSettings
 from worker.state import state_settings_for
 from worker.state.outbox import Notice
+from worker.store import PostState
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class PostOutcome:
     """What :func:`process_post` did.
 
     Attributes:
-        status: ``no_tags``, ``pending_reply`` or ``replied``.
+        status: where the post stands (:class:`core.post.PostStatus`).
         roll_ids: roll ids of the post, tag order.
         new: True if this call processed the post, False if it had been processed before.
         edited: True if the post's body changed since it was first processed.
@@ -53,11 +54,11 @@ class PostOutcome:
             line, or the notice of a tag added by editing) for :func:`deliver_notice` to post.
     """
 
-    status: str
+    status: PostStatus
     roll_ids: tuple[str, ...]
     new: bool
     edited: bool = False
-    notices: tuple[Any, ...] = ()
+    notices: tuple[Notice, ...] = ()
 
 
 def content_hash(body: str) -> str:
@@ -77,7 +78,7 @@ def _resign(svc: Services, envelope: Mapping[str, Any], **flags: Any) -> None:
     svc.store.replace_roll(records.sign_record(record, signing_key, key_id))
 
 
-def flag_if_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome | None:
+def flag_if_edited(svc: Services, post: ForumPost, known: PostState) -> EditOutcome | None:
     """Flag the rolls of an already processed post if its body changed since (what
     :func:`flag_edited` did), else None."""
     body_hash = content_hash(post.body_html)
@@ -93,10 +94,10 @@ class EditOutcome:
 
     flagged: list[str]
     added: list[str]
-    notices: tuple[Any, ...] = ()
+    notices: tuple[Notice, ...] = ()
 
 
-def flag_edited(svc: Services, post: ForumPost, known: Any) -> EditOutcome:
+def flag_edited(svc: Services, post: ForumPost, known: PostState) -> EditOutcome:
     """Flag the rolls of an edited post whose tag text changed, and report tags it added.
 
     The dice and result stay as first recorded; the record gets
@@ -223,7 +224,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     """
     fs = svc.settings.forum(post.forum)
     if post.author.casefold() == fs.username.casefold():  # Narrador's own post
-        return PostOutcome("no_tags", (), new=False)
+        return PostOutcome(PostStatus.NO_TAGS, (), new=False)
     game = svc.settings.game(fs.game)
     ruleset, options = _ruleset_and_options(game)
     text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
@@ -235,7 +236,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         if loaded.known is not None:  # processed before: the first result stands; an edit is flagged
             known = loaded.known
             edit = flag_if_edited(svc, post, known)
-            return PostOutcome(known.status, tuple(known.roll_ids), new=False, edited=edit is not None,
+            return PostOutcome(PostStatus(known.status), tuple(known.roll_ids), new=False, edited=edit is not None,
                                notices=edit.notices if edit is not None else ())
         inp = inp or post_input(svc, game, ruleset, options, post, text, tags)
         decision = resolve(inp, loaded.context)
@@ -245,7 +246,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
             "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
             "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
         }
-        if decision.status == "pending_reply":
+        if decision.status is PostStatus.PENDING_REPLY:
             fields["reply"] = decision.reply
         result = svc.store.commit_post(loaded, PostCommit(game.id, decision, fields,
                                                           int(inp.now.timestamp() * 1000), post.page))
@@ -254,7 +255,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         if result.status is CommitStatus.DUPLICATE:  # another worker committed it meanwhile: its result stands
             stored = svc.store.get_post(post.forum, post.post_id)
             assert stored is not None
-            return PostOutcome(stored.status, tuple(stored.roll_ids), new=False)
+            return PostOutcome(PostStatus(stored.status), tuple(stored.roll_ids), new=False)
         for envelope in decision.records:
             rec = envelope["record"]
             # a secret roll's outcome must not show on /metrics either (issue 19)

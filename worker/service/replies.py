@@ -17,6 +17,7 @@ from typing import Any
 
 from core import render
 from core.errors import NarradorError
+from core.post import PostStatus
 from worker import metrics
 from worker.forums.base import log_forum_warning
 from worker.service.services import Services
@@ -79,9 +80,9 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
     # one round trip: the lock, and the post's state as read under it
     token, state = svc.store.lock_post_for_reply(forum_name, post_id)
     try:
-        if state is None or state.status == "no_tags":
+        if state is None or state.status == PostStatus.NO_TAGS:
             return None
-        if state.status == "replied":
+        if state.status == PostStatus.REPLIED:
             return state.fields.get("reply_post_id")
         if token is None:
             raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
@@ -100,7 +101,7 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
                                   f"thread {thread_id} (held for moderation?); it is not sent again",
                                   thread_id=thread_id, post=post_id)
         metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
-        svc.store.update_post(forum_name, post_id, status="replied", reply_post_id=str(reply_id),
+        svc.store.update_post(forum_name, post_id, status=PostStatus.REPLIED, reply_post_id=str(reply_id),
                               release_lock=token)
         token = None  # released with the update
         log.info("reply sent", extra={"forum": forum_name, "post": post_id, "reply": reply_id, "found": bool(existing)})
@@ -166,7 +167,7 @@ def stranded_replies(svc: Services) -> list[tuple[str, str]]:
     for name in svc.settings.forums:
         for pid in svc.store.pending_replies(name, older_than_ms=cutoff):
             if svc.store.count_requeue(name, pid) > MAX_REQUEUES:
-                svc.store.update_post(name, pid, status="reply_failed")
+                svc.store.update_post(name, pid, status=PostStatus.REPLY_FAILED)
                 log.error("reply to %s/%s given up after %d re-queues", name, pid, MAX_REQUEUES)
                 continue
             todo.append((name, pid))
