@@ -19,10 +19,10 @@ import pytest
 
 from tests.conftest import redis_url
 from worker.devtools.demo import ROLL_ID_RE, _forum_name, _play, write_config
-from worker.forums.flaskbb import FlaskBBClient
 from worker.devtools.localforum import BOT, PLAYER, LocalForum
-from worker.settings import load_settings
 from worker.devtools.up import narrador_running
+from worker.forums.flaskbb import FlaskBBClient
+from worker.settings import load_settings
 
 pytestmark = pytest.mark.e2e
 

@@ -7,9 +7,9 @@ import secrets
 import pytest
 import requests
 
+from worker.devtools.localforum import LocalForum
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
-from worker.devtools.localforum import LocalForum
 
 pytestmark = pytest.mark.e2e
 

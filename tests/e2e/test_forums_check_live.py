@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.mybb.kit import BOT, HOW_TO, PLAYER, MyBB, find_mybb
-from worker.forums.profile import PROFILES_DIR, ProfileClient, load_profile
 from worker.devtools.localforum import LocalForum
+from worker.forums.profile import PROFILES_DIR, ProfileClient, load_profile
 
 pytestmark = pytest.mark.e2e
 
