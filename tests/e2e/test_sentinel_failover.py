@@ -82,8 +82,9 @@ def test_a_failover_under_a_stream_of_posts_loses_nothing_and_doubles_nothing(cl
             records = stored_records(client, "sink", posted)
         assert all(len(envs) == 1 for envs in records.values()), {p: len(e) for p, e in records.items()}
         assert client.connection_pool.get_master_address()[1] == new
-        # the first poll on a fresh Redis, then the failover: the watched threads were rewound
-        assert log.count("the Redis server changed (failover or restart)") >= 2, log[-6000:]
+        # the failover: the watched threads were rewound (the first poll on a fresh Redis has
+        # no watched thread yet, and is no failover: it is not warned of)
+        assert log.count("the Redis server changed (failover or restart)") >= 1, log[-6000:]
         print(f"failover {old} -> {new} in {cluster.failovers[-1][2]:.1f} s; writes acknowledged then lost: "
               f"{lost_writes}; process_post runs: {nodes.tasks_done('node-a')} for {POSTS} posts; replies: {sum(counts.values())}")
 
