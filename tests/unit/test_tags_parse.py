@@ -128,6 +128,15 @@ def test_errors(body: str, code: str, position: int) -> None:
     assert str(e)  # an English message for logs
 
 
+def test_a_number_too_long_is_refused_as_written() -> None:
+    """A pool of 8 digits is too many dice, and the error quotes the whole number the player
+    wrote (the lexer read at most 6 digits, so the reply said "999999" for 99999999)."""
+    e = err("99999999 dif 7")
+    assert (e.code, e.params["value"], e.found) == ("too_many_dice", 99999999, "99999999")
+    e = err("5 dif 1234567")
+    assert (e.code, e.params["value"]) == ("out_of_range", 1234567)
+
+
 def test_syntax_error_says_found_and_expected() -> None:
     e = err("Destreza+Atletismo dif siete")
     assert e.code == "syntax"
