@@ -166,14 +166,14 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     @app.errorhandler(404)
     @app.errorhandler(405)
     @app.errorhandler(429)
-    def error_page(err):  # type: ignore[no-untyped-def]
+    def error_page(err):
         """The error page, or a JSON body for the JSON endpoints (``/v/<id>.json`` …) and
         clients that ask for JSON only, so a script saving ``curl … > roll.json`` gets JSON."""
         from flask import jsonify, request
 
         code = getattr(err, "code", 500) or 500
         best = request.accept_mimetypes.best_match(["text/html", "application/json"])
-        wants_json = best == "application/json" and "text/html" not in request.accept_mimetypes
+        wants_json = best == "application/json" and request.accept_mimetypes.find("text/html") < 0
         if request.path.endswith(".json") or wants_json:
             return jsonify(error=code, message=getattr(err, "name", "error")), code
         return render_template("error.html", code=code), code

@@ -95,7 +95,7 @@ _REJECTED = {
 
 
 @bp.after_request
-def _count(resp):  # type: ignore[no-untyped-def]
+def _count(resp):
     """Count every delivery in ``narrador_webhooks_received_total{source}`` and each refusal
     in ``narrador_webhooks_rejected_total{source,reason}`` (``worker.metrics``)."""
     from worker import metrics
@@ -110,7 +110,7 @@ def _count(resp):  # type: ignore[no-untyped-def]
     return resp
 
 
-def _unavailable(what: str):  # type: ignore[no-untyped-def]
+def _unavailable(what: str):
     resp, status = _answer(503, what)
     resp.headers["Retry-After"] = str(RETRY_AFTER)
     return resp, status

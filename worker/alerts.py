@@ -58,7 +58,7 @@ class RedisAlertHandler(logging.Handler):
             at = datetime.fromtimestamp(record.created, UTC)
             main, seen = _keys(str(forum))
             old = self.r.hget(main, ident)
-            entry = json.loads(old) if old else {"first": at.isoformat(), "count": 0}
+            entry: dict[str, Any] = json.loads(old) if old else {"first": at.isoformat(), "count": 0}
             entry.update(reason=reason, key=key, message=message, url=str(getattr(record, "url", "") or ""),
                          last=at.isoformat(), count=int(entry.get("count", 0)) + 1,
                          level=record.levelname.lower())

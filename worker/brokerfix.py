@@ -40,7 +40,8 @@ def install() -> bool:
     from kombu.transport import redis as kombu_redis
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    original = kombu_redis.Channel._connparams
+    channel: Any = kombu_redis.Channel  # a private method, absent from kombu's type stubs
+    original = channel._connparams
     if getattr(original, _MARK, False):
         return False
 
@@ -52,7 +53,7 @@ def install() -> bool:
         return original(self, asynchronous=asynchronous)
 
     setattr(_connparams, _MARK, True)
-    kombu_redis.Channel._connparams = _connparams  # type: ignore[method-assign]
+    channel._connparams = _connparams
     return True
 
 

@@ -48,7 +48,7 @@ class ServiceDown(click.ClickException):
     exit_code = EXIT_SERVICE_DOWN
 
 
-def _settings(config: str | None, *, forums: bool = False, embedded: bool = True):  # type: ignore[no-untyped-def]
+def _settings(config: str | None, *, forums: bool = False, embedded: bool = True):
     """Load the settings (exit 2 when invalid); ``forums``: also require the bot's credentials.
     Without a Redis URL and with ``embedded``, the instance folder's embedded Redis (module
     docstring) is used when its socket is there (``up`` and ``demo`` start their own)."""
@@ -76,7 +76,7 @@ def _settings(config: str | None, *, forums: bool = False, embedded: bool = True
 _effective_redis_url = ""
 
 
-def no_redis_message(settings) -> str:  # type: ignore[no-untyped-def]
+def no_redis_message(settings) -> str:
     """What to do when no Redis is configured and no embedded one runs."""
     sock = settings.instance_dir / "redis" / "redis.sock"
     return (f"no Redis: set REDIS_URL (or redis_url in the configuration), or start `narrador up` "
@@ -127,7 +127,7 @@ def failure_message(exc: BaseException) -> tuple[str, int] | None:
     return None
 
 
-def forum_failure(forum_name: str, exc) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+def forum_failure(forum_name: str, exc) -> tuple[str, int]:
     """One line and an exit code for a ``ForumError``: 1 when the forum is down (the transient
     reasons: no answer, timeout, 5xx, flood control, our own backoff after failures), 2 when its
     settings or the bot's account are at fault (login refused, not found, markup...)."""
@@ -1030,8 +1030,9 @@ def _optional_redis(settings):
         return None
     import redis
 
-    client = redis.Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=5,
-                                  socket_connect_timeout=5)
+    from worker.redisurl import redis_client
+
+    client = redis_client(settings.redis_url)  # a Sentinel URL too, like every other command
     try:
         client.ping()
     except redis.RedisError:

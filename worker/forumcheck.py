@@ -22,7 +22,7 @@ A tool apart from the runtime: the worker never imports this module.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -334,7 +334,7 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _table(report: CheckReport, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _table(report: CheckReport, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     widths[-1] = len(header[-1])  # the last column is not padded
     report.say("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
@@ -460,7 +460,8 @@ def check_files(settings: Any, forum_name: str, files: list[str], *, thread_id: 
         except ForumError as exc:
             tried.append(_error(exc))
         else:
-            if listing.entries or problems or getattr(getattr(reader.profile, "board", None), "listing", ""):
+            declared = bool(getattr(getattr(reader.profile, "board", None), "listing", ""))
+            if listing.entries or problems or declared:
                 _show_board(report, "", listing, problems, activity, f"{name}: board listing")
                 continue
         form = reader.form(html)
@@ -496,7 +497,9 @@ def check_live(settings: Any, forum_name: str, *, thread_id: str = "", board: st
             in one line.
     """
     from worker.bootstrap import make_forum
+    from worker.forums.http import HttpClient
     from worker.forums.polite import MemoryBackend
+    from worker.forums.profile.client import ProfileClient
 
     fs = settings.forum(forum_name)
     reader = reader_for(fs)
@@ -504,6 +507,8 @@ def check_live(settings: Any, forum_name: str, *, thread_id: str = "", board: st
     clock = now or (lambda: datetime.now(UTC))
     client = make_forum(fs, contact_url=settings.contact_url, redis=redis,
                         backend=None if redis is not None else MemoryBackend())
+    if not isinstance(client, HttpClient):  # reader_for refused the JSON engines already
+        raise ValueError(f"forums check reads HTML forums; {fs.name}'s client does not fetch pages")
     report = CheckReport()
     report.say(f"forum {forum_name} ({fs.kind}{', profile ' + reader.profile.name if reader.profile else ''}) "
                f"at {reader.base_url}")
@@ -549,7 +554,7 @@ def check_live(settings: Any, forum_name: str, *, thread_id: str = "", board: st
         report.say()
         last = _live_topic(report, client, reader, thread_id, first.last_page, first.per_page, clock, flavour, ruleset)
         if last is not None and last.page != first.last_page:
-            report.problem("topic.page_param" if fs.kind == "profile" and client.canonical_url(thread_id)
+            report.problem("topic.page_param" if isinstance(client, ProfileClient) and client.canonical_url(thread_id)
                            else ("topic.url" if fs.kind == "profile" else ""),
                            f"asked for page {first.last_page}, the forum showed page {last.page}")
     # the reply form

@@ -64,6 +64,7 @@ from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 from worker.keyring import Keyring
 from worker.keystore import DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
+from worker.redistext import TextRedis
 
 __all__ = ["RedisKeystore", "seed_aad"]
 
@@ -104,7 +105,7 @@ class RedisKeystore(SeedSchedule):
     Source: issue 18.
     """
 
-    def __init__(self, client: redis.Redis, keyring: Keyring | None = None, *,
+    def __init__(self, client: TextRedis, keyring: Keyring | None = None, *,
                  token_bytes: Callable[[int], bytes] = secrets.token_bytes, prefix: str = "nr:ks",
                  replica_wait_ms: int = 2000) -> None:
         self.r = client

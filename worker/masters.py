@@ -50,7 +50,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import NarradorError
@@ -64,6 +63,7 @@ __all__ = [
     "normalise_login",
     "sessions_key",
 ]
+from worker.redistext import TextRedis
 
 #: Languages a master can choose for the pages ("" = follow each game's language).
 LANGUAGES = ("es", "en")
@@ -182,7 +182,7 @@ class MasterAccounts:
         clock: returns the current aware UTC datetime (tests inject one).
     """
 
-    def __init__(self, client: redis.Redis, clock: Any = None) -> None:
+    def __init__(self, client: TextRedis, clock: Any = None) -> None:
         self.r = client
         self._clock = clock or (lambda: datetime.now(UTC))
 

@@ -37,6 +37,8 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
+from worker.redistext import TextRedis, text_client
+
 __all__ = ["FAILOVER_RETRIES", "RedisTarget", "RedisUrlError", "broker_options", "limiter_storage",
            "outage_retries", "parse_redis_url", "redis_client"]
 
@@ -142,9 +144,9 @@ def outage_retries(seconds: float) -> int:
     return 0 if seconds <= 0 else max(1, 5 + int(seconds))
 
 
-def redis_client(url: str, *, decode_responses: bool = True, timeout: float = 5.0,
-                 outage_seconds: float = 0.0) -> redis.Redis:
-    """A ``redis.Redis`` for ``url`` with ``timeout``-second socket timeouts.
+def redis_client(url: str, *, timeout: float = 5.0, outage_seconds: float = 0.0) -> TextRedis:
+    """A ``redis.Redis`` for ``url`` with ``timeout``-second socket timeouts, answering text
+    (``decode_responses=True``), typed as :class:`worker.redistext.TextRedis`.
 
     For a Sentinel URL: the master of its service, found through the Sentinels (none is
     contacted before the first command), every command retried across a failover.
@@ -162,20 +164,20 @@ def redis_client(url: str, *, decode_responses: bool = True, timeout: float = 5.
         RedisUrlError: the URL cannot be used.
     """
     target = parse_redis_url(url)
-    common: dict[str, Any] = {"decode_responses": decode_responses, "socket_timeout": timeout,
+    common: dict[str, Any] = {"decode_responses": True, "socket_timeout": timeout,
                               "socket_connect_timeout": timeout}
     if not target.is_sentinel:
         if outage_seconds > 0:
             common["retry"] = _failover_retry(outage_retries(outage_seconds))
             common["retry_on_error"] = [ConnectionError, TimeoutError, BusyLoadingError]
-        return redis.Redis.from_url(url, **common)
+        return text_client(redis.Redis.from_url(url, **common))
     from redis.sentinel import Sentinel
 
     sentinel = Sentinel(list(target.sentinels),
                         sentinel_kwargs={"socket_timeout": timeout, "socket_connect_timeout": timeout})
     retries = max(FAILOVER_RETRIES, outage_retries(outage_seconds))
-    return sentinel.master_for(target.master_name, db=target.db, username=target.username,
-                               password=target.password, retry=_failover_retry(retries), **common)
+    return text_client(sentinel.master_for(target.master_name, db=target.db, username=target.username,
+                                           password=target.password, retry=_failover_retry(retries), **common))
 
 
 def broker_options(url: str) -> tuple[str, dict[str, Any]]:

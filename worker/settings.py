@@ -288,7 +288,7 @@ def _ruleset_id(value: str) -> str:
     try:
         return rules.get_ruleset(value).id
     except RulesError:
-        known = [*rules.RULESETS, *rules._ALIASES]  # noqa: SLF001 - the core's own alias table
+        known = [*rules.RULESETS, *rules.RULESET_ALIASES]
         raise _problem((), f"unknown ruleset {value!r}{did_you_mean(value, known)} "
                            f"(known: {known_list(rules.RULESETS)})") from None
 

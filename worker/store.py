@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 
 import redis
 
+from worker.redistext import TextRedis
+
 _RELEASE_LOCK = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
@@ -192,7 +194,7 @@ class Store:
         client: a ``redis.Redis`` created with ``decode_responses=True``.
     """
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: TextRedis) -> None:
         self.r = client
         self._release = client.register_script(_RELEASE_LOCK)
         self._retry_reply = client.register_script(_RETRY_REPLY)

@@ -59,9 +59,9 @@ from core.rules.pools import (
     penalty_as_difficulty,
 )
 from core.rules.rulesets import (
-    _ALIASES,  # noqa: F401 - worker.settings lists the aliases
     EXALTADO,
     GEHENA,
+    RULESET_ALIASES,
     RULESETS,
     VAMPIRO,
     Ruleset,
@@ -82,6 +82,7 @@ __all__ = [
     "MAX_POOL",
     "MAX_REROLL_DEPTH",
     "RULESETS",
+    "RULESET_ALIASES",
     "TIME_UNITS",
     "VAMPIRO",
     "ActionPool",

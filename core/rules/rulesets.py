@@ -188,7 +188,8 @@ GEHENA = replace(
 RULESETS: Mapping[str, Ruleset] = {r.id: r for r in (VAMPIRO, EXALTADO, GEHENA)}
 
 
-_ALIASES = {"vtm": "vampiro", "exalted": "exaltado"}
+#: Other names a game may give its ruleset (English names), to the canonical id.
+RULESET_ALIASES: Mapping[str, str] = {"vtm": "vampiro", "exalted": "exaltado"}
 
 
 def get_ruleset(name: str | Ruleset) -> Ruleset:
@@ -207,7 +208,7 @@ def get_ruleset(name: str | Ruleset) -> Ruleset:
     if not isinstance(name, str):
         raise RulesError(f"unknown system {name!r}", code="unknown_system", system=repr(name))
     key = name.strip().lower()
-    key = _ALIASES.get(key, key)
+    key = RULESET_ALIASES.get(key, key)
     try:
         return RULESETS[key]
     except KeyError:

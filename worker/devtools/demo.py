@@ -141,12 +141,11 @@ def reset_demo_state(redis_url: str, forum_name: str, keep_thread: str) -> dict[
     Returns:
         ``{"threads": forgotten, "sheets": refilled}``.
     """
-    import redis
-
+    from worker.redisurl import redis_client
     from worker.state.sheets import TEMPORARY_WILLPOWER, adjust, list_characters
     from worker.store import Store
 
-    client = redis.Redis.from_url(redis_url, decode_responses=True, socket_timeout=5)
+    client = redis_client(redis_url)
     try:
         store = Store(client)
         old = [t for t in store.threads(forum_name) if t != keep_thread]
@@ -171,11 +170,10 @@ def open_demo_thread(forum: LocalForum) -> tuple[str, str]:
 
 def demo_master(redis_url: str) -> None:
     """Create (or refresh) the demo's master account, so the printed audit URL can be used."""
-    import redis
-
     from worker.masters import MasterAccounts
+    from worker.redisurl import redis_client
 
-    client = redis.Redis.from_url(redis_url, decode_responses=True, socket_timeout=5)
+    client = redis_client(redis_url)
     try:
         MasterAccounts(client).add(GAME, DEMO_MASTER[0], DEMO_MASTER[1])
     finally:
@@ -301,7 +299,7 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
         forum.stop()
 
 
-def _play(forum: LocalForum, settings, web_url: str, timeout: float, say,  # type: ignore[no-untyped-def]
+def _play(forum: LocalForum, settings, web_url: str, timeout: float, say,
           thread: tuple[str, str] | None = None) -> DemoReport:
     """Post as the player (``thread``: the run's thread and first post, already open; else
     open one), wait for the replies and check every roll."""

@@ -699,7 +699,8 @@ class LocalForum:
                           "-p", ADMIN.password, what="flaskbb install")
             state = {"installed": True, "users": []}
             marker.write_text(json.dumps(state), encoding="utf-8")
-        existing = set(state.get("users") or [])  # type: ignore[arg-type]
+        seen = state.get("users")
+        existing: set[str] = {str(u) for u in seen} if isinstance(seen, list) else set()
         for account in users:
             if account.username in existing:
                 continue

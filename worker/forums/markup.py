@@ -35,7 +35,7 @@ def form_fields(form: Tag) -> dict[str, str]:
     """
     fields: dict[str, str] = {}
     for el in form.find_all(["input", "textarea", "select"], limit=_MAX_FIELDS):
-        name = el.get("name")
+        name = str(el.get("name") or "")  # one value (only class-like attributes are lists)
         if not name or el.has_attr("disabled"):
             continue
         if el.name == "textarea":
@@ -74,7 +74,7 @@ def first_match(root: Tag, selector: str | tuple[str, ...], *, visible: bool = F
     gives the inner span when there is one). With ``visible``, elements hidden by
     ``style="display: none"`` or ``hidden`` (or inside such an element) are skipped."""
     for member in selector_group(selector):
-        for el in root.select(member, limit=None if visible else 1):
+        for el in root.select(member, limit=0 if visible else 1):
             if not visible or not is_hidden(el):
                 return el
     return None

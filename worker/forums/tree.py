@@ -41,6 +41,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from typing import Any
 
 from cssselect import HTMLTranslator, SelectorError
 from lxml import etree
@@ -291,7 +292,7 @@ _TEXT, _START, _END, _COMMENT, _REPLACED = TEXT, START, END, COMMENT, REPLACED
 def walk(el: Element, skipped: Iterable[Element] | frozenset[Element] = frozenset(),
           replaced: dict[Element, str] | None = None,
           cut: frozenset[tuple[Element, int]] | set[tuple[Element, int]] = frozenset(),
-          ) -> Iterator[tuple[int, object, bool, bool, bool]]:
+          ) -> Iterator[tuple[int, Any, bool, bool, bool]]:  # value: str (text, comment) or Element
     """What is inside ``el``, in document order, as events ``(kind, value, keep, hidden,
     raw)``: ``_TEXT`` (a text run, not collapsed yet), ``_START`` / ``_END`` (an element),
     ``_COMMENT`` (a comment or processing instruction), ``_REPLACED`` (a string standing
@@ -351,9 +352,9 @@ def runs(el: Element, *, skip: Iterable[Element] = (), replace: dict[Element, st
     out: list[str] = []
     for kind, value, keep, hidden, _raw in walk(el, skip, replace):
         if kind == _TEXT and not hidden:
-            out.append(collapse(value, keep))  # type: ignore[arg-type]
+            out.append(collapse(value, keep))
         elif kind == _REPLACED:
-            out.append(value)  # type: ignore[arg-type]
+            out.append(value)
     return out
 
 

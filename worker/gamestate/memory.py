@@ -242,8 +242,9 @@ class MemoryGameState:
             self._bump("wpturn", game, change.character, change.turn)
         elif isinstance(change, StuntCredited):
             sheet = self._sheets[game][change.character]
-            field = "essence_motes" if change.kind == "essence" else "willpower_temporary"
-            self._sheets[game][change.character] = replace(sheet, **{field: change.value})
+            self._sheets[game][change.character] = (
+                replace(sheet, essence_motes=change.value) if change.kind == "essence"
+                else replace(sheet, willpower_temporary=change.value))
             self._bump("char", game, change.character)
         elif isinstance(change, ExtendedSaved):
             entity = (part(change.character), part(change.name or "-"))
@@ -653,7 +654,8 @@ class MemoryGameState:
     def import_sheets(self, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
         """Validate and store a sheets file (as ``worker.state.sheets.import_sheets``)."""
         parsed = parse_sheets(data, game=game)
-        created, updated = [], []
+        created: list[str] = []
+        updated: list[str] = []
         with self._lock:
             sheets = self._sheets.setdefault(check_game(game), {})
             owners = self._owners.setdefault(game, {})
@@ -688,7 +690,8 @@ class MemoryGameState:
                 return "untracked", 0
             cap = (current.essence_max or 0) if kind == "essence" else current.willpower_permanent
             new = min(cap, int(value) + int(amount))
-            self._sheets[game][sheet.id] = replace(current, **{field: new})
+            self._sheets[game][sheet.id] = (replace(current, essence_motes=new) if kind == "essence"
+                                            else replace(current, willpower_temporary=new))
             self._rewards[game].add(op_id)
             self._bump("char", game, sheet.id)
             return "credited", new

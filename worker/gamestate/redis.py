@@ -21,8 +21,6 @@ from importlib import resources
 from typing import Any
 from urllib.parse import unquote
 
-import redis
-
 from core.absence import Absence
 from core.post import (
     AbsenceSaved,
@@ -45,6 +43,7 @@ from core.post import (
 from core.scenes import Scene
 from core.sheets import CharacterSheet
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
+from worker.redistext import TextRedis
 from worker.state import GameStateSettings, absences, inactivity, outbox, scenes, sheets
 from worker.state import actions as state_actions
 from worker.state import calendar as state_calendar
@@ -94,7 +93,7 @@ class RedisGameState(Store):
         client: a ``redis.Redis`` created with ``decode_responses=True``.
     """
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: TextRedis) -> None:
         super().__init__(client)
         self._load_post = client.register_script(_LOAD_POST)
         self._commit_post = client.register_script(_COMMIT_POST)
@@ -110,8 +109,8 @@ class RedisGameState(Store):
         args: list[Any] = [scenes.scene_member(forum, thread), author, game_key(g) + ":", author,
                            part(f"post:{forum}:{query.post_id}", fold=False),
                            part(f"scene:{forum}:{thread}:", fold=False)]
-        for names in (query.extended, query.teams, query.contests):
-            args += [len(names), *(part(n or "-") for n in names)]
+        for group in (query.extended, query.teams, query.contests):
+            args += [len(group), *(part(n or "-") for n in group)]
         args += [len(query.fingerprints), *query.fingerprints]
         raw = self._load_post(keys=keys, args=args)
         if int(raw[0]) == 1:

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 import redis
 
+from worker.redistext import TextPipeline, TextRedis
 from worker.state import StateError
 
 T = TypeVar("T")
@@ -15,7 +16,7 @@ T = TypeVar("T")
 MAX_ATTEMPTS = 50
 
 
-def transact(r: redis.Redis, keys: list[str], fn: Callable[[redis.client.Pipeline], T]) -> T:
+def transact(r: TextRedis, keys: list[str], fn: Callable[[TextPipeline], T]) -> T:
     """Run ``fn(pipe)`` under ``WATCH keys`` until its ``MULTI``/``EXEC`` commits.
 
     ``fn`` reads through ``pipe`` (immediate mode), then calls ``pipe.multi()`` and queues its

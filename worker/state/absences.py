@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 
-import redis
-
 from core.absence import Absence
+from worker.redistext import TextRedis
 from worker.state.keys import game_key, who
 
 __all__ = ["Absence", "absence_fields", "absence_from_hash", "absence_of_member", "get_absence", "list_absences"]
@@ -44,18 +43,18 @@ def absence_fields(absence: Absence) -> dict[str, str]:
             "posted_at": str(int(absence.posted_at.timestamp()))}
 
 
-def get_absence(r: redis.Redis, game: str, author: str) -> Absence | None:
+def get_absence(r: TextRedis, game: str, author: str) -> Absence | None:
     """The stored notice of ``author`` (active or expired but not yet ended by a post)."""
     return absence_of_member(r, game, who(author))
 
 
-def absence_of_member(r: redis.Redis, game: str, member: str) -> Absence | None:
+def absence_of_member(r: TextRedis, game: str, member: str) -> Absence | None:
     """:func:`get_absence` by participant key (``worker.state.keys.who``), as stored in scenes."""
     h = r.hgetall(game_key(game, "absence", member))
     return absence_from_hash(h) if h else None
 
 
-def list_absences(r: redis.Redis, game: str, now: datetime, *, limit: int = 500) -> list[Absence]:
+def list_absences(r: TextRedis, game: str, now: datetime, *, limit: int = 500) -> list[Absence]:
     """Active notices at ``now``, soonest ending first (for masters)."""
     members = r.zrangebyscore(game_key(game, "absences"), f"({int(now.timestamp())}", "+inf", start=0, num=limit)
     out = []

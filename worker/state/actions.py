@@ -21,8 +21,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import redis
-
 from core.actions import Abandon, ExtendedAction, Teamwork
 from core.post.actions import ActionOutcome, expire_contest
 from worker.state._tx import transact
@@ -39,6 +37,7 @@ __all__ = [
     "open_teamwork",
     "reset_extended",
 ]
+from worker.redistext import TextRedis
 
 
 def _load(pipe: Any, key: str) -> dict[str, Any] | None:
@@ -58,13 +57,13 @@ def _ext_key(game: str, character: str, name: str) -> tuple[str, str]:
     return game_key(game, "ext", part(character), part(name or "-")), member
 
 
-def get_extended(r: redis.Redis, game: str, character: str, name: str = "") -> dict[str, Any] | None:
+def get_extended(r: TextRedis, game: str, character: str, name: str = "") -> dict[str, Any] | None:
     """The stored envelope of an extended action (``state`` is the core dict), or ``None``."""
     raw = r.get(_ext_key(game, character, name)[0])
     return json.loads(raw) if raw else None
 
 
-def list_extended(r: redis.Redis, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
+def list_extended(r: TextRedis, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
     """Envelopes of the game's extended actions (open and finished), at most ``limit``."""
     out = []
     for member in sorted(r.smembers(game_key(game, "exts")))[:limit]:
@@ -75,7 +74,7 @@ def list_extended(r: redis.Redis, game: str, *, limit: int = 500) -> list[dict[s
     return out
 
 
-def abandon_extended(r: redis.Redis, game: str, character: str, name: str, reason: str = "") -> ActionOutcome:
+def abandon_extended(r: TextRedis, game: str, character: str, name: str, reason: str = "") -> ActionOutcome:
     """A master ends an extended action (core ``Abandon``: vampiro «Acciones Extendidas», "El
     Narrador puede decidir no permitir que el personaje vuelva a intentarlo")."""
     key, _ = _ext_key(game, character, name)
@@ -93,7 +92,7 @@ def abandon_extended(r: redis.Redis, game: str, character: str, name: str, reaso
     return transact(r, [key], fn)
 
 
-def reset_extended(r: redis.Redis, game: str, character: str, name: str = "") -> bool:
+def reset_extended(r: TextRedis, game: str, character: str, name: str = "") -> bool:
     """A master deletes an extended action so its name can start afresh; True if it existed."""
     key, member = _ext_key(game, character, name)
     with r.pipeline() as pipe:
@@ -110,7 +109,7 @@ def _team_key(game: str, name: str) -> str:
 
 
 def open_teamwork(
-    r: redis.Redis, game: str, ruleset: str, name: str, participants: Sequence[str] = (), *,
+    r: TextRedis, game: str, ruleset: str, name: str, participants: Sequence[str] = (), *,
     target: int | None = None, botch_policy: str | None = None, now: datetime,
 ) -> dict[str, Any]:
     """A master sets up (or replaces) the teamwork effort ``name``: who may roll (each once per
@@ -122,7 +121,7 @@ def open_teamwork(
     return env
 
 
-def get_teamwork(r: redis.Redis, game: str, name: str) -> dict[str, Any] | None:
+def get_teamwork(r: TextRedis, game: str, name: str) -> dict[str, Any] | None:
     """The stored envelope of a teamwork effort, or ``None``."""
     raw = r.get(_team_key(game, name))
     return json.loads(raw) if raw else None
@@ -135,13 +134,13 @@ def _contest_key(game: str, name: str) -> str:
     return game_key(game, "contest", part(name or "-"))
 
 
-def get_contest(r: redis.Redis, game: str, name: str) -> dict[str, Any] | None:
+def get_contest(r: TextRedis, game: str, name: str) -> dict[str, Any] | None:
     """The stored envelope of a contest (``status`` open/resolved/expired/abandoned)."""
     raw = r.get(_contest_key(game, name))
     return json.loads(raw) if raw else None
 
 
-def expire_contests(r: redis.Redis, game: str, now: datetime, *, lang: str = "es", limit: int = 100) -> list[Notice]:
+def expire_contests(r: TextRedis, game: str, now: datetime, *, lang: str = "es", limit: int = 100) -> list[Notice]:
     """Expire open contests past their time; one notice each, claimed exactly once.
 
     Each expiry (:func:`core.post.actions.expire_contest`) is a ``WATCH``ed transition

@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 
-import redis
-
 from worker.state.keys import beat_lock_key, game_key, part
 
 __all__ = [
@@ -32,6 +30,7 @@ __all__ = [
     "release_beat_lock",
     "reset_daily_limits",
 ]
+from worker.redistext import TextRedis
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -42,20 +41,20 @@ return 0
 # --------------------------------------------------------------------------- lock
 
 
-def acquire_beat_lock(r: redis.Redis, name: str = "beat", *, ttl_ms: int = 60_000) -> str | None:
+def acquire_beat_lock(r: TextRedis, name: str = "beat", *, ttl_ms: int = 60_000) -> str | None:
     """Take the scheduler lock ``name`` (``SET NX PX``); returns its token, or ``None`` when
     another process holds it.  Keep ``ttl_ms`` longer than the job; release with the token."""
     token = secrets.token_hex(16)
     return token if r.set(beat_lock_key(name), token, nx=True, px=max(1, int(ttl_ms))) else None
 
 
-def release_beat_lock(r: redis.Redis, token: str, name: str = "beat") -> bool:
+def release_beat_lock(r: TextRedis, token: str, name: str = "beat") -> bool:
     """Release the lock only if ``token`` still holds it (Lua compare-and-delete)."""
     return bool(r.eval(_RELEASE, 1, beat_lock_key(name), token))
 
 
 @contextmanager
-def beat_lock(r: redis.Redis, name: str = "beat", *, ttl_ms: int = 60_000) -> Iterator[str | None]:
+def beat_lock(r: TextRedis, name: str = "beat", *, ttl_ms: int = 60_000) -> Iterator[str | None]:
     """``with beat_lock(r) as token:`` -- ``token`` is ``None`` when another process holds the
     lock (skip the job); released on exit."""
     token = acquire_beat_lock(r, name, ttl_ms=ttl_ms)
@@ -69,7 +68,7 @@ def beat_lock(r: redis.Redis, name: str = "beat", *, ttl_ms: int = 60_000) -> It
 # --------------------------------------------------------------------------- daily counters
 
 
-def count_daily(r: redis.Redis, game: str, day: date, counter: str, member: str, amount: int = 1) -> int:
+def count_daily(r: TextRedis, game: str, day: date, counter: str, member: str, amount: int = 1) -> int:
     """Add ``amount`` to ``member``'s count in ``counter`` for game day ``day`` (game-local);
     returns the new count.  A day's counters live in one hash deleted at rollover, which is how
     per-day limits reset."""
@@ -79,12 +78,12 @@ def count_daily(r: redis.Redis, game: str, day: date, counter: str, member: str,
         return int(pipe.execute()[0])
 
 
-def daily_count(r: redis.Redis, game: str, day: date, counter: str, member: str) -> int:
+def daily_count(r: TextRedis, game: str, day: date, counter: str, member: str) -> int:
     """``member``'s count in ``counter`` on ``day`` (0 if none)."""
     return int(r.hget(game_key(game, "daily", day.isoformat()), f"{part(counter)}:{part(member)}") or 0)
 
 
-def reset_daily_limits(r: redis.Redis, game: str, today: date, *, limit: int = 400) -> list[date]:
+def reset_daily_limits(r: TextRedis, game: str, today: date, *, limit: int = 400) -> list[date]:
     """Delete the per-day counters of days before ``today`` (at most ``limit`` days per call);
     returns the days cleared."""
     days_key = game_key(game, "daily", "days")

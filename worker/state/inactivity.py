@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import redis
-
+from worker.redistext import TextRedis
 from worker.state.keys import game_key, who
 
 __all__ = ["clear_inactive", "inactive_participants"]
@@ -29,11 +28,11 @@ def _inactive_key(game: str) -> str:
     return game_key(game, "inactive")
 
 
-def inactive_participants(r: redis.Redis, game: str) -> list[dict[str, Any]]:
+def inactive_participants(r: TextRedis, game: str) -> list[dict[str, Any]]:
     """Participants marked inactive: ``{"name", "since", "scene", "last_post"}`` each."""
     return [json.loads(v) for _, v in sorted(r.hgetall(_inactive_key(game)).items())]
 
 
-def clear_inactive(r: redis.Redis, game: str, author: str) -> bool:
+def clear_inactive(r: TextRedis, game: str, author: str) -> bool:
     """A master clears an inactive mark by hand; True if there was one."""
     return bool(r.hdel(_inactive_key(game), who(author)))

@@ -30,13 +30,12 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import redis
-
 from core.post.model import NoticeClaim
 from worker.state.keys import game_key, part, who
 
 __all__ = ["MAX_LISTED", "Notice", "claim", "claim_key", "get_notice", "mark_delivered", "notice_id", "pending",
            "prepare", "queue_claim", "recent"]
+from worker.redistext import TextPipeline, TextRedis
 
 #: Notices kept in a game's list of the latest (``notices``).
 MAX_LISTED = 1000
@@ -143,7 +142,7 @@ def prepare(game: str, claim: NoticeClaim) -> tuple[str, Notice, int]:
 
 
 def claim(
-    r: redis.Redis, game: str, claim_key: str, *, forum: str, thread: str, kind: str, text: str,
+    r: TextRedis, game: str, claim_key: str, *, forum: str, thread: str, kind: str, text: str,
     who: str, now: datetime, ttl_seconds: int = 0,
 ) -> Notice | None:
     """Claim and record a notice once (one Lua script); ``None`` when ``claim_key`` was
@@ -163,7 +162,7 @@ def claim(
 
 
 def queue_claim(
-    pipe: redis.client.Pipeline, game: str, claim_key: str, *, forum: str, thread: str, kind: str,
+    pipe: TextPipeline, game: str, claim_key: str, *, forum: str, thread: str, kind: str,
     text: str, who: str, now: datetime, ttl_seconds: int = 0,
 ) -> Notice:
     """Queue :func:`claim` inside a ``MULTI`` whose ``WATCH`` already guarantees this state
@@ -173,7 +172,7 @@ def queue_claim(
     return notice
 
 
-def get_notice(r: redis.Redis, game: str, nid: str) -> Notice | None:
+def get_notice(r: TextRedis, game: str, nid: str) -> Notice | None:
     """The stored notice ``nid`` or ``None``."""
     h = r.hgetall(game_key(game, "notice", nid))
     if not h:
@@ -182,7 +181,7 @@ def get_notice(r: redis.Redis, game: str, nid: str) -> Notice | None:
                   datetime.fromtimestamp(int(h["created"]), UTC), h.get("status", "pending"))
 
 
-def pending(r: redis.Redis, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
+def pending(r: TextRedis, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
     """Undelivered notices, oldest first; with ``older_than`` (aware UTC) only those claimed
     before it (give in-flight deliveries a few minutes)."""
     top = int(older_than.timestamp()) if older_than else "+inf"
@@ -190,7 +189,7 @@ def pending(r: redis.Redis, game: str, *, older_than: datetime | None = None, li
     return [n for n in (get_notice(r, game, i) for i in ids) if n is not None]
 
 
-def mark_delivered(r: redis.Redis, game: str, nid: str, reply_post_id: str, *, now: datetime) -> None:
+def mark_delivered(r: TextRedis, game: str, nid: str, reply_post_id: str, *, now: datetime) -> None:
     """Record that notice ``nid`` is on the forum as post ``reply_post_id`` (idempotent)."""
     with r.pipeline() as pipe:
         pipe.hset(game_key(game, "notice", nid), mapping={
@@ -199,7 +198,7 @@ def mark_delivered(r: redis.Redis, game: str, nid: str, reply_post_id: str, *, n
         pipe.execute()
 
 
-def recent(r: redis.Redis, game: str, limit: int = 50) -> list[Notice]:
+def recent(r: TextRedis, game: str, limit: int = 50) -> list[Notice]:
     """The latest notices, newest first (for the masters' audit page)."""
     ids = r.zrevrange(game_key(game, "notices"), 0, max(0, limit - 1))
     return [n for n in (get_notice(r, game, i) for i in ids) if n is not None]

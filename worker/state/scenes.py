@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-import redis
-
 from core.scenes import Scene, scene_id
 from worker.state import GameStateSettings, StateError
 from worker.state.keys import game_key, part
@@ -36,6 +34,7 @@ __all__ = [
     "set_turn_mode",
     "sync_configured_scenes",
 ]
+from worker.redistext import TextRedis
 
 MAX_SCENES = 1000
 
@@ -64,7 +63,7 @@ def scene_who_key(game: str, forum: str, thread: str) -> str:
     return _scene_key(game, forum, thread, "who")
 
 
-def open_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: datetime, title: str = "",
+def open_scene(r: TextRedis, game: str, forum: str, thread: str, *, now: datetime, title: str = "",
                by: str = "", stress: bool | None = None) -> Scene:
     """Mark a thread as an open scene (a master's action, or configuration); reopening a
     closed scene keeps its participants.  ``stress`` marks it as stress / combat (``None``
@@ -85,7 +84,7 @@ def open_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: datet
     return scene
 
 
-def close_scene(r: redis.Redis, game: str, forum: str, thread: str, *, now: datetime, by: str = "") -> Scene:
+def close_scene(r: TextRedis, game: str, forum: str, thread: str, *, now: datetime, by: str = "") -> Scene:
     """Close a scene: no more activity is tracked and the inactivity sweep skips it.
 
     Raises:
@@ -115,17 +114,17 @@ def scene_from_hash(h: Mapping[str, str], forum: str, thread: str) -> Scene | No
                  stress=h.get("stress") == "1")
 
 
-def get_scene(r: redis.Redis, game: str, forum: str, thread: str) -> Scene | None:
+def get_scene(r: TextRedis, game: str, forum: str, thread: str) -> Scene | None:
     """The scene in that thread, or ``None``."""
     return scene_from_hash(r.hgetall(_scene_key(game, forum, thread)), forum, thread)
 
 
-def is_scene(r: redis.Redis, game: str, forum: str, thread: str) -> bool:
+def is_scene(r: TextRedis, game: str, forum: str, thread: str) -> bool:
     """True when the thread is an open scene."""
     return r.hget(game_key(game, "scenes"), scene_member(forum, thread)) == "open"
 
 
-def open_scenes(r: redis.Redis, game: str) -> list[Scene]:
+def open_scenes(r: TextRedis, game: str) -> list[Scene]:
     """The open scenes (at most :data:`MAX_SCENES`)."""
     out = []
     for member, status in sorted(r.hgetall(game_key(game, "scenes")).items())[:MAX_SCENES]:
@@ -138,7 +137,7 @@ def open_scenes(r: redis.Redis, game: str) -> list[Scene]:
     return [s for s in out if s is not None]
 
 
-def sync_configured_scenes(r: redis.Redis, game: str, settings: GameStateSettings, *, now: datetime) -> list[str]:
+def sync_configured_scenes(r: TextRedis, game: str, settings: GameStateSettings, *, now: datetime) -> list[str]:
     """Open every configured scene (``settings.scenes``) that Redis does not know yet; a scene a
     master closed stays closed.  Returns the ids opened now.  Call at start-up and rollover."""
     opened = []
@@ -150,19 +149,19 @@ def sync_configured_scenes(r: redis.Redis, game: str, settings: GameStateSetting
     return opened
 
 
-def participants(r: redis.Redis, game: str, forum: str, thread: str, *,
+def participants(r: TextRedis, game: str, forum: str, thread: str, *,
                  limit: int = 1000) -> list[tuple[str, datetime]]:
     """``(user name, last post UTC)`` of the scene's participants, least recent first."""
     rows = r.zrange(scene_who_key(game, forum, thread), 0, limit - 1, withscores=True)
     return [(display_name(r, game, m), datetime.fromtimestamp(int(s), UTC)) for m, s in rows]
 
 
-def display_name(r: redis.Redis, game: str, member: str) -> str:
+def display_name(r: TextRedis, game: str, member: str) -> str:
     """The user name of a participant key as last written (falls back to the key)."""
     return r.hget(game_key(game, "names"), member) or member
 
 
-def set_stress(r: redis.Redis, game: str, forum: str, thread: str, stress: bool) -> Scene:
+def set_stress(r: TextRedis, game: str, forum: str, thread: str, stress: bool) -> Scene:
     """A master marks a scene as stress / combat (or calm again).
 
     Raises:
@@ -177,7 +176,7 @@ def set_stress(r: redis.Redis, game: str, forum: str, thread: str, stress: bool)
     return scene
 
 
-def set_turn_mode(r: redis.Redis, game: str, forum: str, thread: str, mode: str) -> None:
+def set_turn_mode(r: TextRedis, game: str, forum: str, thread: str, mode: str) -> None:
     """``post`` (default: one post is one turn) or ``master`` (a master advances turns with
     :func:`advance_turn`; Willpower is then once per character per master turn)."""
     if mode not in ("post", "master"):
@@ -185,6 +184,6 @@ def set_turn_mode(r: redis.Redis, game: str, forum: str, thread: str, mode: str)
     r.hset(_scene_key(game, forum, thread), "turn_mode", mode)
 
 
-def advance_turn(r: redis.Redis, game: str, forum: str, thread: str) -> int:
+def advance_turn(r: TextRedis, game: str, forum: str, thread: str) -> int:
     """Start the next turn of a ``master``-mode scene; returns the new turn number."""
     return int(r.hincrby(_scene_key(game, forum, thread), "turn", 1))

@@ -26,7 +26,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import redis
 import yaml
 
 from core.sheets import (
@@ -61,6 +60,7 @@ __all__ = [
     "parse_sheets",
     "resolve_pool",
 ]
+from worker.redistext import TextRedis
 
 #: Names accepted by :func:`adjust` for temporary Willpower.
 TEMPORARY_WILLPOWER = ("willpower_temporary", "fv temporal", "voluntad temporal",
@@ -125,7 +125,7 @@ def sheet_fields(sheet: CharacterSheet, now: datetime | None = None) -> dict[str
     return fields
 
 
-def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
+def import_sheets(r: TextRedis, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
     """Validate and store a sheets file's characters (create or replace each one), atomically.
 
     A re-imported character keeps its current temporary Willpower (capped at the new
@@ -148,7 +148,8 @@ def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None 
     def fn(pipe: Any) -> ImportReport:
         existing = {k: pipe.hgetall(k) for k in keys[1:]}
         pipe.multi()
-        created, updated = [], []
+        created: list[str] = []
+        updated: list[str] = []
         for c, key in zip(parsed, keys[1:], strict=True):
             cid = part(c["name"])
             old = existing[key]
@@ -165,14 +166,14 @@ def import_sheets(r: redis.Redis, game: str, data: Any, *, now: datetime | None 
     return transact(r, keys, fn)
 
 
-def get_character(r: redis.Redis, game: str, name: str) -> CharacterSheet | None:
+def get_character(r: TextRedis, game: str, name: str) -> CharacterSheet | None:
     """The character called ``name`` (accents/case ignored), or ``None``."""
     cid = part(name)
     h = r.hgetall(_char_key(game, cid))
     return sheet_from_hash(cid, h) if h else None
 
 
-def list_characters(r: redis.Redis, game: str) -> list[CharacterSheet]:
+def list_characters(r: TextRedis, game: str) -> list[CharacterSheet]:
     """Every character of the game, sorted by id (bounded by the import limit)."""
     out = []
     for cid in sorted(r.hkeys(game_key(game, "chars")))[:MAX_CHARACTERS * 4]:
@@ -187,7 +188,7 @@ def owned_key(game: str, author: str) -> str:
     return game_key(game, "owner", who(author))
 
 
-def delete_character(r: redis.Redis, game: str, name: str) -> bool:
+def delete_character(r: TextRedis, game: str, name: str) -> bool:
     """Remove a character (master action); True when it existed."""
     cid = part(name)
     key = _char_key(game, cid)
@@ -206,7 +207,7 @@ def delete_character(r: redis.Redis, game: str, name: str) -> bool:
 
 
 def adjust(
-    r: redis.Redis, game: str, character: str, field: str, *, delta: int | None = None,
+    r: TextRedis, game: str, character: str, field: str, *, delta: int | None = None,
     value: int | None = None,
 ) -> int:
     """Change a trait rating or temporary Willpower (master action), atomically.
@@ -231,6 +232,7 @@ def adjust(
     cid = part(character)
     key = _char_key(game, cid)
     temporary = normalize_trait(field) in {normalize_trait(n) for n in TEMPORARY_WILLPOWER}
+    given = value if value is not None else 0  # used only when delta is None, so value is given
 
     def fn(pipe: Any) -> int:
         h = pipe.hgetall(key)
@@ -239,7 +241,7 @@ def adjust(
         sheet = sheet_from_hash(cid, h)
         if temporary:
             maximum = sheet.willpower_permanent
-            new = (sheet.willpower_temporary + delta) if delta is not None else value
+            new = (sheet.willpower_temporary + delta) if delta is not None else given
             if not 0 <= new <= maximum:
                 raise StateError("temporary Willpower out of range", code="bad_rating",
                                  field=field, value=new, minimum=0, maximum=maximum)
@@ -251,7 +253,7 @@ def adjust(
         if current is None and delta is not None:
             raise StateError(f"{sheet.name} has no trait {field!r}", code="unknown_trait",
                              trait=field, character=sheet.name)
-        new = (current.rating + delta) if (current and delta is not None) else value
+        new = (current.rating + delta) if (current and delta is not None) else given
         if not 0 <= new <= MAX_RATING:
             raise StateError("rating out of range", code="bad_rating", field=field, value=new,
                              minimum=0, maximum=MAX_RATING)
@@ -286,7 +288,7 @@ return {'credited', new}
 
 
 def credit_stunt(
-    r: redis.Redis, game: str, sheet: CharacterSheet, kind: str, amount: int, *, op_id: str,
+    r: TextRedis, game: str, sheet: CharacterSheet, kind: str, amount: int, *, op_id: str,
     ttl_seconds: int = 30 * 24 * 3600,
 ) -> tuple[str, int]:
     """Credit a secret roll's successful stunt to ``sheet`` when the roll is revealed

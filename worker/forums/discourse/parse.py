@@ -142,7 +142,8 @@ def post_from_webhook(event: str, payload: Mapping[str, Any], *, base_url: str,
     except (TypeError, ValueError):
         raise ValueError("bad post version") from None
     category = data.get("category_id")
-    text = data.get("raw") if isinstance(data.get("raw"), str) else str(data.get("cooked") or "")
+    raw = data.get("raw")
+    text = raw if isinstance(raw, str) else str(data.get("cooked") or "")
     revision = f"{data.get('updated_at') or ''}:{hashlib.sha256(text.encode('utf-8', 'replace')).hexdigest()[:16]}"
     return WebhookPost(event, post, version, int(data.get("post_type") or 1) == 1,
                        str(category) if category is not None else None, revision)

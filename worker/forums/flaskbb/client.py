@@ -12,6 +12,7 @@ from worker.forums.base import (
     BoardListing,
     ForumError,
     ForumPost,
+    ListingEntry,
     ThreadPage,
     log_forum_alert,
 )
@@ -239,7 +240,7 @@ class FlaskBBClient(HttpClient):
             raise
         if all(e.thread_id for e in listing.entries):
             return listing
-        entries = []
+        entries: list[ListingEntry] = []
         for entry in listing.entries:  # unread topics, linked to a post: which topic is it?
             tid = entry.thread_id or self.topic_of_post(entry.href)
             if tid and tid not in {e.thread_id for e in entries}:

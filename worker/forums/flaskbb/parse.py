@@ -309,9 +309,9 @@ def parse_board_page(html: str) -> BoardListing:
         activity = ""
         if row is not None:
             stats = tree.select(row, ".topic-stats")
-            last = tree.select_one(row, '.topic-last-post a[href^="/post/"]')
-            if stats and last is not None:
-                activity = f"posts {tree.text(stats[0], strip=True)} · last {last.get('href')}"
+            last_post = tree.select_one(row, '.topic-last-post a[href^="/post/"]')
+            if stats and last_post is not None:
+                activity = f"posts {tree.text(stats[0], strip=True)} · last {last_post.get('href')}"
         entries.append(ListingEntry(tid, activity, tree.text(a, strip=True), href))
     page, last, _links = _pagination(root)
     return BoardListing(tuple(entries), page, last)

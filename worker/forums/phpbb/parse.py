@@ -186,7 +186,7 @@ def parse_feed(xml: str | bytes) -> list[FeedEntry]:
     entries: list[FeedEntry] = []
     for entry in root.findall(f"{_ATOM}entry")[:_MAX_FEED_ENTRIES]:
         link_el = entry.find(f"{_ATOM}link")
-        url = (link_el.get("href") if link_el is not None else None) or entry.findtext(f"{_ATOM}id", "")
+        url = (link_el.get("href") if link_el is not None else None) or entry.findtext(f"{_ATOM}id") or ""
         m = _P_PARAM.search(url or "")
         if not m:
             raise ForumError("markup", f"feed entry without a post id ({url!r})")
