@@ -88,3 +88,30 @@ def test_a_sentinel_client_is_a_master_client_that_retries_across_a_failover():
     assert isinstance(pool, SentinelConnectionPool) and pool.is_master and pool.service_name == "narrador"
     assert pool.connection_kwargs["db"] == 3 and pool.connection_kwargs["decode_responses"] is True
     assert pool.connection_kwargs["retry"].get_retries() >= 10
+
+
+def test_every_client_answers_text_and_a_bytes_client_is_refused_as_one():
+    import redis
+
+    from worker.redistext import text_client
+
+    assert redis_client("redis://127.0.0.1:1/0").get_encoder().decode_responses is True
+    decoded = redis.Redis(decode_responses=True)
+    assert text_client(decoded) is decoded
+    with pytest.raises(ValueError, match="decode_responses=True"):
+        text_client(redis.Redis())
+
+
+def test_forums_check_shares_politeness_through_a_sentinel_url_too(monkeypatch):
+    # it built its client with redis.Redis.from_url, which refuses redis+sentinel:// (ValueError)
+    import redis
+    from redis.sentinel import SentinelConnectionPool
+
+    from worker.cli import _optional_redis
+
+    monkeypatch.setattr(redis.Redis, "ping", lambda self: True)
+    from types import SimpleNamespace
+
+    client = _optional_redis(SimpleNamespace(redis_url="redis+sentinel://127.0.0.1:1/narrador"))
+    assert isinstance(client.connection_pool, SentinelConnectionPool)
+    assert client.connection_pool.service_name == "narrador"
