@@ -9,6 +9,8 @@ from_dict").  A class opts in by deriving from :class:`Stored`; its ``to_dict`` 
 * ``str`` -- one of :func:`choice` ``(...)``'s values, a ruleset id (:func:`ruleset_id`,
   normalised by :func:`core.rules.get_ruleset`), or any text (a missing value is ``""``);
   ``str | None`` is kept as given;
+* an ``Enum`` (a ``StrEnum``) -- its member for the stored value, one of :func:`choice`
+  ``(...)``'s members when the field gives them;
 * ``bool`` -- truthiness, the field's default when missing;
 * ``datetime | None`` -- ISO 8601, timezone-aware, kept in UTC;
 * ``tuple[X, ...]`` / ``tuple[X, Y]`` -- a list of such values (a fixed tuple's length is
@@ -27,6 +29,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Any, ClassVar, TypeVar, Union, cast, get_args, get_origin
 
 from core.errors import RulesError
@@ -136,6 +139,8 @@ def _encode_value(value: Any) -> Any:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return encode(value)
+    if isinstance(value, Enum):
+        return value.value
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, (tuple, list)):
@@ -201,6 +206,11 @@ def _decode_value(hint: Any, value: Any, name: str, meta: Mapping[str, Any]) -> 
         return bool(value)
     if hint is datetime:
         return parse_time(value, name)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        if value not in (meta.get("choices") or tuple(hint)):
+            allowed = tuple(str(c) for c in meta.get("choices") or tuple(hint))
+            raise RulesError(f"{name} must be one of {allowed}, got {value!r}", code="bad_value", field=name)
+        return hint(value)
     if hint is str:
         if "choices" in meta:
             return check_choice(value, name, meta["choices"])

@@ -9,8 +9,17 @@ be closed"); vampiro-reglas.txt «El Tiempo»; exaltado-reglas.txt «Tiempo»; g
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
-__all__ = ["Scene", "scene_id", "turn_of"]
+__all__ = ["Scene", "SceneStatus", "scene_id", "turn_of"]
+
+
+class SceneStatus(StrEnum):
+    """A scene is open (rolls and turns count in it) or closed by a master (issue 7); each
+    member equals the text the game state stores."""
+
+    OPEN = "open"
+    CLOSED = "closed"
 
 
 @dataclass(frozen=True)
@@ -24,7 +33,7 @@ class Scene:
 
     forum: str
     thread: str
-    status: str
+    status: SceneStatus
     title: str = ""
     by: str = ""
     turn_mode: str = "post"

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core import calendar
+from core.actions import ActionStatus
 from worker.keystore import KeystoreError, KeystorePort
 from worker.settings import GameSettings
 
@@ -82,7 +83,7 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
     extended = []
     for env in actions.list_extended(r, gid, limit=MAX_ITEMS):
         st = env.get("state") or {}
-        if st.get("status", "open") != "open":
+        if st.get("status", ActionStatus.OPEN) != ActionStatus.OPEN:
             continue
         extended.append({"character": env.get("character", ""), "name": env.get("name", ""),
                          "total": st.get("total", 0), "target": st.get("target", 0),
@@ -93,7 +94,7 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
         if not raw:
             continue
         env = json.loads(raw)
-        if env.get("status") != "open":
+        if env.get("status") != ActionStatus.OPEN:
             continue
         opener = env.get("opener", "")
         sides = [opener] + [s for s in ((env.get("state") or {}).get("sides") or []) if s != opener]

@@ -281,6 +281,7 @@ def health_worker(config: str | None, node: str, max_age: float | None) -> None:
 def poll(config: str | None) -> None:
     """One poll cycle, synchronously: read what the watched boards' listings say changed
     (or every watched thread without listings), roll new posts and send their replies."""
+    from core.post import PostStatus
     from worker import polling
     from worker.bootstrap import build_services
     from worker.service import deliver_notice, poll_latest, process_post, send_reply
@@ -302,7 +303,7 @@ def poll(config: str | None) -> None:
             for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
                 for post in posts:
                     outcome = process_post(svc, post)
-                    if outcome.status == "pending_reply" and send_reply(svc, name, post.post_id):
+                    if outcome.status is PostStatus.PENDING_REPLY and send_reply(svc, name, post.post_id):
                         replies += 1
                 for notice in notices:
                     deliver_notice(svc, notice.game, notice.id)

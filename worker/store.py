@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 import redis
 
+from core.post import PostStatus
 from worker.redistext import TextRedis
 
 _RELEASE_LOCK = """
@@ -265,11 +266,11 @@ class Store:
             with self.r.pipeline() as pipe:
                 if fields:
                     pipe.hset(post_key(forum, post_id), mapping=fields)
-                    if fields.get("status") in ("replied", "reply_failed"):
+                    if fields.get("status") in (PostStatus.REPLIED, PostStatus.REPLY_FAILED):
                         pipe.zrem(pending_key(forum), post_id)
-                    if fields.get("status") == "reply_failed":
+                    if fields.get("status") == PostStatus.REPLY_FAILED:
                         pipe.zadd(failed_key(forum), {post_id: int(time.time() * 1000)})
-                    elif fields.get("status") == "replied":
+                    elif fields.get("status") == PostStatus.REPLIED:
                         pipe.zrem(failed_key(forum), post_id)
                 if release_lock:
                     pipe.eval(_RELEASE_LOCK, 1, lock_key(forum, post_id), release_lock)
@@ -283,7 +284,7 @@ class Store:
                 pipe.hgetall(post_key(forum, pid))
             rows = pipe.execute()
         return [PostState(forum, pid, fields) for pid, fields in zip(ids, rows, strict=True)
-                if fields.get("status") == "reply_failed"]
+                if fields.get("status") == PostStatus.REPLY_FAILED]
 
     def retry_reply(self, forum: str, post_id: str, *, now_ms: int) -> bool:
         """Put a given-up reply back to ``pending_reply`` (its re-queue count reset, back in
@@ -317,7 +318,7 @@ class Store:
                 pipe.hmget(post_key(forum, p), "thread_id", "status")
             states = pipe.execute()
         for p, (thread, status) in zip(candidates, states, strict=True):
-            if thread == thread_id and status == "pending_reply":
+            if thread == thread_id and status == PostStatus.PENDING_REPLY:
                 return p
         return None
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from celery.signals import task_postrun, task_prerun
 
+from core.post import PostStatus
 from worker import metrics
 from worker.celery_app import app, get_settings
 from worker.forums.base import ForumError, ForumPost
@@ -225,7 +226,7 @@ def process_post(message: dict[str, Any]) -> str:
     post = post_from_message(message)
     svc = services()
     outcome = service.process_post(svc, post)
-    if outcome.status == "pending_reply":
+    if outcome.status is PostStatus.PENDING_REPLY:
         try:
             service.send_reply(svc, post.forum, post.post_id)
         except ReplyBusy:

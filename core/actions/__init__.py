@@ -61,6 +61,7 @@ from core.actions.retries import (
     Retries,
     RetryTrack,
 )
+from core.actions.status import ActionStatus
 from core.actions.teamwork import (
     Teamwork,
 )
@@ -73,6 +74,7 @@ from core.actions.turns import (
 __all__ = [
     "Abandon",
     "ActionEvent",
+    "ActionStatus",
     "ActionTurn",
     "Attempt",
     "Contest",

@@ -16,6 +16,7 @@ from core.actions.events import (
     RollEvent,
     _rejected,
 )
+from core.actions.status import ActionStatus
 from core.codec import Stored, choice, count, ruleset_id
 from core.codec import check_choice as _choice
 from core.codec import check_int as _int
@@ -101,7 +102,7 @@ class Contest(Stored):
     ruleset: str = field(metadata=ruleset_id())
     sides: tuple[str, str]
     rolls: tuple[_SideRoll | None, _SideRoll | None] = (None, None)
-    status: str = field(default="open", metadata=choice("open", "resolved"))
+    status: ActionStatus = field(default=ActionStatus.OPEN, metadata=choice(ActionStatus.OPEN, ActionStatus.RESOLVED))
 
     @classmethod
     def start(cls, ruleset: Ruleset | str, first: str, second: str) -> Contest:
@@ -118,7 +119,7 @@ class Contest(Stored):
         ``None`` on a tie, net, each side's successes, botches); ``rejected`` for a
         stranger, a second roll by the same side, or after resolution.
         """
-        if self.status != "open":
+        if self.status is not ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if not isinstance(event, RollEvent):
             raise RulesError("a contest takes rolls", code="bad_event")
@@ -134,7 +135,7 @@ class Contest(Stored):
         a, b = new.rolls
         if a is not None and b is not None:
             winner, net = resolve_contest(_effective(a), _effective(b))
-            new = replace(new, status="resolved")
+            new = replace(new, status=ActionStatus.RESOLVED)
             events.append(
                 ActionEvent(
                     "resolved",
@@ -179,7 +180,8 @@ class ExtendedContest(Stored):
     totals: tuple[int, int] = (0, 0)
     pending: tuple[_SideRoll | None, _SideRoll | None] = (None, None)
     rounds: tuple[tuple[int, int], ...] = ()
-    status: str = field(default="open", metadata=choice("open", "resolved", "abandoned"))
+    status: ActionStatus = field(default=ActionStatus.OPEN, metadata=choice(ActionStatus.OPEN, ActionStatus.RESOLVED,
+                                                                            ActionStatus.ABANDONED))
     winner: str | None = None
 
     @classmethod
@@ -214,10 +216,10 @@ class ExtendedContest(Stored):
         Emits ``rolled``; at the end of a round ``round`` (successes, net, totals) and, when
         decided, ``won`` (winner, totals); ``rejected`` as :class:`Contest`.
         """
-        if self.status != "open":
+        if self.status is not ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if isinstance(event, Abandon):
-            return replace(self, status="abandoned"), (
+            return replace(self, status=ActionStatus.ABANDONED), (
                 ActionEvent("abandoned", {"reason": event.reason}),
             )
         if not isinstance(event, RollEvent):
@@ -264,7 +266,7 @@ class ExtendedContest(Stored):
             )
         )
         if decided is not None:
-            new = replace(new, status="resolved", winner=self.sides[decided])
+            new = replace(new, status=ActionStatus.RESOLVED, winner=self.sides[decided])
             events.append(
                 ActionEvent(
                     "won",

@@ -17,6 +17,7 @@ from core.actions.events import (
     _iso,
     _rejected,
 )
+from core.actions.status import ActionStatus
 from core.codec import Stored, choice, count, ruleset_id
 from core.codec import check_choice as _choice
 from core.codec import check_int as _int
@@ -40,7 +41,7 @@ class ExtendedStep(Stored):
     roller: str = ""
 
 
-_EXT_STATUS = ("open", "completed", "failed")
+_EXT_STATUS = (ActionStatus.OPEN, ActionStatus.COMPLETED, ActionStatus.FAILED)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class ExtendedAction(Stored):
     target: int = field(metadata=count(minimum=1))
     total: int = 0
     history: tuple[ExtendedStep, ...] = ()
-    status: str = field(default="open", metadata=choice(*_EXT_STATUS))
+    status: ActionStatus = field(default=ActionStatus.OPEN, metadata=choice(*_EXT_STATUS))
     subtract: int = 0
     min_interval_seconds: int | None = None
     on_failure: str = field(default="continue", metadata=choice("continue", "fail"))
@@ -148,7 +149,7 @@ class ExtendedAction(Stored):
     def may_restart(self) -> bool:
         """True when a roll (a failure or botch, not the Storyteller) ended the action, so a
         new roll of the same name starts a new attempt from zero."""
-        return self.status == "failed" and self.ended_by in ("failure", "botch")
+        return self.status is ActionStatus.FAILED and self.ended_by in ("failure", "botch")
 
     @property
     def remaining(self) -> int:
@@ -172,10 +173,10 @@ class ExtendedAction(Stored):
             RulesError(code="time_required") when a minimum interval is set and the roll
             has no time; RulesError(code="bad_event") for an event of another machine.
         """
-        if self.status != "open":
+        if self.status is not ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if isinstance(event, Abandon):
-            return replace(self, status="failed", ended_by="abandoned"), (
+            return replace(self, status=ActionStatus.FAILED, ended_by="abandoned"), (
                 ActionEvent("abandoned", {"reason": event.reason, "total": self.total}),
             )
         if not isinstance(event, RollEvent):
@@ -212,7 +213,7 @@ class ExtendedAction(Stored):
                 new = replace(
                     self,
                     history=self.history + (step(0, self.total),),
-                    status="failed",
+                    status=ActionStatus.FAILED,
                     last_roll_at=last,
                     ended_by="botch",
                 )
@@ -223,7 +224,7 @@ class ExtendedAction(Stored):
                 total=0,
                 history=self.history + (step(0, 0),),
                 last_roll_at=last,
-                status="failed" if ends else "open",
+                status=ActionStatus.FAILED if ends else ActionStatus.OPEN,
                 ended_by="botch" if ends else "",
             )
             events = [ActionEvent("botch_reset", {"lost": self.total, "total": 0})]
@@ -236,7 +237,7 @@ class ExtendedAction(Stored):
                 new = replace(
                     self,
                     history=self.history + (step(0, self.total),),
-                    status="failed",
+                    status=ActionStatus.FAILED,
                     last_roll_at=last,
                     ended_by="failure",
                 )
@@ -249,7 +250,7 @@ class ExtendedAction(Stored):
             self,
             total=total,
             history=self.history + (step(gained, total),),
-            status="completed" if done else "open",
+            status=ActionStatus.COMPLETED if done else ActionStatus.OPEN,
             last_roll_at=last,
         )
         events = [

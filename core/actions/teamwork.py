@@ -15,6 +15,7 @@ from core.actions.events import (
     RollEvent,
     _rejected,
 )
+from core.actions.status import ActionStatus
 from core.codec import Stored, choice, count, ruleset_id
 from core.codec import check_choice as _choice
 from core.codec import check_int as _int
@@ -61,7 +62,8 @@ class Teamwork(Stored):
     total: int = 0
     round_rollers: tuple[str, ...] = ()
     history: tuple[tuple[str, int, str], ...] = field(default=(), metadata={"decode": _history})
-    status: str = field(default="open", metadata=choice("open", "completed", "botched"))
+    status: ActionStatus = field(default=ActionStatus.OPEN,
+                                 metadata=choice(ActionStatus.OPEN, ActionStatus.COMPLETED, ActionStatus.BOTCHED))
 
     @classmethod
     def start(
@@ -96,7 +98,7 @@ class Teamwork(Stored):
         ``completed`` (total) on reaching the target; ``rejected`` (``not_a_participant``,
         ``already_rolled``, ``closed``).
         """
-        if self.status != "open":
+        if self.status is not ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if not isinstance(event, RollEvent):
             raise RulesError("teamwork takes rolls", code="bad_event")
@@ -108,12 +110,12 @@ class Teamwork(Stored):
         rollers = self.round_rollers + (event.roller,) if self.participants else ()
         events: list[ActionEvent] = []
         total = self.total
-        status = "open"
+        status = ActionStatus.OPEN
         if event.botch and self.botch_policy == "shared":
             events.append(ActionEvent("team_botch", {"roller": event.roller, "lost": total}))
             total = 0
             if self.target is None:
-                status = "botched"
+                status = ActionStatus.BOTCHED
         elif event.botch:
             events.append(ActionEvent("botch", {"roller": event.roller, "total": total}))
         else:
@@ -127,8 +129,8 @@ class Teamwork(Stored):
         if self.participants and set(rollers) == set(self.participants):
             events.append(ActionEvent("round_complete", {"total": total}))
             rollers = ()
-        if status == "open" and self.target is not None and total >= self.target:
-            status = "completed"
+        if status is ActionStatus.OPEN and self.target is not None and total >= self.target:
+            status = ActionStatus.COMPLETED
             events.append(ActionEvent("completed", {"total": total}))
         return (
             replace(self, total=total, round_rollers=rollers, history=history, status=status),

@@ -26,6 +26,7 @@ from typing import Any
 from core import messages
 from core.actions import (
     ActionEvent,
+    ActionStatus,
     ActionTurn,
     Attempt,
     Contest,
@@ -290,11 +291,11 @@ def contest_roll(
     expires = now + timedelta(seconds=expiry_seconds)
     env = dict(envelope) if envelope is not None else None
     pre: list[ActionEvent] = []
-    if env is not None and env["status"] == "open" and datetime.fromisoformat(env["expires_at"]) <= now:
+    if env is not None and env["status"] == ActionStatus.OPEN and datetime.fromisoformat(env["expires_at"]) <= now:
         pre.append(ActionEvent("contest_expired", {"name": env["name"], "opener": env["opener"]}))
         env = None
-    if env is None or env["status"] != "open":
-        env = {"kind": "contest", "name": name, "status": "open", "opener": character,
+    if env is None or env["status"] != ActionStatus.OPEN:
+        env = {"kind": "contest", "name": name, "status": ActionStatus.OPEN.value, "opener": character,
                "forum": ref.forum, "thread": ref.thread, "target": target, "variant": variant,
                "opened_at": now.isoformat(), "expires_at": expires.isoformat(),
                "opening": _contest_event(ruleset, result, character, ref).to_dict(), "state": None,
@@ -315,9 +316,9 @@ def contest_roll(
     else:
         state = state_from_dict(env["state"])
     new, events = state.apply(_contest_event(ruleset, result, character, ref))
-    env = {**env, "state": new.to_dict(), "status": "open" if new.status == "open" else new.status,
+    env = {**env, "state": new.to_dict(), "status": new.status.value,
            "links": _links(env, ref, events)}
-    if env["status"] == "open":
+    if env["status"] == ActionStatus.OPEN:
         env["expires_at"] = expires.isoformat()
     return ActionOutcome(tuple(pre) + tuple(events), env)
 
@@ -331,11 +332,11 @@ def expire_contest(envelope: Mapping[str, Any] | None, now: datetime, *, lang: s
     told once, whoever runs the sweep.  Source: issue 7, "Actions that span posts" (contest
     expiry).
     """
-    if envelope is None or envelope.get("status") != "open":
+    if envelope is None or envelope.get("status") != ActionStatus.OPEN:
         return None
     if datetime.fromisoformat(envelope["expires_at"]) > now:
         return None
-    env = {**envelope, "status": "expired"}
+    env = {**envelope, "status": ActionStatus.EXPIRED.value}
     notice = NoticeClaim(
         kind="contest_expired", subject=("contest_expired", str(env["name"]), str(env["opened_at"])),
         forum=env["forum"], thread=env["thread"], who=env["name"], at=now,

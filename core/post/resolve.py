@@ -472,7 +472,8 @@ class _Decision:
             if outcome.changed and outcome.state is not None:
                 self.contests[name] = outcome.state
                 env = outcome.state
-                until = datetime.fromisoformat(env["expires_at"]) if env["status"] == "open" else None
+                is_open = env["status"] == core_actions.ActionStatus.OPEN
+                until = datetime.fromisoformat(env["expires_at"]) if is_open else None
                 self.changes.append(ContestSaved(spec.versus.name, env, until))
         else:
             key = (ident(who), ident(spec.extended.name))

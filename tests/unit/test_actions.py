@@ -375,3 +375,20 @@ def test_state_from_dict_rejects_garbage():
 )
 def test_events_roundtrip(event):
     assert event_from_dict(json.loads(json.dumps(event.to_dict()))) == event
+
+
+def test_a_status_is_its_enum_member_in_memory_and_plain_text_when_stored():
+    from core.actions import ActionStatus
+
+    state, _ = apply(ExtendedAction.start("exaltado", 4), ev("exaltado", [7, 8, 9, 10]))
+    assert state.status is ActionStatus.COMPLETED
+    stored = state.to_dict()
+    assert type(stored["status"]) is str and stored["status"] == "completed"
+    back = state_from_dict(json.loads(json.dumps(stored)))
+    assert back.status is ActionStatus.COMPLETED
+    team = state_from_dict({**Teamwork.start("vampiro", "x", target=3).to_dict(), "status": "botched"})
+    assert team.status is ActionStatus.BOTCHED
+    # each machine allows its own statuses only: an extended action is never "botched"
+    with pytest.raises(RulesError) as err:
+        state_from_dict({**stored, "status": "botched"})
+    assert err.value.code == "bad_value" and "status" in str(err.value)

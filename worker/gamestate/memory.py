@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from core.absence import Absence
+from core.actions import ActionStatus
 from core.errors import StateError
 from core.post import (
     AbsenceSaved,
@@ -37,6 +38,7 @@ from core.post import (
     NoticeClaim,
     PostContext,
     PostQuery,
+    PostStatus,
     RetriesSaved,
     SceneActivity,
     StuntCredited,
@@ -46,7 +48,7 @@ from core.post import (
     ident,
 )
 from core.post.actions import expire_contest
-from core.scenes import Scene
+from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet, imported_sheet, parse_sheets
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
 from worker.gamestate.redis import MAX_FINGERPRINTS
@@ -191,7 +193,7 @@ class MemoryGameState:
                     contests[ident(name)] = json.loads(raw)
             actions = self._thread_actions.get((forum, thread), {})
             context = PostContext(
-                owned=owned, scene=scene, scene_open=self._scene_index.get(g, {}).get(member) == "open",
+                owned=owned, scene=scene, scene_open=self._scene_index.get(g, {}).get(member) == SceneStatus.OPEN,
                 absence=self._absences.get(g, {}).get(author), inactive=_copy(self._inactive.get(g, {}).get(author)),
                 actors=actors, teams=teams, contests=contests,
                 rolled={fp: tuple(actions[fp]) for fp in query.fingerprints if fp in actions},
@@ -211,7 +213,7 @@ class MemoryGameState:
             if any(self._version(*entity) != version for entity, version in (loaded.guards or {}).items()):
                 return CommitResult(CommitStatus.CONFLICT)
             self._posts[(forum, post_id)] = {k: str(v) for k, v in commit.fields.items()}
-            if decision.status == "pending_reply":
+            if decision.status is PostStatus.PENDING_REPLY:
                 self._pending.setdefault(forum, {})[post_id] = commit.processed_ms
             self._thread_posts.setdefault((forum, thread), {})[post_id] = commit.page
             actions = self._thread_actions.setdefault((forum, thread), {})
@@ -334,11 +336,11 @@ class MemoryGameState:
         with self._lock:
             if fields:
                 self._posts.setdefault((forum, post_id), {}).update({k: str(v) for k, v in fields.items()})
-                if fields.get("status") in ("replied", "reply_failed"):
+                if fields.get("status") in (PostStatus.REPLIED, PostStatus.REPLY_FAILED):
                     self._pending.get(forum, {}).pop(post_id, None)
-                if fields.get("status") == "reply_failed":
+                if fields.get("status") == PostStatus.REPLY_FAILED:
                     self._failed.setdefault(forum, {})[post_id] = int(time.time() * 1000)
-                elif fields.get("status") == "replied":
+                elif fields.get("status") == PostStatus.REPLIED:
                     self._failed.get(forum, {}).pop(post_id, None)
             if release_lock:
                 self.release_reply_lock(forum, post_id, release_lock)
@@ -355,15 +357,15 @@ class MemoryGameState:
         with self._lock:
             rows = sorted(self._failed.get(forum, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
             return [PostState(forum, pid, dict(self._posts[(forum, pid)])) for pid, _ms in rows
-                    if self._posts.get((forum, pid), {}).get("status") == "reply_failed"]
+                    if self._posts.get((forum, pid), {}).get("status") == PostStatus.REPLY_FAILED]
 
     def retry_reply(self, forum: str, post_id: str, *, now_ms: int) -> bool:
         """Put a given-up reply back to ``pending_reply`` if it still is ``reply_failed``."""
         with self._lock:
             fields = self._posts.get((forum, post_id))
-            if not fields or fields.get("status") != "reply_failed":
+            if not fields or fields.get("status") != PostStatus.REPLY_FAILED:
                 return False
-            fields.update(status="pending_reply", requeued="0")
+            fields.update(status=PostStatus.PENDING_REPLY, requeued="0")
             self._pending.setdefault(forum, {})[post_id] = now_ms
             self._failed.get(forum, {}).pop(post_id, None)
             return True
@@ -386,7 +388,7 @@ class MemoryGameState:
                 if not p.isdigit() or int(p) >= int(post_id):
                     continue
                 fields = self._posts.get((forum, p), {})
-                if fields.get("thread_id") == thread_id and fields.get("status") == "pending_reply":
+                if fields.get("thread_id") == thread_id and fields.get("status") == PostStatus.PENDING_REPLY:
                     return p
             return None
 
@@ -508,13 +510,14 @@ class MemoryGameState:
         with self._lock:
             entry = self._notices.get(game, {}).get(notice_id)
             if entry is not None:
-                entry["notice"] = replace(entry["notice"], status="delivered")
+                entry["notice"] = replace(entry["notice"], status=outbox.NoticeStatus.DELIVERED)
                 entry["reply_post_id"] = str(reply_post_id)
 
     def pending_notices(self, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
         """Undelivered notices, oldest first (claimed no later than ``older_than``)."""
         with self._lock:
-            notices = [e["notice"] for e in self._notices.get(game, {}).values() if e["notice"].status == "pending"]
+            notices = [e["notice"] for e in self._notices.get(game, {}).values()
+                       if e["notice"].status is outbox.NoticeStatus.PENDING]
         top = int(older_than.timestamp()) if older_than else None
         notices = [n for n in notices if top is None or int(n.created.timestamp()) <= top]
         return sorted(notices, key=lambda n: (n.created, n.id))[:limit]
@@ -602,7 +605,7 @@ class MemoryGameState:
             for _, member in due:
                 env = _loads(self._contests.get(game, {}).get(member))
                 expired = expire_contest(env, now, lang=lang)
-                if env is None or env.get("status") != "open":
+                if env is None or env.get("status") != ActionStatus.OPEN:
                     index.pop(member, None)
                 if expired is None:
                     continue
@@ -620,7 +623,7 @@ class MemoryGameState:
         with self._lock:
             index = self._scene_index.get(game, {})
             return [self._scenes[game][m] for m, status in sorted(index.items())[:_MAX_SCENES]
-                    if status == "open" and m in self._scenes.get(game, {})]
+                    if status == SceneStatus.OPEN and m in self._scenes.get(game, {})]
 
     def stale_participants(self, game: str, scene: Scene, *, before: int, limit: int) -> list[Participant]:
         """Participants of ``scene`` whose last post is at or before ``before``."""
@@ -702,11 +705,12 @@ class MemoryGameState:
         member = self._member(forum, thread)
         with self._lock:
             old = self._scenes.setdefault(check_game(game), {}).get(member)
-            scene = Scene(forum=forum, thread=str(thread), status="open", title=title or (old.title if old else ""),
-                          by=by, turn_mode=old.turn_mode if old else "post", turn=old.turn if old else 0,
+            scene = Scene(forum=forum, thread=str(thread), status=SceneStatus.OPEN,
+                          title=title or (old.title if old else ""), by=by,
+                          turn_mode=old.turn_mode if old else "post", turn=old.turn if old else 0,
                           stress=old.stress if stress is None and old else bool(stress))
             self._scenes[game][member] = scene
-            self._scene_index.setdefault(game, {})[member] = "open"
+            self._scene_index.setdefault(game, {})[member] = SceneStatus.OPEN
             self._bump("scene_index", game, member)
             return scene
 
@@ -723,8 +727,8 @@ class MemoryGameState:
     def close_scene(self, game: str, forum: str, thread: str, *, now: datetime, by: str = "") -> Scene:
         """Close a scene."""
         with self._lock:
-            scene = self._put_scene(game, replace(self._scene(game, forum, thread), status="closed"))
-            self._scene_index[game][self._member(forum, thread)] = "closed"
+            scene = self._put_scene(game, replace(self._scene(game, forum, thread), status=SceneStatus.CLOSED))
+            self._scene_index[game][self._member(forum, thread)] = SceneStatus.CLOSED
             self._bump("scene_index", game, self._member(forum, thread))
             return scene
 

@@ -32,6 +32,7 @@ from core.post import (
     NoticeClaim,
     PostContext,
     PostQuery,
+    PostStatus,
     RetriesSaved,
     SceneActivity,
     StuntCredited,
@@ -40,7 +41,7 @@ from core.post import (
     WillpowerSpent,
     ident,
 )
-from core.scenes import Scene
+from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
 from worker.redistext import TextRedis
@@ -135,7 +136,7 @@ class RedisGameState(Store):
                           if (env := _json(raw_env)) is not None},
                 retries=_json(retries), turn_actions=_json(turnacts), willpower_turns=turns.get(part_, {}))
         context = PostContext(
-            owned=owned, scene=scene, scene_open=status == "open",
+            owned=owned, scene=scene, scene_open=status == SceneStatus.OPEN,
             absence=absences.absence_from_hash(_pairs(absence_h)) if absence_h else None,
             inactive=json.loads(inactive) if inactive else None, actors=actor_states,
             teams={ident(n): env for n, r in zip(query.teams, teams, strict=True) if (env := _json(r)) is not None},
@@ -158,7 +159,7 @@ class RedisGameState(Store):
         args.append(len(commit.fields))
         for item in commit.fields.items():
             args += item
-        if decision.status == "pending_reply":
+        if decision.status is PostStatus.PENDING_REPLY:
             args += ("zadd", pending_key(forum), commit.processed_ms, post_id)
         args += ("zadd", thread_posts_key(forum, thread), commit.page, post_id)
         for fp in decision.fingerprints:

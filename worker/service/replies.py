@@ -21,6 +21,7 @@ from core.post import PostStatus
 from worker import metrics
 from worker.forums.base import log_forum_warning
 from worker.service.services import Services
+from worker.state.outbox import NoticeStatus
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
     notice = svc.store.get_notice(game_id, notice_id)
     if notice is None:
         return None
-    if notice.status == "delivered":
+    if notice.status is NoticeStatus.DELIVERED:
         return svc.store.notice_reply(game_id, notice_id)
     token = svc.store.acquire_reply_lock(notice.forum, f"n{notice_id}")
     if token is None:

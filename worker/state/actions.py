@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from core.actions import Abandon, ExtendedAction, Teamwork
+from core.actions import Abandon, ActionStatus, ExtendedAction, Teamwork
 from core.post.actions import ActionOutcome, expire_contest
 from worker.state._tx import transact
 from worker.state.keys import game_key, part
@@ -159,7 +159,7 @@ def expire_contests(r: TextRedis, game: str, now: datetime, *, lang: str = "es",
 
         def fn(pipe: Any, key: str = key, member: str = member) -> Notice | None:
             env = _load(pipe, key)
-            if env is None or env["status"] != "open":
+            if env is None or env["status"] != ActionStatus.OPEN:
                 pipe.multi()
                 pipe.zrem(index, member)
                 return None

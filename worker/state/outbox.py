@@ -29,12 +29,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from core.post.model import NoticeClaim
 from worker.state.keys import game_key, part, who
 
-__all__ = ["MAX_LISTED", "Notice", "claim", "claim_key", "get_notice", "mark_delivered", "notice_id", "pending",
-           "prepare", "queue_claim", "recent"]
+__all__ = ["MAX_LISTED", "Notice", "NoticeStatus", "claim", "claim_key", "get_notice", "mark_delivered", "notice_id",
+           "pending", "prepare", "queue_claim", "recent"]
 from worker.redistext import TextPipeline, TextRedis
 
 #: Notices kept in a game's list of the latest (``notices``).
@@ -59,6 +60,14 @@ return 0
 """
 
 
+class NoticeStatus(StrEnum):
+    """A notice waits in the outbox (``pending``) until it is posted (``delivered``); each
+    member equals the text stored in its ``notice:<id>`` hash."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+
+
 @dataclass(frozen=True)
 class Notice:
     """An effect for the worker: post ``text`` (already ending with ``marker``) in
@@ -81,7 +90,7 @@ class Notice:
     text: str
     who: str
     created: datetime
-    status: str = "pending"
+    status: NoticeStatus = NoticeStatus.PENDING
 
     @property
     def marker(self) -> str:
@@ -178,7 +187,7 @@ def get_notice(r: TextRedis, game: str, nid: str) -> Notice | None:
     if not h:
         return None
     return Notice(h["id"], game, h["forum"], h["thread"], h["kind"], h["text"], h.get("who", ""),
-                  datetime.fromtimestamp(int(h["created"]), UTC), h.get("status", "pending"))
+                  datetime.fromtimestamp(int(h["created"]), UTC), NoticeStatus(h.get("status", NoticeStatus.PENDING)))
 
 
 def pending(r: TextRedis, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
@@ -193,7 +202,7 @@ def mark_delivered(r: TextRedis, game: str, nid: str, reply_post_id: str, *, now
     """Record that notice ``nid`` is on the forum as post ``reply_post_id`` (idempotent)."""
     with r.pipeline() as pipe:
         pipe.hset(game_key(game, "notice", nid), mapping={
-            "status": "delivered", "reply_post_id": str(reply_post_id), "delivered_at": now.isoformat()})
+            "status": NoticeStatus.DELIVERED, "reply_post_id": str(reply_post_id), "delivered_at": now.isoformat()})
         pipe.zrem(game_key(game, "notices", "pending"), nid)
         pipe.execute()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from core.scenes import Scene, scene_id
+from core.scenes import Scene, SceneStatus, scene_id
 from worker.state import GameStateSettings, StateError
 from worker.state.keys import game_key, part
 
@@ -72,12 +72,12 @@ def open_scene(r: TextRedis, game: str, forum: str, thread: str, *, now: datetim
     with r.pipeline() as pipe:
         if stress is not None:
             pipe.hset(key, "stress", "1" if stress else "0")
-        pipe.hset(key, mapping={"forum": forum, "thread": str(thread), "status": "open", "by": by,
+        pipe.hset(key, mapping={"forum": forum, "thread": str(thread), "status": SceneStatus.OPEN, "by": by,
                                 "opened_at": now.astimezone(UTC).isoformat()})
         if title:
             pipe.hset(key, "title", title)
         pipe.hsetnx(key, "turn_mode", "post")
-        pipe.hset(game_key(game, "scenes"), scene_member(forum, thread), "open")
+        pipe.hset(game_key(game, "scenes"), scene_member(forum, thread), SceneStatus.OPEN)
         pipe.execute()
     scene = get_scene(r, game, forum, thread)
     assert scene is not None
@@ -94,9 +94,9 @@ def close_scene(r: TextRedis, game: str, forum: str, thread: str, *, now: dateti
     if not r.exists(key):
         raise StateError("not a scene", code="unknown_scene", forum=forum, thread=thread)
     with r.pipeline() as pipe:
-        pipe.hset(key, mapping={"status": "closed", "closed_by": by,
+        pipe.hset(key, mapping={"status": SceneStatus.CLOSED, "closed_by": by,
                                 "closed_at": now.astimezone(UTC).isoformat()})
-        pipe.hset(game_key(game, "scenes"), scene_member(forum, thread), "closed")
+        pipe.hset(game_key(game, "scenes"), scene_member(forum, thread), SceneStatus.CLOSED)
         pipe.execute()
     scene = get_scene(r, game, forum, thread)
     assert scene is not None
@@ -109,7 +109,7 @@ def scene_from_hash(h: Mapping[str, str], forum: str, thread: str) -> Scene | No
     if not h:
         return None
     return Scene(forum=h.get("forum", forum), thread=h.get("thread", str(thread)),
-                 status=h.get("status", "open"), title=h.get("title", ""), by=h.get("by", ""),
+                 status=SceneStatus(h.get("status", SceneStatus.OPEN)), title=h.get("title", ""), by=h.get("by", ""),
                  turn_mode=h.get("turn_mode", "post"), turn=int(h.get("turn") or 0),
                  stress=h.get("stress") == "1")
 
@@ -121,14 +121,14 @@ def get_scene(r: TextRedis, game: str, forum: str, thread: str) -> Scene | None:
 
 def is_scene(r: TextRedis, game: str, forum: str, thread: str) -> bool:
     """True when the thread is an open scene."""
-    return r.hget(game_key(game, "scenes"), scene_member(forum, thread)) == "open"
+    return r.hget(game_key(game, "scenes"), scene_member(forum, thread)) == SceneStatus.OPEN
 
 
 def open_scenes(r: TextRedis, game: str) -> list[Scene]:
     """The open scenes (at most :data:`MAX_SCENES`)."""
     out = []
     for member, status in sorted(r.hgetall(game_key(game, "scenes")).items())[:MAX_SCENES]:
-        if status != "open":
+        if status != SceneStatus.OPEN:
             continue
         f, t = member.split(":", 1)
         scene = r.hgetall(game_key(game, "scene", f, t))
@@ -143,7 +143,7 @@ def sync_configured_scenes(r: TextRedis, game: str, settings: GameStateSettings,
     opened = []
     for sid in settings.scenes:
         forum, thread = sid.split(":", 1)
-        if r.hsetnx(game_key(game, "scenes"), scene_member(forum, thread), "open"):
+        if r.hsetnx(game_key(game, "scenes"), scene_member(forum, thread), SceneStatus.OPEN):
             open_scene(r, game, forum, thread, now=now, by="config")
             opened.append(sid)
     return opened
