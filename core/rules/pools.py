@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from core.codec import Stored
 from core.errors import RulesError
 from core.rules.evaluation import _check_pool
 from core.rules.options import DEFAULT_OPTIONS, RulesOptions
@@ -174,7 +174,7 @@ def difficulty_as_penalty(steps: int) -> int:
 
 
 @dataclass(frozen=True)
-class ActionPool:
+class ActionPool(Stored):
     """One of several actions in a turn: its base pool, penalty, pool left, and whether it
     can be taken at all (``allowed`` is False when the pool drops to 0)."""
 
@@ -183,16 +183,6 @@ class ActionPool:
     penalty: int
     pool: int
     allowed: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {
-            "index": self.index,
-            "base": self.base,
-            "penalty": self.penalty,
-            "pool": self.pool,
-            "allowed": self.allowed,
-        }
 
 
 def multiple_action_pools(ruleset: Ruleset | str, pools: Sequence[int]) -> tuple[ActionPool, ...]:

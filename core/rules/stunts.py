@@ -5,15 +5,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from core.codec import Stored
 from core.errors import RulesError
 from core.rules.options import DEFAULT_OPTIONS, RulesOptions
 from core.rules.rulesets import Ruleset, get_ruleset
 
 
 @dataclass(frozen=True)
-class StuntReward:
+class StuntReward(Stored):
     """What a successful Exaltado stunt earns (exaltado-reglas.txt, «Acrobacias»).
 
     Attributes:
@@ -24,10 +24,6 @@ class StuntReward:
 
     motes: int
     willpower_alternative: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"motes": self.motes, "willpower_alternative": self.willpower_alternative}
 
 
 def stunt_reward(dice: int) -> StuntReward:
