@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from core.errors import SheetError, StateError
 from core.rules import Trait, check_pool
 from core.tags import normalize_trait
+from core.tags.model import RollSpec
 from core.traits import closest_trait, lookup, trait_key
 
 __all__ = ["MAX_CHARACTERS", "MAX_MOTES", "MAX_RATING", "MAX_TRAITS", "CharacterSheet", "ResolvedPool", "TraitRating",
@@ -104,7 +105,7 @@ class ResolvedPool(NamedTuple):
 
 
 
-def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
+def resolve_pool(sheet: CharacterSheet | None, spec: RollSpec) -> ResolvedPool:
     """The dice pool of a parsed tag (``core.tags.RollSpec``) for the roller's character.
 
     A numeric pool needs no sheet: ``pool + modifier``.  Trait names with written ratings
@@ -123,16 +124,17 @@ def resolve_pool(sheet: CharacterSheet | None, spec: Any) -> ResolvedPool:
         StateError: ``no_sheet`` (traits but no character), ``unknown_trait``,
         ``rating_mismatch``, ``too_many_traits``, ``ten_point_trait_combined``.
     """
-    modifier = int(getattr(spec, "modifier", 0) or 0)
-    if getattr(spec, "pool", None) is not None:
-        return ResolvedPool(max(0, int(spec.pool) + modifier), (), ())
-    names = tuple(getattr(spec, "traits", ()) or ())
-    written = tuple(getattr(spec, "trait_ratings", ()) or ())
+    modifier = spec.modifier
+    if spec.pool is not None:
+        return ResolvedPool(max(0, spec.pool + modifier), (), ())
+    names = tuple(spec.traits)
+    written = tuple(spec.trait_ratings)
     used: list[TraitRating] = []
     if sheet is None:
         if not written or None in written:  # "Destreza(3)+Atletismo(2)" needs no sheet
             raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
-        for name, rating in zip(names, written, strict=False):
+        ratings = [r for r in written if r is not None]  # every one, None was refused above
+        for name, rating in zip(names, ratings, strict=False):
             info = lookup(name)
             used.append(TraitRating(key=info.key if info else normalize_trait(name), name=name, rating=rating,
                                     max_rating=info.max_rating if info else 5, category="written"))

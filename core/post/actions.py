@@ -43,6 +43,7 @@ from core.errors import StateError
 from core.post.model import NoticeClaim
 from core.rules import RollResult, RulesOptions, get_ruleset
 from core.tags import normalize_trait
+from core.tags.model import ExtendedSpec
 
 __all__ = [
     "MAX_LINKS",
@@ -128,12 +129,12 @@ class ActionOutcome:
         return [messages.event_text(e, lang) for e in self.events]
 
 
-def _roll_event(result: Any, roller: str, ref: RollRef) -> RollEvent:
+def _roll_event(result: RollResult, roller: str, ref: RollRef) -> RollEvent:
     return RollEvent(successes=int(result.successes), outcome=str(result.outcome), roller=roller,
                      at=ref.at, roll_id=ref.roll_id)
 
 
-def _contest_event(ruleset: str, result: Any, roller: str, ref: RollRef) -> RollEvent:
+def _contest_event(ruleset: str, result: RollResult, roller: str, ref: RollRef) -> RollEvent:
     """The roll as a contest side: its successes through :func:`core.actions.contest_successes`
     (exaltado subtracts the roll's difficulty modifier) when ``result`` is a full RollResult."""
     event = _roll_event(result, roller, ref)
@@ -169,7 +170,8 @@ def extended_subtract(ruleset: str, difficulty: int | None) -> int:
 
 
 def extended_roll(
-    envelope: Mapping[str, Any] | None, ruleset: str, character: str, spec: Any, result: Any, ref: RollRef,
+    envelope: Mapping[str, Any] | None, ruleset: str, character: str, spec: ExtendedSpec, result: RollResult,
+    ref: RollRef,
     *, subtract: int = 0, on_failure: str | None = None, on_botch: str | None = None,
 ) -> ActionOutcome:
     """Add one roll to ``character``'s extended action ``spec.name`` (started on first use).

@@ -14,6 +14,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from core.absence import Absence
 from core.calendar import TzLike
 from core.rules import Ruleset, RulesOptions
@@ -115,7 +117,7 @@ class PostInput:
     now: datetime
     seed: bytes
     key_id: str
-    signing_key: Any
+    signing_key: Ed25519PrivateKey
     marker: str
     markup: str
     public_url: str

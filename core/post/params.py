@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from core.tags.model import RollSpec
+
 __all__ = ["action_fingerprint", "json_safe", "pre_fingerprint", "roll_params"]
 
 
@@ -28,7 +30,7 @@ def json_safe(value: Any) -> Any:
 
 
 def roll_params(
-    spec: Any, *, pool: int, difficulty: int, stress: bool | None = None, successes_required: int | None = None,
+    spec: RollSpec, *, pool: int, difficulty: int, stress: bool | None = None, successes_required: int | None = None,
     stunt_dice: int | None = None, stunt_pending: int = 0, action: Mapping[str, Any] | None = None,
     marks: Any = (),
 ) -> dict[str, Any]:
@@ -70,7 +72,7 @@ def _digest(key: Any) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
 
 
-def _spec_without_comment(spec: Any) -> dict[str, Any]:
+def _spec_without_comment(spec: Mapping[str, Any] | None) -> dict[str, Any]:
     data = dict(spec or {})
     data.pop("comment", None)
     return data
@@ -88,7 +90,7 @@ def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def pre_fingerprint(author: str, spec: Any) -> str:
+def pre_fingerprint(author: str, spec: RollSpec) -> str:
     """The part of :func:`action_fingerprint` known before any game state is read: the author
     (casefolded) and the tag as parsed but its comment (``spec`` a ``core.tags.RollSpec``).
     Rolls with the same full fingerprint share it; the game state files full fingerprints

@@ -59,7 +59,7 @@ from core.post.params import action_fingerprint, json_safe, pre_fingerprint, rol
 from core.scenes import turn_of
 from core.sheets import CharacterSheet, resolve_pool
 from core.tags.messages import cheat_sheet, error_message
-from core.tags.model import ParsedTag
+from core.tags.model import ParsedTag, RollSpec
 
 __all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "stunt_credit_for", "stunt_lines"]
 
@@ -83,12 +83,12 @@ def query_for(game: str, forum: str, thread: str, post_id: str, author: str,
     )
 
 
-def _player_contest(spec: Any) -> bool:
+def _player_contest(spec: RollSpec) -> bool:
     """The tag rolls against another character (``vs "name"``, no NPC pool)."""
     return bool(spec.versus and spec.versus.name and spec.versus.npc_pool is None)
 
 
-def _difficulty_of(spec: Any, ruleset: rules.Ruleset) -> int:
+def _difficulty_of(spec: RollSpec, ruleset: rules.Ruleset) -> int:
     if ruleset.difficulty_kind == "successes_required":
         value = spec.successes_required if spec.successes_required is not None else spec.difficulty
     else:
@@ -251,7 +251,7 @@ class _Decision:
         if rolled is not None:
             self._record(tag, spec, *rolled)
 
-    def _roll(self, tag: ParsedTag, spec: Any) -> tuple[Any, ...] | None:
+    def _roll(self, tag: ParsedTag, spec: RollSpec) -> tuple[Any, ...] | None:
         """Resolve and roll ``tag``: ``(pool, stunt_dice, stunt_pending, difficulty,
         base_difficulty, needed, stress, action, marks, notes, result, vrf_key_id, vrf_proof)``,
         or None when a problem line was recorded instead."""
@@ -400,7 +400,7 @@ class _Decision:
         self.changes.append(StuntCredited(sheet.id, kind, value))
         return stunt_lines(self.lang, reward, sheet, (kind, value))
 
-    def _record(self, tag: ParsedTag, spec: Any, pool: int, stunt_dice: int, stunt_pending: int, difficulty: int,
+    def _record(self, tag: ParsedTag, spec: RollSpec, pool: int, stunt_dice: int, stunt_pending: int, difficulty: int,
                 base_difficulty: int, needed: int | None, stress: bool, action: dict[str, Any] | None,
                 marks: list[str], notes: list[str], result: rules.RollResult, vrf_key_id: str | None,
                 vrf_proof: str | None) -> None:
@@ -444,7 +444,8 @@ class _Decision:
             notes=tuple(notes), commitment=records.record_hash(record) if spec.secret else "",  # type: ignore[arg-type]
         ))
 
-    def _actions(self, spec: Any, result: rules.RollResult, difficulty: int, ref: post_actions.RollRef) -> list[str]:
+    def _actions(self, spec: RollSpec, result: rules.RollResult, difficulty: int,
+                 ref: post_actions.RollRef) -> list[str]:
         """Feed the roll to its named teamwork, contest or extended action; the reply notes.
 
         A contest with another character (``vs "name"``) comes before the extended action:
@@ -466,27 +467,31 @@ class _Decision:
             self.teams[name] = outcome.state
             self.changes.append(TeamSaved(spec.teamwork, outcome.state))
         elif player_contest:
-            name = ident(spec.versus.name)
-            outcome = post_actions.contest_roll(self.contests.get(name), ruleset.id, spec.versus.name, who, result,
+            versus = spec.versus
+            assert versus is not None  # _player_contest: a named opponent
+            name = ident(versus.name)
+            outcome = post_actions.contest_roll(self.contests.get(name), ruleset.id, versus.name, who, result,
                                                 ref, expiry_seconds=inp.contest_expiry_seconds, target=target)
             if outcome.changed and outcome.state is not None:
                 self.contests[name] = outcome.state
                 env = outcome.state
                 is_open = env["status"] == core_actions.ActionStatus.OPEN
                 until = datetime.fromisoformat(env["expires_at"]) if is_open else None
-                self.changes.append(ContestSaved(spec.versus.name, env, until))
+                self.changes.append(ContestSaved(versus.name, env, until))
         else:
-            key = (ident(who), ident(spec.extended.name))
+            ext = spec.extended
+            assert ext is not None  # neither teamwork nor a contest: an extended action
+            key = (ident(who), ident(ext.name))
             outcome = post_actions.extended_roll(
-                self.extended.get(key), ruleset.id, who, spec.extended, result, ref,
+                self.extended.get(key), ruleset.id, who, ext, result, ref,
                 subtract=post_actions.extended_subtract(ruleset.id, difficulty),
                 on_failure=self.options.extended_failure_for(ruleset))
             assert outcome.state is not None
             self.extended[key] = outcome.state
-            self.changes.append(ExtendedSaved(who, spec.extended.name, outcome.state))
+            self.changes.append(ExtendedSaved(who, ext.name, outcome.state))
         return outcome.texts(self.lang)
 
-    def _npc_contest(self, tag: ParsedTag, spec: Any, result: rules.RollResult) -> list[str]:
+    def _npc_contest(self, tag: ParsedTag, spec: RollSpec, result: rules.RollResult) -> list[str]:
         """``vs N dif D``: roll the NPC's pool at once and compare (a resisted action).
 
         The NPC's dice come from the same day seed, with ``<post>:npc`` as the post id in
@@ -551,7 +556,7 @@ def stunt_lines(lang: str, reward: rules.StuntReward, sheet: CharacterSheet | No
     return lines
 
 
-def roll_view(index: int, raw: str, pool: int, spec: Any, ruleset: rules.Ruleset, options: rules.RulesOptions,
+def roll_view(index: int, raw: str, pool: int, spec: RollSpec, ruleset: rules.Ruleset, options: rules.RulesOptions,
               result: rules.RollResult, roll_id: str, *, public_url: str, stunt_dice: int = 0) -> render.RollView:
     """What the reply shows of one roll (:class:`core.render.RollView`): the dice with their
     marks, the result, the chance of this result or better (none above the probability

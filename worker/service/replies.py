@@ -13,7 +13,6 @@ import base64
 import hashlib
 import hmac
 import logging
-from typing import Any
 
 from core import render
 from core.errors import NarradorError
@@ -21,7 +20,7 @@ from core.post import PostStatus
 from worker import metrics
 from worker.forums.base import log_forum_warning
 from worker.service.services import Services
-from worker.state.outbox import NoticeStatus
+from worker.state.outbox import Notice, NoticeStatus
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ def reply_marker(svc: Services, post_id: str) -> str:
     return render.post_marker(post_id, marker_token(svc, f"p{post_id}"))
 
 
-def notice_marker(svc: Services, notice: Any) -> str:
+def notice_marker(svc: Services, notice: Notice) -> str:
     """The marker Narrador posts with a notice: its id and a keyed token, like replies."""
     return f"(ref n{notice.id} {marker_token(svc, f'n{notice.id}')})"
 
