@@ -6,8 +6,8 @@ from_dict").  A class opts in by deriving from :class:`Stored`; its ``to_dict`` 
 
 * ``int`` -- an integer ``>= minimum`` (0 unless the field says :func:`count` ``(minimum=...)``),
   ``bool`` refused; ``int | None`` also takes None;
-* ``str`` -- one of :func:`choice` ``(...)``'s values, a ruleset id (:func:`ruleset_id`,
-  normalised by :func:`core.rules.get_ruleset`), or any text (a missing value is ``""``);
+* ``str`` -- one of :func:`choice` ``(...)``'s values, or any text (a missing value is ``""``;
+  a ruleset id decodes itself: :func:`core.rules.ruleset_id`);
   ``str | None`` is kept as given;
 * an ``Enum`` (a ``StrEnum``) -- its member for the stored value, one of :func:`choice`
   ``(...)``'s members when the field gives them;
@@ -34,7 +34,7 @@ from typing import Any, ClassVar, TypeVar, Union, cast, get_args, get_origin
 
 from core.errors import RulesError
 
-__all__ = ["Stored", "check_choice", "check_int", "choice", "count", "decode", "encode", "parse_time", "ruleset_id",
+__all__ = ["Stored", "check_choice", "check_int", "choice", "count", "decode", "encode", "parse_time",
            "utc"]
 
 T = TypeVar("T", bound="Stored")
@@ -108,11 +108,6 @@ def count(*, minimum: int = 0) -> dict[str, Any]:
 def choice(*allowed: str) -> dict[str, Any]:
     """Field metadata: one of ``allowed``."""
     return {"choices": tuple(allowed)}
-
-
-def ruleset_id() -> dict[str, Any]:
-    """Field metadata: a ruleset id (``vampiro``, ``exaltado``, ``gehena`` or an alias)."""
-    return {"ruleset": True}
 
 
 # --------------------------------------------------------------------------- the codec
@@ -214,10 +209,6 @@ def _decode_value(hint: Any, value: Any, name: str, meta: Mapping[str, Any]) -> 
     if hint is str:
         if "choices" in meta:
             return check_choice(value, name, meta["choices"])
-        if meta.get("ruleset"):
-            from core.rules import get_ruleset
-
-            return get_ruleset(value).id
         if optional:
             return value
         return str(value or "")

@@ -16,14 +16,13 @@ for the server (``worker.tasks.REDIS_OUTAGE_SECONDS``).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from celery import Celery
 
 from worker import brokerfix
 from worker.heartbeat import HeartbeatStep
-from worker.settings import Settings, load_settings
+from worker.settings import Settings, get_settings
 
 brokerfix.install()
 
@@ -41,12 +40,6 @@ def broker_url_for(redis_url: str) -> str:
 CALENDAR_TICK_SECONDS = 60.0
 #: Seconds between runs of the archive job (closed game days to the archive).
 ARCHIVE_TICK_SECONDS = 300.0
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """Settings of this process (``$NARRADOR_CONFIG`` and the environment), loaded once."""
-    return load_settings()
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:

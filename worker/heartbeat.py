@@ -147,8 +147,8 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self._failing = False
 
     def start(self, parent: Any) -> None:
-        from worker.celery_app import get_settings
         from worker.redisurl import redis_client
+        from worker.settings import get_settings
 
         settings = get_settings()
         if self.client is None:

@@ -29,6 +29,7 @@ built at start-up, nothing reads the environment elsewhere.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
 import tomllib
@@ -762,6 +763,13 @@ def settings_from_mapping(
         raise ConfigError(_problems(exc, source=source, lines=key_lines(text), origins=origins)) from None
     settings._source = source
     return settings
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings of this process (``$NARRADOR_CONFIG`` and the environment), loaded once (the
+    Celery app, its tasks and the worker's heartbeat share them)."""
+    return load_settings()
 
 
 def load_settings(path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:

@@ -18,13 +18,14 @@ from core.actions.events import (
     _rejected,
 )
 from core.actions.status import ActionStatus
-from core.codec import Stored, choice, count, ruleset_id
+from core.codec import Stored, choice, count
 from core.codec import check_choice as _choice
 from core.codec import check_int as _int
 from core.errors import RulesError
 from core.rules import (
     Ruleset,
     get_ruleset,
+    ruleset_id,
 )
 
 

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from core.actions.events import ActionEvent, Attempt, Event
-from core.codec import Stored, choice, count, ruleset_id
+from core.codec import Stored, choice, count
 from core.errors import RulesError
 from core.rules import (
     Ruleset,
     RulesOptions,
     get_ruleset,
+    ruleset_id,
 )
 
 

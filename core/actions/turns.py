@@ -17,7 +17,7 @@ from core.actions.events import (
     _kind,
     _rejected,
 )
-from core.codec import Stored, count, ruleset_id
+from core.codec import Stored, count
 from core.codec import check_int as _int
 from core.errors import RulesError
 from core.rules import (
@@ -25,6 +25,7 @@ from core.rules import (
     Ruleset,
     get_ruleset,
     multiple_action_pools,
+    ruleset_id,
 )
 
 

@@ -66,6 +66,7 @@ from core.rules.rulesets import (
     VAMPIRO,
     Ruleset,
     get_ruleset,
+    ruleset_id,
 )
 from core.rules.stunts import (
     StuntReward,
@@ -110,6 +111,7 @@ __all__ = [
     "penalty_as_difficulty",
     "read_face",
     "roll",
+    "ruleset_id",
     "stunt_award",
     "stunt_credit",
     "stunt_reward",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from core.errors import RulesError
 
@@ -217,3 +218,14 @@ def get_ruleset(name: str | Ruleset) -> Ruleset:
             code="unknown_system",
             system=name,
         ) from None
+
+
+def ruleset_id() -> dict[str, Any]:
+    """Field metadata for :mod:`core.codec`: a stored ruleset id, read back through
+    :func:`get_ruleset` (so an alias becomes the canonical id; an unknown name raises
+    ``RulesError(code="unknown_system")``)."""
+    return {"decode": _canonical_id}
+
+
+def _canonical_id(value: Any) -> str:
+    return get_ruleset(value).id

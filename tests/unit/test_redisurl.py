@@ -115,3 +115,30 @@ def test_forums_check_shares_politeness_through_a_sentinel_url_too(monkeypatch):
     client = _optional_redis(SimpleNamespace(redis_url="redis+sentinel://127.0.0.1:1/narrador"))
     assert isinstance(client.connection_pool, SentinelConnectionPool)
     assert client.connection_pool.service_name == "narrador"
+
+
+def test_the_text_facade_takes_its_arguments_as_redis_py_does():
+    # the Protocols are typing only: a parameter redis-py names or places otherwise would
+    # type-check and then fail (or mean something else) at run time
+    import inspect
+
+    import redis
+    from redis.client import Pipeline
+
+    from worker import redistext
+
+    checked = 0
+    for proto, real in ((redistext.TextRedis, redis.Redis), (redistext.TextPipeline, Pipeline)):
+        names = {n for klass in proto.__mro__ if klass.__module__ == redistext.__name__ for n in vars(klass)
+                 if not n.startswith("_") or n in ("__enter__", "__exit__")}
+        for name in sorted(names):
+            ours = inspect.signature(getattr(proto, name)).parameters
+            theirs = list(inspect.signature(getattr(real, name)).parameters)
+            for i, (pname, p) in enumerate(list(ours.items())[1:], start=1):
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    continue
+                assert pname in theirs, f"{proto.__name__}.{name}: redis-py has no {pname!r}"
+                if p.kind is p.POSITIONAL_OR_KEYWORD:
+                    assert theirs.index(pname) == i, f"{proto.__name__}.{name}: {pname!r} is not argument {i}"
+            checked += 1
+    assert checked >= 45
