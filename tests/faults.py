@@ -30,8 +30,14 @@ PLAYER = "jugadora"
 class PrivateRedis:
     """A private Redis (``worker.devtools.redisproc.EmbeddedRedis``) the test may kill and restart."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, fsync_always: bool = False) -> None:
+        """``fsync_always``: every write reaches the AOF on disk before its reply
+        (``appendfsync always``), so a SIGKILL loses nothing that was acknowledged. The
+        product's default (``everysec``) may lose the last second or two of writes to a
+        SIGKILL, more when the disk is busy; a test asserting what survives a kill, rather
+        than that losing a second is survived, needs this."""
         self.server = EmbeddedRedis(folder)
+        self.fsync_always = fsync_always
 
     @property
     def url(self) -> str:
@@ -41,6 +47,9 @@ class PrivateRedis:
     def start(self) -> PrivateRedis:
         """Start (or start again, on the same socket and AOF)."""
         self.server.start(timeout=20)
+        if self.fsync_always:
+            with self.client() as c:
+                c.config_set("appendfsync", "always")
         return self
 
     @property

@@ -218,8 +218,10 @@ def web(config: str | None, bind: str, workers: int) -> None:
     _settings(config)
     env = {"NARRADOR_CONFIG": str(Path(config).resolve())} if config else {}
     os.environ.update(env)
+    # --timeout: gunicorn's master replaces a worker stuck in one request for 30 s (a hung web
+    # worker); the supervisor (narrador up) restarts the whole web app when it exits
     os.execv(sys.executable, [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", bind,
-                              "--access-logfile", "-", "web:create_app()"])
+                              "--timeout", "30", "--access-logfile", "-", "web:create_app()"])
 
 
 @main.command()

@@ -252,6 +252,9 @@ def narrador_commands(settings_instance: Path, web_bind: str) -> dict[str, list[
             "--schedule", str(settings_instance / "celerybeat-schedule"),
         ),
         "web": python_module(
-            "gunicorn", "--workers", "2", "--bind", web_bind, "--access-logfile", "-", "web:create_app()",
+            # a worker stuck in a request 30 s is replaced by gunicorn's master (the web app's
+            # hang check); the supervisor restarts the web app when it exits
+            "gunicorn", "--workers", "2", "--bind", web_bind, "--timeout", "30", "--access-logfile", "-",
+            "web:create_app()",
         ),
     }
