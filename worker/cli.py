@@ -305,7 +305,7 @@ def poll(config: str | None) -> None:
             for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
                 for post in posts:
                     outcome = process_post(svc, post)
-                    if outcome.status is PostStatus.PENDING_REPLY and send_reply(svc, name, post.post_id):
+                    if outcome.status == PostStatus.PENDING_REPLY and send_reply(svc, name, post.post_id):
                         replies += 1
                 for notice in notices:
                     deliver_notice(svc, notice.game, notice.id)

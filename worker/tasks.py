@@ -226,7 +226,7 @@ def process_post(message: dict[str, Any]) -> str:
     post = post_from_message(message)
     svc = services()
     outcome = service.process_post(svc, post)
-    if outcome.status is PostStatus.PENDING_REPLY:
+    if outcome.status == PostStatus.PENDING_REPLY:
         try:
             service.send_reply(svc, post.forum, post.post_id)
         except ReplyBusy:

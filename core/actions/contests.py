@@ -120,7 +120,7 @@ class Contest(Stored):
         ``None`` on a tie, net, each side's successes, botches); ``rejected`` for a
         stranger, a second roll by the same side, or after resolution.
         """
-        if self.status is not ActionStatus.OPEN:
+        if self.status != ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if not isinstance(event, RollEvent):
             raise RulesError("a contest takes rolls", code="bad_event")
@@ -217,7 +217,7 @@ class ExtendedContest(Stored):
         Emits ``rolled``; at the end of a round ``round`` (successes, net, totals) and, when
         decided, ``won`` (winner, totals); ``rejected`` as :class:`Contest`.
         """
-        if self.status is not ActionStatus.OPEN:
+        if self.status != ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if isinstance(event, Abandon):
             return replace(self, status=ActionStatus.ABANDONED), (

@@ -150,7 +150,7 @@ class ExtendedAction(Stored):
     def may_restart(self) -> bool:
         """True when a roll (a failure or botch, not the Storyteller) ended the action, so a
         new roll of the same name starts a new attempt from zero."""
-        return self.status is ActionStatus.FAILED and self.ended_by in ("failure", "botch")
+        return self.status == ActionStatus.FAILED and self.ended_by in ("failure", "botch")
 
     @property
     def remaining(self) -> int:
@@ -174,7 +174,7 @@ class ExtendedAction(Stored):
             RulesError(code="time_required") when a minimum interval is set and the roll
             has no time; RulesError(code="bad_event") for an event of another machine.
         """
-        if self.status is not ActionStatus.OPEN:
+        if self.status != ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if isinstance(event, Abandon):
             return replace(self, status=ActionStatus.FAILED, ended_by="abandoned"), (

@@ -99,7 +99,7 @@ class Teamwork(Stored):
         ``completed`` (total) on reaching the target; ``rejected`` (``not_a_participant``,
         ``already_rolled``, ``closed``).
         """
-        if self.status is not ActionStatus.OPEN:
+        if self.status != ActionStatus.OPEN:
             return self, _rejected("closed", status=self.status)
         if not isinstance(event, RollEvent):
             raise RulesError("teamwork takes rolls", code="bad_event")
@@ -130,7 +130,7 @@ class Teamwork(Stored):
         if self.participants and set(rollers) == set(self.participants):
             events.append(ActionEvent("round_complete", {"total": total}))
             rollers = ()
-        if status is ActionStatus.OPEN and self.target is not None and total >= self.target:
+        if status == ActionStatus.OPEN and self.target is not None and total >= self.target:
             status = ActionStatus.COMPLETED
             events.append(ActionEvent("completed", {"total": total}))
         return (

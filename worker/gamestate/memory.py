@@ -213,7 +213,7 @@ class MemoryGameState:
             if any(self._version(*entity) != version for entity, version in (loaded.guards or {}).items()):
                 return CommitResult(CommitStatus.CONFLICT)
             self._posts[(forum, post_id)] = {k: str(v) for k, v in commit.fields.items()}
-            if decision.status is PostStatus.PENDING_REPLY:
+            if decision.status == PostStatus.PENDING_REPLY:
                 self._pending.setdefault(forum, {})[post_id] = commit.processed_ms
             self._thread_posts.setdefault((forum, thread), {})[post_id] = commit.page
             actions = self._thread_actions.setdefault((forum, thread), {})
@@ -517,7 +517,7 @@ class MemoryGameState:
         """Undelivered notices, oldest first (claimed no later than ``older_than``)."""
         with self._lock:
             notices = [e["notice"] for e in self._notices.get(game, {}).values()
-                       if e["notice"].status is outbox.NoticeStatus.PENDING]
+                       if e["notice"].status == outbox.NoticeStatus.PENDING]
         top = int(older_than.timestamp()) if older_than else None
         notices = [n for n in notices if top is None or int(n.created.timestamp()) <= top]
         return sorted(notices, key=lambda n: (n.created, n.id))[:limit]

@@ -159,7 +159,7 @@ class RedisGameState(Store):
         args.append(len(commit.fields))
         for item in commit.fields.items():
             args += item
-        if decision.status is PostStatus.PENDING_REPLY:
+        if decision.status == PostStatus.PENDING_REPLY:
             args += ("zadd", pending_key(forum), commit.processed_ms, post_id)
         args += ("zadd", thread_posts_key(forum, thread), commit.page, post_id)
         for fp in decision.fingerprints:

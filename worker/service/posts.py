@@ -246,7 +246,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
             "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
             "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
         }
-        if decision.status is PostStatus.PENDING_REPLY:
+        if decision.status == PostStatus.PENDING_REPLY:
             fields["reply"] = decision.reply
         result = svc.store.commit_post(loaded, PostCommit(game.id, decision, fields,
                                                           int(inp.now.timestamp() * 1000), post.page))

@@ -139,7 +139,7 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
     notice = svc.store.get_notice(game_id, notice_id)
     if notice is None:
         return None
-    if notice.status is NoticeStatus.DELIVERED:
+    if notice.status == NoticeStatus.DELIVERED:
         return svc.store.notice_reply(game_id, notice_id)
     token = svc.store.acquire_reply_lock(notice.forum, f"n{notice_id}")
     if token is None:
