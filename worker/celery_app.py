@@ -70,6 +70,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # a Sentinel URL adds its master_name (worker.redisurl)
         "broker_transport_options": {"visibility_timeout": 600, **transport},
         "worker_hijack_root_logger": False,
+        # beat's heartbeat, written from its loop (worker.heartbeat): `narrador health beat`
+        "beat_scheduler": "worker.heartbeat:HeartbeatScheduler",
         "beat_schedule": {
             "poll-forums": {
                 "task": "narrador.poll_all",

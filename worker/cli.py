@@ -278,6 +278,29 @@ def health_worker(config: str | None, node: str, max_age: float | None) -> None:
     click.echo(result.message)
 
 
+@health.command("beat")
+@config_option
+@click.option("--max-age", type=click.FloatRange(1, 3600), default=None,
+              help="Seconds a heartbeat may be old (default: worker_heartbeat_max_age, 60).")
+def health_beat(config: str | None, max_age: float | None) -> None:
+    """Is Celery beat alive? Reads the heartbeat beat writes to Redis from its scheduler loop
+    (worker.heartbeat), the freshest of this machine: exit 0 when it is fresh, 1 when it is
+    stale or missing (hung, stopped or cut off from Redis) or Redis does not answer."""
+    import redis
+
+    from worker import heartbeat
+
+    settings = _settings(config)
+    client = _redis_for(settings)
+    try:
+        result = heartbeat.check(client, role="beat", max_age=max_age or settings.narrador.worker_heartbeat_max_age)
+    except redis.RedisError as exc:
+        raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
+    if not result.ok:
+        raise ServiceDown(result.message)
+    click.echo(result.message)
+
+
 @main.command()
 @config_option
 def poll(config: str | None) -> None:

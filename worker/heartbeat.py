@@ -1,4 +1,4 @@
-"""The worker's heartbeat: proof in Redis that a worker's consumer loop is alive.
+"""Heartbeats: proof in Redis that a worker's consumer loop, and beat's scheduler loop, are alive.
 
 Each Celery worker writes ``nr:heartbeat:worker:<node name>`` (:func:`heartbeat_key`) every
 ``worker_heartbeat_interval`` seconds (setting, default :data:`INTERVAL_SECONDS`) from a timer
@@ -9,11 +9,17 @@ that cannot reach Redis any more stops writing it, which a restart-on-exit polic
 see.  The value is JSON ``{"node": ..., "pid": ..., "at": <Unix seconds>}``; the key expires
 after :data:`KEY_TTL_SECONDS` so that the node names of replaced machines do not pile up.
 
-Readers: :func:`check` (``narrador health worker``, the liveness check of docker-compose and
-of deploy/k8s, and ``narrador up``'s supervisor, which restarts a worker whose heartbeat is
-older than ``worker_heartbeat_max_age``, default :data:`MAX_AGE_SECONDS`).  A Redis outage
-longer than that makes every worker look hung: restarting them then is harmless (the tasks
-are idempotent) and the threshold is well above a restart's few seconds.
+Celery beat writes ``nr:heartbeat:beat:beat-<pid>@<host>`` the same way, from its scheduler's
+loop (:class:`HeartbeatScheduler`, the app's ``beat_scheduler``), at the same interval: a beat
+alive but stuck stops the calendar jobs (rollover, reveals, sweeps, the re-queue of stranded
+replies) and the polls, and nothing else would notice.
+
+Readers: :func:`check` (``narrador health worker`` / ``narrador health beat``, the liveness
+checks of docker-compose and of deploy/k8s, and ``narrador up``'s supervisor, which restarts a
+worker or a beat whose heartbeat is older than ``worker_heartbeat_max_age``, default
+:data:`MAX_AGE_SECONDS`).  A Redis outage longer than that makes every worker and beat look
+hung: restarting them then is harmless (the tasks are idempotent, beat's jobs are guarded by
+locks) and the threshold is well above a restart's few seconds.
 """
 
 from __future__ import annotations
@@ -25,9 +31,10 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from celery import bootsteps
+from celery.beat import PersistentScheduler
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +45,25 @@ INTERVAL_SECONDS = 10.0
 MAX_AGE_SECONDS = 60.0
 #: Seconds a heartbeat key lives without being written again.
 KEY_TTL_SECONDS = 600
-_PREFIX = "nr:heartbeat:worker:"
+_PREFIX = "nr:heartbeat:"
 #: Heartbeat keys :func:`check` reads at most (a bound on SCAN).
 MAX_NODES = 1000
+#: The processes that write a heartbeat.
+Role = Literal["worker", "beat"]
 
 
-def heartbeat_key(node: str) -> str:
-    """The Redis key of worker ``node``'s heartbeat (``node``: Celery's node name, ``name@host``)."""
-    return _PREFIX + node
+def heartbeat_key(node: str, role: Role = "worker") -> str:
+    """The Redis key of ``node``'s heartbeat (``node``: Celery's node name, ``name@host``, for a
+    worker; :func:`beat_node` for beat)."""
+    return f"{_PREFIX}{role}:{node}"
 
 
-def write(client: Any, node: str, *, now: float | None = None, pid: int | None = None) -> None:
+def beat_node(pid: int | None = None, hostname: str | None = None) -> str:
+    """The node name beat writes its heartbeat under: ``beat-<pid>@<host>`` (this process's)."""
+    return f"beat-{os.getpid() if pid is None else pid}@{hostname or socket.gethostname()}"
+
+
+def write(client: Any, node: str, *, role: Role = "worker", now: float | None = None, pid: int | None = None) -> None:
     """Write ``node``'s heartbeat (``now``: Unix seconds, default the wall clock).
 
     Raises:
@@ -56,7 +71,7 @@ def write(client: Any, node: str, *, now: float | None = None, pid: int | None =
     """
     at = time.time() if now is None else now
     value = json.dumps({"node": node, "pid": os.getpid() if pid is None else pid, "at": at})
-    client.set(heartbeat_key(node), value, ex=KEY_TTL_SECONDS)
+    client.set(heartbeat_key(node, role), value, ex=KEY_TTL_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -68,8 +83,8 @@ class Heartbeat:
     age: float
 
 
-def heartbeats(client: Any, *, now: float | None = None) -> list[Heartbeat]:
-    """Every worker heartbeat in Redis (at most :data:`MAX_NODES`), newest first.
+def heartbeats(client: Any, *, role: Role = "worker", now: float | None = None) -> list[Heartbeat]:
+    """Every heartbeat of ``role`` in Redis (at most :data:`MAX_NODES`), newest first.
 
     Raises:
         redis.RedisError: Redis did not answer.
@@ -77,7 +92,7 @@ def heartbeats(client: Any, *, now: float | None = None) -> list[Heartbeat]:
     at = time.time() if now is None else now
     found: list[Heartbeat] = []
     keys = []
-    for key in client.scan_iter(match=_PREFIX + "*", count=200):
+    for key in client.scan_iter(match=f"{_PREFIX}{role}:*", count=200):
         keys.append(key)
         if len(keys) >= MAX_NODES:
             break
@@ -88,7 +103,7 @@ def heartbeats(client: Any, *, now: float | None = None) -> list[Heartbeat]:
             data = json.loads(raw)
             found.append(Heartbeat(str(data["node"]), int(data["pid"]), max(0.0, at - float(data["at"]))))
         except (ValueError, KeyError, TypeError):
-            log.warning("unreadable worker heartbeat %s", key)
+            log.warning("unreadable %s heartbeat %s", role, key)
     return sorted(found, key=lambda h: h.age)
 
 
@@ -107,30 +122,30 @@ class HealthResult:
     heartbeat: Heartbeat | None = None
 
 
-def check(client: Any, *, node: str = "", max_age: float = MAX_AGE_SECONDS, now: float | None = None,
-          hostname: str | None = None) -> HealthResult:
-    """Is a worker alive? ``node``: that Celery node exactly; empty: the freshest worker of this
-    machine (``hostname``, default this one's: a container's or a pod's own worker).
+def check(client: Any, *, role: Role = "worker", node: str = "", max_age: float = MAX_AGE_SECONDS,
+          now: float | None = None, hostname: str | None = None) -> HealthResult:
+    """Is a worker (or beat, ``role``) alive? ``node``: that node exactly; empty: the freshest
+    of this machine (``hostname``, default this one's: a container's or a pod's own).
 
     Raises:
         redis.RedisError: Redis did not answer.
     """
-    beats = heartbeats(client, now=now)
+    beats = heartbeats(client, role=role, now=now)
     if node:
         beats = [b for b in beats if b.node == node]
-        who = f"worker {node}"
+        who = f"{role} {node}"
     else:
         host_test = local_node_filter(hostname)
         beats = [b for b in beats if host_test(b.node)]
-        who = f"a worker on {hostname or socket.gethostname()}"
+        who = f"a {role} on {hostname or socket.gethostname()}"
     if not beats:
         return HealthResult(False, f"no heartbeat from {who} in Redis: not started, or gone for more "
                                    f"than {KEY_TTL_SECONDS} s")
     best = beats[0]
     if best.age > max_age:
-        return HealthResult(False, f"worker {best.node} (pid {best.pid}): last heartbeat {best.age:.0f} s ago, "
+        return HealthResult(False, f"{role} {best.node} (pid {best.pid}): last heartbeat {best.age:.0f} s ago, "
                                    f"more than {max_age:.0f} s: hung, or cut off from Redis", best)
-    return HealthResult(True, f"worker {best.node} (pid {best.pid}): last heartbeat {best.age:.1f} s ago", best)
+    return HealthResult(True, f"{role} {best.node} (pid {best.pid}): last heartbeat {best.age:.1f} s ago", best)
 
 
 class HeartbeatStep(bootsteps.StartStopStep):
@@ -182,5 +197,47 @@ class HeartbeatStep(bootsteps.StartStopStep):
             self.client = None
 
 
+class HeartbeatScheduler(PersistentScheduler):
+    """Celery beat's scheduler (the app's ``beat_scheduler``), writing beat's heartbeat
+    (:func:`beat_node`) every ``worker_heartbeat_interval`` seconds from its loop: once per
+    :meth:`tick` that is due, and no tick sleeps longer than the interval.  A Redis that does
+    not take it is logged once until it does again; beat goes on scheduling meanwhile."""
+
+    def setup_schedule(self) -> None:
+        from worker.redisurl import redis_client
+        from worker.settings import get_settings
+
+        super().setup_schedule()
+        settings = get_settings()
+        self._hb_interval = settings.narrador.worker_heartbeat_interval
+        self._hb_client: Any = redis_client(settings.redis_url, timeout=2.0)
+        self._hb_due = 0.0
+        self._hb_failing = False
+
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        """Write the heartbeat when due, then schedule as Celery does; seconds to sleep."""
+        import redis
+
+        now = time.monotonic()
+        if now >= self._hb_due:
+            self._hb_due = now + self._hb_interval
+            try:
+                write(self._hb_client, beat_node(), role="beat")
+            except redis.RedisError as exc:
+                if not self._hb_failing:
+                    log.warning("beat heartbeat not written: %s", exc)
+                self._hb_failing = True
+            else:
+                self._hb_failing = False
+        return min(float(super().tick(*args, **kwargs)), self._hb_interval)
+
+    def close(self) -> None:
+        super().close()
+        client, self._hb_client = getattr(self, "_hb_client", None), None
+        if client is not None:
+            client.close()
+
+
 __all__ = ["INTERVAL_SECONDS", "KEY_TTL_SECONDS", "MAX_AGE_SECONDS", "HealthResult", "Heartbeat",
-           "HeartbeatStep", "check", "heartbeat_key", "heartbeats", "local_node_filter", "write"]
+           "HeartbeatScheduler", "HeartbeatStep", "Role", "beat_node", "check", "heartbeat_key", "heartbeats",
+           "local_node_filter", "write"]

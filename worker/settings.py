@@ -213,11 +213,11 @@ class NarradorSettings(Section):
             the name of an environment variable holding it).
         metrics_allow: networks (CIDR) whose clients read ``/metrics`` without the token
             (default the loopback: ``127.0.0.0/8``, ``::1/128``; ``[]``: the token only).
-        worker_heartbeat_interval: seconds between two heartbeats of a worker in Redis
-            (``worker.heartbeat``; 1 to 300, default 10).
-        worker_heartbeat_max_age: a worker whose last heartbeat is older than this many
-            seconds is hung (``narrador health worker`` fails, ``narrador up`` restarts it);
-            at least twice the interval (default 60).
+        worker_heartbeat_interval: seconds between two heartbeats of a worker, and of beat,
+            in Redis (``worker.heartbeat``; 1 to 300, default 10).
+        worker_heartbeat_max_age: a worker (or beat) whose last heartbeat is older than this
+            many seconds is hung (``narrador health worker`` / ``health beat`` fail,
+            ``narrador up`` restarts it); at least twice the interval (default 60).
     """
 
     instance_dir: Path = Path("instance")

@@ -7,6 +7,7 @@ worker that is killed or hangs (its heartbeat goes stale) while the web app stay
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -128,6 +129,19 @@ def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
     return beats[0]
 
 
+def _beat_heartbeat(instance: Path, pid: int):  # type: ignore[no-untyped-def]
+    from worker import heartbeat
+    from worker.redisurl import redis_client
+
+    client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
+    try:
+        beats = [b for b in heartbeat.heartbeats(client, role="beat") if b.pid == pid]
+    finally:
+        client.close()
+    assert beats, f"no heartbeat from beat {pid}"
+    return beats[0]
+
+
 def _new_worker(instance: Path, old_pid: int, timeout: float) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -138,11 +152,12 @@ def _new_worker(instance: Path, old_pid: int, timeout: float) -> int:
     raise AssertionError(f"no new worker within {timeout} s")
 
 
-def test_the_supervisor_restarts_a_killed_and_a_hung_worker_and_keeps_the_web_app(tmp_path):
+def test_the_supervisor_restarts_a_killed_and_a_hung_worker_and_a_stuck_beat_and_keeps_the_web_app(tmp_path):
     """kill -9 of the worker's main process: started again after the backoff (1 s); SIGSTOP
     (hung: alive, consuming nothing, no heartbeat): killed and started again once its
     heartbeat is older than worker_heartbeat_max_age (4 s here).  The web app, beat and the
-    embedded Redis keep their process ids throughout, and Ctrl-C still stops everything."""
+    embedded Redis keep their process ids throughout; then beat, stopped the same way, is
+    replaced by its own heartbeat's rule, and Ctrl-C still stops everything."""
     (tmp_path / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\nworker_heartbeat_interval = 1\n'
                                      'worker_heartbeat_max_age = 4\n[games.g]\nruleset = "vampiro"\n')
     instance = tmp_path / "inst"
@@ -171,6 +186,26 @@ def test_the_supervisor_restarts_a_killed_and_a_hung_worker_and_keeps_the_web_ap
         with urllib.request.urlopen(f"http://{bind}/healthz", timeout=5) as resp:
             assert resp.status == 200
         assert third not in (first, second)
+
+        # beat stuck (SIGSTOP): its heartbeat goes stale and the supervisor replaces it too
+        stuck = after["beat"]
+        assert _beat_heartbeat(instance, stuck).age < 4
+        os.kill(stuck, signal.SIGSTOP)
+        stopped = time.monotonic()
+        line = up.wait_for("beat is unhealthy (last heartbeat", 30)
+        assert "more than 4 s" in line
+        deadline = time.monotonic() + 60
+        while (new_beat := _children_of(up.proc.pid).get("beat", stuck)) == stuck and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert new_beat != stuck and 4 <= time.monotonic() - stopped < 40
+        while time.monotonic() < deadline:  # the new beat writes its own heartbeat
+            with contextlib.suppress(AssertionError):
+                if _beat_heartbeat(instance, new_beat).age < 3:
+                    break
+            time.sleep(0.3)
+        else:
+            raise AssertionError("the new beat wrote no heartbeat")
+        assert _children_of(up.proc.pid) == {**after, "beat": new_beat}  # worker and web untouched
         up.proc.send_signal(signal.SIGINT)
         assert up.proc.wait(60) == 0, up.output()
     finally:

@@ -36,6 +36,7 @@ COMMANDS = [
     ["records", "archive"],
     ["poll"],
     ["health", "worker"],
+    ["health", "beat"],
 ]
 
 

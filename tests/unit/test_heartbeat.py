@@ -14,10 +14,16 @@ class FakeRedis:
     def __init__(self) -> None:
         self.data: dict[str, str] = {}
         self.ttl: dict[str, int] = {}
+        self.writes = 0
+        self.closed = False
 
     def set(self, key: str, value: str, ex: int | None = None) -> None:
         self.data[key] = value
         self.ttl[key] = ex or -1
+        self.writes += 1
+
+    def close(self) -> None:
+        self.closed = True
 
     def scan_iter(self, match: str, count: int = 10):  # type: ignore[no-untyped-def]
         return iter([k for k in self.data if fnmatch.fnmatchcase(k, match)])
@@ -60,3 +66,44 @@ def test_an_unreadable_heartbeat_is_skipped():
     r.data["nr:heartbeat:worker:x@h"] = "not json"
     heartbeat.write(r, "y@h", now=5.0, pid=7)
     assert [b.node for b in heartbeat.heartbeats(r, now=6.0)] == ["y@h"]
+
+
+def test_beat_and_workers_keep_their_heartbeats_apart():
+    r = FakeRedis()
+    heartbeat.write(r, heartbeat.beat_node(7, "pod-1"), role="beat", now=1000.0, pid=7)
+    assert "nr:heartbeat:beat:beat-7@pod-1" in r.data
+    assert not heartbeat.check(r, max_age=60, now=1010.0, hostname="pod-1").ok  # no worker there
+    result = heartbeat.check(r, role="beat", max_age=60, now=1010.0, hostname="pod-1")
+    assert result.ok and result.message.startswith("beat beat-7@pod-1 (pid 7): last heartbeat 10.0 s ago")
+    stale = heartbeat.check(r, role="beat", max_age=60, now=1075.0, hostname="pod-1")
+    assert not stale.ok and "75 s ago, more than 60 s" in stale.message
+
+
+def test_beat_writes_its_heartbeat_from_its_scheduler_loop(tmp_path, monkeypatch):
+    import os
+    from types import SimpleNamespace
+
+    from celery import Celery
+
+    import worker.redisurl
+    import worker.settings
+
+    r = FakeRedis()
+    monkeypatch.setattr(worker.settings, "get_settings", lambda: SimpleNamespace(
+        redis_url="redis://unused", narrador=SimpleNamespace(worker_heartbeat_interval=7.0)))
+    monkeypatch.setattr(worker.redisurl, "redis_client", lambda url, timeout: r)
+    app = Celery("t", set_as_current=False)
+    app.conf.beat_schedule = {}
+    scheduler = heartbeat.HeartbeatScheduler(app, schedule_filename=str(tmp_path / "schedule"))
+    try:
+        assert scheduler.tick() <= 7.0  # beat never sleeps past its next heartbeat
+        key = f"nr:heartbeat:beat:{heartbeat.beat_node()}"
+        assert json.loads(r.data[key])["pid"] == os.getpid() and r.writes == 1
+        scheduler.tick()  # not due yet
+        assert r.writes == 1
+        scheduler._hb_due = 0.0  # the interval has passed
+        scheduler.tick()
+        assert r.writes == 2
+    finally:
+        scheduler.close()
+    assert r.closed

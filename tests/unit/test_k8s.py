@@ -89,6 +89,7 @@ def test_beat_is_exactly_one_recreated_replica_without_secrets():
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     (beat,) = deployment["spec"]["template"]["spec"]["containers"]
     assert beat["command"] == ["narrador", "beat"]
+    assert beat["livenessProbe"]["exec"]["command"] == ["narrador", "health", "beat"]
     assert "envFrom" not in beat and not any(v.get("secret") for v in deployment["spec"]["template"]["spec"]["volumes"])
 
 

@@ -3,8 +3,9 @@
 Each child runs in its own process group (so a terminal's Ctrl-C reaches only the
 supervisor, which then stops the children in order).  A child that exits is started
 again after a backoff (:class:`RestartPolicy`: 1 s doubling to 30 s, reset once the child
-has run a minute), and so is a child whose health check fails (the worker's heartbeat,
-``worker.heartbeat``: a worker hung on its pool child is alive but consumes nothing):
+has run a minute), and so is a child whose health check fails (the worker's and beat's
+heartbeats, ``worker.heartbeat``: a worker hung on its pool child, or a beat stuck in its
+loop, is alive but does nothing):
 a Narrador without its worker or beat would look alive and do nothing, and stopping the
 whole group for one crash (what this module did before issue 14) took the web app down
 with it.  A child that keeps failing within seconds of each start (a broken installation,

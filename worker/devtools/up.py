@@ -18,12 +18,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import NarradorError
 from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.supervisor import Child, ProcessGroup, narrador_commands, worker_node_name
 from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from worker.heartbeat import Role
 
 #: Seconds ``up`` waits for the worker's first heartbeat and the web app's ``/healthz``.
 STARTUP_SECONDS = 90.0
@@ -52,23 +55,26 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-class WorkerHealth:
-    """The worker child's health check: its own heartbeat (same process id) no older than
-    ``max_age`` seconds, or, before the first one, not more than ``startup`` seconds since it
-    started."""
+class HeartbeatHealth:
+    """A child's health check by its heartbeat (``worker.heartbeat``): the worker's (``role``
+    ``worker``, its Celery ``node``) or beat's (``beat``: the child's own :func:`beat_node`),
+    written by the child's own process id, no older than ``max_age`` seconds, or, before the
+    first one, not more than ``startup`` seconds since it started."""
 
-    def __init__(self, client: Any, node: str, *, max_age: float, startup: float = STARTUP_SECONDS) -> None:
-        self.client, self.node, self.max_age, self.startup = client, node, max_age, startup
+    def __init__(self, client: Any, node: str = "", *, role: Role = "worker", max_age: float,
+                 startup: float = STARTUP_SECONDS) -> None:
+        self.client, self.node, self.role, self.max_age, self.startup = client, node, role, max_age, startup
 
     def __call__(self, child: Child) -> str | None:
         import redis
 
         from worker import heartbeat
 
+        node = self.node or heartbeat.beat_node(child.process.pid)
         try:
-            beat = next((b for b in heartbeat.heartbeats(self.client) if b.node == self.node), None)
+            beat = next((b for b in heartbeat.heartbeats(self.client, role=self.role) if b.node == node), None)
         except redis.RedisError:
-            return None  # Redis is down: the worker cannot be judged (and waits for it)
+            return None  # Redis is down: the child cannot be judged (and waits for it)
         since_start = time.monotonic() - child.started
         if beat is None or beat.pid != child.process.pid or beat.age > since_start + 1:
             if since_start > self.startup:
@@ -212,10 +218,10 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
         commands = narrador_commands(settings.instance_dir, bind)
         node = worker_node_name()
         health_client = redis_client(redis_url, timeout=3.0)
-        group.start("worker", commands["worker"], env,
-                    health=WorkerHealth(health_client, node, max_age=settings.narrador.worker_heartbeat_max_age))
-        for name in ("beat", "web"):
-            group.start(name, commands[name], env)
+        max_age = settings.narrador.worker_heartbeat_max_age
+        group.start("worker", commands["worker"], env, health=HeartbeatHealth(health_client, node, max_age=max_age))
+        group.start("beat", commands["beat"], env, health=HeartbeatHealth(health_client, role="beat", max_age=max_age))
+        group.start("web", commands["web"], env)
         yield Running(redis_url, f"http://{bind}", group, embedded, node)
     finally:
         group.stop()
