@@ -322,7 +322,7 @@ class NarradorNodes:
             text = fault_config(self.tmp / name / "instance", self.redis_url, self.sink_url, self.topics)
             text = text.replace('public_url = "http://narrador.test"\n',
                                 'public_url = "http://narrador.test"\nkeystore = "redis"\n'
-                                f'keyring_file = "{self.keyring}"\n', 1)
+                                f'keyring_file = "{self.keyring}"\nworker_heartbeat_interval = 1\n', 1)
             path.write_text(text, encoding="utf-8")
         return path
 
@@ -363,14 +363,11 @@ class NarradorNodes:
                                             inherit_env=False)
         return self.nodes[name]
 
-    def ping_worker(self, name: str, timeout: float = 10) -> subprocess.CompletedProcess:
-        """The liveness check of ``deploy/k8s/worker.yaml`` and ``docker-compose.yml`` for
-        node ``name``: ``celery inspect ping`` through the broker."""
-        import sys
-
-        return subprocess.run([sys.executable, "-m", "celery", "-A", "worker.celery_app", "inspect", "ping",
-                               "--timeout", str(timeout), "--destination", f"{name}@{socket.gethostname()}"],
-                              env=self.env(name), cwd=self.tmp, capture_output=True, text=True, timeout=60)
+    def worker_health(self, name: str, max_age: float = 60) -> subprocess.CompletedProcess:
+        """The liveness check of ``deploy/k8s/worker.yaml`` and ``docker-compose.yml`` for node
+        ``name``: ``narrador health worker`` on its heartbeat (written every second here)."""
+        return self.narrador(name, "health", "worker", "--node", f"{name}@{socket.gethostname()}",
+                             "--max-age", str(max_age))
 
     def log(self, name: str) -> str:
         path = self.logs / f"{name}.log"

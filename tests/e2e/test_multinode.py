@@ -81,11 +81,14 @@ def test_two_worker_nodes_and_one_beat_answer_500_posts_exactly_once(redis_node,
             instance = tmp_path / "narrador" / name / "instance"
             assert not (instance / "keys").exists() and not (instance / "seeds").exists()
         used = client.info("memory")["used_memory"] / 2**20
-        # the pods' liveness check: a live node answers its ping, a stopped one does not
-        alive = nodes.ping_worker("node-a")
-        assert alive.returncode == 0 and "pong" in alive.stdout, alive.stdout + alive.stderr
+        # the pods' liveness check: a live node's heartbeat is fresh, a stopped one's goes stale
+        alive = nodes.worker_health("node-a", max_age=3)
+        assert alive.returncode == 0 and "last heartbeat" in alive.stdout, alive.stdout + alive.stderr
         nodes.procs.stop(workers["node-b"])
-        assert nodes.ping_worker("node-b", timeout=3).returncode != 0
+        time.sleep(3.5)
+        gone = nodes.worker_health("node-b", max_age=3)
+        assert gone.returncode == 1 and "more than 3 s" in gone.stdout + gone.stderr, gone.stdout + gone.stderr
+        assert nodes.worker_health("node-a", max_age=3).returncode == 0
         print(f"{POSTS} posts answered in {elapsed:.1f} s by two nodes: process_post runs {done}; "
               f"worker RSS (MiB, --concurrency 2): {rss}; Redis used_memory {used:.1f} MiB")
 
