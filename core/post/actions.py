@@ -318,7 +318,7 @@ def contest_roll(
     else:
         state = state_from_dict(env["state"])
     new, events = state.apply(_contest_event(ruleset, result, character, ref))
-    env = {**env, "state": new.to_dict(), "status": new.status.value,
+    env = {**env, "state": new.to_dict(), "status": str(new.status),
            "links": _links(env, ref, events)}
     if env["status"] == ActionStatus.OPEN:
         env["expires_at"] = expires.isoformat()

@@ -63,6 +63,8 @@ class HeartbeatHealth:
 
     def __init__(self, client: Any, node: str = "", *, role: Role = "worker", max_age: float,
                  startup: float = STARTUP_SECONDS) -> None:
+        if role == "worker" and not node:
+            raise ValueError("a worker's health check needs its Celery node name")
         self.client, self.node, self.role, self.max_age, self.startup = client, node, role, max_age, startup
 
     def __call__(self, child: Child) -> str | None:
