@@ -99,6 +99,7 @@ class Run:
         config.write_text(_toml(self.unique, tmp / "instance", self.sink, self.secret))
         env = {"NARRADOR_CONFIG": str(config), "PYTHONUNBUFFERED": "1",
                "NARRADOR_BENCH_QUEUE": self.queue}
+        self.env, self.concurrency = env, concurrency
         self.worker = procs.start([sys.executable, "-m", "tests.bench.celery_worker", "worker",
                                    "--queue", self.queue, "--concurrency", str(concurrency)],
                                   env=env, log=tmp / "worker.log")
@@ -210,6 +211,20 @@ class Run:
         wait_for(lambda: any(r[1] == items[0][0] for r in self.replies()), timeout,
                  f"a reply to a webhook (see {self.log})")
 
+    def noop_worker(self, timeout: float = 60) -> None:
+        """Replace the worker by the same-hop floor's (``--noop-posts``: the webhook's task only
+        posts the reply) and wait until a delivery through the web app is answered."""
+        self.procs.stop(self.worker)
+        self.worker = self.procs.start([sys.executable, "-m", "tests.bench.celery_worker", "worker",
+                                        "--queue", self.queue, "--concurrency", str(self.concurrency),
+                                        "--noop-posts"], env=self.env, log=self.tmp / "worker-noop.log")
+        items = self.hooks(1)
+        _sent, statuses = self.send_hooks(items)
+        if statuses != {202: 1}:
+            raise RuntimeError(f"the webhook was not queued: statuses {statuses} (see {self.tmp})")
+        wait_for(lambda: any(r[1] == items[0][0] for r in self.replies()), timeout,
+                 f"a reply from the no-op worker (see {self.tmp / 'worker-noop.log'})")
+
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far of each part (worker and web: their whole process groups)."""
         return {"worker": group_cpu_seconds(self.worker.pid), "web": group_cpu_seconds(self.web.pid),
@@ -279,6 +294,12 @@ def run(*, quick: bool = False, duration: float | None = None, rate: float = 50.
                                    "read (socket", "recv_into", "_read_from_socket", "accept (")))
             run_.reset()
             sat_floor = run_.collect(run_.send_floor(run_.floor_messages(burst)), 120)
+            # the same-hop floor: the same burst through the same web app to a no-op task
+            run_.noop_worker()
+            run_.reset()
+            sent, hop_statuses = run_.send_hooks(run_.hooks(burst))
+            sat_hop = run_.collect(sent, 120)
+            sat_hop["statuses"] = hop_statuses
         finally:
             procs.close()
             if "run_" in locals():
@@ -341,6 +362,20 @@ def run(*, quick: bool = False, duration: float | None = None, rate: float = 50.
                   "per reply (from the last chunk back to the one holding the post it answers).",
         ),
     ]
+    rows.append(Row(
+        item="3 end to end",
+        what="… the same burst through the same web hop, Narrador's worker against a no-op one "
+             "(the same-hop floor)",
+        value=f"{fmt_rate(sat['throughput'], ' posts/s')}",
+        peer=f"webhook → no-op task → same reply: {fmt_rate(sat_hop['throughput'], ' posts/s')} "
+             f"({sat_hop['lost']} lost)",
+        ratio=f"{sat['throughput'] / sat_hop['throughput']:.0%} of the same-hop floor",
+        target="—", met=None,
+        limit="what the worker's own work costs (load, decide, commit, reply lock, marker "
+              "search) with the web hop on both sides: the web app, its signature check, dedupe "
+              "and Celery publish are the product's in both; the no-op task "
+              "(tests.bench.celery_worker --noop-posts) posts the reply at once.",
+    ))
     rows[0].extra.update(fixed=fixed, floor=floor, saturation=sat, saturation_floor=sat_floor,
-                         cpu_per_post=per_post, cores=cores)
+                         saturation_same_hop=sat_hop, cpu_per_post=per_post, cores=cores)
     return rows

@@ -11,6 +11,10 @@ What differs from ``narrador worker`` (``celery -A worker.celery_app worker --lo
 - Two floor tasks, ``bench.noop_post`` -> ``bench.noop_reply`` (one Discourse-shaped ``POST
   /posts.json`` to the reply sink with ``requests``), give the cost of the same plumbing (two
   Celery hops and one HTTP reply) with no Narrador work.
+- With ``--noop-posts`` (the same-hop floor): ``narrador.process_post``, the task the web app's
+  webhook queues, is a no-op that posts the same reply at once (one Celery hop and one HTTP
+  reply, no state, no dice, no marker search), so deliveries through Narrador's real web app
+  measure everything but the worker's own work.
 
 Nothing of Narrador is patched: the run's forum is ``kind = "discourse"`` with the reply sink
 as its ``base_url``, so replies go through the product's ``DiscourseClient`` (marker search
@@ -27,8 +31,9 @@ import sys
 import requests
 
 
-def configure(queue: str):
-    """The product's Celery app on ``queue``, with the floor tasks."""
+def configure(queue: str, *, noop_posts: bool = False):
+    """The product's Celery app on ``queue``, with the floor tasks (and, with ``noop_posts``,
+    ``narrador.process_post`` replaced by the same-hop floor's no-op)."""
     from worker.celery_app import app
 
     app.conf.update(task_default_queue=queue)
@@ -55,6 +60,13 @@ def configure(queue: str):
         noop_reply.delay(str(message["thread_id"]), str(message["post_id"]))
         return "pending_reply"
 
+    if noop_posts:
+        # registered before worker.tasks is imported (the worker imports it at start): Celery
+        # keeps a task name's first registration, so this one is what the webhook's messages run
+        @app.task(name="narrador.process_post", ignore_result=True)
+        def noop_process_post(message: dict) -> str:
+            return _post(str(message["thread_id"]), f"floor `(ref p{message['post_id']})`")
+
     return app
 
 
@@ -65,10 +77,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--schedule", default="")
     parser.add_argument("--loglevel", default="INFO")
+    parser.add_argument("--noop-posts", action="store_true",
+                        help="the same-hop floor: narrador.process_post only posts the reply")
     args = parser.parse_args(argv)
     if not os.environ.get("NARRADOR_CONFIG"):
         sys.exit("NARRADOR_CONFIG is not set")
-    app = configure(args.queue)
+    app = configure(args.queue, noop_posts=args.noop_posts)
     if args.role == "worker":
         app.worker_main(["worker", "--loglevel", args.loglevel, "--concurrency",
                          str(args.concurrency), "-Q", args.queue, "-n", f"{args.queue}@%h"])
