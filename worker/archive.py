@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core import calendar
 from core import record as records
@@ -62,6 +62,11 @@ from worker.store import (
     roll_index_keys,
     roll_key_name,
 )
+
+if TYPE_CHECKING:
+    from worker.keystore import KeystorePort
+    from worker.redistext import TextRedis
+    from worker.settings import GameSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +209,8 @@ def _parse_line(text: str) -> tuple[dict[str, Any], int, dict[str, str] | None]:
 class _Checker:
     """Verifies envelopes against the published keys, seeds and day entries, cached per day."""
 
-    def __init__(self, public_keys: Mapping[str, Any], vrf_keys: Mapping[str, bytes], keystore: Any) -> None:
+    def __init__(self, public_keys: Mapping[str, Any], vrf_keys: Mapping[str, bytes],
+                 keystore: KeystorePort | None) -> None:
         self.public_keys, self.vrf_keys, self.keystore = public_keys, vrf_keys, keystore
         self._days: dict[str, dict[str, Mapping[str, Any]]] = {}
         self._seeds: dict[tuple[str, str], bytes | None] = {}
@@ -246,7 +252,7 @@ class _Checker:
 
 
 def read_archive(paths: Iterable[str | os.PathLike[str]], *, public_keys: Mapping[str, Any],
-                 vrf_keys: Mapping[str, bytes], keystore: Any = None) -> list[ArchiveEntry]:
+                 vrf_keys: Mapping[str, bytes], keystore: KeystorePort | None = None) -> list[ArchiveEntry]:
     """Read and verify archive files; every entry, in file order.
 
     Args:
@@ -499,7 +505,7 @@ class S3Archive:
         return out
 
 
-def archive_target(settings: Any) -> ArchiveTarget | None:
+def archive_target(settings: Settings) -> ArchiveTarget | None:
     """The configured target: S3 when ``archive_s3_bucket`` is set, else the folder
     (``archive_dir``, default ``<instance_dir>/archive``); ``None`` when ``archive`` is off."""
     n = settings.narrador
@@ -563,7 +569,7 @@ def _first_day(r: Any, game: str) -> date | None:
         return None
 
 
-def archive_game(r: Any, target: ArchiveTarget, game: Any, now_utc: datetime, *, grace_seconds: int,
+def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_utc: datetime, *, grace_seconds: int,
                  max_days: int = MAX_DAYS_PER_RUN) -> list[date]:
     """Archive the closed days of one game that need it (see the module); the days written.
 
@@ -614,7 +620,7 @@ def archive_game(r: Any, target: ArchiveTarget, game: Any, now_utc: datetime, *,
     return written
 
 
-def archive_tick(r: Any, settings: Any, target: ArchiveTarget | None, now_utc: datetime,
+def archive_tick(r: TextRedis, settings: Settings, target: ArchiveTarget | None, now_utc: datetime,
                  *, lock: Callable[..., Any] | None = None) -> dict[str, list[date]]:
     """The beat job: archive every game's closed days (under the ``archive`` scheduler lock);
     ``{game: days written}``, or ``{}`` when the archive is off or another process holds the lock.

@@ -26,9 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from worker.forums.base import BoardListing, ForumError, ForumPost
+
+if TYPE_CHECKING:
+    from worker.settings import ForumSettings, Settings
 
 __all__ = ["CheckReport", "Problem", "check_files", "check_live"]
 
@@ -113,7 +116,7 @@ class _Reader:
     kind = ""
     keys: ClassVar[dict[str, str]] = {}  # what a key is called in this engine's messages
 
-    def __init__(self, fs: Any, profile: Any = None) -> None:
+    def __init__(self, fs: ForumSettings, profile: Any = None) -> None:
         self.fs = fs
         self.base_url = str(fs.base_url).rstrip("/")
         self.profile = profile
@@ -308,7 +311,7 @@ class _Profile(_Reader):
                         tuple(recipe.token_fields), problems)
 
 
-def reader_for(fs: Any) -> _Reader:
+def reader_for(fs: ForumSettings) -> _Reader:
     """The page reader of a configured forum.
 
     Raises:
@@ -402,7 +405,7 @@ def _show_form(report: CheckReport, form: FormView, label: str) -> None:
 # --------------------------------------------------------------------------- the checks
 
 
-def _game_of(settings: Any, fs: Any) -> tuple[str, str]:
+def _game_of(settings: Settings, fs: ForumSettings) -> tuple[str, str]:
     from core.rules import get_ruleset
 
     game = settings.games.get(fs.game)
@@ -417,7 +420,7 @@ def _is_topic_problem(exc: ForumError) -> bool:
     return (bool(exc.key) and exc.key != "topic.post") or (not exc.key and "(post " in str(exc))
 
 
-def check_files(settings: Any, forum_name: str, files: list[str], *, thread_id: str = "",
+def check_files(settings: Settings, forum_name: str, files: list[str], *, thread_id: str = "",
                 now: datetime | None = None) -> CheckReport:
     """Read saved pages of ``forum_name``'s engine: each file as a topic page, a board
     listing or a reply form, whichever it is (no network).
@@ -480,7 +483,7 @@ def check_files(settings: Any, forum_name: str, files: list[str], *, thread_id: 
     return report
 
 
-def check_live(settings: Any, forum_name: str, *, thread_id: str = "", board: str = "", post: bool = False,
+def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", board: str = "", post: bool = False,
                redis: Any = None, now: Callable[[], datetime] | None = None) -> CheckReport:
     """Check a configured forum live: log in, read a board listing, the first and the last
     page of a topic, the reply form; with ``post``, post a test reply and find it again.

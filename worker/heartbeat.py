@@ -31,10 +31,13 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from celery import bootsteps
 from celery.beat import PersistentScheduler
+
+if TYPE_CHECKING:
+    from worker.redistext import TextRedis
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,8 @@ def beat_node(pid: int | None = None, hostname: str | None = None) -> str:
     return f"beat-{os.getpid() if pid is None else pid}@{hostname or socket.gethostname()}"
 
 
-def write(client: Any, node: str, *, role: Role = "worker", now: float | None = None, pid: int | None = None) -> None:
+def write(client: TextRedis, node: str, *, role: Role = "worker", now: float | None = None,
+          pid: int | None = None) -> None:
     """Write ``node``'s heartbeat (``now``: Unix seconds, default the wall clock).
 
     Raises:
@@ -83,7 +87,7 @@ class Heartbeat:
     age: float
 
 
-def heartbeats(client: Any, *, role: Role = "worker", now: float | None = None) -> list[Heartbeat]:
+def heartbeats(client: TextRedis, *, role: Role = "worker", now: float | None = None) -> list[Heartbeat]:
     """Every heartbeat of ``role`` in Redis (at most :data:`MAX_NODES`), newest first.
 
     Raises:
@@ -122,7 +126,7 @@ class HealthResult:
     heartbeat: Heartbeat | None = None
 
 
-def check(client: Any, *, role: Role = "worker", node: str = "", max_age: float = MAX_AGE_SECONDS,
+def check(client: TextRedis, *, role: Role = "worker", node: str = "", max_age: float = MAX_AGE_SECONDS,
           now: float | None = None, hostname: str | None = None) -> HealthResult:
     """Is a worker (or beat, ``role``) alive? ``node``: that node exactly; empty: the freshest
     of this machine (``hostname``, default this one's: a container's or a pod's own).

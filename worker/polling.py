@@ -56,9 +56,14 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from worker.forums.base import ForumError, LatestPosts, ListsBoards
+
+if TYPE_CHECKING:
+    from worker.redistext import TextRedis
+    from worker.service.polling import PollResult
+    from worker.service.services import Services
 
 __all__ = [
     "MAX_LISTING_PAGES",
@@ -158,7 +163,7 @@ def safety_due(forum: str, thread_id: str, last_full: str | None, now: datetime,
     return last < slot or t - last >= interval
 
 
-def plan(svc: Any, forum_name: str, *, force: bool = False) -> PollPlan:
+def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
     """Decide which watched threads of ``forum_name`` this cycle reads (see the module).
 
     Args:
@@ -180,17 +185,19 @@ def plan(svc: Any, forum_name: str, *, force: bool = False) -> PollPlan:
     adapter = svc.forum(forum_name)
     now = svc.clock()
     result = PollPlan(forum_name)
-    r = svc.store.r
+    r = _redis(svc)
     known = svc.store.threads(forum_name)
     listed: set[str] = set()
     failed_boards: set[str] = set()
-    by_listing = fs.poll_by_listing and isinstance(adapter, ListsBoards) and not isinstance(adapter, LatestPosts)
-    if by_listing:
+    lister = (adapter if fs.poll_by_listing and isinstance(adapter, ListsBoards)
+              and not isinstance(adapter, LatestPosts) else None)
+    by_listing = lister is not None
+    if lister is not None:
         for board in fs.watch_forums:
             if not force and not _board_due(r, forum_name, board, fs.poll_interval, now):
                 continue
             try:
-                listed |= _read_listing(svc, adapter, forum_name, board, now, result)
+                listed |= _read_listing(svc, lister, forum_name, board, now, result)
             except ForumError as exc:
                 failed_boards.add(board)
                 log.warning("listing of board %s of %s failed (%s): its threads are polled one by one",
@@ -231,12 +238,28 @@ def plan(svc: Any, forum_name: str, *, force: bool = False) -> PollPlan:
     return result
 
 
-def _board_due(r: Any, forum: str, board: str, interval: float, now: datetime) -> bool:
+def _redis(svc: Services) -> TextRedis:
+    """The Redis client the poll state lives in: the threads' and boards' poll hashes and the
+    pending set are kept in Redis beside the game state (:class:`RedisGameState`'s keys), not
+    behind the :class:`~worker.gamestate.GameState` port, so polling needs the Redis game state.
+
+    Raises:
+        TypeError: ``svc.store`` is another game state (the in-memory one of the service tests).
+    """
+    from worker.gamestate import RedisGameState
+
+    if not isinstance(svc.store, RedisGameState):
+        raise TypeError("polling keeps its state in Redis: it needs a RedisGameState, not "
+                        f"{type(svc.store).__name__}")
+    return svc.store.r
+
+
+def _board_due(r: TextRedis, forum: str, board: str, interval: float, now: datetime) -> bool:
     elapsed = _seconds_since(r.hget(_board_key(forum, board), "last_read"), now)
     return elapsed is None or elapsed >= interval * 0.9
 
 
-def _states(r: Any, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+def _states(r: TextRedis, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str, str]]:
     """The poll state of each thread, one pipeline."""
     ids = list(thread_ids)
     names = ("activity", "seen_activity", "board", "last_poll", "last_scan")
@@ -248,10 +271,11 @@ def _states(r: Any, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str
             for tid, row in zip(ids, rows, strict=True)}
 
 
-def _read_listing(svc: Any, adapter: Any, forum: str, board: str, now: datetime, result: PollPlan) -> set[str]:
+def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, now: datetime,
+                  result: PollPlan) -> set[str]:
     """Read a board's listing from page 1 while its pages end with a changed entry; mark the
     changed topics pending and put them in ``result``; return every topic seen."""
-    r = svc.store.r
+    r = _redis(svc)
     seen: set[str] = set()
     page, last_page = 1, 1
     while page <= MAX_LISTING_PAGES:
@@ -283,12 +307,12 @@ def _read_listing(svc: Any, adapter: Any, forum: str, board: str, now: datetime,
     return seen
 
 
-def commit(svc: Any, forum_name: str, thread_id: str, activity: str) -> None:
+def commit(svc: Services, forum_name: str, thread_id: str, activity: str) -> None:
     """A read of the thread succeeded after its listing showed ``activity``: remember it, and
     take the thread off the pending set unless the listing changed again since."""
     if not activity:
         return
-    r = svc.store.r
+    r = _redis(svc)
     key = _thread_key(forum_name, thread_id)
     with r.pipeline(transaction=False) as pipe:
         pipe.hset(key, "activity", activity)
@@ -298,11 +322,11 @@ def commit(svc: Any, forum_name: str, thread_id: str, activity: str) -> None:
         r.srem(_pending_key(forum_name), thread_id)
 
 
-def forget_listings(svc: Any, forum_name: str) -> int:
+def forget_listings(svc: Services, forum_name: str) -> int:
     """Forget every committed activity of the forum's threads, so the next cycle reads every
     listed thread again (after Redis lost writes: a failover, a restore). Returns how many
     threads were reset."""
-    r = svc.store.r
+    r = _redis(svc)
     ids = sorted(svc.store.threads(forum_name))
     with r.pipeline(transaction=False) as pipe:
         for thread_id in ids:
@@ -313,7 +337,7 @@ def forget_listings(svc: Any, forum_name: str) -> int:
     return len(ids)
 
 
-def read(svc: Any, forum_name: str, thread_id: str, reason: str = "poll", activity: str = "") -> Any:
+def read(svc: Services, forum_name: str, thread_id: str, reason: str = "poll", activity: str = "") -> PollResult:
     """Read one thread of a plan (``service.poll_thread``) and, once it succeeded, commit the
     listing ``activity`` that made it due. A thread a listing covers is read in full at its
     safety re-read (``reason == "safety"``), and otherwise from its last page, its edit scan

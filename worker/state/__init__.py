@@ -64,9 +64,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import SheetError, StateError
+
+if TYPE_CHECKING:
+    from worker.settings import GameSettings
 
 __all__ = ["GameStateSettings", "SheetError", "StateError", "state_settings_for"]
 
@@ -198,7 +201,7 @@ class GameStateSettings:
         return any(m.casefold() == who for m in self.masters)
 
 
-def state_settings_for(game_settings: Any) -> GameStateSettings:
+def state_settings_for(game_settings: GameSettings) -> GameStateSettings:
     """The :class:`GameStateSettings` of a ``worker.settings.GameSettings`` (its ``state``
     mapping; defaults when the attribute is missing or empty)."""
     return GameStateSettings.from_mapping(getattr(game_settings, "state", None) or {})
