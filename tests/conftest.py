@@ -65,3 +65,16 @@ def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", lang
                                    "poll_interval": 5}},
     }
     return settings_from_mapping(data, base_dir=tmp_path, environ={})
+
+
+@pytest.fixture
+def keep_alert_handlers():
+    """Put the ``narrador.alerts`` logger's handlers back after the test: ``narrador poll`` run
+    in this process attaches the forum-alerts handler to its Redis (``worker.alerts.install``:
+    once per process); later tests expect their own."""
+    import logging
+
+    logger = logging.getLogger("narrador.alerts")
+    before = list(logger.handlers)
+    yield
+    logger.handlers[:] = before

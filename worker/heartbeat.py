@@ -152,6 +152,26 @@ def check(client: TextRedis, *, role: Role = "worker", node: str = "", max_age: 
     return HealthResult(True, f"{role} {best.node} (pid {best.pid}): last heartbeat {best.age:.1f} s ago", best)
 
 
+class _Writer:
+    """Writes one process's heartbeat; a Redis that does not take it is logged once until it
+    does again (the worker's bootstep and beat's scheduler share it)."""
+
+    def __init__(self, client: TextRedis, role: Role) -> None:
+        self.client, self.role, self.failing = client, role, False
+
+    def write(self, node: str) -> None:
+        import redis
+
+        try:
+            write(self.client, node, role=self.role)
+        except redis.RedisError as exc:
+            if not self.failing:
+                log.warning("%s heartbeat not written: %s", self.role, exc)
+            self.failing = True
+        else:
+            self.failing = False
+
+
 class HeartbeatStep(bootsteps.StartStopStep):
     """Consumer bootstep: write this worker's heartbeat every ``worker_heartbeat_interval``
     seconds from the consumer's event-loop timer (so it stops when that loop stops), and once
@@ -163,7 +183,7 @@ class HeartbeatStep(bootsteps.StartStopStep):
         super().__init__(parent, **kwargs)
         self.tref: Any = None
         self.client: Any = None
-        self._failing = False
+        self._writer: _Writer | None = None
 
     def start(self, parent: Any) -> None:
         from worker.redisurl import redis_client
@@ -172,22 +192,15 @@ class HeartbeatStep(bootsteps.StartStopStep):
         settings = get_settings()
         if self.client is None:
             self.client = redis_client(settings.redis_url, timeout=2.0)
+            self._writer = _Writer(self.client, "worker")
         self.beat(parent)
         self.tref = parent.timer.call_repeatedly(settings.narrador.worker_heartbeat_interval, self.beat,
                                                  (parent,), priority=10)
 
     def beat(self, parent: Any) -> None:
         """Write the heartbeat; a failure is logged once until the next success."""
-        import redis
-
-        try:
-            write(self.client, parent.hostname)
-        except redis.RedisError as exc:
-            if not self._failing:
-                log.warning("worker heartbeat not written: %s", exc)
-            self._failing = True
-        else:
-            self._failing = False
+        if self._writer is not None:
+            self._writer.write(parent.hostname)
 
     def stop(self, parent: Any) -> None:
         if self.tref is not None:
@@ -215,24 +228,15 @@ class HeartbeatScheduler(PersistentScheduler):
         settings = get_settings()
         self._hb_interval = settings.narrador.worker_heartbeat_interval
         self._hb_client: Any = redis_client(settings.redis_url, timeout=2.0)
+        self._hb_writer = _Writer(self._hb_client, "beat")
         self._hb_due = 0.0
-        self._hb_failing = False
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
         """Write the heartbeat when due, then schedule as Celery does; seconds to sleep."""
-        import redis
-
         now = time.monotonic()
         if now >= self._hb_due:
             self._hb_due = now + self._hb_interval
-            try:
-                write(self._hb_client, beat_node(), role="beat")
-            except redis.RedisError as exc:
-                if not self._hb_failing:
-                    log.warning("beat heartbeat not written: %s", exc)
-                self._hb_failing = True
-            else:
-                self._hb_failing = False
+            self._hb_writer.write(beat_node())
         return min(float(super().tick(*args, **kwargs)), self._hb_interval)
 
     def close(self) -> None:

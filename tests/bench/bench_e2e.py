@@ -100,9 +100,7 @@ class Run:
         env = {"NARRADOR_CONFIG": str(config), "PYTHONUNBUFFERED": "1",
                "NARRADOR_BENCH_QUEUE": self.queue}
         self.env, self.concurrency = env, concurrency
-        self.worker = procs.start([sys.executable, "-m", "tests.bench.celery_worker", "worker",
-                                   "--queue", self.queue, "--concurrency", str(concurrency)],
-                                  env=env, log=tmp / "worker.log")
+        self.worker = self._start_worker(tmp / "worker.log")
         self.beat = procs.start([sys.executable, "-m", "tests.bench.celery_worker", "beat",
                                  "--queue", self.queue, "--schedule", str(tmp / "beat-schedule")],
                                 env=env, log=tmp / "beat.log")
@@ -204,26 +202,28 @@ class Run:
         self.send_floor(msg)
         wait_for(lambda: any(r[1] == msg[0]["post_id"] for r in self.replies()), timeout,
                  f"a floor reply from the worker (see {self.log})")
-        items = self.hooks(1)
-        _sent, statuses = self.send_hooks(items)
-        if statuses != {202: 1}:
-            raise RuntimeError(f"the webhook was not queued: statuses {statuses} (see {self.tmp})")
-        wait_for(lambda: any(r[1] == items[0][0] for r in self.replies()), timeout,
-                 f"a reply to a webhook (see {self.log})")
+        self._hook_answered(timeout, self.log)
 
     def noop_worker(self, timeout: float = 60) -> None:
         """Replace the worker by the same-hop floor's (``--noop-posts``: the webhook's task only
         posts the reply) and wait until a delivery through the web app is answered."""
         self.procs.stop(self.worker)
-        self.worker = self.procs.start([sys.executable, "-m", "tests.bench.celery_worker", "worker",
-                                        "--queue", self.queue, "--concurrency", str(self.concurrency),
-                                        "--noop-posts"], env=self.env, log=self.tmp / "worker-noop.log")
+        log = self.tmp / "worker-noop.log"
+        self.worker = self._start_worker(log, "--noop-posts")
+        self._hook_answered(timeout, log)
+
+    def _start_worker(self, log: Path, *extra: str):  # type: ignore[no-untyped-def]
+        return self.procs.start([sys.executable, "-m", "tests.bench.celery_worker", "worker", "--queue", self.queue,
+                                 "--concurrency", str(self.concurrency), *extra], env=self.env, log=log)
+
+    def _hook_answered(self, timeout: float, log: Path) -> None:
+        """One webhook delivery queued (202) and answered in the sink within ``timeout``."""
         items = self.hooks(1)
         _sent, statuses = self.send_hooks(items)
         if statuses != {202: 1}:
             raise RuntimeError(f"the webhook was not queued: statuses {statuses} (see {self.tmp})")
         wait_for(lambda: any(r[1] == items[0][0] for r in self.replies()), timeout,
-                 f"a reply from the no-op worker (see {self.tmp / 'worker-noop.log'})")
+                 f"a reply to a webhook (see {log})")
 
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far of each part (worker and web: their whole process groups)."""

@@ -10,17 +10,7 @@ from tests.unit.test_cli_errors import EXAMPLE_SHEETS, _config, _run
 from worker.cli import main
 from worker.devtools.redisproc import EmbeddedRedis
 
-
-@pytest.fixture(autouse=True)
-def _keep_alert_handlers():
-    """``narrador poll`` run in this process attaches the forum-alerts handler to its Redis
-    (``worker.alerts.install``: once per process); later tests expect their own."""
-    import logging
-
-    logger = logging.getLogger("narrador.alerts")
-    before = list(logger.handlers)
-    yield
-    logger.handlers[:] = before
+pytestmark = pytest.mark.usefixtures("keep_alert_handlers")
 
 
 def test_every_command_finds_the_embedded_redis_of_the_instance(tmp_path):

@@ -13,16 +13,7 @@ from worker.cli import main
 EXAMPLE_SHEETS = "examples/sheets.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _keep_alert_handlers():
-    """``narrador poll`` run in this process attaches the forum-alerts handler to its Redis
-    (``worker.alerts.install``: once per process); later tests expect their own."""
-    import logging
-
-    logger = logging.getLogger("narrador.alerts")
-    before = list(logger.handlers)
-    yield
-    logger.handlers[:] = before
+pytestmark = pytest.mark.usefixtures("keep_alert_handlers")
 
 COMMANDS = [
     ["sheets", "list", "g"],
