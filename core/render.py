@@ -22,6 +22,9 @@ from core.i18n import N_, tr, trn
 
 LANGS = ("es", "en")
 FLAVOURS = ("markdown", "bbcode", "html")
+#: What breaks an echoed ``[`` in BBCode replies so no tag opens: U+2060 WORD JOINER,
+#: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB.
+WORD_JOINER = "\u2060"
 
 # The verdict of a roll by outcome or degree key (core.rules.degree_label); exaltado's
 # "basic"/"extra" degrees read as a plain success.
@@ -263,8 +266,9 @@ class BBCode(Markup):
         return f"[url={url}]{text}[/url]"
 
     def plain(self, s: str) -> str:
-        # a zero-width space after each [ so no tag opens
-        return s.replace("[", "[\u200b")
+        # a word joiner (U+2060) after each [ so no tag opens: invisible, and kept by every
+        # engine here, where SMF turns a zero-width space (U+200B) into U+FFFD (issue 24)
+        return s.replace("[", "[" + WORD_JOINER)
 
     def code(self, s: str) -> str:
         return self.plain(s)

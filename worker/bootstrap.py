@@ -60,7 +60,9 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None, backen
     if fs.kind == "profile":
         from worker.forums.profile import ProfileClient, load_profile
 
-        return ProfileClient(load_profile(fs.profile), fs.base_url, fs.username, fs.password,
+        return ProfileClient(load_profile(fs.profile).for_forum(
+                                 timezone=fs.timezone, locale=fs.date_locale, per_page=fs.per_page),
+                             fs.base_url, fs.username, fs.password,
                              timeout=fs.timeout, user_agent=ua, name=fs.name, polite=polite,
                              flood_interval=fs.flood_interval)
     raise ValueError(f"unknown forum kind {fs.kind!r}")

@@ -25,12 +25,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from core.errors import NarradorError, RulesError
+
+if TYPE_CHECKING:
+    from worker.service import Services
 
 EXIT_SERVICE_DOWN = 1
 EXIT_BAD_INPUT = 2
@@ -133,6 +139,13 @@ def forum_failure(forum_name: str, exc) -> tuple[str, int]:
     settings or the bot's account are at fault (login refused, not found, markup...)."""
     down = exc.transient
     hint = "is it up? Check its base_url" if down else "check its settings and the bot's account"
+    if exc.reason == "flood" or exc.status == 429:
+        wait = f" {exc.retry_after:.0f} s" if exc.retry_after else ""
+        hint = f"the forum answered and asks to wait{wait} (flood control): try again after that"
+    elif exc.status == 503:
+        hint = "the forum answered 503 (busy or in maintenance): try again later"
+    elif exc.status is not None and exc.status >= 500:
+        hint = f"the forum answered {exc.status} (its own error): see its error log, try again later"
     what = f"forum {forum_name}" if forum_name else "the forum"
     return f"{what}: {exc.reason.replace('_', ' ')}: {exc}; {hint}", EXIT_SERVICE_DOWN if down else EXIT_BAD_INPUT
 
@@ -328,7 +341,8 @@ def poll(config: str | None) -> None:
             for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
                 for post in posts:
                     outcome = process_post(svc, post)
-                    if outcome.status == PostStatus.PENDING_REPLY and send_reply(svc, name, post.post_id):
+                    if outcome.status == PostStatus.PENDING_REPLY and _send_waiting_out_flood(
+                            svc, name, post.post_id, send_reply):
                         replies += 1
                 for notice in notices:
                     deliver_notice(svc, notice.game, notice.id)
@@ -338,6 +352,28 @@ def poll(config: str | None) -> None:
     click.echo(f"{replies} replies sent")
     if failed:
         sys.exit(max(code for _m, code in failed))
+
+
+#: ``narrador poll`` waits out a forum's flood control this many times, this long at most.
+POLL_FLOOD_RETRIES, POLL_FLOOD_MAX_WAIT = 5, 120.0
+
+
+def _send_waiting_out_flood(svc: Services, forum: str, post_id: str,
+                            send_reply: Callable[[Services, str, str], str | None]) -> str | None:
+    """``send_reply``, waiting out a "wait N seconds" answer as the worker's retry would
+    (flood control is per IP on SMF: a player who just posted delays the bot)."""
+    from worker.forums.base import ForumError
+
+    for attempt in range(POLL_FLOOD_RETRIES + 1):
+        try:
+            return send_reply(svc, forum, post_id)
+        except ForumError as exc:
+            wait = exc.retry_after or 0.0
+            if exc.reason != "flood" or attempt == POLL_FLOOD_RETRIES or wait > POLL_FLOOD_MAX_WAIT:
+                raise
+            click.echo(f"forum {forum}: {exc}; waiting {wait:.0f} s", err=True)
+            time.sleep(max(wait, 1.0))
+    return None
 
 
 @main.group()

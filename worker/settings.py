@@ -447,6 +447,15 @@ class ForumSettings(Section):
             3600.
         title: the forum's name on the audit pages (default: the host of ``base_url``);
             the table's name stays the id used in keys and records.
+        timezone: kind ``profile``: the IANA zone the forum shows times in to the bot
+            account ("" = the profile's ``timezone``). A forum shown in ``Europe/Madrid``
+            read as UTC gives every date an hour off; the poller alerts naming this key
+            when the forum's dates run ahead of its own clock (``docs/forums.md``).
+        date_locale: kind ``profile``: the language of the forum's dates (``es``, ``en``;
+            "" = the profile's ``locale``).
+        per_page: kind ``profile``: posts per topic page on this forum (0 = the
+            profile's ``topic.per_page``; a different page size is learnt from the pages
+            and named in a forum warning either way).
     """
 
     name: str
@@ -472,6 +481,22 @@ class ForumSettings(Section):
     poll_by_listing: bool = True
     safety_read_interval: float = Field(default=3600.0, ge=0, le=7 * 24 * 3600)
     title: str = Field(default="", max_length=100)
+    timezone: str = Field(default="", max_length=64)
+    date_locale: Literal["", "es", "en"] = ""
+    per_page: int = Field(default=0, ge=0, le=1000)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        """An IANA zone name ("" keeps the profile's)."""
+        if value:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {value!r} (an IANA name such as Europe/Madrid)") from None
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -502,6 +527,10 @@ class ForumSettings(Section):
         if self.kind != "profile":
             if self.profile:
                 raise _problem(("profile",), "profile is only for kind 'profile'")
+            for key in ("timezone", "date_locale", "per_page"):
+                if getattr(self, key):
+                    raise _problem((key,), f"{key} is only for kind 'profile' (the other adapters "
+                                   "read dates with their zone and follow the forum's own page links)")
             return self
         if not self.profile:
             raise _problem(("profile",), "profile is required for kind 'profile' (mybb18, smf21 or a file)")

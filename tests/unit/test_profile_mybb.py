@@ -125,9 +125,39 @@ def test_list_posts_reads_to_the_last_page_and_a_missing_thread_is_not_found():
     assert [p.post_id for p in thread.posts] == [str(i) for i in range(11, 18)]
     assert (thread.first_page, thread.last_page, thread.title) == (6, 9, "La cripta")
     web.route("GET", "/showthread.php", Reply(200, page("error_no_thread.html")))
+    web.route("GET", "/member.php", Reply(200, page("login_failed.html")))
+    web.route("POST", "/member.php", Reply(200, page("showthread_p1.html")))
+    web.log.clear()
     with pytest.raises(ForumError) as err:
         client_for(web).list_posts("999")
     assert err.value.reason == "not_found" and not err.value.transient
+    # "gone" is decided logged in (issue 24, item 1): the guest's answer, a login, the member's answer
+    assert [(s.method, s.path.split("?")[0]) for s in web.log] == [
+        ("GET", "/showthread.php"), ("GET", "/member.php"), ("POST", "/member.php"), ("GET", "/showthread.php")]
+
+
+def test_a_members_only_thread_is_read_logged_in_never_taken_for_gone(caplog):
+    """Issue 24, item 1: a board guests cannot see answers a guest MyBB's no-permission
+    page; the client logs in once and reads the thread as the bot, and the next read reuses
+    the session (no second login)."""
+    no_permission = page("login_failed.html")  # what MyBB shows a guest: the login box, no post
+    web = FakeWeb("http://mybb.test")
+
+    def showthread(seen):  # type: ignore[no-untyped-def]
+        member = "mybbuser=" in seen.headers.get("Cookie", "")
+        return Reply(200, page("showthread_p9.html") if member else no_permission)
+
+    web.route("GET", "/showthread.php", showthread)
+    web.route("GET", "/member.php", Reply(200, page("login_failed.html")))
+    web.route("POST", "/member.php", Reply(200, page("showthread_p1.html"), {"Set-Cookie": "mybbuser=3_x; path=/"}))
+    client = client_for(web)
+    with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+        thread = client.list_posts("1", since_page=9)
+    assert [p.post_id for p in thread.posts] == ["17"]
+    assert caplog.records == []  # the guest's page is no alert: it was read again as the bot
+    assert client.list_posts("1", since_page=9).posts[-1].post_id == "17"
+    assert len(web.calls("POST", "/member.php")) == 1
+    assert len(web.calls("GET", "/showthread.php")) == 3
 
 
 def test_idle_poll_costs_one_request_although_tokens_and_relative_dates_change():
@@ -242,9 +272,13 @@ def test_empty_board_is_no_alert_but_a_missing_listing_is(caplog):
         assert client_for(web).list_threads("2") == []
     assert caplog.records == []
     web.route("GET", "/forumdisplay.php", Reply(200, page("error_no_thread.html")))
+    web.route("GET", "/member.php", Reply(200, page("login_failed.html")))
+    web.route("POST", "/member.php", Reply(200, page("showthread_p1.html")))
     with caplog.at_level(logging.WARNING, logger="narrador.alerts"), pytest.raises(ForumError) as err:
         client_for(web).list_threads("2")
+    # read again as the bot (a members-only board is no listing for a guest), then the alert
     assert err.value.key == "board.listing" and caplog.records[-1].key == "board.listing"
+    assert len(caplog.records) == 1 and len(web.calls("POST", "/member.php")) == 1
 
 
 def test_merged_post_carries_the_second_tag_inside_the_first_post():

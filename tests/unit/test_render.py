@@ -98,3 +98,11 @@ def test_player_text_cannot_become_markup_in_the_reply():
                              [view(tag=f"[tirada]7 # {bb_comment}[/tirada]", comment=bb_comment)],
                              [render.TagProblem(1, "[url=http://evil.example]x[/url]", "[img]y[/img]")])
     assert "[url=http://evil" not in bb and "[img]" not in bb
+
+
+def test_an_echoed_bbcode_tag_is_broken_by_a_word_joiner_not_a_zero_width_space():
+    """Issue 24, item 7 (live on SMF 2.1.5): SMF replaces U+200B by U+FFFD, so every echoed
+    tag read "[�tirada]"; U+2060 (word joiner) survives SMF, MyBB and FlaskBB."""
+    bb = render.render_reply(render.ReplyContext(author="ana", marker="(ref p1 x)", flavour="bbcode"), [view()], [])
+    assert "[\u2060tirada]7 dif 6[\u2060/tirada]" in bb
+    assert "\u200b" not in bb and "[tirada]" not in bb

@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
@@ -47,8 +48,13 @@ from worker.forums.profile.spec import FormRecipe, Profile
 
 __all__ = ["ProfileClient"]
 
-#: How long a learnt canonical topic URL is remembered in Redis (seconds).
+#: How long a learnt canonical topic URL (or page size) is remembered in Redis (seconds).
 CANONICAL_TTL = 7 * 24 * 3600
+#: Dates further than this from the forum's own clock (its ``Date`` header, the time the bot
+#: posted) mean the forum shows another time zone than the one configured (seconds).
+CLOCK_TOLERANCE = 600.0
+#: At most one clock warning per forum client in this long (seconds).
+CLOCK_WARN_EVERY = 3600.0
 
 
 class ProfileClient(HttpClient):
@@ -99,6 +105,9 @@ class ProfileClient(HttpClient):
         self._logged_in = False
         self._volatile = tuple(re.compile(v) for v in profile.topic.volatile)
         self._canonical: dict[str, str] = {}
+        self._per_page: int | None = None
+        self._posted: dict[str, float] = {}  # thread id -> forum time the bot last posted there
+        self._clock_warned = float("-inf")
 
     # ---- transport
     def _now(self) -> datetime:
@@ -136,9 +145,94 @@ class ProfileClient(HttpClient):
             self.polite.backend.put(self._canonical_key(thread_id), {"url": clean}, CANONICAL_TTL)
         return True
 
+    # ---- the forum's real page size
+    def _per_page_key(self) -> str:
+        return f"nr:perpage:{{{self.name}}}"
+
+    @property
+    def per_page(self) -> int:
+        """Posts per topic page: learnt from the forum's own page links when they disagree
+        with ``topic.per_page`` (remembered in Redis with ``polite``), else the profile's."""
+        if self._per_page is None and self.polite is not None:
+            stored = self.polite.backend.get(self._per_page_key()).get("n", "")
+            if stored.isdigit() and int(stored) > 0:
+                self._per_page = int(stored)
+        return self._per_page or self.profile.topic.per_page
+
+    def _start_rx(self, thread_id: str) -> re.Pattern[str] | None:
+        """A regex capturing ``{start}`` in a topic page link, when offsets are in the URL."""
+        spec = self.profile.topic
+        if "{start}" not in spec.url or "{page}" in spec.url:
+            return None
+        canonical = self.canonical_url(thread_id)
+        if canonical and spec.page_query_param:
+            return re.compile(rf"[?&;]{re.escape(spec.page_query_param)}=(\d+)")
+        head, _, tail = spec.url.partition("{start}")
+        head = re.escape(head.format(thread_id=thread_id, page=0).rsplit("/", 1)[-1].lstrip("."))
+        tail = tail.format(thread_id=thread_id, page=0)[:1]
+        return re.compile(head + r"(\d+)" + (re.escape(tail) if tail else r"(?!\d)"))
+
+    def _learn_per_page(self, thread_id: str, info: TopicInfo, url: str) -> None:
+        """Compare the page size the page's own links imply (page k at offset s: s/(k-1)
+        posts a page) with the one in use; on a difference use the forum's and say so,
+        naming the key (``per_page``)."""
+        rx = self._start_rx(thread_id)
+        if rx is None:
+            return
+        for number, href in sorted(info.page_hrefs.items()):
+            if number < 2:
+                continue
+            m = rx.search(href)
+            if not m:
+                continue
+            start = int(m.group(1))
+            if start <= 0 or start % (number - 1):
+                return
+            size = start // (number - 1)
+            if size != self.per_page:
+                log_forum_warning(
+                    self.name, f"the forum shows {size} posts a page, {self.per_page} were "
+                    f"expected: reading with {size} (set per_page = {size} in [forums.{self.name}], "
+                    "or topic.per_page in the profile)", key="per_page", url=url,
+                    profile=self.profile.name, thread_id=thread_id)
+                self._per_page = size
+                if self.polite is not None:
+                    self.polite.backend.put(self._per_page_key(), {"n": str(size)}, CANONICAL_TTL)
+            return
+
+    # ---- the forum's clock
+    def _check_clock(self, posts: list[ForumPost], resp: requests.Response, thread_id: str) -> None:
+        """Warn (naming ``timezone``) when the page's dates disagree with the forum's own
+        clock: a post dated after the answer's ``Date`` header, or the bot's newest post
+        dated away from the moment the forum accepted it (``post_reply``)."""
+        if not posts or self.clock() - self._clock_warned < CLOCK_WARN_EVERY:
+            return
+        offset = 0.0
+        served = _http_date(resp.headers.get("Date", ""))
+        if served is not None:
+            newest = max(p.created_utc.timestamp() for p in posts)
+            if newest - served > CLOCK_TOLERANCE:
+                offset = newest - served
+        posted = self._posted.get(thread_id)
+        if not offset and posted is not None:
+            own = [p.created_utc.timestamp() for p in posts if p.author == self.username]
+            if own:  # the bot's newest post is the one it just made (zones are within 14 h)
+                self._posted.pop(thread_id, None)
+                diff = max(own) - posted
+                if CLOCK_TOLERANCE < abs(diff) <= 15 * 3600:
+                    offset = diff
+        if offset:
+            self._clock_warned = self.clock()
+            hours = offset / 3600
+            log_forum_warning(
+                self.name, f"the forum's dates read {hours:+.1f} h off its own clock: it shows "
+                f"times in another zone than {self.profile.timezone} (set timezone in "
+                f"[forums.{self.name}] to the zone of the bot account's profile on the forum)",
+                key="timezone", url=resp.url, profile=self.profile.name, thread_id=thread_id)
+
     def _page_path(self, thread_id: str, page: int) -> str:
         spec = self.profile.topic
-        start = (page - 1) * spec.per_page
+        start = (page - 1) * self.per_page
         canonical = self.canonical_url(thread_id)
         param = spec.page_query_param
         if canonical and param:
@@ -161,31 +255,43 @@ class ProfileClient(HttpClient):
     def login(self) -> None:
         """Log in through the ``[login]`` recipe.
 
+        A "too many logins, wait N seconds" answer (``login.flood_regex``) is waited out
+        once when short (``max_flood_wait``).
+
         Raises:
-            ForumError: ``auth`` (the forum's message included), ``markup`` (no login form),
-                transport reasons.
+            ForumError: ``auth`` (the forum's message included), ``flood`` (transient, the
+                wait the forum states), ``markup`` (no login form), transport reasons.
         """
         self._logged_in = False
         recipe = self.profile.login
-        page = self._request("GET", recipe.url)
-        rendered = self.clock()
-        if self._is_logged_in(page.text):
-            self._logged_in = True
-            return
-        form = self._form(page.text, recipe)
-        if form is None:
-            raise self._alert(ForumError("markup", f"no login form {recipe.form!r}", key="login.form"),
-                              page.url)
-        action, fields = form
-        fields[recipe.fields.get("username", "username")] = self.username
-        fields[recipe.fields.get("password", "password")] = self._password
-        fields.update(recipe.extra)
-        self._wait(rendered)
-        resp = self._request("POST", urljoin(page.url, action or recipe.url), data=fields)
-        if self._is_logged_in(resp.text) or self._is_logged_in(self._request("GET", "").text):
-            self._logged_in = True
-            return
-        answer = classify_answer(resp.text, recipe)
+        for attempt in (1, 2):
+            page = self._request("GET", recipe.url)
+            rendered = self.clock()
+            if self._is_logged_in(page.text):
+                self._logged_in = True
+                return
+            form = self._form(page.text, recipe)
+            if form is None:
+                raise self._alert(ForumError("markup", f"no login form {recipe.form!r}", key="login.form"),
+                                  page.url)
+            action, fields = form
+            fields[recipe.fields.get("username", "username")] = self.username
+            fields[recipe.fields.get("password", "password")] = self._password
+            fields.update(recipe.extra)
+            self._wait(rendered)
+            resp = self._request("POST", urljoin(page.url, action or recipe.url), data=fields)
+            if self._is_logged_in(resp.text) or self._is_logged_in(self._request("GET", "").text):
+                self._logged_in = True
+                return
+            answer = classify_answer(resp.text, recipe)
+            if answer.kind == "flood":  # "wait 2 seconds to login again" (SMF): not a refusal
+                # "about N seconds", counted in whole seconds from the last attempt: N + 1.5
+                wait = answer.wait + 1.5 if answer.wait is not None else self.flood_interval
+                if attempt == 1 and wait <= self.max_flood_wait:
+                    self.sleep(wait)
+                    continue
+                raise ForumError("flood", f"login: {answer.text}", url=resp.url, retry_after=wait)
+            break
         raise ForumError("auth", f"{self.username}: {answer.text or 'login refused'}", url=resp.url,
                          transient=False)
 
@@ -207,8 +313,10 @@ class ProfileClient(HttpClient):
         learnt = bool(resp.history) and self._remember_canonical(thread_id, resp.url)
         return resp, learnt
 
-    def _parse(self, resp: requests.Response, thread_id: str, page: int
+    def _parse(self, resp: requests.Response, thread_id: str, page: int, *, alert: bool = True
                ) -> tuple[list[ForumPost], TopicInfo]:
+        """Parse a topic page; a ``markup`` error is a forum alert unless ``alert`` is off
+        (the caller may read the page again as a member first)."""
         if resp.status_code == 404:
             raise ForumError("not_found", f"topic {thread_id} not found", url=resp.url,
                              status=404, transient=False)
@@ -218,21 +326,60 @@ class ProfileClient(HttpClient):
             posts, info = parse_topic_page(resp.text, self.profile, self.base_url, forum=self.name,
                                            thread_id=thread_id, now=self._now())
         except ForumError as exc:
+            if not alert:
+                exc.url = exc.url or resp.url
+                raise
             raise self._alert(exc, resp.url, thread_id=thread_id, page=page) from None
         for problem in info.problems[:5]:
             log_forum_warning(self.name, problem.message, key=problem.key, url=resp.url,
                               profile=self.profile.name, thread_id=thread_id, page=page)
         return posts, info
 
+    def _refused_guest(self, resp: requests.Response, exc: ForumError) -> bool:
+        """The answer may be the forum refusing a guest (or an expired session) rather than
+        what was asked: a 401/403/404, a "missing or off limits" page, a page without posts,
+        while the bot is not logged in or the page says it is not."""
+        if exc.reason == "markup" and exc.key not in ("topic.post", "board.listing"):
+            return False
+        if exc.reason == "http_4xx" and exc.status not in (401, 403):
+            return False
+        if exc.reason not in ("not_found", "markup", "http_4xx"):
+            return False
+        if not self._logged_in:
+            return True
+        return bool(self.profile.topic.logged_in) and not self._is_logged_in(resp.text)
+
+    def _parse_as_member(self, resp: requests.Response, thread_id: str, page: int,
+                         refetch: Callable[[], requests.Response]
+                         ) -> tuple[requests.Response, list[ForumPost], TopicInfo]:
+        """``_parse``, logging in and reading once more when the page refused a guest: a
+        members-only board answers guests "off limits", never "gone". A ``not_found``
+        raised from here was read with the bot's session."""
+        try:
+            return resp, *self._parse(resp, thread_id, page, alert=False)
+        except ForumError as exc:
+            if not self._refused_guest(resp, exc):
+                raise self._alert(exc, resp.url, thread_id=thread_id, page=page) from None
+        self.login()
+        resp = refetch()
+        return resp, *self._parse(resp, thread_id, page)
+
     def _read(self, thread_id: str, page: int) -> tuple[list[ForumPost], TopicInfo]:
-        """Page ``page`` parsed; refetched once from the canonical URL when a redirect just
-        taught it and dropped the page."""
+        """Page ``page`` parsed (as a member when the forum needs it); refetched once from
+        the canonical URL when a redirect just taught it and dropped the page."""
         resp, learnt = self._fetch(thread_id, page)
-        posts, info = self._parse(resp, thread_id, page)
+        resp, posts, info = self._parse_as_member(resp, thread_id, page,
+                                                  lambda: self._fetch(thread_id, page)[0])
         if learnt and info.page != page:
             resp, _ = self._fetch(thread_id, page)
             posts, info = self._parse(resp, thread_id, page)
+        self._after_read(thread_id, posts, info, resp)
         return posts, info
+
+    def _after_read(self, thread_id: str, posts: list[ForumPost], info: TopicInfo,
+                    resp: requests.Response) -> None:
+        self._learn_per_page(thread_id, info, resp.url)
+        self._check_clock(posts, resp, thread_id)
 
     def _wrong_page(self, thread_id: str, asked: int, got: int, url: str) -> ForumError:
         key = "topic.page_param" if self.canonical_url(thread_id) else "topic.url"
@@ -262,7 +409,16 @@ class ProfileClient(HttpClient):
                                   unchanged=True)
             resp = fetched.response
             learnt = bool(resp.history) and self._remember_canonical(thread_id, resp.url)
-            posts, info = self._parse(resp, thread_id, since)
+            try:
+                posts, info = self._parse(resp, thread_id, since, alert=False)
+            except ForumError as exc:
+                if not self._refused_guest(resp, exc):
+                    raise self._alert(exc, resp.url, thread_id=thread_id, page=since) from None
+                self.login()  # members only: read as the bot from now on
+                fetched, learnt = None, False
+                posts, info = self._read(thread_id, since)
+            else:
+                self._after_read(thread_id, posts, info, resp)
             if learnt and info.page != since:
                 fetched = None  # the remembered URL changed: no conditional state for it yet
                 posts, info = self._read(thread_id, since)
@@ -314,14 +470,23 @@ class ProfileClient(HttpClient):
                              transient=False)
         paged = "{page}" in spec.url or "{start}" in spec.url
         page = max(1, int(page)) if paged else 1
-        resp = self._request("GET", self.board_path(forum_id, page))
-        if resp.status_code >= 400:
-            raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
-                             url=resp.url, status=resp.status_code)
-        try:
-            board = parse_board_page(resp.text, spec, page=page)
-        except ForumError as exc:
-            raise self._alert(exc, resp.url, board=forum_id) from None
+        path = self.board_path(forum_id, page)
+        resp = self._request("GET", path)
+        for attempt in (1, 2):
+            try:
+                if resp.status_code >= 400:
+                    raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
+                                     url=resp.url, status=resp.status_code)
+                board = parse_board_page(resp.text, spec, page=page)
+                break
+            except ForumError as exc:
+                if attempt == 1 and self._refused_guest(resp, exc):
+                    self.login()  # a members-only board: list it as the bot
+                    resp = self._request("GET", path)
+                    continue
+                if exc.reason != "markup":
+                    raise
+                raise self._alert(exc, resp.url, board=forum_id) from None
         for problem in board.problems[:5]:
             log_forum_warning(self.name, problem.message, key=problem.key, url=resp.url,
                               profile=self.profile.name, board=forum_id)
@@ -448,6 +613,7 @@ class ProfileClient(HttpClient):
         recipe = self.profile.reply
         resp, location = self._submit(recipe, "reply", recipe.url.format(thread_id=thread_id),
                                       {"message": content}, "reply")
+        self._posted[thread_id] = _http_date(resp.headers.get("Date", "")) or self.clock()
         if location is None:
             return None
         return find_id(recipe.post_id_regex, location, "" if location else resp.text)
@@ -474,3 +640,13 @@ class ProfileClient(HttpClient):
         if post_id is None:
             post_id = self.list_posts(thread_id).posts[0].post_id
         return thread_id, post_id
+
+
+def _http_date(value: str) -> float | None:
+    """An HTTP ``Date`` header as epoch seconds, or None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None

@@ -65,6 +65,8 @@ class TopicInfo:
             ``time_remove``), by post id: what ``narrador forums check`` shows.
         page_links: the page numbers the page links to (``page_links``).
         page_of: the ``last`` of ``page_of_regex`` (None when unset or not found).
+        page_hrefs: each linked page number's link as written (``page_links``): what a
+            client learns the forum's real page size from (``topic=N.3`` for page 2).
     """
 
     page: int
@@ -76,6 +78,7 @@ class TopicInfo:
     raw_times: dict[str, str] = field(default_factory=dict, compare=False)
     page_links: tuple[int, ...] = field(default=(), compare=False)
     page_of: int | None = field(default=None, compare=False)
+    page_hrefs: dict[int, str] = field(default_factory=dict, compare=False)
 
 
 def _soup(html: str) -> BeautifulSoup:
@@ -95,9 +98,10 @@ def _page_number(el: tree.Element, spec: TopicSpec, href_rx: re.Pattern[str] | N
     return int(text) if text.isdigit() else None
 
 
-def _pagination(root: tree.Element, spec: TopicSpec) -> tuple[int, int, bool, tuple[int, ...], int | None]:
+def _pagination(root: tree.Element, spec: TopicSpec
+                ) -> tuple[int, int, bool, tuple[int, ...], int | None, dict[int, str]]:
     """(this page, the highest page shown, a next link exists, the linked numbers, the
-    ``page_of_regex`` total)."""
+    ``page_of_regex`` total, each linked number's href)."""
     href_rx = re.compile(spec.page_href_regex) if spec.page_href_regex else None
     page = None
     if spec.page_current:
@@ -106,12 +110,15 @@ def _pagination(root: tree.Element, spec: TopicSpec) -> tuple[int, int, bool, tu
             text = tree.text(current, strip=True)
             page = int(text) if text.isdigit() else _page_number(current, spec, href_rx)
     numbers: list[int] = []
+    hrefs: dict[int, str] = {}
     if spec.page_links:
         for member in tree.selector_group(spec.page_links):
             for a in tree.select(root, member, limit=_MAX_LINKS):
                 n = _page_number(a, spec, href_rx)
                 if n is not None:
                     numbers.append(n)
+                    if a.get("href"):
+                        hrefs.setdefault(n, a.get("href") or "")
     total = None
     if spec.page_of_regex:
         m = re.search(spec.page_of_regex, tree.page_text(root))
@@ -122,7 +129,7 @@ def _pagination(root: tree.Element, spec: TopicSpec) -> tuple[int, int, bool, tu
     page = page or 1
     has_next = bool(spec.page_next) and tree.first_match(root, spec.page_next) is not None
     last = max([page, *numbers, total or 0, page + 1 if has_next else 0])
-    return page, last, has_next, tuple(numbers), total
+    return page, last, has_next, tuple(numbers), total, hrefs
 
 
 def _date_text(el: tree.Element, *, attr: str = "", titles: str = "", remove: tuple[str, ...] = (),
@@ -172,7 +179,7 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
     if len(containers) > _MAX_POSTS_PER_PAGE:
         raise ForumError("markup", f"{len(containers)} posts on one page", key="topic.post")
     id_rx = re.compile(spec.id_regex)
-    page, last, has_next, links, total = _pagination(root, spec)
+    page, last, has_next, links, total, hrefs = _pagination(root, spec)
     problems: list[PageProblem] = []
     posts: list[ForumPost] = []
     raw_times: dict[str, str] = {}
@@ -211,7 +218,7 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
                      title=tree.text(title_el, " ", strip=True) if title_el is not None else "",
                      logged_in=bool(spec.logged_in) and tree.first_match(root, spec.logged_in) is not None,
                      has_next=has_next, problems=tuple(problems), raw_times=raw_times,
-                     page_links=links, page_of=total)
+                     page_links=links, page_of=total, page_hrefs=hrefs)
     return posts, info
 
 

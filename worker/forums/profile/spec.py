@@ -246,6 +246,16 @@ class Profile:
     board: BoardSpec | None = None
     new_thread: FormRecipe | None = None
 
+    def for_forum(self, *, timezone: str = "", locale: str = "", per_page: int = 0) -> Profile:
+        """This profile with one forum's own settings in place of the engine's defaults
+        (``[forums.<name>]`` ``timezone``, ``date_locale``, ``per_page``; empty / 0 keeps
+        the profile's value)."""
+        from dataclasses import replace
+
+        topic = replace(self.topic, per_page=per_page) if per_page else self.topic
+        return replace(self, timezone=timezone or self.timezone, locale=locale or self.locale,
+                       topic=topic)
+
     @property
     def date_style(self) -> DateStyle:
         """How the forum prints dates (``worker.forums.dates``)."""
