@@ -49,9 +49,9 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
     assert any(line.startswith("./dev demo") for line in head)
     assert any(line.startswith("./dev test") for line in head)
     ci = (ROOT / ".ci" / "run").read_text()
-    # the README's command, last; not exec'd, so the trap stopping the MyBB forum still runs
+    # the README's command, last; not exec'd, so the trap stopping the MyBB and SMF forums still runs
     assert ci.rstrip().splitlines()[-1] == "./dev test"
-    assert "trap stop_mybb EXIT" in ci
+    assert "trap 'stop_mybb; stop_smf' EXIT" in ci
 
 
 SUBCOMMANDS = ["up", "demo", "web", "worker", "beat", "poll", "eval", "prob", "tags", "verify", "keys", "forum",
