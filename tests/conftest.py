@@ -52,8 +52,13 @@ def cleanup_keys(redis_client, unique):
     cleanup(redis_client, unique)
 
 
-def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", language: str = "es", options=None):
-    """Settings with one game ``g-<unique>`` and one FlaskBB-kind forum ``f-<unique>``."""
+def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", language: str = "es", options=None,
+                  answer_since: str = "all"):
+    """Settings with one game ``g-<unique>`` and one FlaskBB-kind forum ``f-<unique>``.
+
+    ``answer_since`` is ``all`` by default here: the fake forum dates its posts by a clock
+    of its own (2026-01-01...), not the services' (``FIXED_NOW``), so the high-water mark of
+    a newly watched board would take every post for history; the tests of that mark pass ""."""
     from worker.settings import settings_from_mapping
 
     data = {
@@ -62,7 +67,7 @@ def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", lang
         "games": {f"g-{unique}": {"ruleset": ruleset, "language": language, "options": options or {}}},
         "forums": {f"f-{unique}": {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
                                    "password": "x", "game": f"g-{unique}", "watch_forums": ["1"],
-                                   "poll_interval": 5}},
+                                   "poll_interval": 5, "answer_since": answer_since}},
     }
     return settings_from_mapping(data, base_dir=tmp_path, environ={})
 

@@ -34,6 +34,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
@@ -456,6 +457,11 @@ class ForumSettings(Section):
         per_page: kind ``profile``: posts per topic page on this forum (0 = the
             profile's ``topic.per_page``; a different page size is learnt from the pages
             and named in a forum warning either way).
+        answer_since: which posts of a newly watched thread or board are rolled: ""
+            (default) those from 15 minutes before the watch began (the first poll that
+            saw it), older ones are history, recorded as seen and never rolled; ``all``:
+            every post; an ISO 8601 date or date-time (UTC when it names no offset): the
+            posts since then.
     """
 
     name: str
@@ -484,19 +490,38 @@ class ForumSettings(Section):
     timezone: str = Field(default="", max_length=64)
     date_locale: Literal["", "es", "en"] = ""
     per_page: int = Field(default=0, ge=0, le=1000)
+    answer_since: str = Field(default="", max_length=40)
 
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
         """An IANA zone name ("" keeps the profile's)."""
         if value:
-            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
             try:
                 ZoneInfo(value)
             except (ZoneInfoNotFoundError, ValueError):
                 raise ValueError(f"unknown time zone {value!r} (an IANA name such as Europe/Madrid)") from None
         return value
+
+    @field_validator("answer_since")
+    @classmethod
+    def _since(cls, value: str) -> str:
+        """"", ``all`` or an ISO 8601 date / date-time."""
+        value = value.strip()
+        if value and value != "all":
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"answer_since must be empty, 'all' or an ISO 8601 date such as "
+                                 f"2026-12-01 or 2026-12-01T18:00+01:00, not {value!r}") from None
+        return value
+
+    def answer_cutoff(self) -> datetime | None:
+        """``answer_since`` as an aware UTC datetime (None for "" and ``all``)."""
+        if not self.answer_since or self.answer_since == "all":
+            return None
+        moment = datetime.fromisoformat(self.answer_since)
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
 
     @model_validator(mode="before")
     @classmethod

@@ -41,10 +41,11 @@ class Env:
                                    "watch_threads": list(threads), "poll_interval": 60, **forum_keys}},
         }
         settings = settings_from_mapping(data, base_dir=tmp_path, environ={})
-        self.forum = FakeForum(self.name, per_page=2, board_per_page=board_per_page)
+        self.now = [FIXED_NOW]
+        # the forum's posts are dated by the same clock as the services
+        self.forum = FakeForum(self.name, per_page=2, board_per_page=board_per_page, clock=lambda: self.now[0])
         keystore = Keystore(settings.instance_dir)
         keystore.init_keys()
-        self.now = [FIXED_NOW]
         self.svc = service.Services(settings=settings, store=RedisGameState(redis_client), keystore=keystore,
                                     forum_factory=lambda fs: self.forum, clock=lambda: self.now[0])
 
@@ -293,3 +294,59 @@ def test_a_forced_cycle_reads_every_listing_and_every_uncovered_thread_now(make_
     assert polling.plan(env.svc, env.name).threads == {}
     forced = polling.plan(env.svc, env.name, force=True)
     assert forced.threads == {"9": "poll"} and forced.listing_reads == 1
+
+
+def _old_board(env: Env, days: float, tagged: int) -> str:
+    """A board thread with ``tagged`` tagged posts made ``days`` before the watch began."""
+    start = env.now[0]
+    env.now[0] = start - timedelta(days=days)
+    tid, _ = env.forum.add_thread("1", "Escena vieja", "[tirada]5 dif 6[/tirada]")
+    for i in range(tagged - 1):
+        env.advance(60)
+        env.forum.add_post(tid, f"Tiro otra vez {i}: [tirada]3 dif 6[/tirada]")
+    env.now[0] = start
+    return tid
+
+
+def test_a_newly_watched_board_starts_at_a_high_water_mark_and_says_what_it_skipped(make_env, caplog):
+    """Issue 24, item 8 (live): adding a board with old tagged posts to watch_forums rolled and
+    answered every old tag on the first poll. They are history now: recorded as seen, never
+    rolled, one log line; what is posted after the watch began is answered."""
+    import logging
+
+    env = make_env()
+    tid = _old_board(env, days=2, tagged=20)
+    with caplog.at_level(logging.INFO, logger="worker.service.polling"):
+        _, processed, failed = env.cycle()
+    assert processed == [] and failed == [] and env.forum.replies == []
+    lines = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(lines) == 1 and "skipped 20 posts" in lines[0] and f"thread {tid} " in lines[0]
+    # a new post in the old thread and a new thread are the game now
+    env.advance(60)
+    new = env.forum.add_post(tid, "Ahora sí: [tirada]4 dif 6[/tirada]")
+    env.advance(60)
+    fresh, fresh_first = env.forum.add_thread("1", "Escena nueva", "[tirada]2 dif 6[/tirada]")
+    env.advance(60)
+    _, processed, _ = env.cycle()
+    assert sorted(processed) == sorted([new, fresh_first])
+    assert len(env.forum.replies) == 2
+    # the full safety re-read of the old thread reads its history again: still not rolled
+    env.advance(3 * 3600)
+    _, processed, _ = env.cycle()
+    assert processed == [] and len(env.forum.replies) == 2
+
+
+def test_answer_since_names_the_date_from_which_history_is_answered(make_env):
+    env = make_env(answer_since=(FIXED_NOW - timedelta(days=1)).date().isoformat())  # yesterday, 00:00 UTC
+    old = _old_board(env, days=3, tagged=3)
+    recent = _old_board(env, days=0.25, tagged=2)  # six hours ago: after answer_since
+    _, processed, _ = env.cycle()
+    assert len(processed) == 2 and all(env.forum.post(p).thread_id == recent for p in processed)
+    assert not any(env.forum.post(p).thread_id == old for p in processed)
+
+
+def test_answer_since_all_answers_the_whole_history(make_env):
+    env = make_env(answer_since="all")
+    _old_board(env, days=30, tagged=4)
+    _, processed, _ = env.cycle()
+    assert len(processed) == 4 and len(env.forum.replies) == 4

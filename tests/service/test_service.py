@@ -369,10 +369,10 @@ def clocked_env(tmp_path, unique, per_page=2, **forum_keys):
                                    "password": "x", "game": f"g-{unique}", "watch_threads": ["1"], **forum_keys}},
     }
     settings = settings_from_mapping(data, base_dir=tmp_path, environ={})
-    forum = FakeForum(f"f-{unique}", per_page=per_page)
+    now = [FIXED_NOW]
+    forum = FakeForum(f"f-{unique}", per_page=per_page, clock=lambda: now[0])  # posts dated by the same clock
     keystore = Keystore(settings.instance_dir)
     keystore.init_keys()
-    now = [FIXED_NOW]
     svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: FIXED_NOW), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=lambda: now[0])
 

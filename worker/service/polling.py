@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from worker import metrics
@@ -72,6 +72,7 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     """
     fs = svc.settings.forum(forum_name)
     state = svc.store.get_thread(forum_name, thread_id)
+    first_read = not state.get("last_poll")
     since = int(state.get("last_page", "1") or 1)
     now = svc.clock()
     interval = fs.edit_scan_interval if scan_interval is None else scan_interval
@@ -83,6 +84,7 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     marks = {"last_page": str(page.last_page), "last_poll": now.isoformat()}
     if page.first_page == 1:  # read from page 1 (an unchanged page 1 that is the last: nothing to see)
         marks["last_scan"] = now.isoformat()
+    history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read)
     svc.store.set_thread(forum_name, thread_id, **marks)
     todo: list[ForumPost] = []
     notices: list[Any] = []
@@ -93,7 +95,8 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
             continue
         known = svc.store.get_post(forum_name, post.post_id)
         if known is None:
-            todo.append(post)
+            if not history.skips(post):
+                todo.append(post)
         else:
             edit = flag_if_edited(svc, post, known)
             notices += edit.notices if edit is not None else ()
@@ -101,7 +104,88 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
         for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
             if post_id not in seen:
                 flag_deleted(svc, forum_name, post_id)
+    history.commit(svc, forum_name, thread_id)
     return PollResult(todo, tuple(notices), full=page.first_page == 1)
+
+
+#: Posts this long before a watch began are still answered (a player who posted while the
+#: Storyteller was setting Narrador up; forum clocks shown to the minute).
+HISTORY_GRACE = timedelta(minutes=15)
+
+
+@dataclass
+class _History:
+    """The high-water mark of a watched thread: posts made before the watch began are the
+    thread's history, recorded as seen and never rolled (issue 24, item 8).
+
+    At a thread's first read, a post older than the cutoff (``answer_since``, else the start
+    of the watch that brought the thread in, minus :data:`HISTORY_GRACE`) is history; the
+    highest such post id is kept in the thread's poll state (``history_through``) and from
+    then on decides alone (numeric ids grow in every engine here), so a later read never
+    depends on the forum's dates again. Non-numeric ids keep the cutoff (``history_before``).
+    """
+
+    cutoff: datetime | None = None
+    through: int | None = None
+    first_read: bool = False
+    skipped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, svc: Services, fs: Any, forum: str, thread_id: str, state: Mapping[str, str],
+           now: datetime, first_read: bool) -> _History:
+        if not first_read:
+            through = state.get("history_through", "")
+            before = state.get("history_before", "")
+            return cls(cutoff=datetime.fromisoformat(before) if before and not through else None,
+                       through=int(through) if through.isdigit() else None)
+        if fs.answer_since == "all":
+            return cls(first_read=True)
+        cutoff = fs.answer_cutoff()
+        if cutoff is None:
+            cutoff = _watch_start(svc, fs, forum, thread_id, state, now) - HISTORY_GRACE
+        return cls(cutoff=cutoff, first_read=True)
+
+    def skips(self, post: ForumPost) -> bool:
+        """True for a post of the thread's history (counted, not to be processed)."""
+        if self.through is not None and post.post_id.isdigit():
+            old = int(post.post_id) <= self.through
+        else:
+            old = self.cutoff is not None and post.created_utc < self.cutoff
+        if old:
+            self.skipped.append(post.post_id)
+        return old
+
+    def commit(self, svc: Services, forum: str, thread_id: str) -> None:
+        """Keep the mark after a first read, and say what was skipped."""
+        if not self.first_read or self.cutoff is None:
+            return
+        numeric = [int(p) for p in self.skipped if p.isdigit()]
+        fields = {"history_before": self.cutoff.isoformat()}
+        if numeric and len(numeric) == len(self.skipped):
+            fields["history_through"] = str(max(numeric))
+        svc.store.set_thread(forum, thread_id, **fields)
+        if self.skipped:
+            log.info("thread %s of forum %s: first read, skipped %d posts older than the watch "
+                     "(before %s): recorded as seen, not rolled (answer_since)", thread_id, forum,
+                     len(self.skipped), self.cutoff.isoformat(timespec="minutes"))
+
+
+def _watch_start(svc: Services, fs: Any, forum: str, thread_id: str, state: Mapping[str, str],
+                 now: datetime) -> datetime:
+    """When the watch that brings ``thread_id`` in began: its own (``watch_threads``), its
+    board's (the listing that found it), else the newest start of the forum's watched boards;
+    a watch seen for the first time begins ``now``. Kept in the forum's ``_watch`` poll state."""
+    marks = svc.store.get_thread(forum, "_watch")
+    if thread_id in fs.watch_threads:
+        names = [f"t:{thread_id}"]
+    elif state.get("board"):
+        names = [f"b:{state['board']}"]
+    else:
+        names = [f"b:{board}" for board in fs.watch_forums] or [f"t:{thread_id}"]
+    new = {name: now.isoformat() for name in names if name not in marks}
+    if new:
+        svc.store.set_thread(forum, "_watch", **new)
+    return max(datetime.fromisoformat(marks.get(name) or new[name]) for name in names)
 
 
 def forget_thread(svc: Services, forum_name: str, thread_id: str) -> None:
