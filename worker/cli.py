@@ -337,6 +337,10 @@ def poll(config: str | None) -> None:
             plan = polling.plan(svc, name, force=True)
             batches = [(polling.read(svc, name, tid, reason, plan.activity.get(tid, "")))
                        for tid, reason in plan.threads.items()]
+            for tid, batch in zip(plan.threads, batches, strict=True):
+                if batch.skipped:
+                    click.echo(f"forum {name}, thread {tid}: skipped {batch.skipped} posts older than "
+                               "the watch (history: recorded as seen, not rolled; see answer_since)", err=True)
             latest = poll_latest(svc, name) if plan.latest else []
             for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
                 for post in posts:

@@ -251,3 +251,25 @@ def test_a_crash_after_smf_accepted_the_reply_leaves_exactly_one_reply(smf, tmp_
     assert poll(config) == "1 replies sent"  # the last post's tag, still waiting
     mine = [p for p in reader.list_posts(topic).posts if p.author == BOT]
     assert [sum(f"(ref p{pid} " in p.body_html for p in mine) for pid in (first, rolled)] == [1, 1]
+
+
+def test_a_newly_watched_members_only_board_rolls_no_history(smf, tmp_path, unique, cleanup_keys):
+    """Issue 24, item 8 (live): watching a board with old tagged posts rolled and answered
+    every old tag on the first poll. 20 tagged posts two days old: none rolled; a post made
+    after the watch began is answered. The board is members-only: listed as the bot."""
+    topic, _ = scene(smf, unique, [f"Tiro {i}: [tirada]{i % 5 + 1} dif 6[/tirada]" for i in range(19)])
+    # every post of the board two days older: the other tests' topics are history too
+    smf.sql(f"UPDATE smf_messages SET poster_time = poster_time - 172800 WHERE id_board = {int(smf.board)}")
+    config = write_config(tmp_path, smf, unique, boards=[smf.board])
+    env = dict(os.environ, REDIS_URL=redis_url())
+    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip() == "0 replies sent"
+    assert f"thread {topic}: skipped 20 posts older than the watch" in out.stderr
+    mine = [p for p in bot_client(smf).list_posts(topic).posts if p.author == BOT]
+    assert mine == []
+    new = smf.post_many(topic, ["Ahora, en la partida: [tirada]4 dif 6[/tirada]"])[0]
+    assert poll(config) == "1 replies sent"
+    mine = [p for p in bot_client(smf).list_posts(topic).posts if p.author == BOT]
+    assert len(mine) == 1 and f"(ref p{new} " in mine[0].body_html

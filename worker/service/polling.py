@@ -31,11 +31,14 @@ class PollResult:
         notices: notices this poll claimed (a roll tag added by editing a post) for
             :func:`deliver_notice` to post.
         full: the whole thread was read (from page 1): the periodic edit scan.
+        skipped: posts of the thread's history (older than the watch) this first read
+            recorded as seen and did not return (``answer_since``).
     """
 
     posts: list[ForumPost]
     notices: tuple[Any, ...] = ()
     full: bool = False
+    skipped: int = 0
 
     def __iter__(self):
         return iter(self.posts)
@@ -105,7 +108,8 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
             if post_id not in seen:
                 flag_deleted(svc, forum_name, post_id)
     history.commit(svc, forum_name, thread_id)
-    return PollResult(todo, tuple(notices), full=page.first_page == 1)
+    return PollResult(todo, tuple(notices), full=page.first_page == 1,
+                      skipped=len(history.skipped) if history.first_read else 0)
 
 
 #: Posts this long before a watch began are still answered (a player who posted while the
