@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 import requests
 
 from worker.forums import polite as politeness
+from worker.forums.base import ForumError, log_forum_alert
 from worker.forums.polite import Politeness
 
 __all__ = ["HttpClient"]
@@ -39,6 +40,17 @@ class HttpClient:
         Other statuses are returned for the caller to judge."""
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, **kwargs)
+
+    def _login_refused(self, exc: ForumError) -> ForumError:
+        """A refused login or API key: the host goes into backoff (at least
+        ``worker.forums.polite.AUTH_BACKOFF`` seconds, doubling) and the masters get one
+        alert, instead of a new attempt at every poll (issue 24, item 10). Returns ``exc``
+        for the caller to raise."""
+        if self.polite is not None:
+            wait = self.polite.login_refused(exc.url or self.base_url, str(exc.args[0] if exc.args else exc))
+            exc.retry_after = wait
+        log_forum_alert(getattr(self, "name", "") or self.base_url, exc)
+        return exc
 
     def fetch(self, path: str) -> requests.Response:
         """One GET of ``path`` (relative to the forum's root, or absolute) through the

@@ -60,6 +60,11 @@ __all__ = [
     "request",
 ]
 
+#: The shortest backoff after a refused login or API key (seconds); it doubles with each
+#: refusal in a row, up to :data:`MAX_BACKOFF`.
+AUTH_BACKOFF = 300.0
+#: The longest host backoff (seconds).
+MAX_BACKOFF = 3600.0
 #: Longest we ever honour from a forum's Retry-After (seconds).
 MAX_RETRY_AFTER = 3600.0
 
@@ -349,9 +354,9 @@ class Politeness:
         if down:
             remaining = float(down.get("until", "0")) - self.clock()
             if remaining > 0:
-                raise ForumError("throttled", f"{host} is in backoff after "
-                                 f"{down.get('failures', '?')} failure(s)", url=url,
-                                 retry_after=remaining)
+                why = down.get("why") or f"{down.get('failures', '?')} failure(s)"
+                raise ForumError("throttled", f"{host} is in backoff for {remaining:.0f} s after {why}",
+                                 url=url, retry_after=remaining)
             wait = self.backend.reserve(next_key, interval, limit)
         wait_ms = int(wait or 0)
         if wait_ms < 0:
@@ -361,16 +366,40 @@ class Politeness:
             self.sleep(wait_ms / 1000)
         return bool(down)
 
-    def host_failed(self, url: str) -> float:
-        """Record a 5xx / timeout / connection failure of ``url``'s host; returns the
-        backoff in seconds during which :meth:`throttle` refuses requests to it."""
+    def host_failed(self, url: str, *, at_least: float = 0.0, why: str = "") -> float:
+        """Record a failure of ``url``'s host (a 5xx, a timeout, no connection; a 429 "slow
+        down" or a refused login with ``at_least`` / ``why``); returns the backoff in seconds
+        during which :meth:`throttle` refuses requests to it.
+
+        Args:
+            at_least: the backoff is never shorter (a ``Retry-After``, the auth backoff).
+            why: what the backoff is for, in :meth:`throttle`'s error ("" = N failures).
+        """
         key = f"nr:host:{{{self.host_of(url)}}}:down"
         failures = int(self.backend.get(key).get("failures", "0") or 0) + 1
         span = min(self.backoff_cap, self.backoff_base * 2 ** min(failures - 1, 30))
-        delay = span / 2 + self.rng.uniform(0, span / 2)
-        self.backend.put(key, {"failures": str(failures), "until": f"{self.clock() + delay:.3f}"},
-                         ttl_seconds=int(self.backoff_cap * 4) + 60)
+        delay = max(span / 2 + self.rng.uniform(0, span / 2), min(float(at_least), MAX_BACKOFF))
+        record = {"failures": str(failures), "until": f"{self.clock() + delay:.3f}"}
+        if why:
+            record["why"] = why[:300]
+        self.backend.put(key, record, ttl_seconds=int(max(self.backoff_cap * 4, delay * 2)) + 60)
         return delay
+
+    def login_refused(self, url: str, message: str) -> float:
+        """A refused login or API key: the host is left alone for at least
+        :data:`AUTH_BACKOFF` seconds (doubling with each refusal, up to an hour), so a wrong
+        password costs one attempt per backoff, not one per poll. Returns the backoff."""
+        key = f"nr:host:{{{self.host_of(url)}}}:auth"
+        refusals = int(self.backend.get(key).get("refusals", "0") or 0)
+        self.backend.put(key, {"refusals": str(refusals + 1)}, ttl_seconds=24 * 3600)
+        return self.host_failed(url, at_least=min(MAX_BACKOFF, AUTH_BACKOFF * 2 ** min(refusals, 4)),
+                                why=f"a refused login ({message})")
+
+    def login_ok(self, url: str) -> None:
+        """A login that worked: the next refusal starts the auth backoff afresh."""
+        key = f"nr:host:{{{self.host_of(url)}}}:auth"
+        if self.backend.get(key):
+            self.backend.delete(key)
 
     def host_ok(self, url: str) -> None:
         """Record a success: clears the host's backoff."""
@@ -492,11 +521,14 @@ def request(session: requests.Session, method: str, url: str, *, timeout: float,
         if polite is not None:
             polite.host_failed(url)
         raise ForumError("http_5xx", url=url, status=resp.status_code)
+    if resp.status_code == 429:  # "slow down": the whole host is left alone that long
+        wait = _retry_after_of(resp)
+        if polite is not None:
+            wait = polite.host_failed(url, at_least=wait or 0.0, why="HTTP 429 (slow down)")
+        raise ForumError("flood", "the forum asks us to slow down", url=url, status=429,
+                         retry_after=wait)
     if polite is not None and had_backoff:  # (no record, nothing to clear: no round trip)
         polite.host_ok(url)
-    if resp.status_code == 429:
-        raise ForumError("flood", "the forum asks us to slow down", url=url, status=429,
-                         retry_after=_retry_after_of(resp))
     return resp
 
 

@@ -95,8 +95,13 @@ class DiscourseClient:
             body = _safe_json(resp)
             errors = "; ".join(map(str, body.get("errors", []))) if isinstance(body, dict) else ""
             reason = "auth" if "invalid" in errors.lower() or resp.status_code == 401 else "forbidden"
-            raise ForumError(reason, errors or "refused", url=resp.url, status=resp.status_code,
+            exc = ForumError(reason, errors or "refused", url=resp.url, status=resp.status_code,
                              transient=False)
+            if reason == "auth":  # a refused API key: the host in backoff, one alert (issue 24)
+                if self.polite is not None:
+                    exc.retry_after = self.polite.login_refused(resp.url, errors or "API key refused")
+                log_forum_alert(self.name, exc)
+            raise exc
         if resp.status_code == 404:
             raise ForumError("not_found", url=resp.url, status=404, transient=False)
         if resp.status_code == 422:

@@ -102,8 +102,10 @@ class FlaskBBClient(HttpClient):
             raise ForumError("http_4xx", "login failed", url=resp.url, status=resp.status_code)
         if not is_logged_in(resp.text):
             msg = "; ".join(parse_alerts(resp.text)) or "login refused"
-            raise ForumError("auth", f"{self.username}: {msg}", url=resp.url)
+            raise self._login_refused(ForumError("auth", f"{self.username}: {msg}", url=resp.url, transient=False))
         self._logged_in = True
+        if self.polite is not None:
+            self.polite.login_ok(resp.url)
 
     def _ensure_login(self) -> None:
         if not self._logged_in:

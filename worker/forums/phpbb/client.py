@@ -145,13 +145,15 @@ class PhpBBClient(HttpClient):
             raise ForumError("http_4xx", "login failed", url=resp.url, status=resp.status_code)
         if is_logged_in(resp.text):
             self._logged_in = True
+            if self.polite is not None:
+                self.polite.login_ok(resp.url)
             return
         soup = BeautifulSoup(resp.text, "lxml")
         err = soup.select_one("form#login div.error, div.error")
         message = err.get_text(" ", strip=True) if err else "login refused"
         if FORM_INVALID.search(message):
             raise ForumError("csrf", f"login form refused: {message}", url=resp.url)
-        raise ForumError("auth", f"{self.username}: {message}", url=resp.url, transient=False)
+        raise self._login_refused(ForumError("auth", f"{self.username}: {message}", url=resp.url, transient=False))
 
     def _ensure_login(self) -> None:
         if not self._logged_in:

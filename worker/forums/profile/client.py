@@ -282,6 +282,8 @@ class ProfileClient(HttpClient):
             resp = self._request("POST", urljoin(page.url, action or recipe.url), data=fields)
             if self._is_logged_in(resp.text) or self._is_logged_in(self._request("GET", "").text):
                 self._logged_in = True
+                if self.polite is not None:
+                    self.polite.login_ok(resp.url)
                 return
             answer = classify_answer(resp.text, recipe)
             if answer.kind == "flood":  # "wait 2 seconds to login again" (SMF): not a refusal
@@ -292,8 +294,8 @@ class ProfileClient(HttpClient):
                     continue
                 raise ForumError("flood", f"login: {answer.text}", url=resp.url, retry_after=wait)
             break
-        raise ForumError("auth", f"{self.username}: {answer.text or 'login refused'}", url=resp.url,
-                         transient=False)
+        raise self._login_refused(ForumError("auth", f"{self.username}: {answer.text or 'login refused'}",
+                                             url=resp.url, transient=False))
 
     def _is_logged_in(self, html: str) -> bool:
         sel = self.profile.topic.logged_in

@@ -1,0 +1,78 @@
+"""A forum that says "slow down", or refuses the bot's login, is left alone (issue 24, item 10).
+
+Seen live: a 429 with ``Retry-After: 30`` raised a flood error but never put the host in
+backoff (1,179 requests in 65 s on a Discourse-kind forum), and a refused login was tried
+again at every poll (425 requests in 60 s). The client here is the real profile client on a
+real ``requests`` session (``tests.unit.fakeweb``), with the politeness layer on an injected
+clock: a minute of polls every 2 seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from tests.unit.fakeweb import FakeWeb, Reply
+from worker.forums.base import ForumError
+from worker.forums.polite import AUTH_BACKOFF, MemoryBackend, Politeness
+from worker.forums.profile import ProfileClient, load_profile
+
+MYBB = Path(__file__).resolve().parents[1] / "fixtures" / "mybb"
+
+
+def client_on(web: FakeWeb, now: list[float]) -> ProfileClient:
+    polite = Politeness(MemoryBackend(clock=lambda: now[0]), "mybb", min_interval=0, clock=lambda: now[0],
+                        sleep=lambda s: None)
+    return ProfileClient(load_profile("mybb18"), "http://mybb.test", "rollbot", "wrong", session=web.session(),
+                         name="mybb", polite=polite, form_age=0, sleep=lambda s: None, clock=lambda: now[0])
+
+
+def a_minute_of_polls(client: ProfileClient, now: list[float]) -> list[str]:
+    reasons = []
+    for _ in range(30):
+        try:
+            client.list_posts("1")
+            reasons.append("ok")
+        except ForumError as exc:
+            reasons.append(exc.reason)
+        now[0] += 2
+    return reasons
+
+
+def test_a_429_with_retry_after_30_gets_two_requests_in_a_minute():
+    web = FakeWeb("http://mybb.test")
+    web.route("GET", "/showthread.php", Reply(429, "Too many requests", {"Retry-After": "30"}))
+    now = [1_800_000_000.0]
+    reasons = a_minute_of_polls(client_on(web, now), now)
+    assert len(web.calls("GET", "/showthread.php")) == 2  # t = 0 and t = 30: Retry-After honoured
+    assert reasons[0] == "flood" and reasons[15] == "flood"
+    assert set(reasons) == {"flood", "throttled"}
+
+
+def test_a_refused_login_puts_the_host_in_backoff_and_is_one_alert(caplog):
+    web = FakeWeb("http://mybb.test")
+    guest = (MYBB / "login_failed.html").read_text(encoding="utf-8")  # no post: the guest must log in
+    web.route("GET", "/showthread.php", Reply(200, guest))
+    web.route("GET", "/member.php", Reply(200, guest))
+    web.route("POST", "/member.php", Reply(200, guest))  # refused
+    web.route("GET", "/", Reply(200, guest))
+    now = [1_800_000_000.0]
+    client = client_on(web, now)
+    with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+        reasons = a_minute_of_polls(client, now)
+    assert reasons[0] == "auth" and set(reasons[1:]) == {"throttled"}
+    assert len(web.calls("POST", "/member.php")) == 1
+    assert len(web.log) == 4  # the topic, the login form, the refused login, the check of the home page
+    alerts = [r for r in caplog.records if getattr(r, "reason", "") == "auth"]
+    assert len(alerts) == 1 and "rollbot" in alerts[0].getMessage()
+    # the backoff names why, and lasts AUTH_BACKOFF seconds
+    with pytest.raises(ForumError) as err:
+        client.list_posts("1")
+    assert "refused login" in str(err.value) and err.value.retry_after == pytest.approx(AUTH_BACKOFF - 60, abs=1)
+    now[0] += AUTH_BACKOFF
+    with pytest.raises(ForumError) as err:
+        client.list_posts("1")
+    assert err.value.reason == "auth"  # one more attempt after the backoff; refused again: twice as long
+    assert err.value.retry_after == pytest.approx(2 * AUTH_BACKOFF)
