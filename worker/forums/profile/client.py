@@ -312,8 +312,15 @@ class ProfileClient(HttpClient):
         """GET one topic page; (response, True when this answer taught a new canonical URL:
         the request was redirected)."""
         resp = self._request("GET", self._page_path(thread_id, page), headers=headers)
-        learnt = bool(resp.history) and self._remember_canonical(thread_id, resp.url)
+        learnt = bool(resp.history) and not self._is_login_url(resp.url) and self._remember_canonical(
+            thread_id, resp.url)
         return resp, learnt
+
+    def _is_login_url(self, url: str) -> bool:
+        """A redirect to the login page (a guest sent to log in) teaches no topic URL."""
+        login = urlsplit(self._url(self.profile.login.url))
+        there = urlsplit(url)
+        return there.path == login.path and (not login.query or login.query in there.query)
 
     def _parse(self, resp: requests.Response, thread_id: str, page: int, *, alert: bool = True
                ) -> tuple[list[ForumPost], TopicInfo]:
@@ -349,6 +356,8 @@ class ProfileClient(HttpClient):
             return False
         if not self._logged_in:
             return True
+        if resp.status_code == 404:  # a 404 to the logged-in bot is the forum's word: not found
+            return False
         return bool(self.profile.topic.logged_in) and not self._is_logged_in(resp.text)
 
     def _parse_as_member(self, resp: requests.Response, thread_id: str, page: int,
@@ -391,15 +400,27 @@ class ProfileClient(HttpClient):
 
     def list_posts(self, thread_id: str, *, since_page: int = 1) -> ThreadPage:
         """Posts of the topic from page ``since_page`` to the last (at most 500 pages).
-        With ``polite``, an unchanged page (minus ``volatile`` parts) that was the last
-        page costs one request and no parse. A ``since_page`` past the end reads the last
-        page (the forum shows it, or page 1 tells which it is).
+        With ``polite``, an unchanged page (minus ``volatile`` parts, or a 304) that was the
+        last page costs one request and no parse; an unchanged earlier page is read again in
+        full. A ``since_page`` past the end reads the last page (the forum shows it, or page
+        1 tells which it is); one the forum answers 404 (or "not found") is read again from
+        page 1, so only a topic whose page 1 is not found is gone.
 
         Raises:
             ForumError: ``not_found``, ``markup`` (alert logged, naming the key),
                 transport reasons.
         """
         since = max(1, int(since_page))
+        try:
+            return self._list_posts(thread_id, since)
+        except ForumError as exc:
+            if exc.reason != "not_found" or since == 1:
+                raise
+        # the remembered page is gone (posts deleted; some engines answer 404 past the end):
+        # the thread is only gone if page 1 says so too
+        return self._list_posts(thread_id, 1)
+
+    def _list_posts(self, thread_id: str, since: int) -> ThreadPage:
         fetched = None
         if self.polite is not None:
             path = self._page_path(thread_id, since)
@@ -410,7 +431,13 @@ class ProfileClient(HttpClient):
                 return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since,
                                   unchanged=True)
             resp = fetched.response
-            learnt = bool(resp.history) and self._remember_canonical(thread_id, resp.url)
+            if resp.status_code == 304:
+                # unchanged, but not the last page: its posts are needed with the later ones
+                # (a full read flags the posts it does not see as deleted), so read it in full
+                fetched = None
+                resp, _ = self._fetch(thread_id, since)
+            learnt = bool(resp.history) and not self._is_login_url(resp.url) and self._remember_canonical(
+                thread_id, resp.url)
             try:
                 posts, info = self._parse(resp, thread_id, since, alert=False)
             except ForumError as exc:
@@ -489,6 +516,8 @@ class ProfileClient(HttpClient):
                 if exc.reason != "markup":
                     raise
                 raise self._alert(exc, resp.url, board=forum_id) from None
+        if page == 1 and resp.history:
+            self._remember_board(forum_id, resp)
         for problem in board.problems[:5]:
             log_forum_warning(self.name, problem.message, key=problem.key, url=resp.url,
                               profile=self.profile.name, board=forum_id)
@@ -498,11 +527,26 @@ class ProfileClient(HttpClient):
         return board.listing
 
     def board_path(self, forum_id: str, page: int = 1) -> str:
-        """The path of a board listing's page ``page`` (``board.url``)."""
+        """The path of a board listing's page ``page`` (``board.url``); page 1 at the URL
+        the board redirected to before, when it did (a slugged canonical URL)."""
         spec = self.profile.board
         if spec is None:
             raise ForumError("forbidden", f"profile {self.profile.name} has no [board]", transient=False)
+        if page == 1:
+            canonical = self.canonical_url(f"board:{forum_id}")
+            if canonical:
+                return canonical
         return spec.url.format(forum_id=forum_id, page=page, start=(page - 1) * spec.per_page)
+
+    def _remember_board(self, forum_id: str, resp: requests.Response) -> None:
+        """A board's page 1 that answered with a redirect: its target is where it is read
+        from now on (one request per idle cycle instead of two)."""
+        url = urlsplit(resp.url)
+        clean = urlunsplit((url.scheme, url.netloc, url.path, url.query, ""))
+        if self.canonical_url(f"board:{forum_id}") != clean:
+            self._canonical[f"board:{forum_id}"] = clean
+            if self.polite is not None:
+                self.polite.backend.put(self._canonical_key(f"board:{forum_id}"), {"url": clean}, CANONICAL_TTL)
 
     def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
         """The bot's newest post in the topic containing ``marker``, from the last page

@@ -1,0 +1,213 @@
+"""Conditional reads, pages that vanish and boards that redirect, on a real HTTP server
+(issue 24, items 4-6).
+
+The server is small and ours (``http.server`` on 127.0.0.1, a thread of this test): it keeps
+topics as lists of posts, renders pages of 2 posts with page links, answers ``ETag`` /
+``If-None-Match`` with **304** as engines that honour validators do, **404** for a page past
+the end, and **301** from a board's short URL to its slugged one. The client is the real
+profile client on a real ``requests`` session, with the politeness layer in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import threading
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from worker.forums.base import ForumError
+from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.profile import ProfileClient, profile_from_mapping
+
+pytestmark = pytest.mark.integration
+
+PROFILE = profile_from_mapping(tomllib.loads('''
+name = "tiny"
+markup = "bbcode"
+[topic]
+url = "t/{thread_id}?page={page}"
+page_param = "page"
+per_page = 2
+post = "div.post"
+id_attr = "id"
+id_regex = "^p(\\\\d+)$"
+author = ".author"
+time = ".time"
+body = ".body"
+page_current = ".pages b"
+page_links = ".pages a"
+post_url = "p/{post_id}"
+logged_in = "a.logout"
+not_found_regex = "no such topic"
+[board]
+url = "b/{forum_id}"
+thread_link = "a.topic"
+thread_regex = "t/(\\\\d+)"
+listing = "ul.topics"
+topic = "li"
+last_post = "span.last"
+[login]
+url = "login"
+form = "form#login"
+fields = { username = "u", password = "p" }
+[reply]
+url = "reply/{thread_id}"
+form = "form#reply"
+fields = { message = "m" }
+'''), where="tiny")
+PER_PAGE = 2
+
+
+@dataclass
+class Forum:
+    """What the server serves, and what it was asked."""
+
+    topics: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id -> [(post id, text)]
+    requests: list[tuple[str, int]] = field(default_factory=list)  # (path?query, status)
+
+    def page(self, topic: str, number: int) -> str | None:
+        posts = self.topics.get(topic)
+        if posts is None:
+            return None
+        last = max(1, -(-len(posts) // PER_PAGE))
+        if number > last:
+            return None
+        rows = "".join(
+            f'<div class="post" id="p{pid}"><span class="author">ana</span>'
+            f'<span class="time">2026-12-01T10:{int(pid) % 60:02d}:00+00:00</span>'
+            f'<div class="body">{html.escape(text)}</div></div>'
+            for pid, text in posts[(number - 1) * PER_PAGE:number * PER_PAGE])
+        links = "".join(f'<a href="/t/{topic}?page={n}">{n}</a>' if n != number else f"<b>{n}</b>"
+                        for n in range(1, last + 1))
+        return f'<html><body><a class="logout" href="/logout">x</a>{rows}<div class="pages">{links}</div></body></html>'
+
+    def board(self) -> str:
+        items = "".join(f'<li><a class="topic" href="/t/{tid}">Escena {tid}</a><span class="last">{posts[-1][0]}</span></li>'
+                        for tid, posts in self.topics.items())
+        return f'<html><body><a class="logout" href="/logout">x</a><ul class="topics">{items}</ul></body></html>'
+
+    def count(self, prefix: str, status: int | None = None) -> int:
+        return sum(1 for path, code in self.requests if path.startswith(prefix) and (status is None or code == status))
+
+
+def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _send(self, status: int, body: str = "", headers: dict[str, str] | None = None) -> None:
+            forum.requests.append((self.path, status))
+            data = body.encode()
+            self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            if status != 304:
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if status != 304:
+                self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            url = urlsplit(self.path)
+            if url.path == "/b/2":
+                return self._send(301, headers={"Location": "/b/2-partidas"})
+            if url.path == "/b/2-partidas":
+                return self._send(200, forum.board())
+            if url.path.startswith("/t/"):
+                number = int(parse_qs(url.query).get("page", ["1"])[0])
+                body = forum.page(url.path[3:], number)
+                if body is None:
+                    return self._send(404, "<html><body>no such topic</body></html>")
+                etag = '"' + hashlib.sha1(body.encode()).hexdigest()[:16] + '"'
+                if self.headers.get("If-None-Match") == etag:
+                    return self._send(304, headers={"ETag": etag})
+                return self._send(200, body, {"ETag": etag})
+            return self._send(404, "not here")
+
+    return Handler
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[Forum, str]]:
+    forum = Forum()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(forum))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield forum, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def client(base: str) -> ProfileClient:
+    polite = Politeness(MemoryBackend(), "tiny", min_interval=0)
+    bot = ProfileClient(PROFILE, base, "narrador", "pw", name="tiny", polite=polite, form_age=0)
+    bot._logged_in = True  # a public forum: no login needed for these reads
+    return bot
+
+
+def test_a_304_to_a_full_read_of_a_multi_page_topic_reads_the_page_again_not_an_empty_page(served, caplog):
+    """Item 4: the empty 304 body was parsed as the page: a false topic.post alert and a
+    failed poll every cycle."""
+    forum, base = served
+    forum.topics["7"] = [(str(i), f"post {i}") for i in range(1, 8)]  # 4 pages
+    bot = client(base)
+    assert [p.post_id for p in bot.list_posts("7").posts] == [str(i) for i in range(1, 8)]
+    forum.requests.clear()
+    with caplog.at_level("WARNING", logger="narrador.alerts"):
+        again = bot.list_posts("7")  # the safety re-read, from page 1
+    assert [p.post_id for p in again.posts] == [str(i) for i in range(1, 8)] and not again.unchanged
+    assert caplog.records == []
+    assert forum.requests[:2] == [("/t/7?page=1", 304), ("/t/7?page=1", 200)]
+    assert len(forum.requests) == 5  # page 1 twice, pages 2-4
+    # the last page, unchanged, is one request and nothing to parse (once it was read as the
+    # poll's first page: pages read after it are not remembered)
+    assert not bot.list_posts("7", since_page=4).unchanged
+    forum.requests.clear()
+    assert bot.list_posts("7", since_page=4).unchanged
+    assert forum.requests == [("/t/7?page=4", 304)]
+
+
+def test_a_remembered_page_that_is_gone_reads_from_page_1_and_the_thread_stays(served):
+    """Item 5: posts deleted, the remembered last page answered 404, and the thread was
+    forgotten as gone."""
+    forum, base = served
+    forum.topics["8"] = [(str(i), f"post {i}") for i in range(1, 10)]  # 5 pages
+    bot = client(base)
+    assert bot.list_posts("8", since_page=5).last_page == 5
+    del forum.topics["8"][4:]  # four posts left: 2 pages
+    thread = bot.list_posts("8", since_page=5)
+    assert (thread.first_page, thread.last_page) == (1, 2)
+    assert [p.post_id for p in thread.posts] == ["1", "2", "3", "4"]
+    assert forum.count("/t/8?page=5", 404) == 1
+    del forum.topics["8"]
+    with pytest.raises(ForumError) as err:  # gone only when page 1 says so
+        bot.list_posts("8", since_page=2)
+    assert err.value.reason == "not_found" and forum.count("/t/8?page=1", 404) == 1
+
+
+def test_a_board_that_redirects_costs_one_request_per_idle_cycle_after_the_first(served):
+    """Item 6: a board URL answering 301 to its slugged URL was requested twice every cycle."""
+    forum, base = served
+    forum.topics["9"] = [("1", "hola")]
+    bot = client(base)
+    assert bot.list_threads("2") == ["9"]
+    assert [path for path, _ in forum.requests] == ["/b/2", "/b/2-partidas"]
+    forum.requests.clear()
+    for _ in range(5):
+        assert bot.list_threads("2") == ["9"]
+    assert forum.requests == [("/b/2-partidas", 200)] * 5
+    # a new client of the same forum (another worker) knows it too: kept with the politeness state
+    other = ProfileClient(PROFILE, base, "narrador", "pw", name="tiny", polite=bot.polite, form_age=0)
+    other._logged_in = True
+    forum.requests.clear()
+    assert other.list_threads("2") == ["9"] and forum.requests == [("/b/2-partidas", 200)]
