@@ -114,7 +114,7 @@ def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
             if status != 304:
                 self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             url = urlsplit(self.path)
             if url.path == "/b/2":
                 return self._send(301, headers={"Location": "/b/2-partidas"})
