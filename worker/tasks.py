@@ -189,6 +189,10 @@ def post_recovered(forum: str, post_id: str) -> int:
     return len(service.flag_recovered(services(), forum, post_id))
 
 
+#: Longest one thread's poll holds its lock (ms): a dead worker's poll frees it this late.
+POLL_LOCK_MS = 15 * 60 * 1000
+
+
 @app.task(name="narrador.poll_thread", bind=True, ignore_result=True, max_retries=MAX_RETRIES)
 def poll_thread(self, forum: str, thread_id: str, reason: str = "poll", activity: str = "") -> int:
     """Read one thread and queue its new posts; returns how many were queued. ``reason`` and
@@ -196,16 +200,26 @@ def poll_thread(self, forum: str, thread_id: str, reason: str = "poll", activity
     (``worker.polling.read``)."""
     from worker import polling, service
 
+    svc = services()
+    # one poll of a thread at a time: a long thread's first read (100 pages) outlasts a poll
+    # cycle, and a second read beside it would queue every post twice (issue 24, item 11)
+    lock = f"poll:{forum}:{thread_id}"
+    token = svc.store.acquire_lock(lock, ttl_ms=POLL_LOCK_MS)
+    if token is None:
+        log.info("poll of %s/%s skipped: another poll of it is running", forum, thread_id)
+        return 0
     try:
-        polled = polling.read(services(), forum, thread_id, reason, activity)
+        polled = polling.read(svc, forum, thread_id, reason, activity)
     except ForumError as exc:
         if exc.transient:
-            raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+            raise self.retry(exc=exc, countdown=exc.retry_after or _backoff(self.request.retries)) from exc
         if exc.reason == "not_found":
-            service.forget_thread(services(), forum, thread_id)
+            service.forget_thread(svc, forum, thread_id)
             return 0
         log.error("poll of %s/%s failed: %s", forum, thread_id, exc)
         return 0
+    finally:
+        svc.store.release_lock(lock, token)
     for post in polled:
         queue_post(post_to_message(post))
     for notice in polled.notices:  # a roll tag added by editing: its author is told

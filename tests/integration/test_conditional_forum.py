@@ -66,23 +66,27 @@ PER_PAGE = 2
 
 @dataclass
 class Forum:
-    """What the server serves, and what it was asked."""
+    """What the server serves, and what it was asked. A post is ``(id, text)`` by ana, or
+    ``(id, text, author)``."""
 
-    topics: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id -> [(post id, text)]
+    topics: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
     requests: list[tuple[str, int]] = field(default_factory=list)  # (path?query, status)
+    per_page: int = PER_PAGE
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def page(self, topic: str, number: int) -> str | None:
         posts = self.topics.get(topic)
         if posts is None:
             return None
-        last = max(1, -(-len(posts) // PER_PAGE))
+        per_page = self.per_page
+        last = max(1, -(-len(posts) // per_page))
         if number > last:
             return None
         rows = "".join(
-            f'<div class="post" id="p{pid}"><span class="author">ana</span>'
-            f'<span class="time">2026-12-01T10:{int(pid) % 60:02d}:00+00:00</span>'
-            f'<div class="body">{html.escape(text)}</div></div>'
-            for pid, text in posts[(number - 1) * PER_PAGE:number * PER_PAGE])
+            f'<div class="post" id="p{post[0]}"><span class="author">{post[2] if len(post) > 2 else "ana"}</span>'
+            f'<span class="time">2026-12-01T10:{int(post[0]) % 60:02d}:00+00:00</span>'
+            f'<div class="body">{html.escape(post[1])}</div></div>'
+            for post in posts[(number - 1) * per_page:number * per_page])
         links = "".join(f'<a href="/t/{topic}?page={n}">{n}</a>' if n != number else f"<b>{n}</b>"
                         for n in range(1, last + 1))
         return f'<html><body><a class="logout" href="/logout">x</a>{rows}<div class="pages">{links}</div></body></html>'
@@ -129,7 +133,21 @@ def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
                 if self.headers.get("If-None-Match") == etag:
                     return self._send(304, headers={"ETag": etag})
                 return self._send(200, body, {"ETag": etag})
+            if url.path.startswith("/reply/"):
+                return self._send(200, '<html><body><a class="logout" href="/logout">x</a>'
+                                  f'<form id="reply" method="post" action="{url.path}"><textarea name="m">'
+                                  '</textarea></form></body></html>')
             return self._send(404, "not here")
+
+        def do_POST(self) -> None:  # the reply form: the post goes at the end, 302 to the topic
+            url = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length", "0"))
+            form = parse_qs(self.rfile.read(length).decode())
+            topic = url.path.removeprefix("/reply/")
+            with forum.lock:
+                posts = forum.topics[topic]
+                posts.append((str(int(posts[-1][0]) + 1), form["m"][0], "narrador"))
+            return self._send(302, headers={"Location": f"/t/{topic}"})
 
     return Handler
 
@@ -211,3 +229,46 @@ def test_a_board_that_redirects_costs_one_request_per_idle_cycle_after_the_first
     other._logged_in = True
     forum.requests.clear()
     assert other.list_threads("2") == ["9"] and forum.requests == [("/b/2-partidas", 200)]
+
+
+def test_replies_to_a_backlog_in_a_2000_post_thread_search_a_bounded_number_of_pages(served, tmp_path, unique):
+    """Item 11 (live): on a 2,000-post thread (100 pages) with 200 tagged posts, each reply's
+    marker search walked from the last page back to the post's page: 12,716 page reads in 5
+    minutes. The search now starts no earlier than the thread's last page as known when the
+    reply was first tried (less REPLY_SEARCH_MARGIN = 2 pages), so one search reads page 1
+    and at most margin + 1 + the pages the backlog's own replies added since the poll."""
+    from tests.conftest import FIXED_NOW, make_settings
+    from worker import service
+    from worker.gamestate import MemoryGameState
+    from worker.keystore import Keystore
+    from worker.service.replies import REPLY_SEARCH_MARGIN
+
+    forum, base = served
+    forum.per_page = 20
+    forum.topics["1"] = [(str(i), f"[tirada]{i % 5 + 1} dif 6[/tirada]" if i % 10 == 0 else f"relato {i}")
+                         for i in range(1, 2001)]
+    settings = make_settings(tmp_path, unique)
+    name = f"f-{unique}"
+    bot = ProfileClient(PROFILE, base, "narrador", "pw", name=name, form_age=0)
+    bot._logged_in = True
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: FIXED_NOW), keystore=keystore,
+                           forum_factory=lambda fs: bot, clock=lambda: FIXED_NOW)
+    polled = service.poll_thread(svc, name, "1").posts
+    assert len(polled) == 2000 and svc.store.get_thread(name, "1")["last_page"] == "100"
+    backlog = [post for post in polled if service.process_post(svc, post).status == "pending_reply"]
+    assert len(backlog) == 200
+    reads = []
+    for number, post in enumerate(backlog):
+        forum.requests.clear()
+        assert service.send_reply(svc, name, post.post_id)
+        pages = [path for path, _ in forum.requests if path.startswith("/t/1")]
+        added = (2000 + number) // 20 - 99  # pages the replies so far added after page 100
+        # two searches (before posting, and to find the reply the redirect did not name): page 1
+        # and pages from (100 - margin) to the last one, then page 1 and the last page
+        assert len(pages) <= 2 + (REPLY_SEARCH_MARGIN + 1 + added) + 1, (number, pages)
+        reads.append(len(pages))
+    assert len(forum.topics["1"]) == 2200  # one reply each, none twice
+    assert sum(reads) < 200 * 14  # was ~100 pages a reply
+    assert max(reads) <= 16

@@ -77,3 +77,23 @@ def test_a_reply_waiting_for_its_threads_earlier_reply_looks_again_soon_and_long
     with pytest.raises(RuntimeError):
         tasks._post_once(task, "reply", raises(ReplyBusy("being sent by another worker")))
     assert 5 <= task.calls[1]["countdown"] <= 10 and "max_retries" not in task.calls[1]
+
+
+def test_a_thread_is_never_polled_twice_at_once(queued, monkeypatch):
+    """Issue 24, item 11 (live): a 100-page thread's first read outlasted a poll cycle and a
+    second poll read it beside the first: 4,003 process_post runs for 2,002 posts. A poll
+    holds the thread's lock; one that finds it held reads nothing."""
+    svc, forum, unique, calls = queued
+    thread_id, _ = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    queued_posts: list[dict] = []
+    monkeypatch.setattr(tasks, "queue_post", queued_posts.append)
+    held = svc.store.acquire_lock(f"poll:f-{unique}:{thread_id}", ttl_ms=60_000)  # a poll in progress
+    assert tasks.poll_thread.run(f"f-{unique}", thread_id) == 0
+    assert queued_posts == [] and forum.calls.count("list_posts") == 0
+    svc.store.release_lock(f"poll:f-{unique}:{thread_id}", held)
+    assert tasks.poll_thread.run(f"f-{unique}", thread_id) == 1
+    assert len(queued_posts) == 1
+    # the lock is released after the poll, even one that failed
+    forum.fail_next("list_posts", ForumError("markup", "broken", key="topic.post"))
+    assert tasks.poll_thread.run(f"f-{unique}", thread_id) == 0
+    assert svc.store.acquire_lock(f"poll:f-{unique}:{thread_id}", ttl_ms=1000) is not None

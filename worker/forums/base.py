@@ -317,14 +317,17 @@ class ForumPort(Protocol):
         avoid double replies."""
         ...
 
-    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
+                   from_page: int = 1) -> str | None:
         """Return the id of a post by the bot in the thread whose text contains ``marker``
         (e.g. a roll id), or None when there is none.
 
         ``after_post_id``: the reply can only come after this post (the one it answers), so
         the search, which reads from the newest page backwards, stops at the page holding it
         (see :func:`passed` and :func:`worker.forums.paging.search_pages`, the one search
-        every adapter uses)."""
+        every adapter uses). ``from_page``: no page before it is read (the thread's last
+        page before the reply was first sent, less a margin: the reply cannot be earlier), so
+        a reply to an old post of a long thread costs a few pages, not the whole thread."""
         ...
 
 

@@ -209,7 +209,8 @@ class FakeForum:
         self.replies.append(RecordedReply(thread_id, post_id, content))
         return post_id
 
-    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
+                   from_page: int = 1) -> str | None:
         """The bot's newest post in the thread whose text contains ``marker``, else None;
         the search stops at ``after_post_id`` (the reply cannot be older)."""
         self._enter("find_reply")

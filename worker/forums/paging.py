@@ -38,7 +38,7 @@ PageReader = Callable[[int], PageRead | None]
 
 def search_pages(read: PageReader, *, bot: str, marker: str, last_page: int,
                  after_post_id: str | None = None, known: dict[int, PageRead] | None = None,
-                 max_pages: int = MAX_PAGES) -> str | None:
+                 max_pages: int = MAX_PAGES, first_page: int = 1) -> str | None:
     """The id of the newest post by ``bot`` containing ``marker``, searching from
     ``last_page`` backwards, or None.
 
@@ -52,6 +52,8 @@ def search_pages(read: PageReader, *, bot: str, marker: str, last_page: int,
             (or an older post), since the reply cannot be older.
         known: pages already read by the caller (e.g. page 1), by number; not read again.
         max_pages: at most this many pages are read.
+        first_page: no page before it is read: the reply cannot be there (the caller knows
+            the thread's last page before the reply was first sent; issue 24, item 11).
 
     Raises:
         ValueError: an empty marker.
@@ -61,7 +63,8 @@ def search_pages(read: PageReader, *, bot: str, marker: str, last_page: int,
         raise ValueError("empty marker")
     cache = dict(known or {})
     number, reads, visited = max(1, int(last_page)), 0, set()
-    while number >= 1 and reads < max_pages:
+    floor = max(1, int(first_page))
+    while number >= floor and reads < max_pages:
         page = cache.get(number)
         if page is None:
             page = read(number)
@@ -77,6 +80,6 @@ def search_pages(read: PageReader, *, bot: str, marker: str, last_page: int,
         if found or passed(page.posts, after_post_id):
             return found
         number -= 1
-        while number in visited and number >= 1:
+        while number in visited and number >= floor:
             number -= 1
     return None

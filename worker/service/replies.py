@@ -13,6 +13,7 @@ import base64
 import hashlib
 import hmac
 import logging
+from collections.abc import Mapping
 
 from core import render
 from core.errors import NarradorError
@@ -92,10 +93,11 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
             raise ReplyWaits(f"reply of {forum_name}/{post_id} waits for the reply to {earlier}")
         forum = svc.forum(forum_name)
         marker = reply_marker(svc, post_id)
-        existing = forum.find_reply(thread_id, marker, after_post_id=post_id)
+        from_page = _reply_search_floor(svc, forum_name, thread_id, post_id, state.fields)
+        existing = forum.find_reply(thread_id, marker, after_post_id=post_id, from_page=from_page)
         reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
         if reply_id is None:  # accepted without an id: it is in the thread, or held
-            reply_id = forum.find_reply(thread_id, marker, after_post_id=post_id) or ""
+            reply_id = forum.find_reply(thread_id, marker, after_post_id=post_id, from_page=from_page) or ""
             if not reply_id:
                 log_forum_warning(forum_name, f"the reply to post {post_id} was accepted but is not in "
                                   f"thread {thread_id} (held for moderation?); it is not sent again",
@@ -109,6 +111,29 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
     finally:
         if token is not None:
             svc.store.release_reply_lock(forum_name, post_id, token)
+
+
+#: Pages before the thread's last page (as known when a reply is first sent) that its marker
+#: search still reads: posts deleted meanwhile move the reply that many pages back at most.
+REPLY_SEARCH_MARGIN = 2
+
+
+def _reply_search_floor(svc: Services, forum_name: str, thread_id: str, post_id: str,
+                        fields: Mapping[str, str]) -> int:
+    """The first page the marker search of this reply reads (issue 24, item 11).
+
+    A reply is posted at the end of the thread, so it is never before the thread's last page
+    as the poll state knew it when the reply was first tried. That page (less
+    :data:`REPLY_SEARCH_MARGIN`) is kept in the post's state at the first try, before
+    anything is posted, and every retry searches from it: a reply to an early post of a
+    2,000-post thread costs a few page reads, not the walk back to the post's page."""
+    kept = fields.get("reply_from_page", "")
+    if kept.isdigit():
+        return int(kept)
+    last = svc.store.get_thread(forum_name, thread_id).get("last_page", "1")
+    floor = max(1, (int(last) if last.isdigit() else 1) - REPLY_SEARCH_MARGIN)
+    svc.store.update_post(forum_name, post_id, reply_from_page=str(floor))
+    return floor
 
 
 def _earlier_pending(svc: Services, forum_name: str, thread_id: str, post_id: str) -> str | None:

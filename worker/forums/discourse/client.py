@@ -249,7 +249,8 @@ class DiscourseClient:
         except (KeyError, TypeError, ValueError):
             raise ForumError("markup", "reply accepted but no post id in the answer") from None
 
-    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
+                   from_page: int = 1) -> str | None:
         """The id of the bot's newest post in the topic whose text contains ``marker``,
         reading chunks from the last backwards (``worker.forums.paging.search_pages``; posts
         are searched directly: Discourse's search index lags behind new posts) and stopping

@@ -331,7 +331,8 @@ class FlaskBBClient(HttpClient):
                              transient=False)
         raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
 
-    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
+                   from_page: int = 1) -> str | None:
         """The id of the bot's newest post in topic ``thread_id`` whose text contains
         ``marker`` (whitespace-normalized), or None.
 
@@ -353,14 +354,14 @@ class FlaskBBClient(HttpClient):
             if exc.reason != "not_found" or self._logged_in:
                 raise
             self.login()  # maybe hidden from guests
-            return self.find_reply(thread_id, marker, after_post_id=after_post_id)
+            return self.find_reply(thread_id, marker, after_post_id=after_post_id, from_page=from_page)
 
         def read(number: int) -> PageRead | None:
             got = self._read_page(thread_id, number)
             return None if got is None else PageRead(got[0], got[1].last_page)
 
         return search_pages(read, bot=self.username, marker=marker, last_page=first[1].last_page,
-                            after_post_id=after_post_id,
+                            after_post_id=after_post_id, first_page=from_page,
                             known={1: PageRead(first[0], first[1].last_page)})
 
     def create_thread(self, forum_id: str, title: str, content: str) -> tuple[str, str]:

@@ -293,7 +293,8 @@ class PhpBBClient(HttpClient):
             self._board_per_page[forum_id] = board_per_page(resp.text) or 0
         return listing
 
-    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
+                   from_page: int = 1) -> str | None:
         """The id of the bot's newest post in topic ``thread_id`` whose text contains
         ``marker`` (whitespace-normalized), or None. Reads page 1 (to learn the last page)
         then from the last page backwards (``worker.forums.paging.search_pages``), stopping
@@ -312,7 +313,7 @@ class PhpBBClient(HttpClient):
             return PageRead(posts, page.last_page)
 
         return search_pages(read, bot=self.username, marker=marker, last_page=info.last_page,
-                            after_post_id=after_post_id,
+                            after_post_id=after_post_id, first_page=from_page,
                             known={1: PageRead(first_posts, info.last_page)})
 
     # ---- writing

@@ -548,7 +548,8 @@ class ProfileClient(HttpClient):
             if self.polite is not None:
                 self.polite.backend.put(self._canonical_key(f"board:{forum_id}"), {"url": clean}, CANONICAL_TTL)
 
-    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None) -> str | None:
+    def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
+                   from_page: int = 1) -> str | None:
         """The bot's newest post in the topic containing ``marker``, from the last page
         backwards (``worker.forums.paging.search_pages``), stopping at the page that holds
         ``after_post_id``; None when there is none.
@@ -567,7 +568,7 @@ class ProfileClient(HttpClient):
             return PageRead(posts, page.last_page)
 
         return search_pages(read, bot=self.username, marker=marker, last_page=info.last_page,
-                            after_post_id=after_post_id,
+                            after_post_id=after_post_id, first_page=from_page,
                             known={1: PageRead(first_posts, info.last_page)})
 
     # ---- writing
