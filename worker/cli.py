@@ -1082,7 +1082,9 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
         click.echo(line)
     click.echo()
     if report.ok:
-        click.echo("ok: every part parsed")
+        warned = sorted({w.key for w in report.warnings if w.key})
+        click.echo("ok: every part parsed" + (f"; {len(report.warnings)} warning(s): {', '.join(warned)}"
+                                               if report.warnings else ""))
         return
     keys = sorted({p.key for p in report.problems if p.key})
     click.echo(f"{len(report.problems)} problem(s)" + (f"; keys at fault: {', '.join(keys)}" if keys else ""))

@@ -59,9 +59,16 @@ class CheckReport:
 
     lines: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
     def say(self, line: str = "") -> None:
         self.lines.append(line)
+
+    def warn(self, key: str, message: str) -> None:
+        """Something that may be wrong but does not stop the check (nor ``--post``)."""
+        warning = Problem(key, message)
+        self.warnings.append(warning)
+        self.lines.append(f"  WARNING {warning}")
 
     def problem(self, key: str, message: str) -> None:
         problem = Problem(key, message)
@@ -101,6 +108,7 @@ class FormView:
     message_field: str
     tokens: tuple[str, ...]
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
 
 def _error(exc: ForumError) -> Problem:
@@ -285,9 +293,12 @@ class _Profile(_Reader):
         missing = [t for t in recipe.token_fields if t not in fields]
         if missing:
             problems.append(Problem("reply.token_fields", f"the form has no {', '.join(missing)}"))
-        if message not in fields:
-            problems.append(Problem("reply.fields", f"the form has no field {message!r} (fields.message)"))
-        return FormView(str(form.get("action") or ""), fields, message, tuple(recipe.token_fields), problems)
+        warnings = []
+        if message not in fields:  # the client sends it anyway: a box outside the <form> (form= attribute)
+            warnings.append(Problem("reply.fields", f"the form has no field {message!r} (fields.message); "
+                                    "the reply sends it anyway: try --post"))
+        return FormView(str(form.get("action") or ""), fields, message, tuple(recipe.token_fields), problems,
+                        warnings)
 
     def login_form(self, html: str) -> FormView | None:
         from bs4 import BeautifulSoup
@@ -400,6 +411,51 @@ def _show_form(report: CheckReport, form: FormView, label: str) -> None:
     _table(report, ("field", "role", "value"), rows)
     for problem in form.problems:
         report.problem(problem.key, problem.message)
+    for warning in form.warnings:
+        report.warn(warning.key, warning.message)
+
+
+def _other_forms(html: str, chosen: str) -> list[str]:
+    """The page's forms other than the one chosen, as ``form#id (action) fields: a, b``:
+    what to put in ``reply.form`` when the chosen one is not the reply form."""
+    from bs4 import BeautifulSoup
+
+    from worker.forums.markup import form_fields
+
+    out = []
+    for form in BeautifulSoup(html, "lxml").find_all("form", limit=20):
+        ident = f"form#{form.get('id')}" if form.get("id") else f"form[action='{form.get('action') or ''}']"
+        if ident == chosen:
+            continue
+        names = ", ".join(sorted(form_fields(form))[:8])
+        out.append(f"{ident} (action {form.get('action') or '(this page)'!r}) fields: {names or 'none'}")
+    return out
+
+
+def _check_clock(report: CheckReport, fs: ForumSettings, view: TopicView, resp: Any, *,
+                 posted_at: float | None = None, own: str = "") -> None:
+    """Warn, naming ``timezone``, when the page's dates disagree with the forum's clock by more
+    than ten minutes: its newest post after the answer's ``Date`` header, or the bot's post
+    ``own`` away from the moment the forum accepted it (``posted_at``, epoch seconds)."""
+    from worker.forums.profile.client import CLOCK_TOLERANCE, _http_date
+
+    if not view.posts:
+        return
+    served = _http_date(resp.headers.get("Date", ""))
+    offset = 0.0
+    newest = max(p.created_utc.timestamp() for p in view.posts)
+    if served is not None and newest - served > CLOCK_TOLERANCE:
+        offset = newest - served
+    mine = next((p for p in view.posts if p.post_id == own), None)
+    if not offset and posted_at is not None and mine is not None:
+        diff = mine.created_utc.timestamp() - posted_at
+        if abs(diff) > CLOCK_TOLERANCE:
+            offset = diff
+    if offset:
+        zone = getattr(fs, "timezone", "") or "the profile's"
+        report.warn("timezone", f"the forum's dates read {offset / 3600:+.1f} h off its own clock: it shows "
+                    f"times in another zone than {zone} (set timezone in [forums.{fs.name}], "
+                    "or the bot account's zone on the forum)")
 
 
 # --------------------------------------------------------------------------- the checks
@@ -552,10 +608,11 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
         report.problem("", "no topic to read: the board is empty and no --thread was given")
         return report
     # the topic's first and last pages
-    first = _live_topic(report, client, reader, thread_id, 1, None, clock, flavour, ruleset)
+    first = _live_topic(report, client, reader, thread_id, 1, None, clock, flavour, ruleset, fs)
     if first is not None and first.last_page > 1:
         report.say()
-        last = _live_topic(report, client, reader, thread_id, first.last_page, first.per_page, clock, flavour, ruleset)
+        last = _live_topic(report, client, reader, thread_id, first.last_page, first.per_page, clock, flavour,
+                           ruleset, fs)
         if last is not None and last.page != first.last_page:
             report.problem("topic.page_param" if isinstance(client, ProfileClient) and client.canonical_url(thread_id)
                            else ("topic.url" if fs.kind == "profile" else ""),
@@ -575,12 +632,16 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
         marker = f"(ref check-{token})"
         text = f"Prueba de Narrador (narrador forums check): se puede borrar. {marker}"
         try:
+            posted_at = clock().timestamp()
             post_id = client.post_reply(thread_id, text)
             found = client.find_reply(thread_id, marker)
         except ForumError as exc:
             if transient(exc):
                 raise
             report.problem(exc.key or ("reply.form" if fs.kind == "profile" else ""), f"post: {_error(exc).message}")
+            if form is not None and fs.kind == "profile" and reader.profile is not None:
+                for other in _other_forms(resp.text, reader.profile.reply.form):
+                    report.say(f"  another form on the reply page: {other}")
         else:
             if found is None:
                 report.problem("reply.post_id_regex" if fs.kind == "profile" else "",
@@ -589,14 +650,28 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
             else:
                 report.say(f"post: ok, reply {found} is on the topic"
                            + ("" if post_id in (None, found) else f" (the answer named {post_id})"))
+                try:  # the bot's own post, dated by the forum, against when it was accepted
+                    page = client.list_posts(thread_id, since_page=max(1, first.last_page if first else 1))
+                except ForumError:
+                    page = None
+                if page is not None:
+                    view = TopicView(list(page.posts), page.last_page, page.last_page, {})
+                    _check_clock(report, fs, view, _NoDate(), posted_at=posted_at, own=found)
     elif post:
         report.say()
         report.say("post: not tried (fix the problems above first)")
     return report
 
 
+class _NoDate:
+    """A response stand-in without headers: only the bot's own post is compared."""
+
+    headers: dict[str, str] = {}
+
+
 def _live_topic(report: CheckReport, client: Any, reader: _Reader, thread_id: str, page: int,
-                per_page: int | None, clock: Callable[[], datetime], flavour: str, ruleset: str) -> TopicView | None:
+                per_page: int | None, clock: Callable[[], datetime], flavour: str, ruleset: str,
+                fs: ForumSettings | None = None) -> TopicView | None:
     resp = client.fetch(reader.topic_path(client, thread_id, page, per_page))
     if resp.status_code >= 400:
         report.problem("topic.url" if reader.kind == "profile" else "",
@@ -609,4 +684,6 @@ def _live_topic(report: CheckReport, client: Any, reader: _Reader, thread_id: st
         report.problem(problem.key, f"topic {thread_id} page {page} ({resp.url}): {problem.message}")
         return None
     _show_topic(report, view, flavour, ruleset, f"topic {thread_id} ({resp.url})", reader.key("author"))
+    if fs is not None and view.page == view.last_page:
+        _check_clock(report, fs, view, resp)
     return view

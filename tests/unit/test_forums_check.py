@@ -143,3 +143,58 @@ def test_a_forum_that_does_not_answer_is_one_line_and_exit_1(tmp_path):
     # "connection", or "throttled" once the shared politeness state has the host in backoff
     assert re.search(r"forum foro: (connection|throttled)", result.output), result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_a_message_box_outside_the_form_is_a_warning_and_post_may_try(tmp_path):
+    """Issue 24, item 12: a reply form whose textarea lives outside the <form> (HTML's form=
+    attribute) was a problem that refused --post, although the client sends the field anyway."""
+    html = (MYBB / "newreply.html").read_text(encoding="utf-8")
+    outside = re.sub(r'<textarea([^>]*)name="message"([^>]*)>.*?</textarea>', "", html, count=1, flags=re.S)
+    assert outside != html
+    page = tmp_path / "newreply_outside.html"
+    page.write_text(outside.replace("</body>", '<textarea name="message" form="x"></textarea></body>'), encoding="utf-8")
+    result = check(tmp_path, "foro", "--html", str(page))
+    assert result.exit_code == 0, result.output
+    assert "WARNING reply.fields: the form has no field 'message'" in result.output and "try --post" in result.output
+    assert result.output.rstrip().endswith("ok: every part parsed; 1 warning(s): reply.fields")
+
+
+def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums_date():
+    """Issue 24, item 3: forums check compares the newest post's time with the forum's Date."""
+    from datetime import UTC, datetime
+
+    from worker.forumcheck import CheckReport, TopicView, _check_clock
+    from worker.forums.base import ForumPost
+
+    class Resp:
+        headers = {"Date": "Thu, 03 Dec 2026 14:00:00 GMT"}
+
+    def post(pid: str, hour: int, minute: int) -> ForumPost:
+        return ForumPost(forum="f", thread_id="1", post_id=pid, author="ana",
+                         created_utc=datetime(2026, 12, 3, hour, minute, tzinfo=UTC), edited_utc=None,
+                         body_html="", url="", page=1)
+
+    class FS:
+        name, timezone = "smf", ""
+
+    report = CheckReport()
+    _check_clock(report, FS(), TopicView([post("1", 13, 0), post("2", 14, 59)], 1, 1, {}), Resp())  # Madrid read as UTC
+    assert [w.key for w in report.warnings] == ["timezone"] and "+1.0 h" in report.warnings[0].message
+    report = CheckReport()
+    _check_clock(report, FS(), TopicView([post("1", 13, 0), post("2", 13, 58)], 1, 1, {}), Resp())
+    assert report.warnings == []
+    # a zone west of UTC: only the bot's own post tells (posted at 14:00, shown 09:00)
+    _check_clock(report, FS(), TopicView([post("3", 9, 0)], 1, 1, {}), Resp(),
+                 posted_at=datetime(2026, 12, 3, 14, 0, tzinfo=UTC).timestamp(), own="3")
+    assert [w.key for w in report.warnings] == ["timezone"] and "-5.0 h" in report.warnings[0].message
+
+
+def test_a_busy_forum_is_not_told_to_check_its_base_url():
+    """Issue 24, item 12: a 503 said "is it up? Check its base_url" although the forum answered."""
+    from worker.cli import forum_failure
+    from worker.forums.base import ForumError
+
+    busy, code = forum_failure("foro", ForumError("http_5xx", url="http://f/", status=503))
+    assert code == 1 and "answered 503 (busy or in maintenance)" in busy and "base_url" not in busy
+    flood, _ = forum_failure("foro", ForumError("flood", "wait", retry_after=30))
+    assert "asks to wait 30 s" in flood
