@@ -666,7 +666,8 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
 class _NoDate:
     """A response stand-in without headers: only the bot's own post is compared."""
 
-    headers: dict[str, str] = {}
+    def __init__(self) -> None:
+        self.headers: dict[str, str] = {}
 
 
 def _live_topic(report: CheckReport, client: Any, reader: _Reader, thread_id: str, page: int,

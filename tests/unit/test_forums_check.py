@@ -167,7 +167,8 @@ def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums
     from worker.forums.base import ForumPost
 
     class Resp:
-        headers = {"Date": "Thu, 03 Dec 2026 14:00:00 GMT"}
+        def __init__(self) -> None:
+            self.headers = {"Date": "Thu, 03 Dec 2026 14:00:00 GMT"}
 
     def post(pid: str, hour: int, minute: int) -> ForumPost:
         return ForumPost(forum="f", thread_id="1", post_id=pid, author="ana",
