@@ -165,6 +165,13 @@ class NarradorGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:  # `narrador config check | head -2`: the reader left, nothing to say
+            # (Python's advice for SIGPIPE: stdout to /dev/null so the exit's flush is quiet)
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (AttributeError, ValueError, OSError):  # stdout is not a file (a test runner)
+                pass
+            sys.exit(1)
         except Exception as exc:  # turned into one line, or re-raised under --debug
             if _debug(ctx):
                 raise
@@ -1066,7 +1073,7 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
         raise BadInput(f"unknown forum {forum_name!r} (configured: {', '.join(sorted(settings.forums)) or 'none'})")
     problem = settings.forum(forum_name).credentials_problem()
     if problem and not offline:
-        raise BadInput(f"forums.{forum_name}: {problem}")
+        raise BadInput(problem)  # it names forums.<name> itself
     try:
         if offline:
             report = check_files(settings, forum_name, list(files), thread_id=thread_id)

@@ -199,3 +199,32 @@ def test_a_busy_forum_is_not_told_to_check_its_base_url():
     assert code == 1 and "answered 503 (busy or in maintenance)" in busy and "base_url" not in busy
     flood, _ = forum_failure("foro", ForumError("flood", "wait", retry_after=30))
     assert "asks to wait 30 s" in flood
+
+
+def test_a_forum_without_password_is_named_once(tmp_path):
+    """Issue 25, item 4: `forums check` doubled the prefix (forums.x: forums.x: no password)."""
+    result = CliRunner().invoke(main, ["forums", "check", "-c", str(write_config(tmp_path)), "foro"])
+    assert result.exit_code == 2
+    assert "Error: forums.foro: no password (set password or password_env)" in result.output
+    assert "forums.foro: forums.foro" not in result.output
+
+
+def test_a_reader_that_leaves_early_is_no_internal_error():
+    """Issue 25, item 4: `narrador config check | head -2` ended in "internal error:
+    BrokenPipeError": a command whose reader left exits 1 without a word."""
+    import click
+
+    from worker.cli import NarradorGroup
+
+    @click.group(cls=NarradorGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def talk() -> None:
+        click.echo("first line")
+        raise BrokenPipeError(32, "Broken pipe")
+
+    result = CliRunner().invoke(group, ["talk"])
+    assert result.exit_code == 1
+    assert "internal error" not in result.output and "Error" not in result.output
