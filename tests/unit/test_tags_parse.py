@@ -164,3 +164,11 @@ def test_lark_errors_never_leak() -> None:
             parse_tag(body)
         except TagError:
             pass
+
+
+def test_the_texts_own_word_for_a_stunt_is_read() -> None:
+    """Issue 26, item 4. exaltado-reglas.txt, «Acrobacias»: "Exaltado resuelve este problema
+    mediante las proezas ... estás llevando a cabo una proeza, una acrobacia." `proeza 2`
+    was refused; it is the same roll as `acrobacia 2`."""
+    assert parse_tag("8 proeza 2", ruleset_id="exaltado") == parse_tag("8 acrobacia 2", ruleset_id="exaltado")
+    assert parse_tag("8 Proeza 2", ruleset_id="exaltado").stunt == 2
