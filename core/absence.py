@@ -59,7 +59,7 @@ class AbsenceError(NarradorError):
     """A downtime notice whose date cannot be read.
 
     Attributes:
-        code: ``bad_date`` (not a date in an accepted form, or an impossible date).
+        code: ``bad_date`` (not a date in an accepted form), ``impossible_date`` (31/02/2027).
         value: the text found after ``hasta=`` / ``until=``.
     """
 
@@ -67,6 +67,11 @@ class AbsenceError(NarradorError):
         super().__init__(message)
         self.code = code
         self.value = value
+
+    @property
+    def params(self) -> dict[str, str]:
+        """What the player's reply names (``core.messages.error_message``)."""
+        return {"value": self.value}
 
 
 @dataclass(frozen=True)
@@ -124,11 +129,11 @@ def parse_date(value: str) -> date:
         if m:
             parts = (int(m.group(3)), int(m.group(2)), int(m.group(1)))
     if parts is None:
-        raise AbsenceError(f"not a date: {text!r} (use YYYY-MM-DD)", value=text)
+        raise AbsenceError(f"not a date: {text!r} (use DD/MM/YYYY or YYYY-MM-DD)", value=text)
     try:
         return date(*parts)
     except ValueError:
-        raise AbsenceError(f"impossible date: {text!r}", value=text) from None
+        raise AbsenceError(f"impossible date: {text!r}", code="impossible_date", value=text) from None
 
 
 def find_absences(text: str) -> list[ParsedAbsence]:

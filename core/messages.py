@@ -50,6 +50,8 @@ _ERRORS = {
     "bad_game": N_("partida no válida: {game}"),
     "busy": N_("el estado de la partida está muy solicitado; vuelve a intentarlo"),
     "absence_past": N_("la fecha de la ausencia ({until}) ya ha pasado"),
+    "bad_date": N_("«{value}» no es una fecha: escribe DD/MM/AAAA o AAAA-MM-DD (por ejemplo, 24/12/2026)"),
+    "impossible_date": N_("«{value}» no es una fecha que exista"),
     "unknown_scene": N_("ese hilo no es una escena"),
     "bad_settings": N_("configuración no válida: {setting}"),
     "bad_sheet": N_("el fichero de hojas no es válido: {problems}"),

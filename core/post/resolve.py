@@ -195,7 +195,7 @@ class _Decision:
         inp = self.inp
         for found in find_absences(inp.text):
             if found.error is not None or found.notice is None:
-                self.extra.append(f"{found.raw}: {found.error}")
+                self.extra.append(f"{found.raw}: {messages.error_message(found.error, self.lang)}")
                 continue
             ends = notice_end(found.notice, inp.zone)
             if ends <= inp.now:

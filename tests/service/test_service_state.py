@@ -171,6 +171,20 @@ def test_downtime_notice_is_acknowledged_once(env):
     assert len(forum.replies) == 1
 
 
+def test_a_downtime_date_that_cannot_be_read_is_explained_in_the_games_language(env):
+    """Issue 26, item 6: in a Spanish game `[ausencia hasta=24/12]` was answered in English
+    ("not a date ... use YYYY-MM-DD"), and the hint omitted the DD/MM/YYYY it accepts."""
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Avisos", "[ausencia hasta=24/12]Navidad[/ausencia]")
+    roll_post(svc, forum, forum_name, thread_id, post_id)
+    reply = last_reply(forum)
+    assert "«24/12» no es una fecha: escribe DD/MM/AAAA o AAAA-MM-DD (por ejemplo, 24/12/2026)" in reply
+    assert "not a date" not in reply and "use YYYY" not in reply
+    _, other = forum.add_thread("1", "Avisos", "[ausencia hasta=31/02/2027]x[/ausencia]")
+    roll_post(svc, forum, forum_name, "2", other)
+    assert "«31/02/2027» no es una fecha que exista" in last_reply(forum)
+
+
 def test_inactive_scene_participant_gets_exactly_one_notice(env):
     svc, forum, clock, game, forum_name = env
     # the calendar opens the configured scene (forum:1)
