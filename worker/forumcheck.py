@@ -432,30 +432,19 @@ def _other_forms(html: str, chosen: str) -> list[str]:
     return out
 
 
-def _check_clock(report: CheckReport, fs: ForumSettings, view: TopicView, resp: Any, *,
+def _check_clock(report: CheckReport, fs: ForumSettings, view: TopicView, served: float | None, *,
                  posted_at: float | None = None, own: str = "") -> None:
-    """Warn, naming ``timezone``, when the page's dates disagree with the forum's clock by more
-    than ten minutes: its newest post after the answer's ``Date`` header, or the bot's post
-    ``own`` away from the moment the forum accepted it (``posted_at``, epoch seconds)."""
-    from worker.forums.profile.client import CLOCK_TOLERANCE, _http_date
+    """Warn, naming ``timezone``, when the page's dates read off the forum's clock
+    (``worker.forums.dates.clock_offset``): its newest post after the answer's ``Date``
+    (``served``, epoch s), or the bot's post ``own`` away from when it was accepted."""
+    from worker.forums.dates import clock_advice, clock_offset
 
     if not view.posts:
         return
-    served = _http_date(resp.headers.get("Date", ""))
-    offset = 0.0
-    newest = max(p.created_utc.timestamp() for p in view.posts)
-    if served is not None and newest - served > CLOCK_TOLERANCE:
-        offset = newest - served
-    mine = next((p for p in view.posts if p.post_id == own), None)
-    if not offset and posted_at is not None and mine is not None:
-        diff = mine.created_utc.timestamp() - posted_at
-        if abs(diff) > CLOCK_TOLERANCE:
-            offset = diff
+    mine = next((p.created_utc.timestamp() for p in view.posts if p.post_id == own), None)
+    offset = clock_offset(max(p.created_utc.timestamp() for p in view.posts), served, mine, posted_at)
     if offset:
-        zone = getattr(fs, "timezone", "") or "the profile's"
-        report.warn("timezone", f"the forum's dates read {offset / 3600:+.1f} h off its own clock: it shows "
-                    f"times in another zone than {zone} (set timezone in [forums.{fs.name}], "
-                    "or the bot account's zone on the forum)")
+        report.warn("timezone", clock_advice(offset, getattr(fs, "timezone", "") or "the profile's", fs.name))
 
 
 # --------------------------------------------------------------------------- the checks
@@ -656,18 +645,11 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
                     page = None
                 if page is not None:
                     view = TopicView(list(page.posts), page.last_page, page.last_page, {})
-                    _check_clock(report, fs, view, _NoDate(), posted_at=posted_at, own=found)
+                    _check_clock(report, fs, view, None, posted_at=posted_at, own=found)
     elif post:
         report.say()
         report.say("post: not tried (fix the problems above first)")
     return report
-
-
-class _NoDate:
-    """A response stand-in without headers: only the bot's own post is compared."""
-
-    def __init__(self) -> None:
-        self.headers: dict[str, str] = {}
 
 
 def _live_topic(report: CheckReport, client: Any, reader: _Reader, thread_id: str, page: int,
@@ -686,5 +668,7 @@ def _live_topic(report: CheckReport, client: Any, reader: _Reader, thread_id: st
         return None
     _show_topic(report, view, flavour, ruleset, f"topic {thread_id} ({resp.url})", reader.key("author"))
     if fs is not None and view.page == view.last_page:
-        _check_clock(report, fs, view, resp)
+        from worker.forums.dates import http_date
+
+        _check_clock(report, fs, view, http_date(resp.headers.get("Date", "")))
     return view

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import redis_url
+from tests.e2e.crashing import CRASHING_WORKER
 from tests.mybb.kit import BOT, HOW_TO, PLAYER, MyBB, find_mybb
 from worker.forums.base import ForumError
 from worker.forums.profile import ProfileClient, load_profile
@@ -215,26 +216,6 @@ def test_a_tag_added_by_editing_is_told_not_rolled(mybb, tmp_path, unique, clean
     assert len([x for x in bot_posts(mybb, tid) if "se añadió al editar" in x.body_html]) == 1
 
 
-CRASHING_WORKER = r"""
-import os, sys, time
-from worker.bootstrap import build_services
-from worker.forums.profile import ProfileClient
-from worker.service import poll_thread, process_post, send_reply
-from worker.settings import load_settings
-
-original = ProfileClient.post_reply
-
-def post_then_hang(self, thread_id, content):
-    reply_id = original(self, thread_id, content)
-    print(f"ACCEPTED {reply_id}", flush=True)  # the forum has the reply; Redis does not know yet
-    time.sleep(120)
-
-ProfileClient.post_reply = post_then_hang
-svc = build_services(load_settings(sys.argv[1]))
-for post in poll_thread(svc, sys.argv[2], sys.argv[3]):
-    if process_post(svc, post).status == "pending_reply":
-        send_reply(svc, sys.argv[2], post.post_id)
-"""
 
 
 def test_a_crash_after_mybb_accepted_the_reply_leaves_exactly_one_reply(mybb, tmp_path, unique, cleanup_keys):

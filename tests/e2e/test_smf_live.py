@@ -26,6 +26,7 @@ import pytest
 import requests
 
 from tests.conftest import redis_url
+from tests.e2e.crashing import CRASHING_WORKER
 from tests.smf.kit import HOW_TO, SMF, find_smf
 from worker.forums.profile import ProfileClient, load_profile
 
@@ -183,34 +184,6 @@ def test_a_forum_clock_in_madrid_read_as_utc_is_an_alert_naming_timezone(smf, un
     assert [int((w.created_utc - r.created_utc).total_seconds()) for w, r in zip(wrong.posts, right.posts, strict=True)] == [3600, 3600]
 
 
-CRASHING_WORKER = r"""
-import os, sys, time
-from worker.bootstrap import build_services
-from worker.forums.base import ForumError
-from worker.forums.profile import ProfileClient
-from worker.service import poll_thread, process_post, send_reply
-from worker.settings import load_settings
-
-original = ProfileClient.post_reply
-
-def post_then_hang(self, thread_id, content):
-    reply_id = original(self, thread_id, content)
-    print(f"ACCEPTED {reply_id}", flush=True)  # the forum has the reply; Redis does not know yet
-    time.sleep(300)
-
-ProfileClient.post_reply = post_then_hang
-svc = build_services(load_settings(sys.argv[1]))
-for post in poll_thread(svc, sys.argv[2], sys.argv[3]):
-    if process_post(svc, post).status == "pending_reply":
-        for attempt in range(10):  # SMF's flood wait is per IP, shared with the players: retried, as the task is
-            try:
-                send_reply(svc, sys.argv[2], post.post_id)
-                break
-            except ForumError as exc:
-                if exc.reason != "flood":
-                    raise
-                time.sleep(exc.retry_after or 6)
-"""
 
 
 def test_a_crash_after_smf_accepted_the_reply_leaves_exactly_one_reply(smf, tmp_path, unique, cleanup_keys):

@@ -166,9 +166,7 @@ def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums
     from worker.forumcheck import CheckReport, TopicView, _check_clock
     from worker.forums.base import ForumPost
 
-    class Resp:
-        def __init__(self) -> None:
-            self.headers = {"Date": "Thu, 03 Dec 2026 14:00:00 GMT"}
+    served = datetime(2026, 12, 3, 14, 0, tzinfo=UTC).timestamp()  # the answer's Date header
 
     def post(pid: str, hour: int, minute: int) -> ForumPost:
         return ForumPost(forum="f", thread_id="1", post_id=pid, author="ana",
@@ -179,13 +177,13 @@ def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums
         name, timezone = "smf", ""
 
     report = CheckReport()
-    _check_clock(report, FS(), TopicView([post("1", 13, 0), post("2", 14, 59)], 1, 1, {}), Resp())  # Madrid read as UTC
+    _check_clock(report, FS(), TopicView([post("1", 13, 0), post("2", 14, 59)], 1, 1, {}), served)  # Madrid read as UTC
     assert [w.key for w in report.warnings] == ["timezone"] and "+1.0 h" in report.warnings[0].message
     report = CheckReport()
-    _check_clock(report, FS(), TopicView([post("1", 13, 0), post("2", 13, 58)], 1, 1, {}), Resp())
+    _check_clock(report, FS(), TopicView([post("1", 13, 0), post("2", 13, 58)], 1, 1, {}), served)
     assert report.warnings == []
     # a zone west of UTC: only the bot's own post tells (posted at 14:00, shown 09:00)
-    _check_clock(report, FS(), TopicView([post("3", 9, 0)], 1, 1, {}), Resp(),
+    _check_clock(report, FS(), TopicView([post("3", 9, 0)], 1, 1, {}), served,
                  posted_at=datetime(2026, 12, 3, 14, 0, tzinfo=UTC).timestamp(), own="3")
     assert [w.key for w in report.warnings] == ["timezone"] and "-5.0 h" in report.warnings[0].message
 

@@ -20,8 +20,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-__all__ = ["DATE_LOCALES", "DateStyle", "check_formats", "parse_forum_date"]
+__all__ = ["CLOCK_TOLERANCE", "DATE_LOCALES", "DateStyle", "check_formats", "clock_offset", "http_date",
+           "parse_forum_date"]
 
+#: Dates further than this from the forum's own clock (its ``Date`` header, the moment it
+#: accepted the bot's post) mean the forum shows another time zone than configured (seconds).
+CLOCK_TOLERANCE = 600.0
 #: Languages a profile's ``locale`` may name (dateparser's language codes).
 DATE_LOCALES = ("es", "en")
 #: Longest date text read (a date is short; a long text is the wrong element).
@@ -132,3 +136,36 @@ def parse_forum_date(text: str, style: DateStyle, *, now: datetime) -> datetime 
         if parsed is not None:
             return _aware(parsed, zone)
     return None
+
+
+def http_date(value: str) -> float | None:
+    """An HTTP ``Date`` header as epoch seconds, or None when absent or unreadable."""
+    from email.utils import parsedate_to_datetime
+
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def clock_offset(newest: float | None, served: float | None, own: float | None = None,
+                 posted_at: float | None = None) -> float:
+    """How far (seconds) a forum's dates read off its own clock, or 0.0 within
+    :data:`CLOCK_TOLERANCE`: the page's newest post dated after the answer's ``Date``
+    (``served``; a forum east of the configured zone), else the bot's own post (``own``)
+    dated away from the moment the forum accepted it (``posted_at``; either side, up to
+    15 h: beyond, it is an older post of the bot, not a zone). All epoch seconds."""
+    if newest is not None and served is not None and newest - served > CLOCK_TOLERANCE:
+        return newest - served
+    if own is not None and posted_at is not None and CLOCK_TOLERANCE < abs(own - posted_at) <= 15 * 3600:
+        return own - posted_at
+    return 0.0
+
+
+def clock_advice(offset: float, zone: str, forum: str) -> str:
+    """The warning for a forum whose dates read ``offset`` seconds off its clock."""
+    return (f"the forum's dates read {offset / 3600:+.1f} h off its own clock: it shows times in another "
+            f"zone than {zone} (set timezone in [forums.{forum}] to the zone of the bot account's profile "
+            "on the forum)")

@@ -7,7 +7,8 @@ A client class sets ``base_url``, ``session``, ``timeout`` and ``polite`` (a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urljoin
 
 import requests
@@ -17,6 +18,8 @@ from worker.forums.base import ForumError, log_forum_alert
 from worker.forums.polite import Politeness
 
 __all__ = ["HttpClient"]
+
+T = TypeVar("T")
 
 
 class HttpClient:
@@ -40,6 +43,23 @@ class HttpClient:
         Other statuses are returned for the caller to judge."""
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, **kwargs)
+
+    def _as_member(self, read: Callable[[], T]) -> T:
+        """``read()``, and once more after logging in when it failed as a guest would: a
+        board or topic hidden from guests (members only) answers 401/403/404, "not found" or
+        a page without what was asked. Once logged in, its failures are the forum's word."""
+        try:
+            return read()
+        except ForumError as exc:
+            refused = exc.reason in ("not_found", "forbidden", "markup") or exc.status in (401, 403)
+            if getattr(self, "_logged_in", False) or not refused:
+                raise
+        self.login()
+        return read()
+
+    def login(self) -> None:
+        """Log in as the bot (each client's own)."""
+        raise NotImplementedError
 
     def _login_refused(self, exc: ForumError) -> ForumError:
         """A refused login or API key: the host goes into backoff (at least

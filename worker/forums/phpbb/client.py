@@ -272,14 +272,7 @@ class PhpBBClient(HttpClient):
             ForumError: ``not_found`` (no such board), ``markup``, transport reasons.
         """
         _check_id(forum_id, "board id")
-        try:
-            return self._board_listing(forum_id, page)
-        except ForumError as exc:
-            refused = exc.reason in ("not_found", "forbidden", "markup") or exc.status in (401, 403)
-            if self._logged_in or not refused:
-                raise
-        self.login()  # a board hidden from guests (members only): list it as the bot
-        return self._board_listing(forum_id, page)
+        return self._as_member(lambda: self._board_listing(forum_id, page))
 
     def _board_listing(self, forum_id: str, page: int) -> BoardListing:
         page = max(1, int(page))

@@ -18,7 +18,6 @@ import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
@@ -33,6 +32,7 @@ from worker.forums.base import (
     log_forum_alert,
     log_forum_warning,
 )
+from worker.forums.dates import clock_advice, clock_offset, http_date
 from worker.forums.http import HttpClient
 from worker.forums.markup import first_match, form_fields
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
@@ -50,9 +50,6 @@ __all__ = ["ProfileClient"]
 
 #: How long a learnt canonical topic URL (or page size) is remembered in Redis (seconds).
 CANONICAL_TTL = 7 * 24 * 3600
-#: Dates further than this from the forum's own clock (its ``Date`` header, the time the bot
-#: posted) mean the forum shows another time zone than the one configured (seconds).
-CLOCK_TOLERANCE = 600.0
 #: At most one clock warning per forum client in this long (seconds).
 CLOCK_WARN_EVERY = 3600.0
 
@@ -203,32 +200,18 @@ class ProfileClient(HttpClient):
     # ---- the forum's clock
     def _check_clock(self, posts: list[ForumPost], resp: requests.Response, thread_id: str) -> None:
         """Warn (naming ``timezone``) when the page's dates disagree with the forum's own
-        clock: a post dated after the answer's ``Date`` header, or the bot's newest post
-        dated away from the moment the forum accepted it (``post_reply``)."""
+        clock (``worker.forums.dates.clock_offset``: the answer's ``Date`` header, the moment
+        the forum accepted the bot's last post here)."""
         if not posts or self.clock() - self._clock_warned < CLOCK_WARN_EVERY:
             return
-        offset = 0.0
-        served = _http_date(resp.headers.get("Date", ""))
-        if served is not None:
-            newest = max(p.created_utc.timestamp() for p in posts)
-            if newest - served > CLOCK_TOLERANCE:
-                offset = newest - served
-        posted = self._posted.get(thread_id)
-        if not offset and posted is not None:
-            own = [p.created_utc.timestamp() for p in posts if p.author == self.username]
-            if own:  # the bot's newest post is the one it just made (zones are within 14 h)
-                self._posted.pop(thread_id, None)
-                diff = max(own) - posted
-                if CLOCK_TOLERANCE < abs(diff) <= 15 * 3600:
-                    offset = diff
+        own = [p.created_utc.timestamp() for p in posts if p.author == self.username]
+        posted = self._posted.pop(thread_id, None) if own else self._posted.get(thread_id)
+        offset = clock_offset(max(p.created_utc.timestamp() for p in posts),
+                              http_date(resp.headers.get("Date", "")), max(own, default=None), posted)
         if offset:
             self._clock_warned = self.clock()
-            hours = offset / 3600
-            log_forum_warning(
-                self.name, f"the forum's dates read {hours:+.1f} h off its own clock: it shows "
-                f"times in another zone than {self.profile.timezone} (set timezone in "
-                f"[forums.{self.name}] to the zone of the bot account's profile on the forum)",
-                key="timezone", url=resp.url, profile=self.profile.name, thread_id=thread_id)
+            log_forum_warning(self.name, clock_advice(offset, self.profile.timezone, self.name), key="timezone",
+                              url=resp.url, profile=self.profile.name, thread_id=thread_id)
 
     def _page_path(self, thread_id: str, page: int) -> str:
         spec = self.profile.topic
@@ -660,7 +643,7 @@ class ProfileClient(HttpClient):
         recipe = self.profile.reply
         resp, location = self._submit(recipe, "reply", recipe.url.format(thread_id=thread_id),
                                       {"message": content}, "reply")
-        self._posted[thread_id] = _http_date(resp.headers.get("Date", "")) or self.clock()
+        self._posted[thread_id] = http_date(resp.headers.get("Date", "")) or self.clock()
         if location is None:
             return None
         return find_id(recipe.post_id_regex, location, "" if location else resp.text)
@@ -688,12 +671,3 @@ class ProfileClient(HttpClient):
             post_id = self.list_posts(thread_id).posts[0].post_id
         return thread_id, post_id
 
-
-def _http_date(value: str) -> float | None:
-    """An HTTP ``Date`` header as epoch seconds, or None when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        return parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
