@@ -74,8 +74,9 @@ class PrivateRedis:
         return redis.Redis.from_url(self.url, decode_responses=True, socket_timeout=5)
 
 
-def fault_config(instance: Path, redis_url: str, sink_url: str, topics: int) -> str:
-    """A configuration: one game, one Discourse-kind forum (the sink) polled every second."""
+def fault_config(instance: Path, redis_url: str, sink_url: str, topics: int, extra: str = "") -> str:
+    """A configuration: one game, one Discourse-kind forum (the sink) polled every second;
+    ``extra`` lines go in the forum's table."""
     threads = ", ".join(f'"{t}"' for t in range(1, topics + 1))
     return f"""
 [narrador]
@@ -96,14 +97,16 @@ watch_threads = [{threads}]
 poll_interval = 1
 request_interval = 0
 timeout = 5
+{extra}
 """
 
 
 class FaultStack:
     """The sink, a private Redis, Narrador's worker and beat; see the module docstring."""
 
-    def __init__(self, tmp: Path, *, topics: int = 6, reply_delay: float = 0.0) -> None:
+    def __init__(self, tmp: Path, *, topics: int = 6, reply_delay: float = 0.0, forum_extra: str = "") -> None:
         self.tmp = tmp
+        self.forum_extra = forum_extra
         self.reply_delay = reply_delay
         self.topics = topics
         self.procs = Procs()
@@ -121,7 +124,7 @@ class FaultStack:
             _proc, port = self.procs.server("sink", "--reply-delay", str(self.reply_delay), max_seconds=600)
             self.sink_url = f"http://127.0.0.1:{port}"
             self.config.write_text(fault_config(self.tmp / "instance", self.redis.url, self.sink_url,
-                                                self.topics), encoding="utf-8")
+                                                self.topics, self.forum_extra), encoding="utf-8")
         except BaseException:
             self.__exit__()
             raise
@@ -159,9 +162,9 @@ class FaultStack:
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
     # ---------------------------------------------------------------- the forum
-    def post(self, topic: int, cooked: str) -> str:
-        """A player's post in ``topic``; returns its post id."""
-        body = json.dumps({"topic": topic, "username": PLAYER, "cooked": cooked}).encode()
+    def post(self, topic: int, cooked: str, *, age: float = 0.0) -> str:
+        """A player's post in ``topic``, written ``age`` seconds ago; returns its post id."""
+        body = json.dumps({"topic": topic, "username": PLAYER, "cooked": cooked, "age": age}).encode()
         req = urllib.request.Request(f"{self.sink_url}/sink/post", data=body, method="POST",
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as resp:

@@ -31,7 +31,8 @@ Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
 ``status`` (``no_tags`` | ``pending_reply`` | ``replied`` | ``reply_failed``, given up after
 about a day of re-queues), ``requeued``, ``reply`` (the reply
 text, kept so a retried send posts the same text), ``reply_post_id``,
-``processed_at`` (UTC ISO 8601), ``edited_hash`` (hash of the latest body if it
+``processed_at`` (UTC ISO 8601), ``created`` (the post's own
+time, epoch seconds), ``edited_hash`` (hash of the latest body if it
 changed after the roll).
 
 Records are written with ``SET NX``: the first result of a roll always stands.  A post's
@@ -302,10 +303,12 @@ class Store:
         return list(self.r.zrangebyscore(pending_key(forum), "-inf", older_than_ms, start=0, num=limit))
 
     def earlier_pending_reply(self, forum: str, thread_id: str, post_id: str, *,
-                              since_ms: int, limit: int = 200) -> str | None:
+                              since_ms: int, limit: int = 200, written_since: int | None = None) -> str | None:
         """A post of the same thread, older than ``post_id`` (numeric ids), whose reply is
-        still pending and was queued after ``since_ms`` (epoch ms); else None. Two round
-        trips at most: the pending set, then the candidates' threads in one pipeline."""
+        still pending and was queued after ``since_ms`` (epoch ms); with ``written_since``
+        (epoch s), only one written then or later (a post without its ``created`` time
+        counts). Else None. Two round trips at most: the pending set, then the candidates'
+        threads in one pipeline."""
         if not post_id.isdigit():
             return None
         rows = self.r.zrangebyscore(pending_key(forum), since_ms, "+inf", start=0, num=limit,
@@ -315,10 +318,11 @@ class Store:
             return None
         with self.r.pipeline(transaction=False) as pipe:
             for p in candidates:
-                pipe.hmget(post_key(forum, p), "thread_id", "status")
+                pipe.hmget(post_key(forum, p), "thread_id", "status", "created")
             states = pipe.execute()
-        for p, (thread, status) in zip(candidates, states, strict=True):
-            if thread == thread_id and status == PostStatus.PENDING_REPLY:
+        for p, (thread, status, created) in zip(candidates, states, strict=True):
+            if thread == thread_id and status == PostStatus.PENDING_REPLY and (
+                    written_since is None or not str(created or "").isdigit() or int(created) >= written_since):
                 return p
         return None
 

@@ -26,6 +26,11 @@ Tasks take ids and strings only.  Every task is idempotent, because
   records to the archive (``worker.archive``), under a Redis lock.
 
 Transient forum failures are retried with exponential backoff and jitter.
+
+A post already older than :data:`BACKLOG_AGE` when it is queued (a long thread read late, a
+forum back after an outage) is backlog: its ``process_post`` (and any ``send_reply`` it
+queues) goes at :data:`BACKLOG_PRIORITY`, behind polls and fresh posts, so a new post is
+answered while an old backlog drains (issue 24, item 11).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -44,6 +49,7 @@ from worker import metrics
 from worker.celery_app import app, get_settings
 from worker.forums.base import ForumError, ForumPost
 from worker.service import ReplyBusy, ReplyWaits, Services
+from worker.service.replies import BACKLOG_AGE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +104,31 @@ def post_to_message(post: ForumPost) -> dict[str, Any]:
     }
 
 
-def post_task_options(msg: dict[str, Any]) -> dict[str, Any]:
-    """``apply_async``/``send_task`` options for a ``process_post`` message.
+#: A post older than this when it is queued is backlog (see the module docstring).
+BACKLOG_AGE = timedelta(seconds=BACKLOG_AGE_SECONDS)
+#: The Celery priority of backlog. kombu's Redis transport keeps one list per priority step
+#: (``priority_steps`` 0, 3, 6, 9) and a worker takes from 0 first: every other task is sent
+#: without a priority, which is 0.
+BACKLOG_PRIORITY = 9
+
+
+def post_priority(created_utc: datetime | str | None, now: datetime | None = None) -> dict[str, Any]:
+    """``{"priority": BACKLOG_PRIORITY}`` for a post created (aware datetime or ISO text)
+    more than :data:`BACKLOG_AGE` before ``now`` (default: the clock), else ``{}``; a date
+    that cannot be read is not backlog."""
+    try:
+        when = created_utc if isinstance(created_utc, datetime) else datetime.fromisoformat(str(created_utc))
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+    except (TypeError, ValueError):
+        return {}
+    now = now or datetime.now(UTC)
+    return {"priority": BACKLOG_PRIORITY} if now - when > BACKLOG_AGE else {}
+
+
+def post_task_options(msg: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    """``apply_async``/``send_task`` options for a ``process_post`` message: its priority
+    (:func:`post_priority` of ``msg["created_utc"]``) and a short ``argsrepr``.
 
     Celery otherwise puts a ``repr`` of the whole post (body included) in every message's
     headers (``argsrepr``, what its logs and monitors show): a copy of player text in the
@@ -107,7 +136,7 @@ def post_task_options(msg: dict[str, Any]) -> dict[str, Any]:
     The short form names the post.
     """
     return {"argsrepr": f"[<post {str(msg.get('forum', ''))[:100]}/{str(msg.get('post_id', ''))[:100]}>]",
-            "kwargsrepr": "{}"}
+            "kwargsrepr": "{}", **post_priority(msg.get("created_utc"), now)}
 
 
 def queue_post(msg: dict[str, Any]) -> None:
@@ -241,14 +270,15 @@ def process_post(message: dict[str, Any]) -> str:
     svc = services()
     outcome = service.process_post(svc, post)
     if outcome.status == PostStatus.PENDING_REPLY:
+        later = post_priority(post.created_utc)  # a backlog post's reply stays backlog
         try:
             service.send_reply(svc, post.forum, post.post_id)
         except ReplyBusy:
-            send_reply.delay(post.forum, post.post_id)
+            send_reply.apply_async((post.forum, post.post_id), **later)
         except ForumError as exc:
             if not exc.transient:
                 raise
-            send_reply.apply_async((post.forum, post.post_id), countdown=exc.retry_after or _backoff(0))
+            send_reply.apply_async((post.forum, post.post_id), countdown=exc.retry_after or _backoff(0), **later)
     for notice in outcome.notices:
         deliver_notice.delay(notice.game, notice.id)
     return outcome.status

@@ -31,7 +31,7 @@ import re
 import sys
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -79,8 +79,9 @@ class SinkHandler(_Base):
       exists and starts with an opening post by ``directora`` (a player's topic exists
       before the bot replies in it).
     - ``GET /posts.json``: ``{"latest_posts": []}`` (the polling fallback finds nothing).
-    - ``POST /sink/post`` (JSON ``{"topic", "username", "cooked"}``): a player's post, added
-      to its topic as Discourse would show it (the fault tests' players write here, and
+    - ``POST /sink/post`` (JSON ``{"topic", "username", "cooked"}``, optional ``"age"``:
+      seconds before now it was written): a player's post, added to its topic as Discourse
+      would show it (the fault tests' players write here, and
       Narrador finds their posts by polling the topic); answers the new post.
     - ``POST /sink/delay`` (JSON ``{"seconds"}``): from now on, replies take that long.
     - ``GET /u/<name>.json``: the bot's user (the adapter's ``login``).
@@ -108,10 +109,10 @@ class SinkHandler(_Base):
         return posts
 
     @classmethod
-    def _append(cls, topic: str, username: str, cooked: str) -> dict:
+    def _append(cls, topic: str, username: str, cooked: str, age: float = 0.0) -> dict:
         cls.next_id[0] += 1
         posts = cls.topics[topic]
-        stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        stamp = (datetime.now(UTC) - timedelta(seconds=age)).isoformat().replace("+00:00", "Z")
         post = {"id": cls.next_id[0], "topic_id": int(topic), "post_number": len(posts) + 1,
                 "username": username, "created_at": stamp, "updated_at": stamp, "version": 1,
                 "post_type": 1, "cooked": cooked, "topic_slug": f"escena-{topic}"}
@@ -136,7 +137,8 @@ class SinkHandler(_Base):
             with self.lock:
                 topic = str(int(data["topic"]))
                 self._topic(topic)
-                post = self._append(topic, str(data["username"]), str(data["cooked"]))
+                post = self._append(topic, str(data["username"]), str(data["cooked"]),
+                                    float(data.get("age", 0)))
             return self._send(200, json.dumps(post).encode())
         if path != "/posts.json":
             return self._send(404, b'{"errors":["not found"]}')

@@ -13,15 +13,19 @@ right after MyBB accepted its reply and before Redis recorded it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
+import requests
 
 from tests.conftest import redis_url
 from tests.e2e.crashing import CRASHING_WORKER
@@ -46,6 +50,11 @@ def mybb() -> MyBB:
     return forum
 
 
+def bot_client(forum: MyBB, *, timezone: str = "UTC") -> ProfileClient:
+    return ProfileClient(load_profile("mybb18").for_forum(timezone=timezone), forum.base_url, *BOT,
+                         name="mybb-bot", form_age=0)
+
+
 def player(forum: MyBB) -> ProfileClient:
     return ProfileClient(load_profile("mybb18"), forum.base_url, *PLAYER, name="mybb-player", form_age=0)
 
@@ -54,7 +63,8 @@ def guest(forum: MyBB) -> ProfileClient:
     return ProfileClient(load_profile("mybb18"), forum.base_url, "nadie", "", name="mybb-guest", form_age=0)
 
 
-def write_config(tmp: Path, forum: MyBB, unique: str, thread_ids: list[str]) -> Path:
+def write_config(tmp: Path, forum: MyBB, unique: str, thread_ids: list[str], *, boards: list[str] = (),
+                 timezone: str = "") -> Path:
     path = tmp / "narrador.toml"
     path.write_text("\n".join([
         "[narrador]",
@@ -73,6 +83,8 @@ def write_config(tmp: Path, forum: MyBB, unique: str, thread_ids: list[str]) -> 
         f'password = "{BOT[1]}"',
         f'game = "g-{unique}"',
         f"watch_threads = {json.dumps(thread_ids)}",
+        f"watch_forums = {json.dumps(list(boards))}",
+        *([f'timezone = "{timezone}"  # the bot account\'s own zone on the forum'] if timezone else []),
         "request_interval = 0",
         "flood_interval = 0      # the kit turns MyBB's flood check off",
         "edit_scan_interval = 1  # a full read for edits on earlier pages at every poll after a second",
@@ -261,3 +273,55 @@ def test_a_crash_after_mybb_accepted_the_reply_leaves_exactly_one_reply(mybb, tm
     assert send_reply(svc, forum, rolled) == reply_id
     assert len([x for x in guest(mybb).list_posts(tid).posts
                 if x.author == BOT[0] and f"(ref p{rolled} " in x.body_html]) == 1
+
+
+MEMBERS_ONLY = "2"  # the installer's "My Forum": its own board, so the other tests read theirs as guests
+
+
+def test_a_members_only_board_in_madrid_time_is_read_as_the_bot(mybb, tmp_path, unique, cleanup_keys, caplog):
+    """Issue 24 (Done when, on MyBB): a board guests cannot see, the bot's clock in
+    Europe/Madrid (MyBB shows each member's dates in their own zone, an offset in hours),
+    2 posts a page against MyBB's default of 10. The watched board is listed and its thread
+    read as the bot, every tagged post answered once, every date equal to the database's
+    ``dateline`` (minutes), no clock alert; read as UTC instead, one alert naming
+    ``timezone``."""
+    hours = datetime.now(ZoneInfo("Europe/Madrid")).utcoffset().total_seconds() / 3600
+    mybb.age_board(MEMBERS_ONLY, 2 * 86400)  # earlier runs' threads there are history, not rolled
+    mybb.guests_can_view(MEMBERS_ONLY, False)
+    mybb.set_user_zone(BOT[0], hours)
+    mybb.set_settings(timezoneoffset=f"{hours:g}")
+    try:
+        p = player(mybb)
+        tid, first = p.create_thread(MEMBERS_ONLY, f"Privada {unique}", "En la torre: [tirada]5 dif 6[/tirada]")
+        middle = [p.post_reply(tid, f"Relato {i}") for i in range(3)]
+        last = p.post_reply(tid, "Salto: [tirada]3 dif 7[/tirada]")  # 5 posts: 3 pages of 2
+        guest_page = requests.get(f"{mybb.base_url}/showthread.php?tid={tid}", timeout=10).text
+        assert "not logged in or do not have permission" in guest_page and f'id="post_{first}"' not in guest_page
+
+        config = write_config(tmp_path, mybb, unique, [], boards=[MEMBERS_ONLY], timezone="Europe/Madrid")
+        assert poll(config) == "2 replies sent"
+        thread = bot_client(mybb, timezone="Europe/Madrid").list_posts(tid)
+        assert thread.last_page == 4 and len(thread.posts) == 7  # 5 posts + 2 replies, 2 a page
+        replies = [r for r in thread.posts if r.author == BOT[0]]
+        assert [sum(f"(ref p{pid} " in r.body_html for r in replies) for pid in (first, last)] == [1, 1]
+        assert not any(f"(ref p{pid} " in r.body_html for pid in middle for r in replies)
+        stored = mybb.datelines(tid)
+        assert {x.post_id: int(x.created_utc.timestamp()) for x in thread.posts} == {
+            pid: when - when % 60 for pid, when in stored.items()}
+
+        from worker.alerts import forum_alerts
+
+        alerts = {a["key"] for a in forum_alerts(services_for(config).store.r, f"f-{unique}")}
+        assert not alerts & {"timezone", "topic.post", "board.listing", "board.last_post"}, alerts
+        assert poll(config) == "0 replies sent"
+
+        with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+            wrong = bot_client(mybb, timezone="UTC").list_posts(tid)
+        zone = [r for r in caplog.records if getattr(r, "key", "") == "timezone"]
+        assert len(zone) == 1 and f"+{hours:.1f} h" in zone[0].getMessage()
+        assert {int((w.created_utc - r.created_utc).total_seconds())
+                for w, r in zip(wrong.posts, thread.posts, strict=True)} == {int(hours * 3600)}
+    finally:
+        mybb.set_settings(timezoneoffset="0")
+        mybb.set_user_zone(BOT[0], 0)
+        mybb.guests_can_view(MEMBERS_ONLY, True)

@@ -24,7 +24,8 @@ def queued(env, monkeypatch):  # noqa: F811
     monkeypatch.setattr(tasks, "services", lambda: svc)
     calls: list[tuple] = []
     monkeypatch.setattr(tasks.send_reply, "delay", lambda *a: calls.append(("delay", a)))
-    monkeypatch.setattr(tasks.send_reply, "apply_async", lambda args, countdown=None: calls.append(("later", args, countdown)))
+    monkeypatch.setattr(tasks.send_reply, "apply_async", lambda args, countdown=None, **kw: calls.append(
+        ("later", args, countdown) if countdown is not None else ("delay", args)))
     monkeypatch.setattr(tasks.deliver_notice, "delay", lambda *a: calls.append(("notice", a)))
     return svc, forum, unique, calls
 
@@ -97,3 +98,20 @@ def test_a_thread_is_never_polled_twice_at_once(queued, monkeypatch):
     forum.fail_next("list_posts", ForumError("markup", "broken", key="topic.post"))
     assert tasks.poll_thread.run(f"f-{unique}", thread_id) == 0
     assert svc.store.acquire_lock(f"poll:f-{unique}:{thread_id}", ttl_ms=1000) is not None
+
+
+def test_a_post_written_long_before_it_is_queued_goes_behind_fresh_ones():
+    """Issue 24, item 11: a backlog post's process_post goes at BACKLOG_PRIORITY (kombu's
+    Redis transport serves priority 0 first); a fresh post, or one whose date cannot be read,
+    goes without a priority (0)."""
+    from datetime import UTC, datetime, timedelta
+
+    from worker import tasks
+
+    now = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+    old = {"forum": "f", "post_id": "7", "created_utc": (now - timedelta(minutes=11)).isoformat()}
+    fresh = {"forum": "f", "post_id": "8", "created_utc": (now - timedelta(minutes=9)).isoformat()}
+    assert tasks.post_task_options(old, now)["priority"] == tasks.BACKLOG_PRIORITY == 9
+    assert "priority" not in tasks.post_task_options(fresh, now)
+    assert "priority" not in tasks.post_task_options({"created_utc": "ayer"}, now)
+    assert tasks.post_task_options(old, now)["argsrepr"] == "[<post f/7>]"

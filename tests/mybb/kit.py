@@ -72,6 +72,33 @@ class MyBB:
         os.utime(settings_file, (stamp, stamp))
         time.sleep(3.1)
 
+    def guests_can_view(self, fid: str, allowed: bool) -> None:
+        """Open board ``fid`` to guests or make it members-only (``guests.php``: a
+        ``mybb_forumpermissions`` row for usergroup 1 and MyBB's permission cache rebuilt)."""
+        args = ["php", "-d", "error_reporting=E_ALL & ~E_DEPRECATED", str(HERE / "guests.php"),
+                str(self.docroot), str(int(fid)), "1" if allowed else "0"]
+        subprocess.run(args, check=True, capture_output=True, timeout=60)
+
+    def set_user_zone(self, username: str, hours: float) -> None:
+        """The member's own time zone (``mybb_users.timezone``, hours east of UTC, no DST
+        correction): what a member picks in User CP > Edit Options."""
+        with sqlite3.connect(self.db) as db:
+            db.execute("UPDATE mybb_users SET timezone = ?, dst = 0, dstcorrection = 0 WHERE username = ?",
+                       (str(hours), username))
+
+    def datelines(self, tid: str) -> dict[str, int]:
+        """Post id -> ``dateline`` (Unix seconds) of every post of thread ``tid``."""
+        with sqlite3.connect(self.db) as db:
+            rows = db.execute("SELECT pid, dateline FROM mybb_posts WHERE tid = ?", (int(tid),)).fetchall()
+        return {str(pid): int(when) for pid, when in rows}
+
+    def age_board(self, fid: str, seconds: int) -> None:
+        """Every post of board ``fid`` ``seconds`` older (history for a newly watched board)."""
+        with sqlite3.connect(self.db) as db:
+            db.execute("UPDATE mybb_posts SET dateline = dateline - ? WHERE fid = ?", (int(seconds), int(fid)))
+            db.execute("UPDATE mybb_threads SET dateline = dateline - ?, lastpost = lastpost - ? WHERE fid = ?",
+                       (int(seconds), int(seconds), int(fid)))
+
     def set_post_time(self, pid: str, epoch: int) -> None:
         """Move a post's date (``dateline``) in the database: old and relative dates."""
         with sqlite3.connect(self.db) as db:

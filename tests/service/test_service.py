@@ -508,3 +508,40 @@ def test_a_recovered_post_is_unflagged(env):
     assert service.flag_recovered(svc, name, post_id) == [rid]
     assert svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] is False
     assert service.flag_recovered(svc, name, post_id) == []
+
+
+def test_an_old_backlog_does_not_hold_a_fresh_posts_reply_but_keeps_its_own_order(tmp_path, unique):
+    """Issue 24, item 11: replies in a thread go out in post order, but a post written less
+    than BACKLOG_AGE_SECONDS ago no longer waits behind a backlog (posts written an hour
+    earlier, read late): 20 new posts waited up to 272 s behind 200 old ones. The backlog
+    still goes out in its own order."""
+    from datetime import timedelta
+
+    from worker.service import ReplyWaits
+    from worker.service.replies import BACKLOG_AGE_SECONDS
+
+    written = [FIXED_NOW - timedelta(hours=1)]
+    settings = make_settings(tmp_path, unique)
+    forum = FakeForum(f"f-{unique}", clock=lambda: written[0])
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: FIXED_NOW), keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
+    thread_id, old_first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    old_second = forum.add_post(thread_id, "[tirada]4 dif 6[/tirada]")
+    written[0] = FIXED_NOW - timedelta(seconds=BACKLOG_AGE_SECONDS - 60)  # nine minutes ago: fresh
+    fresh_first = forum.add_post(thread_id, "[tirada]3 dif 6[/tirada]")
+    written[0] = FIXED_NOW
+    fresh_second = forum.add_post(thread_id, "[tirada]2 dif 6[/tirada]")
+    for post in service.poll_thread(svc, f"f-{unique}", thread_id):
+        assert service.process_post(svc, post).status == "pending_reply"
+    with pytest.raises(ReplyWaits, match=f"reply to {old_first}"):
+        service.send_reply(svc, f"f-{unique}", old_second)  # the backlog in its own order
+    with pytest.raises(ReplyWaits, match=f"reply to {fresh_first}"):
+        service.send_reply(svc, f"f-{unique}", fresh_second)  # fresh posts in theirs
+    assert service.send_reply(svc, f"f-{unique}", fresh_first)  # not held by the backlog
+    assert service.send_reply(svc, f"f-{unique}", fresh_second)
+    assert service.send_reply(svc, f"f-{unique}", old_first)
+    assert service.send_reply(svc, f"f-{unique}", old_second)
+    assert [r.content.count(f"(ref p{p} ") for r, p in zip(
+        forum.replies, (fresh_first, fresh_second, old_first, old_second), strict=True)] == [1, 1, 1, 1]

@@ -377,8 +377,9 @@ class MemoryGameState:
             return [p for p, ms in rows if ms <= older_than_ms][:limit]
 
     def earlier_pending_reply(self, forum: str, thread_id: str, post_id: str, *, since_ms: int,
-                              limit: int = 200) -> str | None:
-        """An earlier post (numeric ids) of the thread whose reply is pending since after ``since_ms``."""
+                              limit: int = 200, written_since: int | None = None) -> str | None:
+        """An earlier post (numeric ids) of the thread whose reply is pending since after
+        ``since_ms``; with ``written_since``, written then or later (or of unknown time)."""
         if not post_id.isdigit():
             return None
         with self._lock:
@@ -388,7 +389,9 @@ class MemoryGameState:
                 if not p.isdigit() or int(p) >= int(post_id):
                     continue
                 fields = self._posts.get((forum, p), {})
-                if fields.get("thread_id") == thread_id and fields.get("status") == PostStatus.PENDING_REPLY:
+                created = fields.get("created", "")
+                recent = written_since is None or not created.isdigit() or int(created) >= written_since
+                if fields.get("thread_id") == thread_id and fields.get("status") == PostStatus.PENDING_REPLY and recent:
                     return p
             return None
 

@@ -155,8 +155,10 @@ class GameState(Protocol):
         """Posts still waiting for their reply since before ``older_than_ms`` (epoch ms)."""
 
     def earlier_pending_reply(self, forum: str, thread_id: str, post_id: str, *, since_ms: int,
-                              limit: int = 200) -> str | None:
-        """An earlier post of the thread whose reply is pending since after ``since_ms``."""
+                              limit: int = 200, written_since: int | None = None) -> str | None:
+        """An earlier post of the thread whose reply is pending since after ``since_ms``;
+        with ``written_since`` (epoch s), only one written then or later (or of unknown
+        time)."""
 
     def count_requeue(self, forum: str, post_id: str) -> int:
         """Count one more re-queue of a post's reply; the count so far."""

@@ -243,6 +243,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         fields = {
             "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
             "content_hash": content_hash(post.body_html), "processed_at": inp.now.isoformat(),
+            "created": str(int(post.created_utc.timestamp())),  # backlog or not (send_reply)
             "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
             "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
         }

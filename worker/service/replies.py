@@ -64,7 +64,10 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
 
     Replies in one thread go out in post order: while an earlier post of the same thread
     (processed less than :data:`NOTICE_RETRY_AFTER` seconds ago) still waits for its reply,
-    this one waits (``ReplyBusy``; the task retries in a few seconds).  When the forum
+    this one waits (``ReplyBusy``; the task retries in a few seconds). Backlog does not hold
+    a fresh post: a post written less than :data:`BACKLOG_AGE_SECONDS` ago waits only for
+    earlier posts that are fresh too (issue 24, item 11: a scene is not kept waiting while a
+    forum's old backlog drains; the backlog keeps its own order).  When the forum
     accepts the reply without naming it (``post_reply`` returns None: SMF, a post held for
     moderation, MyBB's "already posted"), the reply is looked up by its marker; a reply
     accepted but not visible is recorded as sent with no post id and a forum warning.
@@ -88,7 +91,7 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         if token is None:
             raise ReplyBusy(f"reply of {forum_name}/{post_id} is being sent by another worker")
         thread_id = state.fields["thread_id"]
-        earlier = _earlier_pending(svc, forum_name, thread_id, post_id)
+        earlier = _earlier_pending(svc, forum_name, thread_id, post_id, state.fields.get("created", ""))
         if earlier:
             raise ReplyWaits(f"reply of {forum_name}/{post_id} waits for the reply to {earlier}")
         forum = svc.forum(forum_name)
@@ -136,11 +139,23 @@ def _reply_search_floor(svc: Services, forum_name: str, thread_id: str, post_id:
     return floor
 
 
-def _earlier_pending(svc: Services, forum_name: str, thread_id: str, post_id: str) -> str | None:
+#: A post written longer ago than this (seconds) when it is handled is backlog: a long thread
+#: read late, a forum back after an outage. Its tasks go behind fresh ones
+#: (``worker.tasks.BACKLOG_PRIORITY``) and it never holds a fresh post's reply.
+BACKLOG_AGE_SECONDS = 600
+
+
+def _earlier_pending(svc: Services, forum_name: str, thread_id: str, post_id: str,
+                     created: str = "") -> str | None:
     """An earlier post of the same thread whose reply is still pending and recent (queued
-    less than :data:`NOTICE_RETRY_AFTER` seconds ago), else None."""
-    since_ms = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
-    return svc.store.earlier_pending_reply(forum_name, thread_id, post_id, since_ms=since_ms)
+    less than :data:`NOTICE_RETRY_AFTER` seconds ago), else None. For a fresh post
+    (``created``, epoch seconds, within :data:`BACKLOG_AGE_SECONDS`), only a fresh one."""
+    now = svc.clock().timestamp()
+    since_ms = int((now - NOTICE_RETRY_AFTER) * 1000)
+    fresh_since = int(now - BACKLOG_AGE_SECONDS)
+    written_since = fresh_since if created.isdigit() and int(created) >= fresh_since else None
+    return svc.store.earlier_pending_reply(forum_name, thread_id, post_id, since_ms=since_ms,
+                                           written_since=written_since)
 
 
 #: Notices claimed more than this many seconds ago and still pending are delivered again

@@ -1,0 +1,61 @@
+"""Issue 24, item 11: a new post must not wait behind an old backlog.
+
+Seen live: on a 2,000-post thread with 200 tagged posts waiting, 20 new posts waited up to
+272 s for their replies, because every ``process_post`` went to one first-in first-out
+queue. Now a post already older than ``worker.tasks.BACKLOG_AGE`` when it is queued goes at
+``BACKLOG_PRIORITY``, behind polls and fresh posts.
+
+The real stack (``tests.faults``: Narrador's Celery worker and beat against a private Redis,
+a forum answering like Discourse that takes a while to create each reply, so the backlog
+drains slowly): 120 tagged posts written an hour ago (``answer_since = "all"``: a forum back
+after an outage, not a newly watched one), then, once the backlog is draining, one new post.
+The new post is answered while most of the backlog still waits; in the end every post has
+exactly one reply. The checks wait on progress (replies counted), never on fixed times.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from tests.faults import FaultStack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+BACKLOG = 60
+REPLY_DELAY = 0.25  # seconds the forum takes for each reply: the backlog drains in 15 s at best
+
+
+@pytest.fixture(autouse=True)
+def _redis_server_binary():
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is not on PATH (.ci/run installs it)")
+        pytest.skip("needs redis-server on PATH (apt-get install redis-server)")
+
+
+def test_a_new_post_is_answered_while_an_old_backlog_drains(tmp_path):
+    with FaultStack(tmp_path, topics=1, reply_delay=REPLY_DELAY, forum_extra='answer_since = "all"') as stack:
+        old = [stack.post(1, f"<p>Hace una hora: [tirada]{i % 5 + 1} dif 6[/tirada]</p>", age=3600)
+               for i in range(BACKLOG)]
+        stack.start_worker()
+        stack.start_beat()
+        deadline = time.monotonic() + 300
+        while sum(stack.replies()[p] for p in old) < 3:  # the backlog is draining
+            assert time.monotonic() < deadline, f"no backlog reply; worker log:\n{stack.log('worker')[-3000:]}"
+            assert stack.worker.poll() is None, stack.log("worker")[-3000:]
+            time.sleep(0.2)
+        new = stack.post(1, "<p>Ahora mismo: [tirada]4 dif 6[/tirada]</p>")
+        counts = stack.wait_answered([new], 300)
+        assert counts[new] == 1, f"the new post got no reply; worker log:\n{stack.log('worker')[-3000:]}"
+        answered_before = sum(counts[p] for p in old)
+        print(f"new post answered after {answered_before} of {BACKLOG} backlog replies")
+        # first-in first-out, the new post came after all 60; now it goes ahead of most of them
+        assert answered_before < BACKLOG // 2, answered_before
+
+        counts = stack.wait_answered(old, 300)
+        assert [counts[p] for p in old] == [1] * BACKLOG
+        assert counts[new] == 1
