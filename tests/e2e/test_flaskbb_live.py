@@ -87,3 +87,83 @@ def test_lost_session_is_renewed_before_replying(local_forum):
     bot.session.cookies.clear()  # the forum forgot us (restart, expiry)
     assert bot.post_reply(thread_id, "sigo aquí")
     assert [p.author for p in bot.list_posts(thread_id).posts] == ["jugadora", "narrador"]
+
+
+@pytest.fixture(scope="module")
+def private_forum(tmp_path_factory):
+    """A FlaskBB of its own, set up as many role-playing boards are: the game board hidden
+    from guests (FlaskBB's forum groups without "Guest"), 3 posts a page (FlaskBB's default
+    is 10) and the bot's account in Spanish. Changed in its database before it starts
+    (FlaskBB caches its settings in the server process)."""
+    import pickle
+    import sqlite3
+
+    forum = LocalForum(tmp_path_factory.mktemp("private-flaskbb"))
+    forum.setup()
+    with sqlite3.connect(forum.data_dir / "flaskbb.sqlite") as db:
+        db.execute("UPDATE settings SET value = ? WHERE key = 'posts_per_page'", (pickle.dumps(3),))
+        guests = db.execute("DELETE FROM forumgroups WHERE forum_id = ? AND group_id IN "
+                            "(SELECT id FROM groups WHERE name = 'Guest')", (int(forum.forum_id),)).rowcount
+        db.execute("UPDATE users SET language = 'es' WHERE username = ?", (forum.bot.username,))
+    assert guests == 1, "FlaskBB's install no longer gives guests the Welcome board"
+    try:
+        forum.start()
+        yield forum
+    finally:
+        forum.stop()
+
+
+def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum, tmp_path, unique, cleanup_keys):
+    """Issue 24 (Done when, on FlaskBB): a board guests cannot see answers them with a
+    redirect to the category page and a flash, not the topic; the poll must log in and read
+    it, list the board as the bot, page by 3, and read dates as FlaskBB stored them (UTC,
+    whatever the bot's language)."""
+    import json
+    import sqlite3
+    import subprocess
+    import sys
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from tests.conftest import redis_url
+
+    player = as_player(private_forum)
+    tid, first = player.create_thread(private_forum.forum_id, f"Privada {unique}", "En la torre: [tirada]5 dif 6[/tirada]")
+    middle = [player.post_reply(tid, f"Relato {i}") for i in range(5)]
+    last = player.post_reply(tid, "Salto: [tirada]3 dif 7[/tirada]")  # 7 posts: 3 pages of 3
+    guest = requests.get(f"{private_forum.base_url}/topic/{tid}", timeout=10)
+    assert f"/topic/{tid}" not in guest.url and "En la torre" not in guest.text  # sent away
+
+    config = tmp_path / "narrador.toml"
+    config.write_text("\n".join([
+        "[narrador]", f'instance_dir = "{tmp_path / "instance"}"', 'public_url = "http://narrador.test"', "",
+        f"[games.g-{unique}]", 'ruleset = "vampiro"', 'language = "es"', "",
+        f"[forums.f-{unique}]", 'kind = "flaskbb"', f'base_url = "{private_forum.base_url}"',
+        f'username = "{private_forum.bot.username}"', f'password = "{private_forum.bot.password}"',
+        f'game = "g-{unique}"', f"watch_forums = {json.dumps([private_forum.forum_id])}", "request_interval = 0", "",
+    ]), encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(__import__("os").environ, REDIS_URL=redis_url())
+    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+                         text=True, timeout=300, env=env, cwd=root)
+    assert out.returncode == 0 and out.stdout.strip() == "2 replies sent", out.stdout + out.stderr
+
+    thread = as_bot(private_forum).list_posts(tid)
+    assert thread.last_page == 3 and len(thread.posts) == 9  # 7 posts + 2 replies, 3 a page
+    replies = [p for p in thread.posts if p.author == private_forum.bot.username]
+    assert [sum(f"(ref p{pid} " in r.body_html for r in replies) for pid in (first, last)] == [1, 1]
+    assert not any(f"(ref p{pid} " in r.body_html for pid in middle for r in replies)
+    with sqlite3.connect(private_forum.data_dir / "flaskbb.sqlite") as db:
+        stored = dict(db.execute("SELECT id, date_created FROM posts WHERE topic_id = ?", (int(tid),)).fetchall())
+    assert {p.post_id: p.created_utc for p in thread.posts} == {
+        str(pid): datetime.fromisoformat(when).replace(tzinfo=UTC) for pid, when in stored.items()}
+
+    from worker.alerts import forum_alerts
+    from worker.bootstrap import build_services
+    from worker.settings import load_settings
+
+    svc = build_services(load_settings(config, environ={**env}))
+    assert forum_alerts(svc.store.r, f"f-{unique}") == []
+    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+                         text=True, timeout=300, env=env, cwd=root)
+    assert out.stdout.strip() == "0 replies sent", out.stdout + out.stderr

@@ -72,6 +72,7 @@ class Forum:
     topics: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
     requests: list[tuple[str, int]] = field(default_factory=list)  # (path?query, status)
     per_page: int = PER_PAGE
+    board_slug: str = "partidas"  # board 2's canonical URL is /b/2-<slug>
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def page(self, topic: str, number: int) -> str | None:
@@ -121,8 +122,8 @@ def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             url = urlsplit(self.path)
             if url.path == "/b/2":
-                return self._send(301, headers={"Location": "/b/2-partidas"})
-            if url.path == "/b/2-partidas":
+                return self._send(301, headers={"Location": f"/b/2-{forum.board_slug}"})
+            if url.path == f"/b/2-{forum.board_slug}":
                 return self._send(200, forum.board())
             if url.path.startswith("/t/"):
                 number = int(parse_qs(url.query).get("page", ["1"])[0])
@@ -229,6 +230,16 @@ def test_a_board_that_redirects_costs_one_request_per_idle_cycle_after_the_first
     other._logged_in = True
     forum.requests.clear()
     assert other.list_threads("2") == ["9"] and forum.requests == [("/b/2-partidas", 200)]
+
+    # the board is renamed: its old slugged URL answers 404, so its own URL is asked again
+    # and the new target remembered (the board is not taken for gone)
+    forum.board_slug = "mesa"
+    forum.requests.clear()
+    assert bot.list_threads("2") == ["9"]
+    assert forum.requests == [("/b/2-partidas", 404), ("/b/2", 301), ("/b/2-mesa", 200)]
+    forum.requests.clear()  # the other worker learns it the same way, once
+    assert other.list_threads("2") == ["9"] and other.list_threads("2") == ["9"]
+    assert forum.requests == [("/b/2-partidas", 404), ("/b/2", 301), ("/b/2-mesa", 200), ("/b/2-mesa", 200)]
 
 
 def test_replies_to_a_backlog_in_a_2000_post_thread_search_a_bounded_number_of_pages(served, tmp_path, unique):

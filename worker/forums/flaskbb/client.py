@@ -117,7 +117,9 @@ class FlaskBBClient(HttpClient):
     def _read_page(self, thread_id: str, page: int,
                    resp: requests.Response | None = None) -> tuple[list[ForumPost], PageInfo] | None:
         """One topic page parsed (fetched unless ``resp`` is given), or None when the page
-        is past the last one (404). A page that does not parse is logged as an alert."""
+        is past the last one (404). A page that does not parse is logged as an alert when the
+        bot is logged in (a guest may be sent away from a members-only board: FlaskBB
+        redirects to the category page; :meth:`list_posts` logs in and reads again)."""
         resp = resp if resp is not None else self._topic_page(thread_id, page)
         if resp.status_code == 404:
             return None
@@ -128,7 +130,7 @@ class FlaskBBClient(HttpClient):
                                     thread_id=thread_id)
         except ForumError as exc:
             exc.url = exc.url or resp.url
-            if exc.reason == "markup":
+            if exc.reason == "markup" and self._logged_in:
                 log_forum_alert(self.name, exc, thread_id=thread_id, page=page)
             raise
 
@@ -150,7 +152,8 @@ class FlaskBBClient(HttpClient):
         """Read topic ``thread_id`` from page ``since_page`` to its last page.
 
         Reads as a guest first (no login request while polling); logs in and retries once
-        when the topic is not visible to guests. If ``since_page`` is past the last page
+        when the topic is not visible to guests (FlaskBB answers them 404, or sends them to
+        the category page with a flash for a board without the Guest group). If ``since_page`` is past the last page
         (posts were deleted), reads the last page instead. At most :data:`MAX_PAGES` pages.
         With politeness, when page ``since_page`` is unchanged since the last call and was
         then the last page, returns no posts (``first_page == last_page == since_page``)
@@ -177,9 +180,9 @@ class FlaskBBClient(HttpClient):
             if got is None:
                 raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
         except ForumError as exc:
-            if exc.reason != "not_found" or self._logged_in:
+            if exc.reason not in ("not_found", "markup") or self._logged_in:
                 raise
-            self.login()  # maybe hidden from guests
+            self.login()  # maybe hidden from guests (a 404, or a redirect to the category)
             return self.list_posts(thread_id, since_page=since_page)
         posts, info = got
         all_posts = list(posts)
@@ -240,7 +243,7 @@ class FlaskBBClient(HttpClient):
             listing = parse_board_page(resp.text)
         except ForumError as exc:
             exc.url = exc.url or resp.url
-            if exc.reason == "markup":
+            if exc.reason == "markup" and self._logged_in:  # a guest is listed again as the bot
                 log_forum_alert(self.name, exc, board=forum_id, page=page)
             raise
         if all(e.thread_id for e in listing.entries):

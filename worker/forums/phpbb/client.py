@@ -291,6 +291,9 @@ class PhpBBClient(HttpClient):
         try:
             listing = parse_board_page(resp.text)
         except ForumError as exc:
+            if not self._logged_in:  # perhaps hidden from guests: listed again as the bot
+                exc.url = exc.url or resp.url
+                raise
             raise self._markup(exc, resp.url, board=forum_id) from None
         if page == 1:
             self._board_per_page[forum_id] = board_per_page(resp.text) or 0

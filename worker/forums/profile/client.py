@@ -484,6 +484,11 @@ class ProfileClient(HttpClient):
         page = max(1, int(page)) if paged else 1
         path = self.board_path(forum_id, page)
         resp = self._request("GET", path)
+        if resp.status_code == 404 and page == 1 and self.canonical_url(f"board:{forum_id}"):
+            # the URL the board redirected to is gone (renamed, moved): ask its own URL again
+            self._forget_board(forum_id)
+            path = self.board_path(forum_id, page)
+            resp = self._request("GET", path)
         for attempt in (1, 2):
             try:
                 if resp.status_code >= 400:
@@ -530,6 +535,12 @@ class ProfileClient(HttpClient):
             self._canonical[f"board:{forum_id}"] = clean
             if self.polite is not None:
                 self.polite.backend.put(self._canonical_key(f"board:{forum_id}"), {"url": clean}, CANONICAL_TTL)
+
+    def _forget_board(self, forum_id: str) -> None:
+        """Drop the URL a board once redirected to (it answered 404 since)."""
+        self._canonical.pop(f"board:{forum_id}", None)
+        if self.polite is not None:
+            self.polite.backend.delete(self._canonical_key(f"board:{forum_id}"))
 
     def find_reply(self, thread_id: str, marker: str, *, after_post_id: str | None = None,
                    from_page: int = 1) -> str | None:
