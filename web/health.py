@@ -1,4 +1,5 @@
-"""``GET /healthz``: Redis (state) and the Celery broker reachable.
+"""``GET /healthz``: Redis (state) and the Celery broker reachable, every forum working,
+Redis taking writes.
 
 The broker is Celery's Redis (``worker.redisurl.broker_options`` of the settings' Redis
 URL, a Sentinel-managed master included); it is checked with a real Kombu connection, as the
@@ -6,6 +7,8 @@ worker connects, with a 3 s bound.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from flask import Blueprint, current_app, jsonify
 
@@ -39,13 +42,54 @@ def broker_ok() -> bool:
         return False
 
 
+def _writes_refused(client: Any) -> str:
+    """Why Redis refuses writes ("" when a probe write works): ``maxmemory`` reached with
+    ``noeviction`` (``OOM ...``), a read-only replica, a failed background save."""
+    from redis.exceptions import RedisError, ResponseError
+
+    try:
+        client.set("nr:healthz:probe", "1", ex=60)
+    except ResponseError as exc:
+        return str(exc)[:200]
+    except RedisError:
+        return ""  # not reachable: the ping says so
+    return ""
+
+
+def forum_problems() -> dict[str, str]:
+    """``{forum: problem}`` of every configured forum whose health is ``failing``
+    (``worker.health``); empty when Redis cannot be read."""
+    from worker.health import RedisHealthBook
+
+    try:
+        book = RedisHealthBook(deps.store().r)
+        return {name: h.problem for name in deps.settings().forums if (h := book.get(name)).failing}
+    except Exception:  # noqa: BLE001 - Redis down: the ping says so
+        return {}
+
+
 @bp.get("/healthz")
 def healthz():
-    """200 ``{"status": "ok", "redis": true, "broker": true}`` when both answer, else 503."""
+    """Whether Narrador works, for a monitor or a container's health check.
+
+    - 200 ``{"status": "ok", "redis": true, "broker": true, "forums": {}}``: all is well;
+    - 200 ``{"status": "degraded", ..., "forums": {"<name>": "<problem>"}, "redis_writes":
+      "<why>"}``: running, but a forum is failing (``worker.health``: a refused login, replies
+      that cannot be posted, a forum down) or Redis refuses writes (``maxmemory``): a master
+      must act, a restart would not help (so not 503);
+    - 503 ``{"status": "unavailable", ...}``: Redis or the broker does not answer.
+    """
     try:
-        redis_ok = deps.store().ping()
+        store = deps.store()
+        redis_ok = store.ping()
     except RuntimeError:
-        redis_ok = False
+        store, redis_ok = None, False
     broker = broker_ok()
-    ok = redis_ok and broker
-    return jsonify(status="ok" if ok else "unavailable", redis=redis_ok, broker=broker), (200 if ok else 503)
+    if not (redis_ok and broker):
+        return jsonify(status="unavailable", redis=redis_ok, broker=broker, forums={}), 503
+    forums = forum_problems()
+    refused = _writes_refused(store.r) if store is not None else ""
+    body = {"status": "degraded" if forums or refused else "ok", "redis": True, "broker": True, "forums": forums}
+    if refused:
+        body["redis_writes"] = refused
+    return jsonify(body), 200

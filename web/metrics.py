@@ -1,8 +1,9 @@
 """``GET /metrics``: Prometheus text exposition.
 
 Exposes the metrics of :mod:`worker.metrics` (this process's, or every process's in
-multiprocess mode: see that module) plus ``narrador_rolls_stored{game}``, read from Redis
-at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
+multiprocess mode: see that module) plus ``narrador_rolls_stored{game}`` and the forum health gauges
+(``narrador_forum_failing{forum}``, ``narrador_forum_failures{forum,direction}``: see
+``worker.health``), read from Redis at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
 
 Access (settings ``[narrador]``): a request with ``Authorization: Bearer <metrics_token>``
 from anywhere, or without it from a client address in ``metrics_allow`` (default the
@@ -24,6 +25,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from web import deps
 from worker import metrics as worker_metrics
+from worker.health import ForumHealth, RedisHealthBook
 
 bp = Blueprint("metrics", __name__)
 
@@ -40,6 +42,27 @@ class _StoredRolls:
         for game, n in sorted(self.counts.items()):
             fam.add_metric([game], n)
         yield fam
+
+
+class _ForumHealth:
+    """Collector of ``narrador_forum_failing{forum}`` (1 while the forum is failing,
+    ``worker.health``) and ``narrador_forum_failures{forum,direction}`` (failures in a row)."""
+
+    def __init__(self, health: list[ForumHealth]) -> None:
+        self.health = health
+
+    def collect(self):
+        """Yield the gauge families."""
+        failing = GaugeMetricFamily("narrador_forum_failing", "1 while the forum cannot be read or "
+                                    "replied to (a refused login, replies refused, the forum down).", labels=["forum"])
+        failures = GaugeMetricFamily("narrador_forum_failures", "Reads or replies of the forum that failed in a row.",
+                                     labels=["forum", "direction"])
+        for h in self.health:
+            failing.add_metric([h.forum], 1 if h.failing else 0)
+            for direction in ("read", "reply"):
+                failures.add_metric([h.forum, direction], h.failures(direction))
+        yield failing
+        yield failures
 
 
 _FORWARDING = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
@@ -70,12 +93,16 @@ def metrics():
         return Response("metrics are not served to this address\n", 403, content_type="text/plain; charset=utf-8")
     body = generate_latest(worker_metrics.registry_for_scrape())
     counts: dict[str, int] = {}
+    health: list[ForumHealth] = []
     try:
         store = deps.store()
         for gid in deps.settings().games:
             counts[gid] = store.count_rolls(gid)
+        book = RedisHealthBook(store.r)
+        health = [book.get(name) for name in deps.settings().forums]
     except Exception:  # noqa: BLE001 - Redis down: expose what we have, /healthz says why
-        counts = {}
+        counts, health = {}, []
     extra = CollectorRegistry(auto_describe=False)
     extra.register(_StoredRolls(counts))
+    extra.register(_ForumHealth(health))
     return Response(body + generate_latest(extra), content_type=CONTENT_TYPE_LATEST)  # it names its charset

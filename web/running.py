@@ -17,6 +17,8 @@ mapping:
 - ``absences``: ``{"player", "until", "reason"}``
 - ``inactivity``: ``{"player", "character", "thread", "since", "state"}``, ``state`` one of
   ``inactive``, ``notice_pending``, ``notice_delivered`` (translated by the template)
+- ``forum_health``: ``worker.health.ForumHealth.as_dict()`` of each of the game's forums
+  (``state`` ok / failing / unknown, ``problem`` in words, last good read and reply).
 - ``forum_alerts``: ``{"forum", "reason", "key", "message", "url", "first", "last", "count",
   "level"}`` of the game's forums (``worker.alerts``): pages that no longer fit the adapter or
   profile, dates that cannot be read, replies accepted but not visible
@@ -68,6 +70,7 @@ class RunningState:
     inactivity: list[dict[str, Any]] = field(default_factory=list)
     forum_alerts: list[dict[str, Any]] = field(default_factory=list)
     edit_added: list[dict[str, Any]] = field(default_factory=list)
+    forum_health: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -124,12 +127,15 @@ def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[st
     import json
 
     from worker.alerts import forum_alerts
+    from worker.health import RedisHealthBook
     from worker.state.keys import game_key
 
     alerts = [a for name in forums for a in forum_alerts(r, name)]
     alerts.sort(key=lambda a: a.get("last", ""), reverse=True)
     added = [json.loads(row) for row in r.zrevrange(game_key(game.id, "edit_added"), 0, MAX_ITEMS - 1)]
-    return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added}
+    book = RedisHealthBook(r)
+    health = [book.get(name).as_dict() for name in forums]
+    return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added, "forum_health": health}
 
 
 def running_state(game: GameSettings, keystore: KeystorePort, now_utc: datetime | None = None,

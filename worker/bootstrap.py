@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from worker.forums.base import ForumPort
@@ -9,6 +10,8 @@ from worker.gamestate import RedisGameState
 from worker.keystore import Keystore, KeystoreError, KeystorePort
 from worker.service import Services, utc_now
 from worker.settings import ConfigError, ForumSettings, Settings
+
+log = logging.getLogger(__name__)
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
 
@@ -41,6 +44,14 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None, backen
     polite = (Politeness(store, fs.name, min_interval=fs.request_interval,
                          revalidate_after=max(600.0, 10 * fs.poll_interval))
               if store is not None else None)
+    if polite is not None:
+        from worker.forums.polite import credentials_fingerprint
+
+        polite.credentials = credentials_fingerprint(polite.host_of(fs.base_url), fs.username,
+                                                     fs.password or fs.api_key or "")
+        if polite.new_credentials(fs.base_url):  # the password was fixed: try it now
+            log.warning("forum %s: the credentials changed since the bot's login was refused; "
+                        "the login backoff is lifted", fs.name)
     if fs.kind == "flaskbb":
         from worker.forums.flaskbb import FlaskBBClient
 
@@ -116,10 +127,13 @@ def build_services(settings: Settings, *, redis_outage_seconds: float = 0.0) -> 
     keystore = make_keystore(settings, store.r)
     keystore.init_keys()
     alerts.install(store.r)  # forum alerts reach the masters' game-state page
+    from worker.health import RedisHealthBook
+
     return Services(
         settings=settings,
         store=store,
         keystore=keystore,
+        health=RedisHealthBook(store.r),
         forum_factory=lambda fs: make_forum(fs, contact_url=settings.contact_url, redis=store.r),
         clock=utc_now,
     )

@@ -323,13 +323,47 @@ def health_beat(config: str | None, max_age: float | None) -> None:
 
 @main.command()
 @config_option
+def status(config: str | None) -> None:
+    """Can Narrador read every forum and post to it? One line a forum (worker.health: the
+    last good read and reply, what fails and since when): exit 0 when none is failing, 1 when
+    one is or Redis does not answer, 2 for a bad configuration."""
+    import redis
+
+    from worker.health import RedisHealthBook
+
+    settings = _settings(config)
+    book = RedisHealthBook(_redis_for(settings))
+    try:
+        report = [book.get(name) for name in settings.forums]
+    except redis.RedisError as exc:
+        raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
+    lines = []
+    for h in report:
+        if h.failing:
+            lines.append(f"forum {h.forum}: FAILING since {h.since}: {h.problem}")
+        elif h.state == "ok":
+            lines.append(f"forum {h.forum}: ok (last read {h.last_ok('read') or 'never'}, "
+                         f"last reply {h.last_ok('reply') or 'never'})")
+        else:
+            lines.append(f"forum {h.forum}: nothing read or posted yet")
+    failing = [h.forum for h in report if h.failing]
+    if not report:
+        lines.append("no forum configured")
+    if failing:
+        raise ServiceDown("\n".join(lines))
+    click.echo("\n".join(lines))
+
+
+@main.command()
+@config_option
 def poll(config: str | None) -> None:
     """One poll cycle, synchronously: read what the watched boards' listings say changed
-    (or every watched thread without listings), roll new posts and send their replies."""
+    (or every watched thread without listings), roll new posts and send their replies, and
+    the replies still owed from before (a forum that refused or failed them)."""
     from core.post import PostStatus
     from worker import polling
     from worker.bootstrap import build_services
-    from worker.service import deliver_notice, poll_latest, process_post, send_reply
+    from worker.service import ReplyBusy, deliver_notice, poll_latest, process_post, send_reply
 
     settings = _settings(config, forums=True)
     if not settings.redis_url:
@@ -357,6 +391,15 @@ def poll(config: str | None) -> None:
                         replies += 1
                 for notice in notices:
                     deliver_notice(svc, notice.game, notice.id)
+            # replies still owed from before (a forum that refused them: a wrong password
+            # since fixed, a forum that was down): what the worker's re-queue would send
+            now_ms = int(svc.clock().timestamp() * 1000)
+            for post_id in svc.store.pending_replies(name, older_than_ms=now_ms, limit=500):
+                try:
+                    sent = _send_waiting_out_flood(svc, name, post_id, send_reply)
+                except ReplyBusy:  # a worker is sending it, or its thread's earlier reply first
+                    continue
+                replies += 1 if sent else 0
         except ForumError as exc:  # one line per forum; the other forums are still polled
             failed.append(forum_failure(name, exc))
             click.echo(f"Error: {failed[-1][0]}", err=True)

@@ -199,6 +199,7 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
             try:
                 listed |= _read_listing(svc, lister, forum_name, board, now, result)
             except ForumError as exc:
+                svc.forum_outcome(forum_name, "read", exc)
                 failed_boards.add(board)
                 log.warning("listing of board %s of %s failed (%s): its threads are polled one by one",
                             board, forum_name, exc)
@@ -206,6 +207,7 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
         try:
             listed = discover_threads(svc, forum_name) - known
         except ForumError as exc:
+            svc.forum_outcome(forum_name, "read", exc)
             log.warning("thread discovery failed for %s: %s", forum_name, exc)
     watched = sorted(set(fs.watch_threads) | known | listed)
     if listed:
@@ -356,7 +358,12 @@ def read(svc: Services, forum_name: str, thread_id: str, reason: str = "poll", a
     if reason not in REASONS:
         raise ValueError(f"unknown poll reason {reason!r}")
     listed = reason in ("changed", "pending", "safety") or bool(activity)
-    result = poll_thread(svc, forum_name, thread_id, full=reason == "safety",
-                         scan_interval=fs.safety_read_interval if listed else None)
+    try:
+        result = poll_thread(svc, forum_name, thread_id, full=reason == "safety",
+                             scan_interval=fs.safety_read_interval if listed else None)
+    except ForumError as exc:
+        svc.forum_outcome(forum_name, "read", exc)
+        raise
+    svc.forum_outcome(forum_name, "read")
     commit(svc, forum_name, thread_id, activity)
     return result

@@ -167,3 +167,63 @@ def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum
     out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
                          text=True, timeout=300, env=env, cwd=root)
     assert out.stdout.strip() == "0 replies sent", out.stdout + out.stderr
+
+
+def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, tmp_path, unique, cleanup_keys):
+    """Issue 25, item 1 (live): with a wrong bot password the posts of a public forum were
+    read and rolled, every reply failed, and `/healthz` and the masters' page said all was
+    well. Now the first failed reply makes the forum failing in `narrador status` (exit 1)
+    and `/healthz` (degraded, naming it); fixing the password lifts the login backoff at once
+    and the next poll answers the post and heals both."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import redis_url
+    from web import create_app
+    from worker.settings import load_settings
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, REDIS_URL=redis_url())
+    tid, post = as_player(local_forum).create_thread(local_forum.forum_id, f"Clave {unique}",
+                                                     "Abro la puerta: [tirada]4 dif 6[/tirada]")
+    config = tmp_path / "narrador.toml"
+
+    def write(password: str) -> None:
+        config.write_text("\n".join([
+            "[narrador]", f'instance_dir = "{tmp_path / "instance"}"', 'public_url = "http://narrador.test"', "",
+            f"[games.g-{unique}]", 'ruleset = "vampiro"', "",
+            f"[forums.f-{unique}]", 'kind = "flaskbb"', f'base_url = "{local_forum.base_url}"',
+            f'username = "{local_forum.bot.username}"', f'password = "{password}"', f'game = "g-{unique}"',
+            f'watch_threads = ["{tid}"]', "request_interval = 0", "",
+        ]), encoding="utf-8")
+
+    def narrador(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "worker.cli", *args, "-c", str(config)], capture_output=True,
+                              text=True, timeout=300, env=env, cwd=root)
+
+    def healthz() -> dict:
+        app = create_app({"NARRADOR_SETTINGS": load_settings(config, environ=env), "TESTING": True})
+        with app.test_client() as web:
+            resp = web.get("/healthz")
+        assert resp.status_code == 200
+        return resp.get_json()
+
+    write("no-es-esta")
+    out = narrador("poll")
+    assert out.returncode != 0 and out.stdout.strip() == "0 replies sent", out.stdout + out.stderr
+    status = narrador("status")
+    assert status.returncode == 1, status.stdout + status.stderr
+    assert f"forum f-{unique}: FAILING since " in status.stderr and "reply: login refused" in status.stderr
+    body = healthz()
+    assert body["status"] == "degraded" and "login refused" in body["forums"][f"f-{unique}"]
+
+    write(local_forum.bot.password)  # the master fixes it
+    out = narrador("poll")
+    assert out.returncode == 0 and out.stdout.strip() == "1 replies sent", out.stdout + out.stderr
+    status = narrador("status")
+    assert status.returncode == 0 and status.stdout.startswith(f"forum f-{unique}: ok (last read "), status.stderr
+    assert healthz() == {"status": "ok", "redis": True, "broker": True, "forums": {}}
+    replies = [p for p in as_bot(local_forum).list_posts(tid).posts if p.author == local_forum.bot.username]
+    assert len(replies) == 1 and f"(ref p{post} " in replies[0].body_html

@@ -52,14 +52,59 @@ def ana(world):
 def test_healthz_reports_redis_and_broker(world):
     resp = world["client"].get("/healthz")
     assert resp.status_code == 200
-    assert resp.get_json() == {"status": "ok", "redis": True, "broker": True}
+    assert resp.get_json() == {"status": "ok", "redis": True, "broker": True, "forums": {}}
 
 
 def test_healthz_is_503_when_the_broker_is_down(world):
     app = create_app({**world["app"].config, "NARRADOR_BROKER_CHECK": lambda: False})
     resp = app.test_client().get("/healthz")
     assert resp.status_code == 503
-    assert resp.get_json() == {"status": "unavailable", "redis": True, "broker": False}
+    assert resp.get_json() == {"status": "unavailable", "redis": True, "broker": False, "forums": {}}
+
+
+def _wrong_password(redis_client, forum: str) -> None:
+    """What the worker records when the bot's reply meets a refused login (worker.health)."""
+    from datetime import UTC, datetime
+
+    from worker.forums.base import ForumError
+    from worker.health import RedisHealthBook
+
+    book = RedisHealthBook(redis_client)
+    book.succeeded(forum, "read", datetime(2026, 12, 4, 9, 0, tzinfo=UTC))
+    book.failed(forum, "reply", ForumError("auth", "narrador: invalid username or password", transient=False),
+                datetime(2026, 12, 4, 9, 1, tzinfo=UTC))
+
+
+def test_healthz_is_degraded_naming_a_forum_whose_replies_fail(world, redis_client):
+    """Issue 25, item 1: a wrong bot password answered 200 "ok" while every reply failed."""
+    forum = f"f-{world['u']}"
+    _wrong_password(redis_client, forum)
+    resp = world["client"].get("/healthz")
+    assert resp.status_code == 200  # running: a restart would not fix a password
+    assert resp.get_json() == {"status": "degraded", "redis": True, "broker": True, "forums": {
+        forum: "reply: login refused: narrador: invalid username or password (1×)"}}
+    from datetime import UTC, datetime
+
+    from worker.health import RedisHealthBook
+
+    RedisHealthBook(redis_client).succeeded(forum, "reply", datetime(2026, 12, 4, 9, 5, tzinfo=UTC))
+    assert world["client"].get("/healthz").get_json()["status"] == "ok"
+
+
+def test_healthz_is_degraded_when_redis_refuses_writes(world, redis_client):
+    """Issue 25, item 6: /healthz answered 200 while Redis refused writes (maxmemory)."""
+    before = redis_client.config_get("maxmemory")["maxmemory"]
+    policy = redis_client.config_get("maxmemory-policy")["maxmemory-policy"]
+    redis_client.config_set("maxmemory-policy", "noeviction")
+    redis_client.config_set("maxmemory", "1")  # below what is used: every write refused
+    try:
+        resp = world["client"].get("/healthz")
+    finally:
+        redis_client.config_set("maxmemory", before)
+        redis_client.config_set("maxmemory-policy", policy)
+    body = resp.get_json()
+    assert resp.status_code == 200 and body["status"] == "degraded"
+    assert body["redis_writes"] == "command not allowed when used memory > 'maxmemory'."
 
 
 def test_verify_page_shows_valid_signature_commitment_and_escapes_user_content(world):
@@ -545,6 +590,23 @@ def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(
     assert 'id="edit-added"' in html and "[tirada]6 dif 6[/tirada]" in html and "lucia" in html
 
 
+def test_state_page_shows_a_forum_whose_replies_fail_at_once(world, ana, redis_client):
+    """Issue 25, item 1: with a wrong bot password the masters' page said "Ningún aviso: los
+    foros se leen bien." while every reply failed."""
+    import re
+
+    u, game = world["u"], world["ids"]["game"]
+    forum = f"f-{u}"
+    html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    assert 'id="forum-health"' in html and "Sin datos todavía" in html
+    _wrong_password(redis_client, forum)
+    html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    row = re.search(r'<tr class="bad"><td data-label="Foro">' + re.escape(forum) + r"</td>.*?</tr>", html).group(0)
+    assert "Falla desde 2026-12-04T09:01:00+00:00" in row and "2026-12-04T09:00:00+00:00" in row
+    assert "Al responder: login refused: narrador: invalid username or password (1×)" in row
+    assert "los foros se leen bien" not in html and "Ningún aviso de las páginas." in html
+
+
 # ----------------------------------------------------------------------------- secret rolls
 
 
@@ -636,6 +698,12 @@ def test_metrics_exposes_worker_counters_and_stored_rolls(world):
     text = resp.get_data(as_text=True)
     assert f'narrador_rolls_stored{{game="{world["ids"]["game"]}"}} 5.0' in text
     assert f'narrador_rolls_stored{{game="{world["ids"]["other"]}"}} 1.0' in text
+    forum = f"f-{world['u']}"
+    assert f'narrador_forum_failing{{forum="{forum}"}} 0.0' in text
+    _wrong_password(world["store"].r, forum)
+    text = world["client"].get("/metrics").get_data(as_text=True)
+    assert f'narrador_forum_failing{{forum="{forum}"}} 1.0' in text
+    assert f'narrador_forum_failures{{direction="reply",forum="{forum}"}} 1.0' in text
     assert f'narrador_rolls_total{{game="{world["ids"]["game"]}",outcome="success"}}' in text
     assert 'narrador_task_latency_seconds_count{task="process_post"}' in text
     for name in ("narrador_webhooks_received_total", "narrador_webhooks_rejected_total",

@@ -76,3 +76,32 @@ def test_a_refused_login_puts_the_host_in_backoff_and_is_one_alert(caplog):
         client.list_posts("1")
     assert err.value.reason == "auth"  # one more attempt after the backoff; refused again: twice as long
     assert err.value.retry_after == pytest.approx(2 * AUTH_BACKOFF)
+
+
+def test_a_fixed_password_lifts_the_login_backoff_at_once():
+    """Issue 25 (the Done-when's "healthy again after the password is fixed"): the backoff of
+    a refused login held every request to the forum for 5 minutes to an hour, whatever the
+    master changed. A client built with other credentials lifts it; the same ones do not.
+    What is kept is a fingerprint (scrypt, 8 hex), never the password."""
+    from worker.forums.polite import credentials_fingerprint
+
+    now = [1_800_000_000.0]
+    backend = MemoryBackend(clock=lambda: now[0])
+
+    def polite(password: str) -> Politeness:
+        p = Politeness(backend, "mybb", min_interval=0, clock=lambda: now[0], sleep=lambda s: None)
+        p.credentials = credentials_fingerprint("mybb.test", "rollbot", password)
+        return p
+
+    wrong = polite("wrong")
+    wrong.login_refused("http://mybb.test/member.php", "rollbot: invalid password")
+    stored = backend.get("nr:host:{mybb.test}:auth")
+    assert stored["credentials"] == wrong.credentials and len(wrong.credentials) == 8
+    assert "wrong" not in str(stored)
+    assert not polite("wrong").new_credentials("http://mybb.test/")  # the same: the backoff stands
+    assert backend.get("nr:host:{mybb.test}:down")
+    fixed = polite("rollbot-pass-5299")
+    assert fixed.credentials != wrong.credentials
+    assert fixed.new_credentials("http://mybb.test/")
+    assert backend.get("nr:host:{mybb.test}:down") == {} and backend.get("nr:host:{mybb.test}:auth") == {}
+    assert credentials_fingerprint("mybb.test", "rollbot", "") == ""

@@ -287,7 +287,14 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
             if exit_when_done or not report.ok:
                 return 0 if report.ok else 1
             say("Narrador keeps polling. Press Ctrl-C to stop the forum and every Narrador process.")
-            code = running.group.wait()
+            from worker.devtools.up import Watch
+            from worker.redisurl import redis_client
+
+            watch_client = redis_client(running.redis_url, timeout=3.0)
+            try:
+                code = running.group.wait(stop_when=Watch(watch_client, list(settings.forums), running.embedded))
+            finally:
+                watch_client.close()
             say("Stopping...")
             return code
         except KeyboardInterrupt:

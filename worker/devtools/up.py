@@ -235,6 +235,74 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
         signal.signal(signal.SIGINT, previous_int)
 
 
+class Watch:
+    """What ``narrador up`` watches between supervision rounds, every ``every`` seconds:
+
+    - the forums' health (``worker.health``): a line on the console when a forum starts
+      failing (why) or works again, and at start for a forum already failing;
+    - the embedded Redis (when ``up`` started it): a server that exited is started again on
+      the same socket and data, with a line saying so; a start that fails is tried again at
+      the next round (no restart loop faster than ``every``).
+
+    Called as ``stop_when`` of :meth:`ProcessGroup.wait`; never asks to stop.
+    """
+
+    def __init__(self, health_client: Any, forums: list[str], embedded: EmbeddedRedis | None = None, *,
+                 every: float = 5.0, clock: Callable[[], float] = time.monotonic,
+                 say: Callable[[str], None] | None = None) -> None:
+        from worker.health import RedisHealthBook
+
+        self.book = RedisHealthBook(health_client)
+        self.forums = forums
+        self.embedded = embedded
+        self.every = every
+        self.clock = clock
+        self.say = say or (lambda line: print(f"narrador: {line}", file=sys.stderr, flush=True))
+        self._next = 0.0
+        self._states: dict[str, str] = {}
+
+    def __call__(self) -> bool:
+        now = self.clock()
+        if now < self._next:
+            return False
+        self._next = now + self.every
+        self._redis()
+        self._health()
+        return False
+
+    def _redis(self) -> None:
+        proc = self.embedded.process if self.embedded is not None else None
+        if self.embedded is None or (proc is not None and proc.poll() is None):
+            return
+        from worker.devtools.redisproc import EmbeddedRedisError
+
+        code = proc.returncode if proc is not None else "?"
+        self.say(f"the embedded Redis exited (code {code}); starting it again on the same data")
+        try:
+            self.embedded.start()
+        except EmbeddedRedisError as exc:
+            self.embedded.process = None
+            self.say(f"the embedded Redis did not start again ({exc}); trying again in {self.every:.0f} s")
+            return
+        self.say("the embedded Redis is back")
+
+    def _health(self) -> None:
+        import redis
+
+        for name in self.forums:
+            try:
+                health = self.book.get(name)
+            except redis.RedisError:
+                return  # Redis is down: said above, or the worker's own lines say it
+            before = self._states.get(name)
+            self._states[name] = health.state
+            if health.failing and before != "failing":
+                self.say(f"forum {name} is failing since {health.since}: {health.problem} "
+                         "(narrador status; the masters' state page)")
+            elif before == "failing" and not health.failing:
+                self.say(f"forum {name} works again")
+
+
 def run_up(settings: Settings, *, bind: str, config_path: str | None) -> int:
     """Run until Ctrl-C (exit 0) or until a child is given up on (exit 1).
 
@@ -249,6 +317,12 @@ def run_up(settings: Settings, *, bind: str, config_path: str | None) -> int:
             print(f"Narrador running: web {running.web_url}, Redis {running.redis_url}")
             print(f"Logs in {settings.instance_dir / 'logs'}. Ctrl-C stops everything.")
             sys.stdout.flush()
-            return running.group.wait()
+            from worker.redisurl import redis_client
+
+            watch_client = redis_client(running.redis_url, timeout=3.0)
+            try:
+                return running.group.wait(stop_when=Watch(watch_client, list(settings.forums), running.embedded))
+            finally:
+                watch_client.close()
     except KeyboardInterrupt:
         return 0

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -103,6 +103,7 @@ class ForumError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.key = key
+        self.message = message
         detail = message or reason
         if key:
             detail += f" (key {key})"
@@ -111,6 +112,18 @@ class ForumError(Exception):
         if url:
             detail += f" [{url}]"
         super().__init__(detail)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its fields, so it crosses the Celery boundary as itself (its result
+        backend and its retries) instead of ``UnpickleableExceptionWrapper`` (issue 25)."""
+        return (_rebuild_forum_error, (self.reason, self.message, self.transient, self.url, self.status,
+                                       self.retry_after, self.key))
+
+
+def _rebuild_forum_error(reason: str, message: str, transient: bool, url: str | None, status: int | None,
+                         retry_after: float | None, key: str) -> ForumError:
+    return ForumError(reason, message, transient=transient, url=url, status=status,
+                      retry_after=retry_after, key=key)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

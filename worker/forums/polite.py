@@ -167,6 +167,18 @@ class RedisBackend:
         self.r.delete(key)
 
 
+def credentials_fingerprint(host: str, username: str, secret: str) -> str:
+    """A fingerprint of the bot's credentials on ``host``, to tell whether a refused login
+    was for the credentials configured now: 8 hex characters of scrypt (n = 2**14, r = 8:
+    about 50 ms and 16 MiB once per client) salted with the host and user name, so what is
+    kept in Redis tells nothing usable about the password ("" when there is no secret)."""
+    if not secret:
+        return ""
+    digest = hashlib.scrypt(secret.encode("utf-8"), salt=f"narrador-auth:{host}:{username}".encode(),
+                            n=2 ** 14, r=8, p=1, dklen=16)
+    return digest.hex()[:8]
+
+
 class MemoryBackend:
     """:class:`PoliteBackend` in one process's memory (tests, single-process runs).
 
@@ -322,6 +334,9 @@ class Politeness:
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()
+        #: A fingerprint of the bot's credentials (:func:`credentials_fingerprint`), "" when
+        #: not set: which credentials a refused login's backoff is for.
+        self.credentials = ""
 
     # ---- keys
     @staticmethod
@@ -388,12 +403,27 @@ class Politeness:
     def login_refused(self, url: str, message: str) -> float:
         """A refused login or API key: the host is left alone for at least
         :data:`AUTH_BACKOFF` seconds (doubling with each refusal, up to an hour), so a wrong
-        password costs one attempt per backoff, not one per poll. Returns the backoff."""
+        password costs one attempt per backoff, not one per poll. The credentials refused
+        are remembered by :attr:`credentials` (a fingerprint): see :meth:`new_credentials`.
+        Returns the backoff."""
         key = f"nr:host:{{{self.host_of(url)}}}:auth"
         refusals = int(self.backend.get(key).get("refusals", "0") or 0)
-        self.backend.put(key, {"refusals": str(refusals + 1)}, ttl_seconds=24 * 3600)
+        self.backend.put(key, {"refusals": str(refusals + 1), "credentials": self.credentials},
+                         ttl_seconds=24 * 3600)
         return self.host_failed(url, at_least=min(MAX_BACKOFF, AUTH_BACKOFF * 2 ** min(refusals, 4)),
                                 why=f"a refused login ({message})")
+
+    def new_credentials(self, url: str) -> bool:
+        """The host is in backoff for a refused login with other credentials than this
+        client's (a master fixed the password and restarted): the backoff is lifted so the
+        new ones are tried at once, not after up to an hour. True when it was lifted."""
+        key = f"nr:host:{{{self.host_of(url)}}}:auth"
+        refused = self.backend.get(key).get("credentials", "")
+        if not refused or not self.credentials or refused == self.credentials:
+            return False
+        self.backend.delete(key)
+        self.backend.delete(f"nr:host:{{{self.host_of(url)}}}:down")
+        return True
 
     def login_ok(self, url: str) -> None:
         """A login that worked: the next refusal starts the auth backoff afresh."""

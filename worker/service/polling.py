@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from worker import metrics
-from worker.forums.base import ForumPost, LatestPosts
+from worker.forums.base import ForumError, ForumPost, LatestPosts
 from worker.service.posts import flag_deleted, flag_if_edited
 from worker.service.services import Services
 
@@ -219,7 +219,12 @@ def poll_latest(svc: Services, forum_name: str) -> list[ForumPost]:
         return []
     state = svc.store.get_thread(forum_name, "_latest")
     mark = state.get("high_water")
-    posts = adapter.latest_posts(after_post_id=int(mark or 0), max_pages=1 if mark is None else 5)
+    try:
+        posts = adapter.latest_posts(after_post_id=int(mark or 0), max_pages=1 if mark is None else 5)
+    except ForumError as exc:
+        svc.forum_outcome(forum_name, "read", exc)
+        raise
+    svc.forum_outcome(forum_name, "read")
     fs = svc.settings.forum(forum_name)
     if posts:
         svc.store.set_thread(forum_name, "_latest", high_water=str(max(int(p.post_id) for p in posts)))

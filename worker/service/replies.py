@@ -19,7 +19,7 @@ from core import render
 from core.errors import NarradorError
 from core.post import PostStatus
 from worker import metrics
-from worker.forums.base import log_forum_warning
+from worker.forums.base import ForumError, log_forum_warning
 from worker.service.services import Services
 from worker.state.outbox import Notice, NoticeStatus
 
@@ -97,14 +97,19 @@ def send_reply(svc: Services, forum_name: str, post_id: str) -> str | None:
         forum = svc.forum(forum_name)
         marker = reply_marker(svc, post_id)
         from_page = _reply_search_floor(svc, forum_name, thread_id, post_id, state.fields)
-        existing = forum.find_reply(thread_id, marker, after_post_id=post_id, from_page=from_page)
-        reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
-        if reply_id is None:  # accepted without an id: it is in the thread, or held
-            reply_id = forum.find_reply(thread_id, marker, after_post_id=post_id, from_page=from_page) or ""
-            if not reply_id:
-                log_forum_warning(forum_name, f"the reply to post {post_id} was accepted but is not in "
-                                  f"thread {thread_id} (held for moderation?); it is not sent again",
-                                  thread_id=thread_id, post=post_id)
+        try:
+            existing = forum.find_reply(thread_id, marker, after_post_id=post_id, from_page=from_page)
+            reply_id = existing or forum.post_reply(thread_id, state.fields["reply"])
+            if reply_id is None:  # accepted without an id: it is in the thread, or held
+                reply_id = forum.find_reply(thread_id, marker, after_post_id=post_id, from_page=from_page) or ""
+                if not reply_id:
+                    log_forum_warning(forum_name, f"the reply to post {post_id} was accepted but is not in "
+                                      f"thread {thread_id} (held for moderation?); it is not sent again",
+                                      thread_id=thread_id, post=post_id)
+        except ForumError as exc:
+            svc.forum_outcome(forum_name, "reply", exc)  # the masters see it at once
+            raise
+        svc.forum_outcome(forum_name, "reply")
         metrics.REPLIES.labels(forum=forum_name, status="already_posted" if existing else "posted").inc()
         svc.store.update_post(forum_name, post_id, status=PostStatus.REPLIED, reply_post_id=str(reply_id),
                               release_lock=token)
@@ -189,7 +194,12 @@ def deliver_notice(svc: Services, game_id: str, notice_id: str) -> str | None:
         marker = notice_marker(svc, notice)
         text = (notice.text.replace(notice.marker, marker) if notice.marker in notice.text
                 else f"{notice.text}\n{marker}")
-        reply_id = forum.find_reply(notice.thread, marker) or forum.post_reply(notice.thread, text)
+        try:
+            reply_id = forum.find_reply(notice.thread, marker) or forum.post_reply(notice.thread, text)
+        except ForumError as exc:
+            svc.forum_outcome(notice.forum, "reply", exc)
+            raise
+        svc.forum_outcome(notice.forum, "reply")
         svc.store.mark_delivered(game_id, notice_id, str(reply_id), now=svc.clock())
         log.info("notice delivered", extra={"game": game_id, "notice": notice_id, "kind": notice.kind})
         return str(reply_id)

@@ -7,16 +7,19 @@ Tasks (``worker.tasks``) and views (``web``) build one and pass it to the functi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from worker.forums.base import ForumPort
+from worker.forums.base import ForumError, ForumPort
 from worker.gamestate import GameState
+from worker.health import Direction, HealthBook, HealthChange, MemoryHealthBook
 from worker.keystore import KeystorePort
 from worker.settings import ForumSettings, Settings
 
 Clock = Callable[[], datetime]
+health_log = logging.getLogger("narrador.health")
 
 
 def utc_now() -> datetime:
@@ -35,6 +38,8 @@ class Services:
         keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
         clock: returns the current time, aware UTC.
+        health: where each forum's reads and replies are recorded (``worker.health``:
+            Redis in production, memory by default).
     """
 
     settings: Settings
@@ -42,7 +47,30 @@ class Services:
     keystore: KeystorePort
     forum_factory: Callable[[ForumSettings], ForumPort]
     clock: Clock = utc_now
+    health: HealthBook = field(default_factory=MemoryHealthBook)
     _forums: dict[str, ForumPort] = field(default_factory=dict)
+
+    def forum_outcome(self, name: str, direction: Direction, exc: ForumError | None = None) -> HealthChange | None:
+        """Record that a read or reply of forum ``name`` worked (``exc`` None) or failed;
+        a change of the forum's state is logged on ``narrador.health`` (a forum failing as
+        an error naming why, a recovery as a warning) and returned. A ``not_found`` (a
+        thread deleted) says nothing about the forum. Never raises: health is told, it must
+        not break the read or reply it describes."""
+        if exc is not None and exc.reason == "not_found":
+            return None  # a thread or post gone is the forum working
+        try:
+            change = (self.health.succeeded(name, direction, self.clock()) if exc is None
+                      else self.health.failed(name, direction, exc, self.clock()))
+        except Exception:  # noqa: BLE001 - Redis down: the task's own error says so
+            health_log.debug("forum health of %s not recorded", name, exc_info=True)
+            return None
+        if change is not None and change.new == "failing":
+            health_log.error("forum %s is failing (%s): %s", name, direction, change.error,
+                             extra={"forum": name, "direction": direction})
+        elif change is not None and change.old == "failing":
+            health_log.warning("forum %s works again (%s)", name, direction,
+                               extra={"forum": name, "direction": direction})
+        return change
 
     def forum(self, name: str) -> ForumPort:
         """The adapter of forum ``name``, built once and reused."""

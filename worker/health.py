@@ -1,0 +1,262 @@
+"""Forum health: whether Narrador can read each forum and post to it, kept where masters see it.
+
+A wrong bot password on a public forum used to leave no trace but ``worker.log``: the posts
+were read and rolled, every reply failed, ``/healthz`` said 200 and the masters' page said
+"los foros se leen bien" (issue 25, item 1). Every read and every reply now records its
+outcome here, per forum and per direction (``read``, ``reply``), and the forum's state
+follows from the record:
+
+- ``failing`` when the last attempt in either direction failed for a reason that will not
+  pass by itself (a refused login, a forbidden page, a rejected reply: ``ForumError`` not
+  ``transient``), or failed :data:`TRANSIENT_LIMIT` times in a row for one that may (a forum
+  down, timing out, answering 5xx);
+- ``ok`` once it has succeeded again in the failing direction(s);
+- ``unknown`` before anything worked (and nothing failed enough to be ``failing``).
+
+What reads it: the masters' game-state page (``web.running``), ``/healthz`` (``degraded``,
+naming the forum), ``narrador status`` (exit 1), the Prometheus gauges (``web.metrics``) and
+``narrador up``'s console (a line when a forum changes state).
+
+Redis keys (hash tag = the forum):
+
+=============================  ======  ==========================================================
+``nr:health:{<forum>}``        hash    ``state``, ``since`` (UTC ISO 8601 of the last change),
+                                       and per direction ``d`` in ``read``/``reply``:
+                                       ``d_ok`` (last success), ``d_failures`` (in a row),
+                                       ``d_error`` (the last error in words), ``d_error_at``,
+                                       ``d_permanent`` (``1``: the last error will not pass by
+                                       itself); ``login`` (``ok``/``refused``)
+=============================  ======  ==========================================================
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from worker.forums.base import ForumError
+
+__all__ = ["DIRECTIONS", "TRANSIENT_LIMIT", "ForumHealth", "HealthBook", "HealthChange",
+           "MemoryHealthBook", "RedisHealthBook", "describe"]
+
+Direction = Literal["read", "reply"]
+DIRECTIONS: tuple[Direction, ...] = ("read", "reply")
+#: Transient failures in a row (a forum down, slow, answering 5xx) that make a forum failing.
+TRANSIENT_LIMIT = 3
+#: Longest error text kept (characters).
+MAX_ERROR = 300
+
+
+def health_key(forum: str) -> str:
+    return f"nr:health:{{{forum}}}"
+
+
+def describe(exc: ForumError) -> str:
+    """The error in a master's words: what failed, without a traceback."""
+    text = str(exc.args[0]) if exc.args else exc.reason
+    if exc.reason == "auth":
+        text = f"login refused: {text}"
+    return text[:MAX_ERROR]
+
+
+@dataclass(frozen=True)
+class HealthChange:
+    """A forum that changed state: ``old`` and ``new`` in ``ok``/``failing``/``unknown``."""
+
+    forum: str
+    old: str
+    new: str
+    direction: str
+    error: str
+
+
+@dataclass(frozen=True)
+class ForumHealth:
+    """One forum's health as recorded (see the module docstring).
+
+    Attributes:
+        forum: the forum's configured name.
+        state: ``ok``, ``failing`` or ``unknown``.
+        since: UTC ISO 8601 of the last change of state ("" if never).
+        fields: the raw record (``read_ok``, ``reply_failures``...).
+    """
+
+    forum: str
+    state: str
+    since: str
+    fields: dict[str, str]
+
+    @property
+    def failing(self) -> bool:
+        return self.state == "failing"
+
+    def last_ok(self, direction: Direction) -> str:
+        """UTC ISO 8601 of the last success reading (``read``) or posting (``reply``)."""
+        return self.fields.get(f"{direction}_ok", "")
+
+    def failures(self, direction: Direction) -> int:
+        """Failures in a row of that direction."""
+        value = self.fields.get(f"{direction}_failures", "0")
+        return int(value) if value.isdigit() else 0
+
+    def error(self, direction: Direction) -> str:
+        """The last error of that direction while it is failing, else ""."""
+        return self.fields.get(f"{direction}_error", "") if self.failures(direction) else ""
+
+    @property
+    def problem(self) -> str:
+        """What is wrong, in words: the failing directions' last errors ("" when healthy)."""
+        if not self.failing:
+            return ""
+        return "; ".join(f"{d}: {self.error(d)} ({self.failures(d)}×)" for d in DIRECTIONS if self.failures(d))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``forum``, ``state``, ``since``, ``problem``, ``login``, and per
+        direction ``read_ok`` / ``read_failures`` / ``read_error`` (and ``reply_...``)."""
+        return {"forum": self.forum, "state": self.state, "since": self.since, "problem": self.problem,
+                "login": self.fields.get("login", ""),
+                **{f"{d}_ok": self.last_ok(d) for d in DIRECTIONS},
+                **{f"{d}_failures": self.failures(d) for d in DIRECTIONS},
+                **{f"{d}_error": self.error(d) for d in DIRECTIONS}}
+
+
+def _state_of(fields: dict[str, str]) -> str:
+    seen = False
+    for direction in DIRECTIONS:
+        failures = int(fields.get(f"{direction}_failures", "0") or 0)
+        seen = seen or bool(fields.get(f"{direction}_ok"))
+        if failures >= TRANSIENT_LIMIT or (failures and fields.get(f"{direction}_permanent") == "1"):
+            return "failing"
+    return "ok" if seen else "unknown"
+
+
+class HealthBook(Protocol):
+    """Where forum health is recorded (Redis in production, memory in tests)."""
+
+    def succeeded(self, forum: str, direction: Direction, at: datetime) -> HealthChange | None:
+        """A read or reply of ``forum`` worked at ``at`` (aware UTC); the change of state, if any."""
+
+    def failed(self, forum: str, direction: Direction, exc: ForumError, at: datetime) -> HealthChange | None:
+        """A read or reply failed with ``exc``; the change of state, if any."""
+
+    def get(self, forum: str) -> ForumHealth:
+        """The forum's health (``unknown`` when nothing was recorded)."""
+
+
+def _apply(fields: dict[str, str], direction: Direction, at: datetime, exc: ForumError | None) -> dict[str, str]:
+    """The record's fields after one outcome (a pure step shared by both books)."""
+    new = dict(fields)
+    if exc is None:
+        new[f"{direction}_ok"] = at.isoformat()
+        new[f"{direction}_failures"] = "0"
+        if direction == "reply":
+            new["login"] = "ok"
+    else:
+        new[f"{direction}_failures"] = str(int(fields.get(f"{direction}_failures", "0") or 0) + 1)
+        new[f"{direction}_error"] = describe(exc)
+        new[f"{direction}_error_at"] = at.isoformat()
+        new[f"{direction}_permanent"] = "0" if exc.transient else "1"
+        if exc.reason == "auth":
+            new["login"] = "refused"
+    old_state, new_state = _state_of(fields), _state_of(new)
+    new["state"] = new_state
+    if old_state != new_state:
+        new["since"] = at.isoformat()
+    return new
+
+
+def _change(forum: str, old: dict[str, str], new: dict[str, str], direction: str) -> HealthChange | None:
+    before, after = old.get("state") or _state_of(old), new["state"]
+    if before == after:
+        return None
+    error = new.get(f"{direction}_error", "") if after == "failing" else ""
+    return HealthChange(forum, before, after, direction, error)
+
+
+class MemoryHealthBook:
+    """:class:`HealthBook` in one process's memory."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, dict[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def _record(self, forum: str, direction: Direction, at: datetime, exc: ForumError | None) -> HealthChange | None:
+        with self._lock:
+            old = self._records.get(forum, {})
+            new = _apply(old, direction, at, exc)
+            self._records[forum] = new
+        return _change(forum, old, new, direction)
+
+    def succeeded(self, forum: str, direction: Direction, at: datetime) -> HealthChange | None:
+        """See :meth:`HealthBook.succeeded`."""
+        return self._record(forum, direction, at, None)
+
+    def failed(self, forum: str, direction: Direction, exc: ForumError, at: datetime) -> HealthChange | None:
+        """See :meth:`HealthBook.failed`."""
+        return self._record(forum, direction, at, exc)
+
+    def get(self, forum: str) -> ForumHealth:
+        """See :meth:`HealthBook.get`."""
+        with self._lock:
+            fields = dict(self._records.get(forum, {}))
+        return ForumHealth(forum, fields.get("state") or _state_of(fields), fields.get("since", ""), fields)
+
+
+class RedisHealthBook:
+    """:class:`HealthBook` in Redis (``nr:health:{<forum>}``). Each outcome is one
+    optimistic transaction (``WATCH`` the record, apply, ``MULTI``/``EXEC``; retried when
+    another worker wrote between), so two workers never lose each other's count and exactly
+    one of them sees a change of state. A success while nothing is failing costs one read
+    and no write when the success was recorded less than a minute ago."""
+
+    def __init__(self, client: Any) -> None:
+        self.r = client
+
+    def _record(self, forum: str, direction: Direction, at: datetime, exc: ForumError | None) -> HealthChange | None:
+        from redis.exceptions import WatchError
+
+        key = health_key(forum)
+        for _ in range(20):
+            with self.r.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(key)
+                    old = dict(pipe.hgetall(key))
+                    if exc is None and _fresh_success(old, direction, at):
+                        pipe.unwatch()
+                        return None
+                    new = _apply(old, direction, at, exc)
+                    pipe.multi()
+                    pipe.hset(key, mapping=new)
+                    pipe.execute()
+                    return _change(forum, old, new, direction)
+                except WatchError:
+                    continue
+        return None  # 20 writers in a row: another worker's record stands
+
+    def succeeded(self, forum: str, direction: Direction, at: datetime) -> HealthChange | None:
+        """See :meth:`HealthBook.succeeded`."""
+        return self._record(forum, direction, at, None)
+
+    def failed(self, forum: str, direction: Direction, exc: ForumError, at: datetime) -> HealthChange | None:
+        """See :meth:`HealthBook.failed`."""
+        return self._record(forum, direction, at, exc)
+
+    def get(self, forum: str) -> ForumHealth:
+        """See :meth:`HealthBook.get`."""
+        fields = dict(self.r.hgetall(health_key(forum)))
+        return ForumHealth(forum, fields.get("state") or _state_of(fields), fields.get("since", ""), fields)
+
+
+def _fresh_success(old: dict[str, str], direction: Direction, at: datetime) -> bool:
+    """Nothing to write: no failure in a row and the last success is under a minute old."""
+    if old.get(f"{direction}_failures", "0") not in ("", "0"):
+        return False
+    if direction == "reply" and old.get("login") != "ok":
+        return False
+    last = old.get(f"{direction}_ok", "")
+    try:
+        return bool(last) and 0 <= (at - datetime.fromisoformat(last)).total_seconds() < 60
+    except ValueError:
+        return False
