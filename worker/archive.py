@@ -188,6 +188,8 @@ def _parse_line(text: str) -> tuple[dict[str, Any], int, dict[str, str] | None]:
         raise ValueError(f"line longer than {MAX_LINE} characters")
     try:
         data = json.loads(text)
+    except RecursionError:  # deeper than Python's parser goes (100,000 "[")
+        raise ValueError("JSON nested too deeply") from None
     except ValueError as exc:
         raise ValueError(f"not JSON ({exc.args[0] if exc.args else exc})") from None
     if not isinstance(data, dict) or set(data) != {"envelope", "revealed", "stored_ms"}:
@@ -541,7 +543,7 @@ def _merged(current: list[str], archived: bytes | None) -> list[str]:
         try:
             data = json.loads(text)
             rid = data["envelope"]["record"]["roll_id"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue
         if rid not in have:
             kept.append(text)

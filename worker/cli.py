@@ -203,12 +203,12 @@ def main(debug: bool) -> None:
 def up(config: str | None, bind: str) -> None:
     """Run Redis (embedded when no REDIS_URL), worker, beat and web together; Ctrl-C stops all."""
     from worker.devtools.redisproc import EmbeddedRedisError
-    from worker.devtools.up import BindError, StartupError, run_up
+    from worker.devtools.up import BindError, InstanceBusy, StartupError, run_up
 
     settings = _settings(config, forums=True, embedded=False)
     try:
         code = run_up(settings, bind=bind, config_path=config or os.environ.get("NARRADOR_CONFIG"))
-    except BindError as exc:
+    except (BindError, InstanceBusy) as exc:
         raise BadInput(str(exc)) from None
     except (StartupError, EmbeddedRedisError) as exc:
         raise ServiceDown(str(exc)) from None

@@ -22,6 +22,8 @@ Tasks take ids and strings only.  Every task is idempotent, because
   ``deliver_notice`` for every notice to post and ``send_reply`` again for replies still
   unposted after five minutes (a forum down longer than the retries).
 * ``narrador.deliver_notice`` — post one notice once (lock + marker search).
+* ``narrador.resume_replies`` (when a worker starts) — queue ``send_reply`` again, a minute
+  later, for every reply still pending (a worker killed with the task in hand).
 * ``narrador.archive_tick`` (beat, every five minutes) — write every closed game day's
   records to the archive (``worker.archive``), under a Redis lock.
 
@@ -42,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_ready
 
 from core.post import PostStatus
 from worker import metrics
@@ -297,6 +299,39 @@ def calendar_tick() -> int:
     for forum, post_id in stranded:
         send_reply.delay(forum, post_id)
     return len(todo) + len(stranded)
+
+
+#: Seconds after a worker starts before the replies still pending are tried again: past
+#: half the reply lock a killed worker may still hold (120 s), so the retries of a busy lock
+#: (5-10 s apart, 8 of them) outlast it.
+RESUME_AFTER = 60.0
+
+
+@app.task(name="narrador.resume_replies", ignore_result=True)
+def resume_replies() -> int:
+    """Queue ``send_reply`` again, :data:`RESUME_AFTER` seconds from now, for every reply still
+    pending (a worker killed while it held the task, issue 25 item 6: 8 of 50 replies came
+    5-6 minutes late, at the calendar job's re-queue). A reply another worker is sending is
+    found busy, then replied: every send is exactly once. Returns how many were queued."""
+    svc = services()
+    now_ms = int(svc.clock().timestamp() * 1000)
+    queued = 0
+    for name in svc.settings.forums:
+        for post_id in svc.store.pending_replies(name, older_than_ms=now_ms, limit=1000):
+            send_reply.apply_async((name, post_id), countdown=RESUME_AFTER)
+            queued += 1
+    if queued:
+        log.info("%d pending replies queued again after the worker started", queued)
+    return queued
+
+
+@worker_ready.connect
+def _resume_on_start(**_: Any) -> None:
+    """A worker that starts (first start, or after one was killed) resumes pending replies."""
+    try:
+        resume_replies.delay()
+    except Exception:  # noqa: BLE001 - the broker is not there yet: the calendar job re-queues later
+        log.warning("pending replies not resumed at start (the calendar job will)", exc_info=True)
 
 
 @app.task(name="narrador.archive_tick", ignore_result=True)

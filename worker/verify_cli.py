@@ -48,6 +48,8 @@ def _public_keys(data: bytes) -> tuple[dict, dict[str, bytes]]:
     {vrf_key_id: hex}}``), so a downloaded ``/keys`` answer works as it is."""
     try:
         doc = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise VerificationError("the key file is JSON nested too deeply") from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         return public_keys_from_pem(data), {}
     if isinstance(doc, dict) and isinstance(doc.get("keys"), dict):
@@ -80,6 +82,8 @@ def _published_day(data: bytes, record: object) -> dict:
     """The entry of the record's game and day in a saved ``/seeds.json`` (``{}`` if absent)."""
     try:
         doc = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise VerificationError("the seeds file is JSON nested too deeply") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VerificationError(f"the seeds file is not JSON: {exc}") from exc
     games = doc.get("games") if isinstance(doc, dict) else None
@@ -144,6 +148,8 @@ def verify_file(
     raw = _read(path, "record file")
     try:
         signed = json.loads(raw.decode("utf-8"))
+    except RecursionError:  # deeper than Python's parser goes (100,000 "[")
+        raise VerificationError(f"{path} is JSON nested too deeply to be a record") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VerificationError(f"{path} is not a JSON file: {exc}") from exc
     if not isinstance(signed, dict):

@@ -125,7 +125,7 @@ def test_demo_fails_at_once_when_its_port_is_in_use(tmp_path):
         port = taken.getsockname()[1]
         proc, seconds = _demo(tmp_path / "demo", f"127.0.0.1:{port}", env, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert f"port {port} is in use; pass --bind" in proc.stdout
+    assert f"port {port} is in use by another program" in proc.stdout
     assert seconds < 15 and "Traceback" not in proc.stdout + proc.stderr
     assert not (tmp_path / "demo" / "forum").exists()  # nothing was started
 

@@ -91,6 +91,31 @@ def test_up_serves_and_ctrl_c_stops_everything(tmp_path):
         config = str(tmp_path / "n.toml")  # every child has NARRADOR_CONFIG in its environment
         children = processes_mentioning(config)
         assert len(children) >= 4, "worker (main + pool), beat and web should be running"
+
+        # issue 25, item 2: a second run on the same folder (another port) is refused in one
+        # line naming the first, and starts nothing (no second Redis on the same socket)
+        second = Up(tmp_path / "n.toml", f"127.0.0.1:{free_port()}")
+        assert second.proc.wait(60) == 2
+        refusal = second.output()
+        assert f"another Narrador runs on {tmp_path / 'inst'} (pid {proc.pid}, since " in refusal, refusal
+        assert "Traceback" not in refusal
+
+        # issue 25, item 3: the embedded Redis killed by its pid is started again on its data
+        redis_pids = [p for p in processes_mentioning(str(tmp_path / "inst" / "redis"))
+                      if b"redis-server" in (Path("/proc") / str(p) / "cmdline").read_bytes()]
+        assert len(redis_pids) == 1, redis_pids
+        os.kill(redis_pids[0], signal.SIGKILL)
+        up.wait_for("the embedded Redis is back", 60)
+        deadline = time.monotonic() + 120  # the worker reconnects; /healthz answers 200 again
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{bind}/healthz", timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, up.output()
+            time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         proc.wait(60)
         out = up.output()
@@ -244,5 +269,5 @@ def test_up_with_its_port_in_use_fails_at_once(tmp_path):
         up = Up(tmp_path / "n.toml", f"127.0.0.1:{port}")
         assert up.proc.wait(30) == 2
     out = up.output()
-    assert f"port {port} is in use; pass --bind" in out and "Traceback" not in out, out
+    assert f"port {port} is in use by another program" in out and "Traceback" not in out, out
     assert not (tmp_path / "inst" / "redis").exists()  # not even the embedded Redis started

@@ -48,6 +48,32 @@ def test_a_forum_failing_for_now_queues_the_reply_with_a_delay(queued):
     assert svc.store.get_post(f"f-{unique}", post_id).status == "pending_reply"
 
 
+def test_a_worker_that_starts_resumes_the_pending_replies_after_the_lock_of_a_dead_one(queued):
+    """Issue 25, item 6: a reply whose task died with a killed worker waited for the calendar
+    job's 5-minute re-queue. A starting worker queues every pending reply again, RESUME_AFTER
+    seconds later; a reply already sent is not pending."""
+    from celery.signals import worker_ready
+
+    svc, forum, unique, calls = queued
+    thread_id, stranded = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    forum.fail_next("post_reply", ForumError("flood", "wait", retry_after=15))
+    tasks.process_post.run(tasks.post_to_message(forum.post(stranded)))  # pending, its retry queued
+    _, sent = forum.add_thread("1", "Otra", "[tirada]3 dif 6[/tirada]")
+    tasks.process_post.run(tasks.post_to_message(forum.post(sent)))  # replied at once
+    calls.clear()
+    assert tasks.resume_replies.run() == 1
+    assert calls == [("later", (f"f-{unique}", stranded), tasks.RESUME_AFTER)]
+    # the busy lock's retries (8, at least 5 s apart) outlast the 120 s lock of a dead worker
+    assert tasks.RESUME_AFTER + tasks.MAX_RETRIES * 5 >= 100
+    resumed = []
+    tasks.resume_replies.delay = lambda: resumed.append(1)  # type: ignore[method-assign]
+    try:
+        worker_ready.send(sender=None)
+    finally:
+        del tasks.resume_replies.delay
+    assert resumed == [1]
+
+
 def test_a_reply_waiting_for_its_threads_earlier_reply_looks_again_soon_and_long():
     """Issue 18 (several worker nodes on one thread): waiting for the earlier reply is not a
     busy lock; it retries within 2 s and for as long as the earlier post holds it back."""

@@ -102,3 +102,23 @@ def test_an_unexpected_error_is_one_line_naming_debug(tmp_path, monkeypatch):
     result = _run(["sheets", "list", "g"], _config(tmp_path, "redis://127.0.0.1:6399/0"))
     assert result.exit_code == 1
     assert "internal error: ZeroDivisionError: a bug (run `narrador --debug ...`" in result.output
+
+
+def test_json_nested_too_deeply_is_a_clean_refusal_not_an_internal_error(tmp_path):
+    """Issue 25, item 6: 100,000 "[" fed to `narrador verify` or to `records import` ended
+    in "internal error: RecursionError ... please report it", exit 1."""
+    from worker.archive import _parse_line
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000, encoding="utf-8")
+    out = CliRunner().invoke(main, ["verify", str(deep)], env={"NARRADOR_DEBUG": ""})
+    assert out.exit_code == 2, out.output
+    assert "nested too deeply" in out.output and "internal error" not in out.output
+    keys = tmp_path / "keys.json"
+    keys.write_text("[" * 100_000, encoding="utf-8")
+    record = tmp_path / "record.json"
+    record.write_text("{}", encoding="utf-8")
+    out = CliRunner().invoke(main, ["verify", str(record), "--public-key", str(keys)], env={"NARRADOR_DEBUG": ""})
+    assert out.exit_code == 2 and "the key file is JSON nested too deeply" in out.output, out.output
+    with pytest.raises(ValueError, match=r"^JSON nested too deeply$"):
+        _parse_line("[" * 100_000)

@@ -29,13 +29,14 @@ import secrets
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import record as records
 from worker.devtools.localforum import BOT, PLAYER, LocalForum, LocalForumError
 from worker.devtools.redisproc import EmbeddedRedisError
-from worker.devtools.up import StartupError, check_bind, narrador_running
+from worker.devtools.up import InstanceLock, StartupError, check_bind, narrador_running
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
 from worker.settings import load_settings
@@ -239,6 +240,19 @@ def run_demo(instance: Path, *, bind: str = "127.0.0.1:5000", exit_when_done: bo
         say(f"narrador demo: {exc}")
         return 2
     instance.mkdir(parents=True, exist_ok=True)
+    try:  # before the forum: a second demo on this folder must not start a second forum on its files
+        lock = InstanceLock(instance).acquire()
+    except StartupError as exc:
+        say(f"narrador demo: {exc}")
+        return 2
+    try:
+        return _run_demo(instance, bind=bind, exit_when_done=exit_when_done, timeout=timeout, say=say)
+    finally:
+        lock.release()
+
+
+def _run_demo(instance: Path, *, bind: str, exit_when_done: bool, timeout: float,
+              say: Callable[..., None]) -> int:
     forum = LocalForum(instance / "forum")
     try:
         say("Starting the local FlaskBB forum (installed on first use: about a minute)...")

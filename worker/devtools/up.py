@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.errors import NarradorError
 from worker.devtools.redisproc import EmbeddedRedis
@@ -106,9 +106,81 @@ def check_bind(bind: str) -> None:
             sock.bind((host, int(port_text)))
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise BindError(f"port {port_text} is in use; pass --bind "
+                raise BindError(f"port {port_text} is in use by another program (not a Narrador on this "
+                                f"instance folder: that one would be named); pass --bind "
                                 f"(e.g. --bind {host}:{int(port_text) + 1})") from None
             raise BindError(f"cannot listen on {bind}: {exc.strerror or exc}; pass another --bind") from None
+
+
+class InstanceBusy(StartupError):
+    """Another Narrador runs on this instance folder (exit 2: what was asked cannot be done)."""
+
+
+class InstanceLock:
+    """One Narrador per instance folder (issue 25, item 2): an exclusive ``flock`` on
+    ``<instance_dir>/narrador.lock``, held while ``up`` or ``demo`` runs and released by the
+    system when the process ends however it ends (no stale lock to clean). The file says who
+    holds it: ``pid`` and start time (UTC ISO 8601), for the refusal of a second run.
+
+    Before, a second ``up --bind`` on the same folder started a second embedded Redis on the
+    same socket and append-only file, a second beat, a second demo forum on the same SQLite
+    file; stopping it removed the socket and the first run died without a word.
+    """
+
+    #: Locks this process holds: path -> [fd, holders] (the demo takes it before its forum
+    #: starts, then ``narrador_running`` again: one process, one lock).
+    _held: ClassVar[dict[Path, list[int]]] = {}
+
+    def __init__(self, instance_dir: Path) -> None:
+        self.path = (instance_dir / "narrador.lock").resolve()
+        self._fd: int | None = None
+
+    def acquire(self) -> InstanceLock:
+        """Take the lock or refuse.
+
+        Raises:
+            InstanceBusy: another Narrador runs on this folder (its pid and start time named).
+        """
+        import fcntl
+        import os
+        from datetime import UTC, datetime
+
+        held = self._held.get(self.path)
+        if held is not None:
+            held[1] += 1
+            self._fd = held[0]
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode("utf-8", "replace").split()
+            os.close(fd)
+            who = f" (pid {holder[0]}, since {holder[1]})" if len(holder) >= 2 else ""
+            raise InstanceBusy(f"another Narrador runs on {self.path.parent}{who}: stop it first (Ctrl-C in its "
+                               "terminal, or kill that pid), or give this one another instance_dir / "
+                               "--instance-dir") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {datetime.now(UTC).isoformat(timespec='seconds')}\n".encode())
+        self._fd = fd
+        self._held[self.path] = [fd, 1]
+        return self
+
+    def release(self) -> None:
+        """Let go of the lock (the file stays: its content is only read under a refused lock)."""
+        import os
+
+        if self._fd is None:
+            return
+        self._fd = None
+        held = self._held.get(self.path)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del self._held[self.path]
+            os.close(held[0])
 
 
 def redis_problem(url: str) -> str | None:
@@ -192,17 +264,22 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
         EmbeddedRedisError: the embedded Redis could not start.
         StartupError: the port is in use, or the configured Redis does not answer.
     """
-    check_bind(bind)
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
-    embedded = None
-    redis_url = settings.redis_url
-    if not redis_url:
-        embedded = EmbeddedRedis(settings.instance_dir / "redis").start()
-        redis_url = embedded.url
-    else:
-        problem = redis_problem(redis_url)
-        if problem:
-            raise StartupError(f"{problem}: check REDIS_URL / redis_url, or leave it empty for an embedded Redis")
+    lock = InstanceLock(settings.instance_dir).acquire()  # before the port: a second run is named as such
+    try:
+        check_bind(bind)
+        embedded = None
+        redis_url = settings.redis_url
+        if not redis_url:
+            embedded = EmbeddedRedis(settings.instance_dir / "redis").start()
+            redis_url = embedded.url
+        else:
+            problem = redis_problem(redis_url)
+            if problem:
+                raise StartupError(f"{problem}: check REDIS_URL / redis_url, or leave it empty for an embedded Redis")
+    except BaseException:
+        lock.release()
+        raise
     env = {"NARRADOR_REDIS_URL": redis_url, "PYTHONUNBUFFERED": "1"}
     if config_path:
         env["NARRADOR_CONFIG"] = str(Path(config_path).resolve())
@@ -231,6 +308,7 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
             health_client.close()
         if embedded is not None:
             embedded.stop()
+        lock.release()
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
 
