@@ -371,6 +371,12 @@ def poll(config: str | None) -> None:
     from worker.forums.base import ForumError
 
     svc = build_services(settings)
+    from worker.gamestate import RedisGameState
+    from worker.notify import send_health
+
+    store = svc.store
+    assert isinstance(store, RedisGameState)  # build_services' store
+    svc.on_health_change = lambda change: send_health(settings, store.r, change)  # no worker here: at once
     replies = 0
     failed: list[tuple[str, int]] = []
     for name in settings.forums:

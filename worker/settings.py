@@ -107,6 +107,13 @@ def _http_url(value: str) -> str:
     return value.rstrip("/")
 
 
+def _emails(values: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value):
+            raise _problem((), f"not an e-mail address: {value!r}")
+    return values
+
+
 def _redis_url(value: str) -> str:
     from worker.redisurl import RedisUrlError, parse_redis_url
 
@@ -219,6 +226,9 @@ class NarradorSettings(Section):
         worker_heartbeat_max_age: a worker (or beat) whose last heartbeat is older than this
             many seconds is hung (``narrador health worker`` / ``health beat`` fail,
             ``narrador up`` restarts it); at least twice the interval (default 60).
+        smtp_host, smtp_port, smtp_user, smtp_password, smtp_from, smtp_starttls: the mail
+            server of the games' ``notify_email`` (``worker.notify``); no ``smtp_host``: no
+            e-mail. A login only when ``smtp_user`` is set.
     """
 
     instance_dir: Path = Path("instance")
@@ -246,6 +256,13 @@ class NarradorSettings(Section):
                            f"worker_heartbeat_max_age ({self.worker_heartbeat_max_age:g} s) must be at least "
                            f"twice worker_heartbeat_interval ({self.worker_heartbeat_interval:g} s)")
         return self
+
+    smtp_host: str = Field(default="", max_length=253)
+    smtp_port: int = Field(default=25, ge=1, le=65535)
+    smtp_user: str = Field(default="", max_length=200)
+    smtp_password: str = secret(max_length=200)
+    smtp_from: str = Field(default="narrador@localhost", pattern=r"^[^@\s]+@[^@\s]+$", max_length=254)
+    smtp_starttls: bool = False
 
     trusted_proxies: int = Field(default=0, ge=0, le=5)
     metrics_token: str = secret(max_length=200)
@@ -321,6 +338,10 @@ class GameSettings(Section):
         title: human-readable name (default: the id).
         state: the ``[games.<id>.state]`` table: scenes, posting deadlines, contest expiry,
             masters... (``worker.state.GameStateSettings``, validated at load).
+        notify_email: addresses told by e-mail when a forum of the game stops working or
+            works again (``worker.notify``; needs ``[narrador] smtp_host``).
+        notify_webhook: a chat webhook URL (Discord, Slack, Matrix hookshot...) told the
+            same; a secret (it carries the channel's token).
     """
 
     id: str
@@ -330,6 +351,8 @@ class GameSettings(Section):
     options: dict[str, Any] = Field(default_factory=dict)
     title: str = ""
     state: dict[str, Any] = Field(default_factory=dict)
+    notify_email: Annotated[tuple[str, ...], BeforeValidator(_id_list), AfterValidator(_emails)] = ()
+    notify_webhook: Annotated[str, AfterValidator(lambda v: _http_url(v) if v else v)] = secret(max_length=2000)
 
     @model_validator(mode="before")
     @classmethod
@@ -746,7 +769,7 @@ def _fields_at(loc: tuple[Any, ...]) -> list[str]:
 
 
 def _is_secret(loc: tuple[Any, ...]) -> bool:
-    return bool(loc) and str(loc[-1]) in (*FORUM_SECRETS, "metrics_token")
+    return bool(loc) and str(loc[-1]) in (*FORUM_SECRETS, "metrics_token", "smtp_password", "notify_webhook")
 
 
 def _problems(exc: ValidationError, *, source: str, lines: Mapping[tuple[str, ...], int],

@@ -88,7 +88,10 @@ def services() -> Services:
     to :data:`REDIS_OUTAGE_SECONDS` for a Redis that restarts (issue 14, item 1)."""
     from worker.bootstrap import build_services
 
-    return build_services(get_settings(), redis_outage_seconds=REDIS_OUTAGE_SECONDS)
+    svc = build_services(get_settings(), redis_outage_seconds=REDIS_OUTAGE_SECONDS)
+    svc.on_health_change = lambda change: notify_health.delay(
+        change.forum, change.old, change.new, change.direction, change.error)
+    return svc
 
 
 def _backoff(retries: int, base: float = 2.0, cap: float = 300.0) -> float:
@@ -299,6 +302,29 @@ def calendar_tick() -> int:
     for forum, post_id in stranded:
         send_reply.delay(forum, post_id)
     return len(todo) + len(stranded)
+
+
+@app.task(name="narrador.notify_health", bind=True, ignore_result=True, max_retries=5)
+def notify_health(self, forum: str, old: str, new: str, direction: str, error: str) -> int:
+    """Tell the Storytellers of the forum's games that it changed state (``worker.notify``:
+    e-mail, webhook; rate-limited); a channel failing for now is retried with backoff.
+    Returns how many notifications were sent."""
+    from worker.gamestate import RedisGameState
+    from worker.health import HealthChange
+    from worker.notify import NotifyError, deliver, health_notifications
+
+    svc = services()
+    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.bootstrap)
+    sent = 0
+    for note in health_notifications(svc.settings, HealthChange(forum, old, new, direction, error)):
+        try:
+            sent += deliver(svc.settings, svc.store.r, note)
+        except NotifyError as exc:
+            if exc.transient:
+                wait = _backoff(self.request.retries, base=10.0)
+                raise self.retry(exc=RuntimeError(str(exc)), countdown=wait) from None
+            log.error("notification to game %s not sent: %s", note.game, exc)
+    return sent
 
 
 #: Seconds after a worker starts before the replies still pending are tried again: past

@@ -173,11 +173,15 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     """Issue 25, item 1 (live): with a wrong bot password the posts of a public forum were
     read and rolled, every reply failed, and `/healthz` and the masters' page said all was
     well. Now the first failed reply makes the forum failing in `narrador status` (exit 1)
-    and `/healthz` (degraded, naming it); fixing the password lifts the login backoff at once
-    and the next poll answers the post and heals both."""
+    and `/healthz` (degraded, naming it) and is one message on the Storyteller's chat webhook;
+    fixing the password lifts the login backoff at once and the next poll answers the post,
+    heals both and says so on the webhook."""
+    import json
     import os
     import subprocess
     import sys
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from pathlib import Path
 
     from tests.conftest import redis_url
@@ -189,11 +193,25 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     tid, post = as_player(local_forum).create_thread(local_forum.forum_id, f"Clave {unique}",
                                                      "Abro la puerta: [tirada]4 dif 6[/tirada]")
     config = tmp_path / "narrador.toml"
+    told: list[dict] = []  # the Storyteller's chat channel (a webhook receiver on 127.0.0.1)
+
+    class Chat(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            told.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+    chat = ThreadingHTTPServer(("127.0.0.1", 0), Chat)
+    threading.Thread(target=chat.serve_forever, daemon=True).start()
 
     def write(password: str) -> None:
         config.write_text("\n".join([
             "[narrador]", f'instance_dir = "{tmp_path / "instance"}"', 'public_url = "http://narrador.test"', "",
-            f"[games.g-{unique}]", 'ruleset = "vampiro"', "",
+            f"[games.g-{unique}]", 'ruleset = "vampiro"',
+            f'notify_webhook = "http://127.0.0.1:{chat.server_address[1]}/hook"', "",
             f"[forums.f-{unique}]", 'kind = "flaskbb"', f'base_url = "{local_forum.base_url}"',
             f'username = "{local_forum.bot.username}"', f'password = "{password}"', f'game = "g-{unique}"',
             f'watch_threads = ["{tid}"]', "request_interval = 0", "",
@@ -218,6 +236,7 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     assert f"forum f-{unique}: FAILING since " in status.stderr and "reply: login refused" in status.stderr
     body = healthz()
     assert body["status"] == "degraded" and "login refused" in body["forums"][f"f-{unique}"]
+    assert [t["event"] for t in told] == ["forum_failing"] and "login refused" in told[0]["content"]
 
     write(local_forum.bot.password)  # the master fixes it
     out = narrador("poll")
@@ -225,5 +244,8 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     status = narrador("status")
     assert status.returncode == 0 and status.stdout.startswith(f"forum f-{unique}: ok (last read "), status.stderr
     assert healthz() == {"status": "ok", "redis": True, "broker": True, "forums": {}}
+    assert [t["event"] for t in told] == ["forum_failing", "forum_ok"]
     replies = [p for p in as_bot(local_forum).list_posts(tid).posts if p.author == local_forum.bot.username]
     assert len(replies) == 1 and f"(ref p{post} " in replies[0].body_html
+    chat.shutdown()
+    chat.server_close()

@@ -40,6 +40,8 @@ class Services:
         clock: returns the current time, aware UTC.
         health: where each forum's reads and replies are recorded (``worker.health``:
             Redis in production, memory by default).
+        on_health_change: called with each change of a forum's state (the worker queues the
+            notifications, ``narrador poll`` sends them).
     """
 
     settings: Settings
@@ -48,6 +50,7 @@ class Services:
     forum_factory: Callable[[ForumSettings], ForumPort]
     clock: Clock = utc_now
     health: HealthBook = field(default_factory=MemoryHealthBook)
+    on_health_change: Callable[[HealthChange], object] | None = None
     _forums: dict[str, ForumPort] = field(default_factory=dict)
 
     def forum_outcome(self, name: str, direction: Direction, exc: ForumError | None = None) -> HealthChange | None:
@@ -70,6 +73,11 @@ class Services:
         elif change is not None and change.old == "failing":
             health_log.warning("forum %s works again (%s)", name, direction,
                                extra={"forum": name, "direction": direction})
+        if change is not None and self.on_health_change is not None:
+            try:
+                self.on_health_change(change)  # the Storytellers' notifications (worker.notify)
+            except Exception:  # noqa: BLE001 - a notification must never break a read or reply
+                health_log.warning("forum %s: the change of state was not notified", name, exc_info=True)
         return change
 
     def forum(self, name: str) -> ForumPort:
