@@ -594,7 +594,9 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
         fs.watch_threads[0] if fs.watch_threads else "")
     report.say()
     if not thread_id:
-        report.problem("", "no topic to read: the board is empty and no --thread was given")
+        why = ("the board could not be read (above)" if board and listing is None
+               else "the board is empty" if board else "no board to list")
+        report.problem("", f"no topic to read: {why} and no --thread was given")
         return report
     # the topic's first and last pages
     first = _live_topic(report, client, reader, thread_id, 1, None, clock, flavour, ruleset, fs)

@@ -837,9 +837,32 @@ def settings_from_mapping(
     try:
         settings = Settings.model_validate(raw, context={"base_dir": base_dir, "environ": env})
     except ValidationError as exc:
-        raise ConfigError(_problems(exc, source=source, lines=key_lines(text), origins=origins)) from None
+        problems = _problems(exc, source=source, lines=key_lines(text), origins=origins)
+        problems += _unknown_games(raw, problems, source=source, lines=key_lines(text), origins=origins)
+        raise ConfigError(problems) from None
     settings._source = source
     return settings
+
+
+def _unknown_games(raw: Mapping[str, Any], found: list[ConfigProblem], *, source: str,
+                   lines: Mapping[tuple[str, ...], int], origins: Mapping[tuple[str, ...], str]) -> list[ConfigProblem]:
+    """The forums naming a game that is not configured, from the raw tables: pydantic checks
+    that only once every field is valid (``Settings._forum_games``), and a file with other
+    problems must show this one too, at once (issue 25, item 4)."""
+    games, forums = raw.get("games"), raw.get("forums")
+    if not isinstance(forums, dict):
+        return []
+    names = [str(g) for g in games] if isinstance(games, dict) else []
+    seen = {p.path for p in found}
+    out = []
+    for name, table in forums.items():
+        game = table.get("game") if isinstance(table, dict) else None
+        path = ("forums", str(name), "game")
+        if isinstance(game, str) and game not in names and path not in seen:
+            message = (f"unknown game {game!r}{did_you_mean(game, names)} "
+                       f"(configured: {known_list(names) or 'none'})")
+            out.append(ConfigProblem(path, message, _where(path, source, lines, origins)))
+    return out
 
 
 @functools.lru_cache(maxsize=1)

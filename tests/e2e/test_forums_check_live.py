@@ -78,6 +78,13 @@ def test_check_reads_every_post_of_the_first_and_last_page_of_a_live_flaskbb_top
     assert out.rstrip().endswith("ok: every part parsed")
     assert re.search(rf"^  {tid}\s+Comprobación\s+posts 11 · last /post/{last}$", out, re.MULTILINE), out
 
+    # a wrong board: its 404 is said, and not taken for an empty board (issue 25, item 4)
+    done = run_check(cfg, "local", "--board", "999")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "PROBLEM board 999: not_found" in done.stdout
+    assert "no topic to read: the board could not be read (above)" in done.stdout
+    assert "the board is empty" not in done.stdout
+
 
 # --------------------------------------------------------------------------- MyBB
 

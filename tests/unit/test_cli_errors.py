@@ -122,3 +122,27 @@ def test_json_nested_too_deeply_is_a_clean_refusal_not_an_internal_error(tmp_pat
     assert out.exit_code == 2 and "the key file is JSON nested too deeply" in out.output, out.output
     with pytest.raises(ValueError, match=r"^JSON nested too deeply$"):
         _parse_line("[" * 100_000)
+
+
+def test_config_check_applies_ups_checks_and_lists_every_problem_at_once(tmp_path):
+    """Issue 25, item 4: `config check` said "valid" for a forum with no password that `up`
+    refused, and an unknown `game` was reported only once every other error was fixed."""
+    path = tmp_path / "narrador.toml"
+    path.write_text("\n".join([
+        "[narrador]", f'instance_dir = "{tmp_path / "inst"}"', "[games.noches]", 'ruleset = "vampiro"',
+        "[forums.foro]", 'kind = "flaskbb"', 'base_url = "http://127.0.0.1:9"', 'username = "bot"',
+        'game = "noches"',
+    ]) + "\n", encoding="utf-8")
+    for args in (["config", "check"], ["up"]):
+        out = _run(args, path)
+        assert out.exit_code == 2 and "forums.foro" in out.output and "password" in out.output, out.output
+        assert "valid" not in out.output.split("\n")[0]
+    path.write_text("\n".join([
+        "[narrador]", f'instance_dir = "{tmp_path / "inst"}"', "[games.noches]", 'ruleset = "vampiro"',
+        'language = "fr"', "[forums.foro]", 'kind = "flaskbb"', 'base_url = "http://127.0.0.1:9"',
+        'username = "bot"', 'password = "p"', 'game = "noche"',
+    ]) + "\n", encoding="utf-8")
+    out = _run(["config", "check"], path)
+    assert out.exit_code == 2
+    assert "games.noches.language" in out.output and "must be one of" in out.output, out.output
+    assert "forums.foro.game" in out.output and "unknown game 'noche'" in out.output and "noches" in out.output
