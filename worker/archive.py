@@ -64,6 +64,8 @@ from worker.store import (
 )
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from worker.keystore import KeystorePort
     from worker.redistext import TextRedis
     from worker.settings import GameSettings, Settings
@@ -94,7 +96,9 @@ CHUNK = 500
 RECHECK_DAYS = 7
 #: Days swept per game and run (a first run over a long history continues on the next).
 MAX_DAYS_PER_RUN = 400
-_REVEAL_FIELDS = ("at", "by", "how")
+_REVEAL_FIELDS = ("at", "by", "how", "seal", "seal_key")
+#: The signing key a day's reveals are sealed with (``core.record.reveal``): ``(key id, key)``.
+Sealer = tuple[str, "Ed25519PrivateKey"]
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -113,14 +117,22 @@ class ArchiveError(NarradorError):
 # --------------------------------------------------------------------------- lines
 
 
-def archive_line(envelope: Mapping[str, Any], stored_ms: int, revealed: Mapping[str, str] | None) -> str:
-    """One archive line (no newline): the envelope, its index score and its reveal."""
-    reveal = {k: str(revealed[k]) for k in _REVEAL_FIELDS if k in revealed} if revealed else None
+def archive_line(envelope: Mapping[str, Any], stored_ms: int, revealed: Mapping[str, str] | None,
+                 sealer: Sealer | None = None) -> str:
+    """One archive line (no newline): the envelope, its index score and its reveal, sealed
+    with ``sealer`` (``core.record.reveal``: an import takes only a sealed reveal; without a
+    sealer the reveal is written as it is, and an import will not take it)."""
+    reveal = {k: str(revealed[k]) for k in ("at", "by", "how") if k in revealed} if revealed else None
+    if reveal and sealer is not None:
+        from core.record.reveal import seal_reveal
+
+        record = envelope["record"]
+        reveal = seal_reveal(reveal, str(record["roll_id"]), records.record_hash(record), sealer[1], sealer[0])
     return json.dumps({"envelope": envelope, "revealed": reveal, "stored_ms": int(stored_ms)},
                       ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def _lines_for(r: Any, scored: list[tuple[str, float]]) -> list[str]:
+def _lines_for(r: Any, scored: list[tuple[str, float]], sealer: Sealer | None = None) -> list[str]:
     """Archive lines of ``(roll id, score)`` pairs, in that order (records gone are skipped)."""
     out: list[str] = []
     for start in range(0, len(scored), CHUNK):
@@ -137,22 +149,23 @@ def _lines_for(r: Any, scored: list[tuple[str, float]]) -> list[str]:
                 reveals = dict(zip(secret, pipe.execute(), strict=True))
         for (rid, score), env in zip(chunk, envelopes, strict=True):
             if env is not None:
-                out.append(archive_line(env, int(score), reveals.get(rid) or None))
+                out.append(archive_line(env, int(score), reveals.get(rid) or None, sealer))
     return out
 
 
-def export_lines(r: Any, game: str, *, since: date | None = None) -> Iterator[str]:
+def export_lines(r: Any, game: str, *, since: date | None = None, sealer: Sealer | None = None) -> Iterator[str]:
     """Every record of ``game`` as archive lines, in the order of its roll index (oldest
     first); with ``since``, only records of game days from ``since`` on.
 
     Args:
         r: the store's ``redis.Redis`` (``decode_responses=True``).
+        sealer: the active signing key, to seal reveals (see :func:`archive_line`).
     """
     key = game_rolls_key(game)
     total = int(r.zcard(key))
     for start in range(0, total, CHUNK):
         scored = r.zrange(key, start, start + CHUNK - 1, withscores=True)
-        for line in _lines_for(r, scored):
+        for line in _lines_for(r, scored, sealer):
             if since is None or json.loads(line)["envelope"]["record"]["game_day"] >= since.isoformat():
                 yield line
 
@@ -167,14 +180,17 @@ class ArchiveEntry:
     Attributes:
         envelope: the signed record envelope.
         stored_ms: its score in the game's roll indexes.
-        revealed: the reveal fields of a revealed secret roll, else ``None``.
+        revealed: the reveal fields (``at``, ``by``, ``how``) of a revealed secret roll whose
+            seal verified (``core.record.reveal``), else ``None``.
         where: ``"<file>:<line>"`` it came from.
+        unproved_reveal: the line claimed a reveal without a seal that verifies: not taken.
     """
 
     envelope: dict[str, Any]
     stored_ms: int
     revealed: dict[str, str] | None
     where: str
+    unproved_reveal: bool = False
 
     @property
     def roll_id(self) -> str:
@@ -202,7 +218,7 @@ def _parse_line(text: str) -> tuple[dict[str, Any], int, dict[str, str] | None]:
     if revealed is not None:
         if (not isinstance(revealed, dict) or not set(revealed) <= set(_REVEAL_FIELDS) or "by" not in revealed
                 or not all(isinstance(v, str) and 0 < len(v) <= 200 for v in revealed.values())):
-            raise ValueError("revealed: expected null or {by, at, how} strings")
+            raise ValueError("revealed: expected null or {by, at, how, seal, seal_key} strings")
         if not (envelope["record"].get("flags") or {}).get("secret"):
             raise ValueError("revealed: only a secret roll is revealed")
     return envelope, stored_ms, revealed
@@ -267,6 +283,8 @@ def read_archive(paths: Iterable[str | os.PathLike[str]], *, public_keys: Mappin
         ArchiveError: a file cannot be read, or any line fails (``problems`` lists each,
             ``"<file>:<line>: <reason>"``; nothing should be imported then).
     """
+    from core.record.reveal import reveal_seal_ok
+
     checker = _Checker(public_keys, vrf_keys, keystore)
     entries: list[ArchiveEntry] = []
     problems: list[str] = []
@@ -296,7 +314,13 @@ def read_archive(paths: Iterable[str | os.PathLike[str]], *, public_keys: Mappin
                     if reason:
                         problems.append(f"{where}: roll {record_id(envelope)}: {reason}")
                         continue
-                    entries.append(ArchiveEntry(envelope, stored_ms, revealed, where))
+                    proved = revealed is not None and reveal_seal_ok(
+                        revealed, record_id(envelope), records.record_hash(envelope["record"]), public_keys)
+                    reveal: dict[str, str] | None = None
+                    if proved and revealed:
+                        reveal = {k: revealed[k] for k in ("at", "by", "how") if k in revealed}
+                    entries.append(ArchiveEntry(envelope, stored_ms, reveal, where,
+                                                unproved_reveal=revealed is not None and not proved))
             except UnicodeDecodeError:
                 raise ArchiveError(f"{path}: not UTF-8 text") from None
     if problems:
@@ -321,6 +345,8 @@ class ImportReport:
         kept: records in Redis that differ from the archive (Redis's copy is kept: it is
             the live one; both are signed).
         reveals: reveals written.
+        unproved: where the lines whose reveal was not taken are (no seal, or a seal that
+            does not verify: the roll stays secret).
         roll_ids: the ids of the records added.
     """
 
@@ -328,6 +354,7 @@ class ImportReport:
     same: int = 0
     kept: int = 0
     reveals: int = 0
+    unproved: list[str] = field(default_factory=list)
     roll_ids: list[str] = field(default_factory=list)
 
 
@@ -340,7 +367,7 @@ def import_entries(r: Any, entries: Iterable[ArchiveEntry]) -> ImportReport:
     for entry in entries:
         latest.pop(entry.roll_id, None)
         latest[entry.roll_id] = entry
-    report = ImportReport()
+    report = ImportReport(unproved=[e.where for e in latest.values() if e.unproved_reveal])
     todo = list(latest.values())
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start:start + CHUNK]
@@ -522,13 +549,13 @@ def archive_target(settings: Settings) -> ArchiveTarget | None:
 # --------------------------------------------------------------------------- the beat job
 
 
-def _day_lines(r: Any, game: str, day: date) -> list[str]:
+def _day_lines(r: Any, game: str, day: date, sealer: Sealer | None = None) -> list[str]:
     key = roll_index_key(game, "day", day.isoformat())
     total = int(r.zcard(key))
     scored: list[tuple[str, float]] = []
     for start in range(0, total, CHUNK):
         scored += r.zrange(key, start, start + CHUNK - 1, withscores=True)
-    return _lines_for(r, scored)
+    return _lines_for(r, scored, sealer)
 
 
 def _merged(current: list[str], archived: bytes | None) -> list[str]:
@@ -572,7 +599,7 @@ def _first_day(r: Any, game: str) -> date | None:
 
 
 def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_utc: datetime, *, grace_seconds: int,
-                 max_days: int = MAX_DAYS_PER_RUN) -> list[date]:
+                 max_days: int = MAX_DAYS_PER_RUN, sealer: Sealer | None = None) -> list[date]:
     """Archive the closed days of one game that need it (see the module); the days written.
 
     Args:
@@ -608,7 +635,7 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
         archived = state.get(iso)
         if day not in again and ((counts[day] == 0 and archived is None) or archived == str(counts[day])):
             continue
-        lines = _merged(_day_lines(r, gid, day), target.read(gid, day))
+        lines = _merged(_day_lines(r, gid, day, sealer), target.read(gid, day))
         data = "".join(line + "\n" for line in lines).encode("utf-8")
         if target.read(gid, day) != data:
             target.write(gid, day, data)
@@ -623,9 +650,10 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
 
 
 def archive_tick(r: TextRedis, settings: Settings, target: ArchiveTarget | None, now_utc: datetime,
-                 *, lock: Callable[..., Any] | None = None) -> dict[str, list[date]]:
+                 *, lock: Callable[..., Any] | None = None, sealer: Sealer | None = None) -> dict[str, list[date]]:
     """The beat job: archive every game's closed days (under the ``archive`` scheduler lock);
     ``{game: days written}``, or ``{}`` when the archive is off or another process holds the lock.
+    ``sealer``: the active signing key, sealing the reveals (:func:`archive_line`).
 
     A game whose target fails is logged and left for the next run; the others go on.
     """
@@ -639,7 +667,8 @@ def archive_tick(r: TextRedis, settings: Settings, target: ArchiveTarget | None,
             return {}
         for gid, game in sorted(settings.games.items()):
             try:
-                days = archive_game(r, target, game, now_utc, grace_seconds=int(settings.seed_reveal_grace))
+                days = archive_game(r, target, game, now_utc, grace_seconds=int(settings.seed_reveal_grace),
+                                    sealer=sealer)
             except ArchiveError as exc:
                 log.error("archive of %s failed: %s", gid, exc)
                 continue

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -37,6 +37,7 @@ from core.errors import NarradorError, RulesError
 
 if TYPE_CHECKING:
     from worker.service import Services
+    from worker.settings import Settings
 
 EXIT_SERVICE_DOWN = 1
 EXIT_BAD_INPUT = 2
@@ -877,11 +878,26 @@ def records_export(config: str | None, game: str, since: str | None) -> None:
     except ValueError:
         raise BadInput(f"--since must be a date YYYY-MM-DD, got {since!r}") from None
     r = _redis_for(settings)
+    sealer = _sealer(settings, r)
     count = 0
-    for line in export_lines(r, game, since=day):
+    for line in export_lines(r, game, since=day, sealer=sealer):
         click.echo(line)
         count += 1
     click.echo(f"{count} records exported", err=True)
+
+
+def _sealer(settings: Settings, r: Any) -> Any:
+    """The active signing key, to seal the reveals written to an export or the archive
+    (``core.record.reveal``); None, with a line saying what it means, when it is not here."""
+    from worker.bootstrap import make_keystore
+    from worker.keystore import KeystoreError
+
+    try:
+        return make_keystore(settings, r).active_signing_key()
+    except KeystoreError as exc:
+        click.echo(f"note: reveals are written without their seal ({exc}): an import will leave those "
+                   "rolls secret", err=True)
+        return None
 
 
 @records.command("import")
@@ -918,8 +934,12 @@ def records_import(config: str | None, files: tuple[str, ...], public_key: str |
             click.echo(problem, err=True)
         raise BadInput(str(exc)) from None
     report = import_entries(r, entries)
+    for where in report.unproved[:20]:
+        click.echo(f"{where}: its reveal is not sealed by a published key (edited, or written before "
+                   "reveals were sealed): not taken, the roll stays secret", err=True)
     click.echo(f"{len(entries)} lines verified; {report.added} records added, {report.same} already there, "
-               f"{report.kept} differing kept as in Redis, {report.reveals} reveals added")
+               f"{report.kept} differing kept as in Redis, {report.reveals} reveals added"
+               + (f", {len(report.unproved)} reveals not proved (left secret)" if report.unproved else ""))
 
 
 @records.command("archive")
@@ -937,7 +957,8 @@ def records_archive(config: str | None) -> None:
         raise BadInput(str(exc)) from None
     if target is None:
         raise BadInput("the archive is off (archive = false)")
-    written = archive_tick(_redis_for(settings), settings, target, datetime.now(UTC))
+    r = _redis_for(settings)
+    written = archive_tick(r, settings, target, datetime.now(UTC), sealer=_sealer(settings, r))
     for game, days in written.items():
         click.echo(f"{game}: {', '.join(d.isoformat() for d in days)}")
     click.echo(f"{sum(len(d) for d in written.values())} day files written to {target.describe()}")

@@ -110,6 +110,42 @@ def test_export_wipe_import_restores_the_audit_history_exactly(world, redis_clie
     assert again.exit_code == 0 and "0 records added, 5 already there" in again.output  # idempotent
 
 
+def test_a_reveal_that_narrador_did_not_seal_is_not_taken(world, redis_client):
+    """Issue 25, item 6: an archive line of an unrevealed secret roll, edited to say
+    "revealed": {"by": "mallory"}, imported as "1 reveals added" and published the roll,
+    credited to mallory. A reveal is taken only with its seal (Ed25519 by a published key,
+    over the reveal and the record: core.record.reveal)."""
+    game, secret = world["ids"]["game"], world["ids"]["secret"]
+    roll_ids = _ids(redis_client, game)
+    exported = CliRunner().invoke(main, ["records", "export", game, "-c", world["config"]])
+    lines = [json.loads(line) for line in exported.stdout.splitlines() if line]
+    sealed = next(x for x in lines if x["envelope"]["record"]["roll_id"] == secret)
+    assert sealed["revealed"]["by"] == f"ana-{world['u']}" and len(sealed["revealed"]["seal"]) == 128
+
+    def import_with(revealed):  # type: ignore[no-untyped-def]
+        _wipe_records(redis_client, game, roll_ids)
+        path = world["tmp"] / "edited.jsonl"
+        path.write_text(json.dumps({**sealed, "revealed": revealed}) + "\n", encoding="utf-8")
+        result = CliRunner().invoke(main, ["records", "import", str(path), "-c", world["config"]])
+        assert result.exit_code == 0, result.output
+        return result, redis_client.hgetall(f"nr:reveal:{{{secret}}}")
+
+    for forged in ({"by": "mallory", "at": "2026-11-29T20:00:00+00:00", "how": "master"},  # no seal
+                   {**sealed["revealed"], "by": "mallory"},  # the seal of another reveal
+                   {**sealed["revealed"], "seal": "0" * 128}):  # a made-up seal
+        result, stored = import_with(forged)
+        assert stored == {} and "1 records added" in result.output and "0 reveals added" in result.output
+        assert "1 reveals not proved (left secret)" in result.output
+        assert "its reveal is not sealed by a published key" in result.stderr
+        page = world["app"].test_client().get(f"/v/{secret}.json").get_json()
+        assert page["secret"] is True and page["revealed"] is False and "record" not in page  # still secret
+    result, stored = import_with(sealed["revealed"])  # Narrador's own
+    assert "1 reveals added" in result.output and stored["by"] == f"ana-{world['u']}"
+    page = world["app"].test_client().get(f"/v/{secret}.json").get_json()
+    assert page["record"]["faces"]  # public again, as before the wipe
+    assert set(stored) == {"by", "at", "how"}  # the seal is the archive's, not the live state's
+
+
 def test_export_since_a_day(world, redis_client):
     game = world["ids"]["game"]
     old_day = (FIXED_NOW - timedelta(days=2)).date().isoformat()
@@ -161,15 +197,17 @@ def test_the_archive_job_writes_closed_days_once_and_again_when_a_record_changes
     settings = world["settings"]
     target = archive.FolderArchive(world["tmp"] / "archive")
     roll_ids = _ids(redis_client, game)
+    seal = world["keystore"].active_signing_key()  # what the worker's archive job passes
     today, old = FIXED_NOW.date(), (FIXED_NOW - timedelta(days=2)).date()
 
     # the evening of FIXED_NOW's day: only the older day is closed
-    written = archive.archive_tick(redis_client, settings, target, FIXED_NOW + timedelta(hours=1))
+    written = archive.archive_tick(redis_client, settings, target, FIXED_NOW + timedelta(hours=1), sealer=seal)
     assert written == {game: [old]}
     # the next day, after midnight plus the hour of grace: the day of the other four closes
     later = FIXED_NOW + timedelta(days=1)
-    assert archive.archive_tick(redis_client, settings, target, later) == {game: [today], world["ids"]["other"]: [today]}
-    assert archive.archive_tick(redis_client, settings, target, later) == {}  # nothing changed
+    assert archive.archive_tick(redis_client, settings, target, later, sealer=seal) == {
+        game: [today], world["ids"]["other"]: [today]}
+    assert archive.archive_tick(redis_client, settings, target, later, sealer=seal) == {}  # nothing changed
     day_file = target.root / game / f"{today.isoformat()}.jsonl"
     assert stat.S_IMODE(day_file.stat().st_mode) == 0o600
     assert stat.S_IMODE((target.root / game).stat().st_mode) == 0o700
@@ -178,14 +216,14 @@ def test_the_archive_job_writes_closed_days_once_and_again_when_a_record_changes
     # an edit flag re-signs a record of a closed day: that day is written again
     resign(world["store"], world["keystore"], world["ids"]["plain"], flags={"edited_after_roll": True})
     world["store"].replace_roll(world["store"].get_roll(world["ids"]["plain"]))
-    assert archive.archive_tick(redis_client, settings, target, later) == {game: [today]}
+    assert archive.archive_tick(redis_client, settings, target, later, sealer=seal) == {game: [today]}
     lines = [json.loads(x) for x in day_file.read_text().splitlines()]
     plain = next(x for x in lines if x["envelope"]["record"]["roll_id"] == world["ids"]["plain"])
     assert plain["envelope"]["record"]["flags"]["edited_after_roll"] is True
 
     # Redis loses the records: the archive keeps them (it only grows), and restores them
     _wipe_records(redis_client, game, roll_ids)
-    assert archive.archive_tick(redis_client, settings, target, later + timedelta(days=1)) == {}
+    assert archive.archive_tick(redis_client, settings, target, later + timedelta(days=1), sealer=seal) == {}
     assert len(day_file.read_text().splitlines()) == 4
     keystore = world["keystore"]
     entries = archive.read_archive([target.root], public_keys=keystore.public_keys(),

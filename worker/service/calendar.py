@@ -52,7 +52,8 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
 
     if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
         return {}
-    return archive.archive_tick(svc.store.r, svc.settings, archive.archive_target(svc.settings), svc.clock())
+    return archive.archive_tick(svc.store.r, svc.settings, archive.archive_target(svc.settings), svc.clock(),
+                                sealer=svc.keystore.active_signing_key())
 
 
 @dataclass(frozen=True)
