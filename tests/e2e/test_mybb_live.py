@@ -215,8 +215,9 @@ def test_a_tag_added_by_editing_is_told_not_rolled(mybb, tmp_path, unique, clean
         mybb.set_settings(postmergemins=0)
     assert merged == first  # MyBB appended it to the first post
     time.sleep(1.1)
-    assert poll(config) == "0 replies sent"  # the edit is seen: nothing new to roll
-    assert service.send_reply(svc, forum, first)
+    # the edit is seen: nothing new to roll; the first post's reply, still owed, goes out
+    assert poll(config) == "1 replies sent"
+    assert service.send_reply(svc, forum, first)  # already replied: its id
     bot = bot_posts(mybb, tid)
     notices = [x for x in bot if "se añadió al editar" in x.body_html]
     replies = [x for x in bot if f"(ref p{first} " in x.body_html]
