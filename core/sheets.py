@@ -233,6 +233,8 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
         problems.append((f"{where}.human", "must be true or false"))
     traits: dict[str, TraitRating] = {}
 
+    paths: dict[str, str] = {}
+
     def add(trait_name: Any, value: Any, path: str, category: str) -> None:
         label = _clean_name(trait_name)
         if label is None or len(label) > 60:
@@ -256,6 +258,7 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
             max_rating=info.max_rating if info else 5,
             category=info.category if info else category.rstrip("s"),
         )
+        paths[key] = path
 
     for category in _CATEGORIES:
         block = raw.get(category) or {}
@@ -296,6 +299,14 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
                 essence = (motes, top)
     if len(traits) > MAX_TRAITS:
         problems.append((where, f"more than {MAX_TRAITS} traits"))
+    if human is True:
+        # gehena-reglas.txt «Puntuaciones»: "Cada rasgo queda descrito por una puntuación
+        # entre 1 y 5; ... un 5 es el límite de la capacidad humana" (issue 26, rule 5);
+        # Humanidad and Fuerza de Voluntad are rated to 10 for everyone
+        for key, trait in traits.items():
+            if trait.max_rating <= 5 and trait.rating > HUMAN_MAX_RATING and key != "essence":
+                problems.append((paths[key], f"a human's rating is at most {HUMAN_MAX_RATING} "
+                                             f"(«un 5 es el límite de la capacidad humana»), got {trait.rating}"))
     permanent = traits["willpower"].rating if "willpower" in traits else 0
     if temporary is not None and temporary > permanent:
         problems.append((f"{where}.willpower.temporary", f"above the permanent rating {permanent}"))
@@ -303,6 +314,11 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
         return None
     return {"name": name, "owner": owner, "human": bool(human) if isinstance(human, bool) else False,
             "traits": traits, "temporary": temporary, "essence": essence}
+
+
+#: A normal human's highest rating in an Attribute, Ability or other 5-point trait
+#: (gehena-reglas.txt «Puntuaciones»; exaltado-reglas.txt «Índices de Rasgo»).
+HUMAN_MAX_RATING = 5
 
 
 def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:

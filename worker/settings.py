@@ -839,9 +839,38 @@ def settings_from_mapping(
     except ValidationError as exc:
         problems = _problems(exc, source=source, lines=key_lines(text), origins=origins)
         problems += _unknown_games(raw, problems, source=source, lines=key_lines(text), origins=origins)
+        problems += _forbidden_options(raw, problems, source=source, lines=key_lines(text), origins=origins)
         raise ConfigError(problems) from None
     settings._source = source
     return settings
+
+
+def _forbidden_options(raw: Mapping[str, Any], found: list[ConfigProblem], *, source: str,
+                       lines: Mapping[tuple[str, ...], int], origins: Mapping[tuple[str, ...], str]
+                       ) -> list[ConfigProblem]:
+    """Every rules option a game's text forbids, beyond the first (which its validator
+    names): ``config check`` lists them all at once (issue 26, rule 7)."""
+    from core.errors import RulesError
+    from core.rules import RulesOptions
+
+    games = raw.get("games")
+    if not isinstance(games, dict):
+        return []
+    seen = {p.path for p in found}
+    out = []
+    for gid, table in games.items():
+        if not isinstance(table, dict) or not isinstance(table.get("options", {}), dict):
+            continue
+        try:
+            errors = RulesOptions.from_mapping(table.get("options", {})).forbidden_for(
+                _ruleset_id(str(table.get("ruleset", "vampiro"))))
+        except (RulesError, ValueError, PydanticCustomError, TypeError):
+            continue  # a bad option or ruleset: its own problem is named already
+        for exc in errors:
+            path = ("games", str(gid), "options", str(exc.params.get("option", "")))
+            if path not in seen:
+                out.append(ConfigProblem(path, str(exc), _where(path, source, lines, origins)))
+    return out
 
 
 def _unknown_games(raw: Mapping[str, Any], found: list[ConfigProblem], *, source: str,

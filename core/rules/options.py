@@ -183,6 +183,15 @@ class RulesOptions:
         Raises:
             RulesError(code="bad_option", option=..., ruleset=...) naming the rule text.
         """
+        problems = self.forbidden_for(ruleset)
+        if problems:
+            raise problems[0]
+        return self
+
+    def forbidden_for(self, ruleset: Ruleset | str) -> list[RulesError]:
+        """Every option ``ruleset``'s own text forbids (see :meth:`check_for`), each as the
+        ``RulesError`` it raises, in the order of the options: all at once, so a
+        configuration check can name them together (issue 26, rule 7)."""
         rs = get_ruleset(ruleset)
         forbidden: list[tuple[str, object, str]] = []
         if rs.id == "gehena":
@@ -194,17 +203,11 @@ class RulesOptions:
             ]
         elif rs.id == "exaltado":
             forbidden = [("botch_rule", "net_negative", "«La regla del uno»")]
-        for name, value, section in forbidden:
-            if getattr(self, name) == value:
-                raise RulesError(
-                    f"{name} = {value!r} contradicts {rs.source} {section}",
-                    code="option_forbidden",
-                    option=name,
-                    value=repr(value),
-                    ruleset=rs.id,
-                    section=section,
-                )
-        return self
+        return [
+            RulesError(f"{name} = {value!r} contradicts {rs.source} {section}", code="option_forbidden",
+                       option=name, value=repr(value), ruleset=rs.id, section=section)
+            for name, value, section in forbidden if getattr(self, name) == value
+        ]
 
     def extended_failure_for(self, ruleset: Ruleset) -> str:
         """What a roll without a success does to an extended action in ``ruleset``."""

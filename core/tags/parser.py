@@ -511,6 +511,17 @@ def _assemble(node: Node, body: str, family: str) -> RollSpec:
         else:  # pragma: no cover - every grammar rule is handled above
             raise TagError(f"unknown item {kind}", code="syntax", position=pos)
 
+    # `voluntad` / `willpower` joined to a trait by "+" is the trait, whichever side it is
+    # on: "Voluntad+Destreza" read the word as "spend a point" and rolled Destreza alone,
+    # while "Destreza+Voluntad" was refused (issue 26, rule 3). As a trait it meets
+    # vampiro-reglas.txt «Puntuaciones» (with Humanidad or Fuerza de Voluntad "no se podrá
+    # añadir ningún otro Rasgo") at resolution, and no point is spent by a misreading.
+    if pool is None and traits:
+        for tok in list(flags):
+            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and body[_end(tok):].lstrip().startswith("+"):
+                flags.remove(tok)
+                traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+        traits.sort(key=lambda t: t[1])
     # `voluntad` / `willpower` alone is the Willpower trait being rolled (issue 4 keeps
     # it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
     if pool is None and not traits:

@@ -65,6 +65,16 @@ def test_resolve_pool_enforces_check_pool(redis_client, game):
     assert err.value.code == "ten_point_trait_combined"
     assert sheets.resolve_pool(lucia, parse_tag("Fuerza de Voluntad")).pool == 6
     assert sheets.resolve_pool(lucia, parse_tag("Humanidad")).pool == 7
+    # issue 26, rule 3 (vampiro «Puntuaciones»: with Humanidad or Fuerza de Voluntad "no se
+    # podrá añadir ningún otro Rasgo"): the order does not change the meaning, and the word
+    # before the "+" is the trait, never "spend a point"
+    for text in ("Voluntad+Destreza dif 6", "Destreza+Voluntad dif 6", "Voluntad + Destreza"):
+        tag = parse_tag(text)
+        assert tag.willpower is False, text
+        with pytest.raises(StateError) as err:
+            sheets.resolve_pool(lucia, tag)
+        assert err.value.code == "ten_point_trait_combined", text
+    assert parse_tag("Destreza+Atletismo voluntad").willpower is True  # a flag after the pool still spends
     with pytest.raises(StateError) as err:
         sheets.resolve_pool(lucia, parse_tag("Destreza+Pelea"))
     assert err.value.code == "unknown_trait" and err.value.params["trait"] == "Pelea"

@@ -24,7 +24,7 @@ SHEETS = {
         {"name": "Smith", "owner": "phyllis", "attributes": {"Destreza": 4, "Fuerza": 3},
          "abilities": {"Atletismo": 3, "Pelea": 5}, "willpower": {"permanent": 6, "temporary": 3},
          "essence": {"motes": 5, "max": 12}},
-        {"name": "Tomás", "owner": "tomas", "human": True, "attributes": {"Destreza": 6},
+        {"name": "Tomás", "owner": "tomas", "human": True, "attributes": {"Destreza": 5},
          "abilities": {"Atletismo": 5}, "willpower": 4},
     ]
 }
@@ -123,10 +123,11 @@ def test_item01_a_later_post_names_its_action_and_a_pool_at_zero_cannot_act(make
 
 def test_item02_a_humans_pool_above_ten_is_refused(make_env):
     """vampiro-reglas.txt «Puntuaciones»: "Para un ser humano normal es imposible tener una
-    reserva de dados mayor de 10": Destreza 6 + Atletismo 5 (11) and 14 dice are refused."""
+    reserva de dados mayor de 10": Destreza 5 + Atletismo 5 + 1 (11) and 14 dice are refused
+    (a human's ratings stop at 5, so it takes a bonus die or a number)."""
     svc, forum, game, forum_name = make_env(ruleset="vampiro")
     _, _, outcome, reply = _post(svc, forum, forum_name,
-                                 "[tirada]Destreza+Atletismo[/tirada] [tirada]14[/tirada] [tirada]10[/tirada]",
+                                 "[tirada]Destreza+Atletismo +1[/tirada] [tirada]14[/tirada] [tirada]10[/tirada]",
                                  author="tomas")
     assert len(outcome.roll_ids) == 1 and len(_records(svc, outcome)[0]["faces"]) == 10
     assert reply.count("un humano normal no puede tirar más de 10 dados") == 2
@@ -135,7 +136,7 @@ def test_item02_a_humans_pool_above_ten_is_refused(make_env):
 def test_item02_the_cap_option_rolls_ten_and_marks_the_record(make_env):
     """Option ``human_pool = "cap"`` (docs/rules.md): 11 becomes 10, marked on the record."""
     svc, forum, game, forum_name = make_env(ruleset="vampiro", options={"human_pool": "cap"})
-    _, _, outcome, reply = _post(svc, forum, forum_name, "[tirada]Destreza+Atletismo[/tirada]", author="tomas")
+    _, _, outcome, reply = _post(svc, forum, forum_name, "[tirada]Destreza+Atletismo +1[/tirada]", author="tomas")
     rec = _records(svc, outcome)[0]
     assert (len(rec["faces"]), rec["params"]["marks"]) == (10, ["human_pool_capped"])
     assert "un humano normal no tira más de 10 dados: 11 → 10" in reply

@@ -146,3 +146,17 @@ def test_config_check_applies_ups_checks_and_lists_every_problem_at_once(tmp_pat
     assert out.exit_code == 2
     assert "games.noches.language" in out.output and "must be one of" in out.output, out.output
     assert "forums.foro.game" in out.output and "unknown game 'noche'" in out.output and "noches" in out.output
+
+
+def test_config_check_names_every_option_the_text_forbids_at_once(tmp_path):
+    """Issue 26, rule 7: `config check` named only the first forbidden option of a game."""
+    path = tmp_path / "narrador.toml"
+    path.write_text("\n".join([
+        "[narrador]", f'instance_dir = "{tmp_path / "inst"}"', "[games.gehena]", 'ruleset = "gehena"',
+        'options = { botch_rule = "net_negative", retry_penalty = false, extended_failure = "fail" }',
+    ]) + "\n", encoding="utf-8")
+    out = _run(["config", "check"], path)
+    assert out.exit_code == 2, out.output
+    for option in ("botch_rule", "retry_penalty", "extended_failure"):
+        assert f"games.gehena.options.{option}" in out.output, out.output
+    assert out.output.count("contradicts") == 3

@@ -47,3 +47,20 @@ def test_closest_trait_stays_in_its_kind():
     assert closest_trait("Dextrity", "attribute") == "Dexterity"
     assert closest_trait("Destrezza", "ability") != "Destreza"
     assert closest_trait("zzzz", "virtue") is None
+
+
+def test_a_human_rated_above_five_is_refused_and_a_vampire_is_not():
+    """Issue 26, rule 5: gehena-reglas.txt «Puntuaciones»: "Cada rasgo queda descrito por una
+    puntuación entre 1 y 5; ... un 5 es el límite de la capacidad humana"; exaltado-reglas.txt
+    «Índices de Rasgo»: "••••• marca el nivel más alto al que puede llegar un humano". A
+    `human: true` sheet with Destreza 6 imported without a word."""
+    found = problems(human=True, attributes={"Destreza": 6, "Astucia": 5}, abilities={"Atletismo": 7},
+                     humanity=8, willpower=7)
+    assert found == {
+        "characters[0].attributes.Destreza": "a human's rating is at most 5 («un 5 es el límite de la capacidad "
+                                             "humana»), got 6",
+        "characters[0].abilities.Atletismo": "a human's rating is at most 5 («un 5 es el límite de la capacidad "
+                                             "humana»), got 7",
+    }  # Astucia 5 is the limit itself; Humanidad and Fuerza de Voluntad go to 10 for everyone
+    (vampire,) = parse_sheets(one(human=False, attributes={"Destreza": 6}))
+    assert vampire["traits"]["dexterity"].rating == 6
