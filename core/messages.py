@@ -70,6 +70,9 @@ _EVENTS = {
     "failed": N_("la acción ha fallado ({reason})"),
     "abandoned": N_("acción abandonada"),
     "rejected:too_early": N_("demasiado pronto: la siguiente tirada cuenta a partir de {next_allowed_at}"),
+    "rejected:once_per_turn_extended": N_(
+        "«{name}» ya se tiró en este turno: una acción extendida suma una tirada por turno, esta no cuenta"
+    ),
     "rejected:closed": N_("esa acción ya terminó ({status})"),
     "rejected:already_rolled": N_("{roller} ya ha tirado en esta ronda"),
     "rejected:not_a_side": N_("{roller} no participa en este enfrentamiento"),
@@ -100,6 +103,10 @@ _EVENTS = {
     "rejected:beyond_declared": N_("la acción {asked} no existe: declaraste {declared}"),
     "rejected:out_of_order": N_("las acciones se juegan en orden: ahora toca la {expected} de {declared}"),
     "rejected:declared_mismatch": N_("este turno tiene {declared} acciones declaradas, no {asked}"),
+    "rejected:turn_full": N_(
+        "las {declared} acciones declaradas de este turno ya se tiraron: un turno no tiene más acciones que "
+        "las declaradas"
+    ),
 }
 
 # notices and reply lines by key (:func:`text`)

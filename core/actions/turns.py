@@ -149,7 +149,8 @@ class ActionTurn(Stored):
             pool, linked -- the roll ids of the earlier actions --, and turn: the turn of
             the declaration, the one turn all these actions belong to).  Otherwise ``current``
             unchanged and one ``rejected`` event: ``cannot_act`` (the penalty leaves no
-            dice), ``not_declared`` (``accion K`` with no open declaration),
+            dice), ``turn_full`` (every declared action of this turn was taken already),
+            ``not_declared`` (``accion K`` with no open declaration),
             ``beyond_declared`` (K above N), ``out_of_order`` (with ``expected``),
             ``declared_mismatch`` (``acciones N`` while an open declaration says another
             number, in the same turn).
@@ -164,6 +165,11 @@ class ActionTurn(Stored):
             _int(asked, "asked", minimum=1)
         _int(base_pool, "base_pool")
         open_ = current if current is not None and not current.complete else None
+        if current is not None and current.complete and current.turn == turn:
+            # "El número total de acciones que realiza el personaje determina el número de
+            # dados que son sustraídos": a turn holds the actions declared and no more; a
+            # fourth "acciones 3" was rolled as action 1 of 3 of a new turn (issue 26, rule 1)
+            return current, _rejected("turn_full", declared=current.declared)
         if asked is None or asked == 1:
             n = declared or 1
             if asked is None and open_ is not None and open_.turn == turn:

@@ -172,7 +172,7 @@ def extended_subtract(ruleset: str, difficulty: int | None) -> int:
 def extended_roll(
     envelope: Mapping[str, Any] | None, ruleset: str, character: str, spec: ExtendedSpec, result: RollResult,
     ref: RollRef,
-    *, subtract: int = 0, on_failure: str | None = None, on_botch: str | None = None,
+    *, subtract: int = 0, on_failure: str | None = None, on_botch: str | None = None, turn: str = "",
 ) -> ActionOutcome:
     """Add one roll to ``character``'s extended action ``spec.name`` (started on first use).
 
@@ -190,6 +190,10 @@ def extended_roll(
             action starts.
         on_failure / on_botch: the action's policies when it starts (``None``: the
             ruleset's; the service passes the game's ``extended_failure`` option).
+        turn: the turn this roll belongs to (``core.scenes.turn_of``: the post, or the
+            scene's turn); a second roll of the action in one turn does not count
+            (gehena-reglas.txt «Acciones Extendidas»: "el jugador podrá tirar una vez por turno
+            e ir sumando éxitos"; vampiro-reglas.txt: "en turnos consecutivos"). "": no check.
 
     Returns:
         :class:`ActionOutcome`; events include ``started`` (first roll), ``progress``
@@ -198,7 +202,8 @@ def extended_roll(
         the attempt), ``restarted`` (a roll after an attempt that a failure or botch ended:
         a new attempt from zero, vampiro-reglas.txt «Acciones Extendidas» "puede tener que
         empezar desde cero"), or ``rejected`` (``too_early`` with ``next_allowed_at``: the
-        roll does not count; ``closed`` after completion or after a master abandoned it).
+        roll does not count; ``closed`` after completion or after a master abandoned it;
+        ``once_per_turn`` for a second roll in one turn: it does not count).
 
     Raises:
         RulesError: a bad target or interval (from the core).
@@ -217,6 +222,9 @@ def extended_roll(
     else:
         env = dict(envelope)
         state = ExtendedAction.from_dict(env["state"])
+        if turn and env.get("last_turn") == turn:  # a new attempt too waits for the next turn
+            return ActionOutcome((ActionEvent("rejected", {"reason": "once_per_turn_extended", "name": spec.name}),),
+                                 env, changed=False)
         if state.may_restart:  # a roll ended the last attempt: this roll starts a new one
             attempt = int(env.get("attempt") or 1) + 1
             state = fresh()
@@ -226,6 +234,8 @@ def extended_roll(
             pre.append(ActionEvent("target_kept", {"name": spec.name, "target": state.target, "asked": spec.target}))
     new, events = state.apply(_roll_event(result, character, ref))
     env = {**env, "state": new.to_dict(), "links": _links(env, ref, events)}
+    if turn and not any(e.kind == "rejected" for e in events):
+        env["last_turn"] = turn
     return ActionOutcome(tuple(pre) + tuple(events), env)
 
 
@@ -411,7 +421,7 @@ def take_action(
 
     Returns:
         :class:`ActionOutcome` with ``action`` (index, of, base, penalty, pool, linked) or
-        ``rejected`` (``cannot_act``, ``not_declared``, ``beyond_declared``,
+        ``rejected`` (``cannot_act``, ``turn_full``, ``not_declared``, ``beyond_declared``,
         ``out_of_order``, ``declared_mismatch``).
     """
     current = ActionTurn.from_dict(stored) if stored else None

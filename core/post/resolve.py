@@ -485,10 +485,12 @@ class _Decision:
             outcome = post_actions.extended_roll(
                 self.extended.get(key), ruleset.id, who, ext, result, ref,
                 subtract=post_actions.extended_subtract(ruleset.id, difficulty),
-                on_failure=self.options.extended_failure_for(ruleset))
+                on_failure=self.options.extended_failure_for(ruleset),
+                turn=self.turn if self.options.extended_per_turn_for(ruleset) == "one" else "")
             assert outcome.state is not None
-            self.extended[key] = outcome.state
-            self.changes.append(ExtendedSaved(who, ext.name, outcome.state))
+            if outcome.changed:  # a second roll in the turn changes nothing
+                self.extended[key] = outcome.state
+                self.changes.append(ExtendedSaved(who, ext.name, outcome.state))
         return outcome.texts(self.lang)
 
     def _npc_contest(self, tag: ParsedTag, spec: RollSpec, result: rules.RollResult) -> list[str]:

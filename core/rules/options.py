@@ -27,13 +27,14 @@ _BOTCH_RULES = ("no_success", "net_negative")
 _CHOICE_OPTIONS: dict[str, tuple[str, ...]] = {
     "botch_rule": _BOTCH_RULES,
     "extended_failure": ("continue", "fail"),
+    "extended_per_turn": ("one", "any"),
     "retry_past_max": ("impossible", "cap"),
     "human_pool": ("refuse", "cap"),
     "stunt_award": ("player", "storyteller"),
 }
 
 
-_NULLABLE_OPTIONS = frozenset({"extended_failure", "retry_past_max"})
+_NULLABLE_OPTIONS = frozenset({"extended_failure", "extended_per_turn", "retry_past_max"})
 
 
 def options_for(ruleset: Ruleset | str, data: Mapping[str, Any] | None) -> RulesOptions:
@@ -78,6 +79,9 @@ class RulesOptions:
             to an extended action; ``None`` (default) is the ruleset's text (vampiro
             ``fail``, gehena and exaltado ``continue``; see :class:`Ruleset`).  Gehena's text
             forbids ``fail``.
+        extended_per_turn: ``"one"`` (a second roll of an extended action in one turn does
+            not count) or ``"any"``; ``None`` (default) is the ruleset's text (vampiro and
+            gehena ``one``, exaltado ``any``). Gehena's text forbids ``any``.
         retry_past_max: ``"impossible"`` (a retry past the maximum difficulty cannot
             succeed and is not rolled) or ``"cap"`` (the difficulty stays at the maximum);
             ``None`` (default) is the ruleset's text (vampiro ``impossible``, gehena ``cap``,
@@ -99,6 +103,7 @@ class RulesOptions:
     botch_rule: str = "no_success"
     retry_penalty: bool = True
     extended_failure: str | None = None
+    extended_per_turn: str | None = None
     retry_past_max: str | None = None
     human_pool: str = "refuse"
     stunt_award: str = "player"
@@ -200,6 +205,7 @@ class RulesOptions:
                 ("retry_penalty", False, "«Nuevos Intentos»"),
                 ("retry_past_max", "impossible", "«Nuevos Intentos»"),
                 ("extended_failure", "fail", "«Acciones Extendidas»"),
+                ("extended_per_turn", "any", "«Acciones Extendidas»"),
             ]
         elif rs.id == "exaltado":
             forbidden = [("botch_rule", "net_negative", "«La regla del uno»")]
@@ -212,6 +218,10 @@ class RulesOptions:
     def extended_failure_for(self, ruleset: Ruleset) -> str:
         """What a roll without a success does to an extended action in ``ruleset``."""
         return self.extended_failure or ruleset.extended_failure
+
+    def extended_per_turn_for(self, ruleset: Ruleset) -> str:
+        """``one`` or ``any``: the rolls of one extended action that count in a turn."""
+        return self.extended_per_turn or ruleset.extended_per_turn
 
     def retry_past_max_for(self, ruleset: Ruleset) -> str:
         """``impossible`` or ``cap`` for retries past ``ruleset.max_difficulty``."""
@@ -228,6 +238,7 @@ class RulesOptions:
         out = self.to_dict()
         out["specialty"] = self.specialty_mode(ruleset)
         out["extended_failure"] = self.extended_failure_for(ruleset)
+        out["extended_per_turn"] = self.extended_per_turn_for(ruleset)
         out["retry_past_max"] = self.retry_past_max_for(ruleset)
         return out
 

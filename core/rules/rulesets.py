@@ -47,6 +47,11 @@ class Ruleset:
             tengas que empezar desde el principio", «Acciones Extendidas»; exaltado: "Se
             tirarán los dados hasta que obtengas el número de éxitos necesarios o bien si
             aparece el temido fracaso", «Acciones prolongadas»).
+        extended_per_turn: how many rolls of one extended action count in a turn: ``"one"``
+            (vampiro «Acciones Extendidas»: "tirarás una y otra vez en turnos consecutivos";
+            gehena: "el jugador podrá tirar una vez por turno e ir sumando éxitos") or
+            ``"any"`` (exaltado «Acciones prolongadas» is silent: the actions of a split turn
+            may each add, «Acciones múltiples»).
         extended_botch: what a botch does to an extended action, ``"reset"`` (all lose the
             accumulated successes by default).
         retry_kind: ``"difficulty"`` (vampiro/gehena: +1 difficulty per failed retry) or
@@ -79,6 +84,7 @@ class Ruleset:
     extended_contest: str
     teamwork_botch: str
     extended_failure: str
+    extended_per_turn: str
     extended_botch: str
     retry_kind: str
     retry_resets_on_success: bool
@@ -137,6 +143,7 @@ VAMPIRO = Ruleset(
     extended_contest="threshold",
     teamwork_botch="individual",
     extended_failure="fail",
+    extended_per_turn="one",
     extended_botch="reset",
     retry_kind="difficulty",
     retry_resets_on_success=True,
@@ -162,6 +169,7 @@ EXALTADO = Ruleset(
     extended_contest="margin",
     teamwork_botch="individual",
     extended_failure="continue",
+    extended_per_turn="any",
     extended_botch="reset",
     retry_kind="successes",
     retry_resets_on_success=True,

@@ -104,6 +104,20 @@ def test_item01_multiple_actions_apply_the_cumulative_penalty_and_link_the_turn(
     assert all(_verifies(svc, game, r["roll_id"]) for r in recs)
 
 
+def test_a_turn_holds_the_declared_actions_and_no_more(make_env):
+    """Issue 26, rule 1 (exaltado-reglas.txt «Acciones múltiples»: "El número total de
+    acciones que realiza el personaje determina el número de dados que son sustraídos"): a
+    fourth `8 acciones 3` in one post rolled as "acción 1 de 3" at −3, and a third
+    `acciones 2` at −2. Each is refused; the turn's rolls stand."""
+    svc, forum, game, forum_name = make_env()
+    _, _, outcome, reply = _post(svc, forum, forum_name, " ".join(["[tirada]8 acciones 3[/tirada]"] * 4))
+    assert [len(r["faces"]) for r in _records(svc, outcome)] == [5, 4, 3]
+    assert reply.count("las 3 acciones declaradas de este turno ya se tiraron") == 1
+    _, _, outcome, reply = _post(svc, forum, forum_name, " ".join(["[tirada]6 acciones 2[/tirada]"] * 3))
+    assert [len(r["faces"]) for r in _records(svc, outcome)] == [4, 3]
+    assert "las 2 acciones declaradas de este turno ya se tiraron" in reply
+
+
 def test_item01_a_later_post_names_its_action_and_a_pool_at_zero_cannot_act(make_env):
     """«Acciones múltiples»: "Si el total de acciones reduce tu reserva para cualquier tarea a
     cero, esa acción no podrá llevarse a cabo"; the actions are played in order."""
@@ -161,6 +175,39 @@ def test_item03_a_vampiro_extended_action_ends_and_a_new_attempt_starts_from_zer
     assert any("la acción extendida termina" in t for t in texts)
     _, _, _, reply = _post(svc, forum, forum_name, '[tirada]3 dif 4 ext 5 "muro"[/tirada]', thread=thread)
     assert "nuevo intento de «muro» desde cero" in reply
+
+
+@pytest.mark.parametrize("ruleset", ["vampiro", "gehena"])
+def test_an_extended_action_adds_one_roll_a_turn(make_env, ruleset):
+    """Issue 26, rule 2: gehena-reglas.txt «Acciones Extendidas»: "el jugador podrá tirar una
+    vez por turno e ir sumando éxitos"; vampiro-reglas.txt: "tirarás una y otra vez en turnos
+    consecutivos". Two rolls of «muro» in one post both counted; the second is rolled and
+    told it does not count, and the next post (the next turn) adds again."""
+    svc, forum, game, forum_name = make_env(ruleset=ruleset)
+    body = '[tirada]6 dif 4 ext 30 "muro"[/tirada] [tirada]6 dif 4 ext 30 "muro"[/tirada]'
+    thread, _, outcome, reply = _post(svc, forum, forum_name, body)
+    first, second = _records(svc, outcome)
+    assert "«muro» ya se tiró en este turno" in reply and reply.count("ya se tiró en este turno") == 1
+    state = svc.store.get_extended(game, "Smith", "muro")
+    first_total = 0 if first["outcome"] == "botch" else first["successes"]
+    assert state["state"]["total"] == first_total  # the second roll added nothing
+    _, _, later, reply = _post(svc, forum, forum_name, '[tirada]6 dif 4 ext 30 "muro"[/tirada]', thread=thread)
+    assert "ya se tiró en este turno" not in reply
+    (third,) = _records(svc, later)
+    expected = 0 if third["outcome"] == "botch" else first_total + third["successes"]
+    assert svc.store.get_extended(game, "Smith", "muro")["state"]["total"] == expected
+
+
+def test_an_exaltado_split_turn_may_add_each_action_and_gehena_refuses_the_option(make_env):
+    """exaltado-reglas.txt «Acciones prolongadas» is silent on turns (extended_per_turn "any",
+    docs/rules.md); gehena's text forbids "any"."""
+    from core.errors import RulesError
+    from core.rules import options_for
+
+    with pytest.raises(RulesError) as err:
+        options_for("gehena", {"extended_per_turn": "any"})
+    assert err.value.code == "option_forbidden"
+    assert options_for("vampiro", {"extended_per_turn": "any"}).extended_per_turn == "any"
 
 
 # --- item 4 -------------------------------------------------------------------------------
