@@ -335,9 +335,17 @@ def _end(child: lark.Token | Node) -> int:
     return tok.end_pos or 0
 
 
+#: Numbers players write as words before "dados" (grammar NUM_WORD).
+NUMBER_WORDS = {"un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7,
+                "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "trece": 13, "catorce": 14, "quince": 15,
+                "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10}
+
+
 def _int(child: lark.Token | Node, option: str) -> int:
     tok = _tok(child)
-    value = int(str(tok).strip("() \t"))  # "dif (7)": the number in a RATING token
+    text = str(tok).strip("() \t")  # "dif (7)": the number in a RATING token
+    value = NUMBER_WORDS[text] if tok.type == "NUM_WORD" else int(text)
     low, high = RANGES[option]
     if option in ("pool", "npc_pool") and value > high:
         raise TagError(

@@ -133,3 +133,28 @@ def test_item18_describe_spec_names_multiple_actions_and_retries() -> None:
     spec = parse_tag('6 acciones 3 accion 2 reintento "saltar"')
     assert describe_spec(spec, "es") == "6 dados · dificultad 6 (por defecto) · acción 2 de 3 (−4 dados) · reintento de «saltar»"
     assert describe_spec(spec, "en") == "6 dice · difficulty 6 (default) · action 2 of 3 (−4 dice) · retry of «saltar»"
+
+
+@pytest.mark.parametrize("body, pool, traits, difficulty, willpower, specialty, secret", [
+    ("5 dific. 7", 5, (), 7, False, False, False),
+    ("5 a dificultad 7", 5, (), 7, False, False, False),
+    ("5 contra dificultad 7", 5, (), 7, False, False, False),
+    ("Destreza+Atletismo a dif 7", None, ("Destreza", "Atletismo"), 7, False, False, False),
+    ("5 dif 7 con FV", 5, (), 7, True, False, False),
+    ("5 con especialidad", 5, (), None, False, True, False),
+    ("5 espec.", 5, (), None, False, True, False),
+    ("5 oculta", 5, (), None, False, False, True),
+    ("cinco dados dif 7", 5, (), 7, False, False, False),
+    ("Seis dados", 6, (), None, False, False, False),
+    # the little words stay part of a trait's name when no option follows them
+    ("Armas a distancia", None, ("Armas a distancia",), None, False, False, False),
+    ("Trato con animales dif 7", None, ("Trato con animales",), 7, False, False, False),
+])
+def test_issue26_spellings_players_write_read_as_meant(body, pool, traits, difficulty, willpower, specialty, secret):
+    """Issue 26, «The tag language as players write it»: `dific. 7`, `a dificultad 7`,
+    `contra dificultad 7`, `con FV`, `con especialidad`, `espec.`, `oculta` and `cinco dados`
+    were refused, mostly as "no se mezclan número y Rasgos"."""
+    spec = parse_tag(body)
+    assert spec.pool == pool and tuple(spec.traits) == traits
+    assert spec.difficulty == difficulty
+    assert (spec.willpower, spec.specialty, spec.secret) == (willpower, specialty, secret)
