@@ -78,6 +78,8 @@ _EVENTS = {
     "rejected:not_a_side": N_("{roller} no participa en este enfrentamiento"),
     "rejected:not_a_participant": N_("{roller} no participa en este esfuerzo"),
     "contribution": N_("{roller} suma {added}: total {total}"),
+    "team_started": N_("esfuerzo de equipo «{name}»: hacen falta {target} éxitos"),
+    "team_started_open": N_("esfuerzo de equipo «{name}» abierto: cada tirada suma sus éxitos"),
     "team_botch": N_("fracaso de {roller}: el equipo pierde {lost} éxitos"),
     "round_complete": N_("ronda completa: total {total}"),
     "contest_opened": N_("enfrentamiento «{name}» abierto por {opener}: falta la tirada del rival"),
@@ -195,6 +197,8 @@ def event_text(event: Any, lang: str = "es") -> str:
         kind = f"rejected:{data.get('reason', '')}"
     if kind == "resolved" and data.get("winner") is None:
         kind = "resolved_tie"
+    if kind == "team_started" and data.get("target") is None:
+        kind = "team_started_open"
     if kind == "raised" and data.get("impossible"):
         kind = "raised_impossible"
     if kind == "failed" and f"failed:{data.get('reason')}" in _EVENTS:

@@ -132,7 +132,7 @@ class Teamwork(Stored):
             rollers = ()
         if status == ActionStatus.OPEN and self.target is not None and total >= self.target:
             status = ActionStatus.COMPLETED
-            events.append(ActionEvent("completed", {"total": total}))
+            events.append(ActionEvent("completed", {"total": total, "rolls": len(history)}))
         return (
             replace(self, total=total, round_rollers=rollers, history=history, status=status),
             tuple(events),

@@ -73,7 +73,9 @@ def test_a_multiple_action_also_counts_toward_its_teamwork(make_env):
     y sumar sus éxitos") with «Acciones múltiples»: Smith's reduced roll still adds to the
     team's total."""
     svc, forum, game, forum_name = make_env()
-    thread, _, first, _ = _post(svc, forum, forum_name, '[tirada]7 acciones 2 equipo "código"[/tirada]')
+    thread, _, first, opening = _post(svc, forum, forum_name, '[tirada]7 acciones 2 equipo "código"[/tirada]')
+    # issue 26: the reply showed the raw key "team_started"
+    assert "team_started" not in opening and "esfuerzo de equipo «código» abierto" in opening
     _, _, second, reply = _post(svc, forum, forum_name, '[tirada]5 equipo "código"[/tirada]', author="tomas",
                                 thread=thread)
     second_record = _records(svc, second)[0]

@@ -119,10 +119,12 @@ def test_koi_and_smith_decipher_the_documents():
     smith = shelf(actions.teamwork_roll(shelf.envelope, "exaltado", tag.teamwork, "Smith",
                                         evaluate("exaltado", [1, 1, 3, 6, 7]), ref(2), target=tag.extended.target))
     assert koi.kinds == ["team_started", "contribution"]
+    assert koi.texts()[0] == "esfuerzo de equipo «documentos»: hacen falta 5 éxitos"  # not "team_started"
     assert smith.texts()[0] == "Smith suma 1: total 4"
     assert shelf.envelope["state"]["total"] == 4
     last = actions.teamwork_roll(shelf.envelope, "exaltado", "documentos", "Koi", evaluate("exaltado", [7, 2]), ref(3))
     assert last.kinds == ["contribution", "completed"]
+    assert last.texts()[1] == "¡completada! 5 éxitos en 3 tiradas"  # was "en ? tiradas"
 
 
 def test_gehena_team_shares_a_botch():
