@@ -53,6 +53,7 @@ _TAG = re.compile(
 )
 _ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _DMY = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4})")
+_DM = re.compile(r"(\d{1,2})[/-](\d{1,2})")
 
 
 class AbsenceError(NarradorError):
@@ -113,11 +114,14 @@ class ParsedAbsence:
     error: AbsenceError | None = None
 
 
-def parse_date(value: str) -> date:
-    """A notice's date: ``YYYY-MM-DD``, ``DD/MM/YYYY`` or ``DD-MM-YYYY``.
+def parse_date(value: str, today: date | None = None) -> date:
+    """A notice's date: ``YYYY-MM-DD``, ``DD/MM/YYYY`` or ``DD-MM-YYYY``; with ``today`` (the
+    game's local date) also ``DD/MM`` without a year, as players write it: the next such day
+    on or after ``today`` (``24/12`` written on 2026-12-30 is 2027-12-24). Source: gehena
+    «Inactividad» (a player announces an absence); issue 26 (the spellings players write).
 
     Raises:
-        AbsenceError(code="bad_date").
+        AbsenceError(code="bad_date" or "impossible_date").
     """
     text = value.strip()
     m = _ISO.fullmatch(text)
@@ -128,6 +132,16 @@ def parse_date(value: str) -> date:
         m = _DMY.fullmatch(text)
         if m:
             parts = (int(m.group(3)), int(m.group(2)), int(m.group(1)))
+        elif today is not None and (short := _DM.fullmatch(text)):
+            day, month = int(short.group(1)), int(short.group(2))
+            for year in (today.year, today.year + 1, today.year + 2, today.year + 3, today.year + 4):
+                try:
+                    candidate = date(year, month, day)
+                except ValueError:
+                    continue  # 29/02 waits for a leap year; 31/04 never comes
+                if candidate >= today:
+                    return candidate
+            raise AbsenceError(f"impossible date: {text!r}", code="impossible_date", value=text)
     if parts is None:
         raise AbsenceError(f"not a date: {text!r} (use DD/MM/YYYY or YYYY-MM-DD)", value=text)
     try:
@@ -136,9 +150,10 @@ def parse_date(value: str) -> date:
         raise AbsenceError(f"impossible date: {text!r}", code="impossible_date", value=text) from None
 
 
-def find_absences(text: str) -> list[ParsedAbsence]:
+def find_absences(text: str, today: date | None = None) -> list[ParsedAbsence]:
     """Every absence tag of an author's text (quotes already removed), in order, at most
-    :data:`MAX_NOTICES`.  Never raises: a bad date is reported in ``error``."""
+    :data:`MAX_NOTICES`; ``today`` (the game's local date) lets ``DD/MM`` without a year be
+    read (:func:`parse_date`).  Never raises: a bad date is reported in ``error``."""
     found: list[ParsedAbsence] = []
     for m in _TAG.finditer(text[:_MAX_TEXT]):
         if len(found) >= MAX_NOTICES:
@@ -146,7 +161,7 @@ def find_absences(text: str) -> list[ParsedAbsence]:
         reason = " ".join(m.group("reason").split())[:MAX_REASON]
         try:
             value = m.group("value")
-            notice = DowntimeNotice(parse_date(value) if m.group("key") else None, reason)
+            notice = DowntimeNotice(parse_date(value, today) if m.group("key") else None, reason)
             found.append(ParsedAbsence(m.group(0), m.start(), m.end(), notice=notice))
         except AbsenceError as err:
             found.append(ParsedAbsence(m.group(0), m.start(), m.end(), error=err))

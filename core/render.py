@@ -442,9 +442,12 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
     items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {plain(p.message, ctx.flavour)}")
               for p in problems]
     items.sort(key=lambda x: x[0])
-    lines = [_bold(header, ctx.flavour), ""]
+    # a post with no tag (only an absence notice, say) is not headed "Tiradas de @..." (issue 26)
+    lines = [_bold(header, ctx.flavour), ""] if items else []
     for n, (_, text) in enumerate(items, 1):
         lines.append(f"{n}. {text}")
+    if items and ctx.extra_lines:
+        lines.append("")  # the notice is its own paragraph, not glued to the last roll
     for extra in ctx.extra_lines:  # plain text: keep its line breaks in Markdown too
         text = plain(extra, ctx.flavour)
         lines.append(f"{text}  " if ctx.flavour == "markdown" and text else text)

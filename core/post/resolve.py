@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from core import actions as core_actions
-from core import derive, messages, probability, render, rules
+from core import calendar, derive, messages, probability, render, rules
 from core import record as records
 from core.absence import Absence, find_absences, notice_end
 from core.errors import RulesError, StateError, TagError
@@ -193,7 +193,7 @@ class _Decision:
         recorded, acknowledged once (issue 7, «Absences»); a bad or past date gets an
         explanation instead."""
         inp = self.inp
-        for found in find_absences(inp.text):
+        for found in find_absences(inp.text, calendar.game_day(inp.now, inp.zone)):
             if found.error is not None or found.notice is None:
                 self.extra.append(f"{found.raw}: {messages.error_message(found.error, self.lang)}")
                 continue

@@ -171,17 +171,25 @@ def test_downtime_notice_is_acknowledged_once(env):
     assert len(forum.replies) == 1
 
 
-def test_a_downtime_date_that_cannot_be_read_is_explained_in_the_games_language(env):
+def test_a_downtime_date_without_a_year_is_the_next_such_day_and_a_bad_one_is_explained(env):
     """Issue 26, item 6: in a Spanish game `[ausencia hasta=24/12]` was answered in English
-    ("not a date ... use YYYY-MM-DD"), and the hint omitted the DD/MM/YYYY it accepts."""
+    ("not a date ... use YYYY-MM-DD"), and the hint omitted the DD/MM/YYYY it accepts. A
+    day without a year is the next such day of the game's calendar (the post is of
+    2026-11-29: 24/12 is 2026-12-24); what cannot be read is explained in the game's
+    language, and the reply is not headed "Tiradas de @..." when it has no roll."""
     svc, forum, clock, game, forum_name = env
     thread_id, post_id = forum.add_thread("1", "Avisos", "[ausencia hasta=24/12]Navidad[/ausencia]")
     roll_post(svc, forum, forum_name, thread_id, post_id)
     reply = last_reply(forum)
-    assert "«24/12» no es una fecha: escribe DD/MM/AAAA o AAAA-MM-DD (por ejemplo, 24/12/2026)" in reply
+    assert "Anotada la ausencia de jugadora hasta el 2026-12-24 (incluido)" in reply
+    assert "Tiradas de" not in reply
+    _, bad = forum.add_thread("1", "Avisos", "[ausencia hasta=Navidad]x[/ausencia]")
+    roll_post(svc, forum, forum_name, "2", bad)
+    reply = last_reply(forum)
+    assert "«Navidad» no es una fecha: escribe DD/MM/AAAA o AAAA-MM-DD (por ejemplo, 24/12/2026)" in reply
     assert "not a date" not in reply and "use YYYY" not in reply
     _, other = forum.add_thread("1", "Avisos", "[ausencia hasta=31/02/2027]x[/ausencia]")
-    roll_post(svc, forum, forum_name, "2", other)
+    roll_post(svc, forum, forum_name, "3", other)
     assert "«31/02/2027» no es una fecha que exista" in last_reply(forum)
 
 

@@ -1,0 +1,23 @@
+"""Absence dates as players write them (core.absence.parse_date; issue 26)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from core.absence import AbsenceError, parse_date
+
+
+def test_a_day_without_a_year_is_the_next_such_day_of_the_game_calendar():
+    assert parse_date("24/12", date(2026, 11, 29)) == date(2026, 12, 24)
+    assert parse_date("24/12", date(2026, 12, 24)) == date(2026, 12, 24)  # today counts
+    assert parse_date("24-12", date(2026, 12, 30)) == date(2027, 12, 24)
+    assert parse_date("29/02", date(2026, 3, 1)) == date(2028, 2, 29)  # the next leap year
+    assert parse_date("2027-01-06", date(2026, 11, 29)) == date(2027, 1, 6)
+    with pytest.raises(AbsenceError) as err:
+        parse_date("31/04", date(2026, 11, 29))
+    assert err.value.code == "impossible_date"
+    with pytest.raises(AbsenceError) as err:
+        parse_date("24/12")  # without the game's date there is no "next"
+    assert err.value.code == "bad_date"
