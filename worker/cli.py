@@ -654,12 +654,16 @@ def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, syst
               help="The hash a secret roll's reply showed (16 to 64 hex): the revealed record must match it.")
 def verify(record: str, public_key: str | None, seed_hex: str | None, seeds_file: str | None,
            vrf_key_hex: str | None, record_hash: str | None) -> None:
-    """Check a signed roll record offline; exit 0 only if everything checked holds."""
-    from worker.verify_cli import verify_file
+    """Check a signed roll record offline; exit 0 only if everything checked holds, 1 when a
+    check fails, 2 for unusable input, 3 for a secret roll not revealed yet."""
+    from worker.verify_cli import EXIT_NOT_REVEALED, NotRevealed, verify_file
 
     try:
         ok, lines = verify_file(record, public_key_file=public_key, seed_hex=seed_hex, seeds_file=seeds_file,
                                 vrf_key_hex=vrf_key_hex, record_hash=record_hash)
+    except NotRevealed as exc:
+        click.echo("\n".join(exc.lines))
+        sys.exit(EXIT_NOT_REVEALED)
     except NarradorError as exc:
         raise BadInput(str(exc)) from None
     for line in lines:

@@ -18,6 +18,17 @@ from core.derive import SEED_BYTES
 from core.errors import VerificationError
 from core.record import public_keys_from_pem, recompute_with_rules, verify_signed, vrf_key_id_for
 
+#: ``narrador verify``'s exit code for a secret roll not revealed yet: not a failure, not a pass.
+EXIT_NOT_REVEALED = 3
+
+
+class NotRevealed(Exception):
+    """The file is a secret roll's public summary, not revealed yet: ``lines`` say so."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(lines[-1])
+        self.lines = lines
+
 __all__ = ["MAX_RECORD_BYTES", "load_public_keys", "verify_file"]
 
 #: A signed record is a few kilobytes; refuse anything absurdly large.
@@ -154,6 +165,13 @@ def verify_file(
         raise VerificationError(f"{path} is not a JSON file: {exc}") from exc
     if not isinstance(signed, dict):
         raise VerificationError(f"{path} does not hold a signed record object")
+    if signed.get("secret") is True and signed.get("revealed") is False and "record" not in signed:
+        # the public summary of a secret roll (/v/<id>.json before its reveal): nothing is
+        # wrong with it, there is just nothing to check yet (issue 26: it said "INVALID")
+        raise NotRevealed([f"roll {str(signed.get('roll_id', '?'))[:64]}",
+                           "RESULT: SECRET, NOT REVEALED YET: only its record hash "
+                           f"{str(signed.get('record_hash', '?'))[:64]} is public; once a master reveals it, "
+                           "save /v/<roll id>.json again and check that (--record-hash with the reply's hash)"])
     keys, vrf_keys = ({}, {}) if public_key_file is None else _public_keys(_read(public_key_file, "key file"))
     if vrf_key_hex is not None:
         raw = _vrf_key(vrf_key_hex)

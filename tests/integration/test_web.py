@@ -622,6 +622,16 @@ def test_secret_roll_is_hidden_publicly_until_a_master_reveals_it(world, ana):
     summary = anon.get(f"/v/{rid}.json").get_json()
     assert summary == {"roll_id": rid, "game": game, "secret": True, "revealed": False,
                        "record_hash": records.record_hash(record), "post_url": record["post_url"]}
+    # issue 26: `narrador verify` of the saved summary said "INVALID" (reads as tampering)
+    from click.testing import CliRunner
+
+    from worker.cli import main
+
+    saved = world["settings"].instance_dir.parent / f"{rid}.json"
+    saved.write_text(json.dumps(summary), encoding="utf-8")
+    out = CliRunner().invoke(main, ["verify", str(saved)])
+    assert out.exit_code == 3 and "INVALID" not in out.output
+    assert f"RESULT: SECRET, NOT REVEALED YET: only its record hash {records.record_hash(record)} is public" in out.output
     # the master sees it, and the reveal needs the CSRF token
     assert "Tirada secreta: solo la ves porque eres máster" in ana.get(f"/v/{rid}").get_data(as_text=True)
     assert ana.post(f"/audit/{game}/reveal/{rid}").status_code == 400
