@@ -81,6 +81,12 @@ def _forum_title(name: str) -> str:
     return fs.display_name if fs is not None else str(name)
 
 
+#: Requests per client address to the roll pages (``/v/...``), Flask-Limiter syntax; the
+#: config key ``VERIFY_RATE_LIMIT`` overrides it. A player opening the links of a busy scene
+#: stays far below it.
+VERIFY_RATE_LIMIT = "120 per minute;2000 per hour"
+
+
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """Build the Flask app.
 
@@ -148,6 +154,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(scenes.bp)
     app.register_blueprint(metrics.bp)
     auth.install(app, limiter)
+    # /v/<id>: a roll's page is public to whoever has its link; the limit per client address
+    # keeps anyone from walking through roll ids (issue 25, item 6)
+    limiter.limit(lambda: app.config.get("VERIFY_RATE_LIMIT", VERIFY_RATE_LIMIT))(verify.bp)
     from web import hooks  # webhook intake: signed by the sender, so no CSRF token
 
     app.register_blueprint(hooks.bp)

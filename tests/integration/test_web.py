@@ -807,3 +807,17 @@ def test_a_given_up_reply_is_shown_with_a_retry_button_that_requeues_it(world, a
     assert f"Respuesta al mensaje {post} en cola de nuevo." in page and 'id="failed-replies"' not in page
     ana.post(f"/audit/{game}/retry/{forum}/{post}", data={"csrf_token": token})
     assert queued == [(forum, post)]  # not given up any more: not queued twice
+
+
+def test_roll_pages_are_rate_limited_per_client_address(tmp_path, unique, redis_client, cleanup_keys):
+    """Issue 25, item 6: /v/<id> had no rate limit, so roll ids could be walked through."""
+    settings = web_settings(tmp_path, unique)
+    seeded = seed_game(settings, redis_client, unique)
+    app = create_app(app_config(settings, seeded["store"], seeded["keystore"], unique, VERIFY_RATE_LIMIT="3 per minute"))
+    client = app.test_client()
+    rid = seeded["ids"]["plain"]
+    codes = [client.get(f"/v/{rid}.json").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    limited = client.get(f"/v/{rid}.json")
+    assert limited.status_code == 429 and limited.is_json and "Retry-After" in limited.headers
+    assert client.get("/healthz").status_code == 200  # the rest of the site is not limited by it
