@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import record as records
-from worker.devtools.localforum import BOT, PLAYER, LocalForum, LocalForumError
+from worker.devtools.localforum import ADMIN, BOT, PLAYER, LocalForum, LocalForumError
 from worker.devtools.redisproc import EmbeddedRedisError
 from worker.devtools.up import InstanceLock, StartupError, check_bind, narrador_running
 from worker.forums.base import ForumError
@@ -255,7 +255,7 @@ def _run_demo(instance: Path, *, bind: str, exit_when_done: bool, timeout: float
               say: Callable[..., None]) -> int:
     forum = LocalForum(instance / "forum")
     try:
-        say("Starting the local FlaskBB forum (installed on first use: about a minute)...")
+        say("Starting the local FlaskBB forum (installed on first use: two to three minutes)...")
         forum.setup()
         forum.start()
     except LocalForumError as exc:
@@ -271,7 +271,8 @@ def _run_demo(instance: Path, *, bind: str, exit_when_done: bool, timeout: float
         config = write_config(instance, forum, forum_name=forum_name, public_url=f"http://{bind}",
                               thread_id=thread[0])
         settings = load_settings(config)
-        say(f"Forum: {forum.base_url} (player {PLAYER.username} / {PLAYER.password})")
+        say(f"Forum: {forum.base_url} (player {PLAYER.username} / {PLAYER.password}; "
+            f"forum admin {ADMIN.username} / {ADMIN.password}; your own game: docs/first-game.md)")
         reset: dict[str, int] = {}
         try:
             ctx = narrador_running(settings, bind=bind, config_path=str(config),
