@@ -40,17 +40,48 @@ def processes_mentioning(*needles: str) -> list[int]:
     return found
 
 
+#: Every ``narrador up`` a test of this module started: stopped, children included, whatever
+#: the test did (a failure, a timeout: pytest-timeout's signal raises in the test, and the
+#: fixture below still runs), so a test never leaves a stack behind (issue 25, item 5).
+_STARTED: list[Up] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_every_up():
+    yield
+    while _STARTED:
+        _STARTED.pop().stop()
+
+
 class Up:
     """``narrador up`` in a subprocess; its output lines read by a thread (``lines``)."""
 
     def __init__(self, config: Path, bind: str, *, env: dict[str, str] | None = None) -> None:
         base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
+        self.config = str(config)
         self.proc = subprocess.Popen([sys.executable, "-m", "worker.cli", "up", "-c", str(config), "--bind", bind],
                                      env={**base, **(env or {})}, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
+        _STARTED.append(self)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
+
+    def stop(self) -> None:
+        """SIGTERM (``up`` stops its children in order), SIGKILL after 60 s; then any process
+        still naming the test's folder (its configuration, its instance: a child of an ``up``
+        that was killed, the embedded Redis) is killed by its id."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        # the test's own folder: the configuration, and the embedded Redis's --dir below it
+        for pid in processes_mentioning(str(Path(self.config).parent)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
