@@ -172,8 +172,9 @@ def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum
 def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, tmp_path, unique, cleanup_keys):
     """Issue 25, item 1 (live): with a wrong bot password the posts of a public forum were
     read and rolled, every reply failed, and `/healthz` and the masters' page said all was
-    well. Now the first failed reply makes the forum failing in `narrador status` (exit 1)
-    and `/healthz` (degraded, naming it) and is one message on the Storyteller's chat webhook;
+    well. Now the first failed reply makes the forum failing in `narrador status` (exit 1),
+    `/healthz` (degraded, naming it) and the masters' state page, and is one message on the
+    Storyteller's chat webhook;
     fixing the password lifts the login backoff at once and the next poll answers the post,
     heals both and says so on the webhook."""
     import json
@@ -228,6 +229,15 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
         assert resp.status_code == 200
         return resp.get_json()
 
+    def state_page() -> str:  # the masters' page, logged in as the game's master
+        from tests.integration.test_web_helpers import login
+
+        app = create_app({"NARRADOR_SETTINGS": load_settings(config, environ=env), "TESTING": True,
+                          "RATELIMIT_KEY_PREFIX": f"nr:ratelimit-{unique}"})
+        with app.test_client() as web:
+            assert login(web, f"st-{unique}", "clave-de-la-narradora").status_code == 302
+            return web.get(f"/audit/g-{unique}/state").get_data(as_text=True)
+
     write("no-es-esta")
     out = narrador("poll")
     assert out.returncode != 0 and out.stdout.strip() == "0 replies sent", out.stdout + out.stderr
@@ -236,6 +246,12 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     assert f"forum f-{unique}: FAILING since " in status.stderr and "reply: login refused" in status.stderr
     body = healthz()
     assert body["status"] == "degraded" and "login refused" in body["forums"][f"f-{unique}"]
+    master = subprocess.run([sys.executable, "-m", "worker.cli", "masters", "add", f"g-{unique}", f"st-{unique}",
+                             "--password-stdin", "-c", str(config)], input="clave-de-la-narradora\n",
+                            capture_output=True, text=True, timeout=120, env=env, cwd=root)
+    assert master.returncode == 0, master.stdout + master.stderr
+    page = state_page()
+    assert "Falla desde" in page and "Al responder: login refused" in page and "los foros se leen bien" not in page
     assert [t["event"] for t in told] == ["forum_failing"] and "login refused" in told[0]["content"]
 
     write(local_forum.bot.password)  # the master fixes it
@@ -245,6 +261,8 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     assert status.returncode == 0 and status.stdout.startswith(f"forum f-{unique}: ok (last read "), status.stderr
     assert healthz() == {"status": "ok", "redis": True, "broker": True, "forums": {}}
     assert [t["event"] for t in told] == ["forum_failing", "forum_ok"]
+    page = state_page()
+    assert "Funciona" in page and "Falla desde" not in page
     replies = [p for p in as_bot(local_forum).list_posts(tid).posts if p.author == local_forum.bot.username]
     assert len(replies) == 1 and f"(ref p{post} " in replies[0].body_html
     chat.shutdown()
