@@ -21,7 +21,7 @@ from core.errors import RulesError
 from core.i18n import N_, tr, trn
 
 LANGS = ("es", "en")
-FLAVOURS = ("markdown", "bbcode", "html")
+FLAVOURS = ("markdown", "markdown_escaped", "bbcode", "html")
 #: What breaks an echoed ``[`` in BBCode replies so no tag opens: U+2060 WORD JOINER,
 #: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB.
 WORD_JOINER = "\u2060"
@@ -248,6 +248,18 @@ class Markdown(Markup):
         return "`" + s.replace("`", "'") + "`"
 
 
+class EscapedMarkdown(Markdown):
+    """Markdown for a renderer that escapes the HTML in a post, entities included (FlaskBB 2.2:
+    mistune with ``escape=True``): ``&#91;`` would show as written (issue 26: "[tirada]ayuda"
+    answered with literal ``&#91;tirada&#93;``), so brackets and "<" are escaped with a
+    backslash there, which such a renderer honours and shows as the character."""
+
+    name = "markdown_escaped"
+
+    def plain(self, s: str) -> str:
+        return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(1), s)
+
+
 class BBCode(Markup):
     """BBCode, as phpBB, MyBB and SMF render it."""
 
@@ -301,7 +313,7 @@ class HTML(Markup):
         return "<br>\n".join(lines)
 
 
-_MARKUPS: dict[str, Markup] = {m.name: m for m in (Markdown(), BBCode(), HTML())}
+_MARKUPS: dict[str, Markup] = {m.name: m for m in (Markdown(), EscapedMarkdown(), BBCode(), HTML())}
 
 
 def markup_for(flavour: str) -> Markup:
@@ -450,6 +462,6 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
         lines.append("")  # the notice is its own paragraph, not glued to the last roll
     for extra in ctx.extra_lines:  # plain text: keep its line breaks in Markdown too
         text = plain(extra, ctx.flavour)
-        lines.append(f"{text}  " if ctx.flavour == "markdown" and text else text)
+        lines.append(f"{text}  " if ctx.flavour.startswith("markdown") and text else text)
     lines += ["", tr(lang, "Narrador · dados verificables") + f" {ctx.marker}"]
     return markup.lines(lines)

@@ -267,3 +267,35 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     assert len(replies) == 1 and f"(ref p{post} " in replies[0].body_html
     chat.shutdown()
     chat.server_close()
+
+
+def test_the_help_reply_shows_its_tags_as_written_on_flaskbb(local_forum, tmp_path, unique, cleanup_keys):
+    """Issue 26: `[tirada]ayuda[/tirada]` on FlaskBB was answered with literal `&#91;tirada&#93;`
+    everywhere: FlaskBB's mistune escapes entities. Replies to FlaskBB escape brackets with a
+    backslash; the rendered page shows `[tirada]` and never `&#91;`."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import redis_url
+
+    tid, post = as_player(local_forum).create_thread(local_forum.forum_id, f"Ayuda {unique}",
+                                                     "¿Cómo se tira? [tirada]ayuda[/tirada] y [tirada]5 dif 6[/tirada]")
+    config = tmp_path / "narrador.toml"
+    config.write_text("\n".join([
+        "[narrador]", f'instance_dir = "{tmp_path / "instance"}"', 'public_url = "http://narrador.test"', "",
+        f"[games.g-{unique}]", 'ruleset = "vampiro"', "",
+        f"[forums.f-{unique}]", 'kind = "flaskbb"', f'base_url = "{local_forum.base_url}"',
+        f'username = "{local_forum.bot.username}"', f'password = "{local_forum.bot.password}"',
+        f'game = "g-{unique}"', f'watch_threads = ["{tid}"]', "request_interval = 0", "",
+    ]), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ, REDIS_URL=redis_url()),
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0 and out.stdout.strip() == "1 replies sent", out.stdout + out.stderr
+    (reply,) = [p for p in as_bot(local_forum).list_posts(tid).posts if p.author == local_forum.bot.username]
+    html = reply.body_html
+    assert "&amp;#91;" not in html and "&#91;" not in html and "\\[" not in html
+    assert "[tirada]" in html or "[\u2060tirada]" in html  # the echoed tags, as players write them
+    assert "[tirada]Destreza+Atletismo dif 7 fv[/tirada]" in html  # the cheat sheet's example, readable

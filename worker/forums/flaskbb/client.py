@@ -73,7 +73,7 @@ class FlaskBBClient(HttpClient):
         self.session.headers["User-Agent"] = user_agent
         self.timeout = timeout
         self.name = name
-        self.reply_markup = "markdown"
+        self.reply_markup = "markdown_escaped"  # FlaskBB's mistune shows "&#91;" as written
         self._logged_in = False
         self._post_topics: dict[str, str] = {}
 
