@@ -114,11 +114,11 @@ _EVENTS = {
 # notices and reply lines by key (:func:`text`)
 _TEXTS = {
     "inactivity_notice": N_(
-        "{name} lleva más de {hours} horas sin escribir en esta escena: su personaje pasa a segundo "
+        "{name} lleva más de {duration} sin escribir en esta escena: su personaje pasa a segundo "
         "plano y el Narrador puede seguir adelante. Si vas a estar fuera, avisa con [ausencia "
-        "hasta=AAAA-MM-DD]motivo[/ausencia]."
+        "hasta=DD/MM/AAAA]motivo[/ausencia]."
     ),
-    "welcome_back": N_("¡Bienvenido de nuevo, {name}! Tu personaje vuelve a la escena."),
+    "welcome_back": N_("¡Qué alegría verte de nuevo, {name}! Tu personaje vuelve a la escena."),
     "contest_expired": N_(
         "El enfrentamiento «{name}» abierto por {opener} ha caducado: nadie respondió a tiempo."
     ),
@@ -208,6 +208,23 @@ def event_text(event: Any, lang: str = "es") -> str:
             data[key] = ", ".join(f"{k} {v}" for k, v in value.items())
     message = _EVENTS.get(kind)
     return _fill(tr(lang, message), data) if message else kind
+
+
+def duration_words(seconds: int, lang: str = "es") -> str:
+    """A deadline in words for a notice: whole days when it is days ("3 días"), else hours
+    ("72 horas", "1 hora"), else minutes ("45 minutos"): "más de 0 horas" for a sub-hour
+    deadline read as a bug (issue 26). ``seconds`` >= 0."""
+    from core.i18n import trn
+
+    seconds = max(0, int(seconds))
+    if seconds >= 86400 and seconds % 86400 == 0 and seconds > 3 * 86400:
+        n = seconds // 86400
+        return trn(lang, "{n} día", "{n} días", n).format(n=n)
+    if seconds >= 3600:
+        n = seconds // 3600
+        return trn(lang, "{n} hora", "{n} horas", n).format(n=n)
+    n = max(1, seconds // 60)
+    return trn(lang, "{n} minuto", "{n} minutos", n).format(n=n)
 
 
 def text(key: str, lang: str = "es", **params: Any) -> str:

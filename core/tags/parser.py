@@ -526,7 +526,9 @@ def _assemble(node: Node, body: str, family: str) -> RollSpec:
     # añadir ningún otro Rasgo") at resolution, and no point is spent by a misreading.
     if pool is None and traits:
         for tok in list(flags):
-            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and body[_end(tok):].lstrip().startswith("+"):
+            after = body[_end(tok):].lstrip()
+            joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
+            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
                 flags.remove(tok)
                 traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
         traits.sort(key=lambda t: t[1])

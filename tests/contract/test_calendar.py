@@ -161,7 +161,7 @@ def test_a_new_post_clears_inactive_and_welcomes_back_once(env):
     sweep(world, T0 + 8 * 24 * H)
     back = post_at(world, T0 + 9 * 24 * H)
     [welcome] = back.notices
-    assert welcome.kind == "welcome_back" and welcome.text.startswith("¡Bienvenido de nuevo, Jugadora!")
+    assert welcome.kind == "welcome_back" and welcome.text.startswith("¡Qué alegría verte de nuevo, Jugadora!")
     assert post_at(world, T0 + 9 * 24 * H + H).notices == ()
     assert world.state.inactive_participants(world.game) == []
     # a new absence episode gets its own single notice

@@ -21,3 +21,19 @@ def test_a_day_without_a_year_is_the_next_such_day_of_the_game_calendar():
     with pytest.raises(AbsenceError) as err:
         parse_date("24/12")  # without the game's date there is no "next"
     assert err.value.code == "bad_date"
+
+
+def test_a_deadline_in_words_and_a_welcome_for_everyone():
+    """Issue 26: "más de 0 horas" for a sub-hour deadline; "¡Bienvenido de nuevo!" spoke to
+    men only."""
+    from core import messages
+
+    assert [messages.duration_words(s) for s in (1800, 3600, 72 * 3600, 7 * 86400)] == [
+        "30 minutos", "1 hora", "72 horas", "7 días"]
+    assert messages.duration_words(1800, "en") == "30 minutes"
+    notice = messages.text("inactivity_notice", "es", name="Ana", duration=messages.duration_words(1800))
+    assert notice.startswith("Ana lleva más de 30 minutos sin escribir") and "0 horas" not in notice
+    assert "hasta=DD/MM/AAAA" in notice  # the form players write, which the notice accepts
+    welcome = messages.text("welcome_back", "es", name="Ana")
+    assert welcome == "¡Qué alegría verte de nuevo, Ana! Tu personaje vuelve a la escena."
+    assert "Bienvenid" not in welcome

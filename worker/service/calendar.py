@@ -100,7 +100,7 @@ def sweep(state: GameState, game: str, settings: GameStateSettings, now: datetim
                     kind="inactivity", subject=("noticed", scene.forum, scene.thread, p.member, str(p.last)),
                     forum=scene.forum, thread=scene.thread, who=p.name, at=now,
                     text=messages.text("inactivity_notice", lang, name=p.name,
-                                       hours=settings.first_deadline_seconds // 3600),
+                                       duration=messages.duration_words(settings.first_deadline_seconds, lang)),
                     ttl_seconds=settings.second_deadline_seconds + INACTIVITY_CLAIM_MARGIN))
                 if notice is not None:
                     notices.append(notice)
