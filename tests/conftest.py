@@ -73,6 +73,27 @@ def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", lang
 
 
 @pytest.fixture
+def redis_server_binary() -> None:
+    """A test that starts its own ``redis-server`` (to kill and restart it): skipped with how
+    to install it outside CI, failed under ``CI=true`` (``.ci/run`` installs it)."""
+    import shutil
+
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is not on PATH (.ci/run installs it)")
+        pytest.skip("needs redis-server on PATH (apt-get install redis-server)")
+
+
+@pytest.fixture
+def webhook():
+    """A chat webhook receiver on 127.0.0.1 (``tests.receivers``): ``(received bodies, URL)``."""
+    from tests.receivers import webhook_receiver
+
+    with webhook_receiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
 def keep_alert_handlers():
     """Put the ``narrador.alerts`` logger's handlers back after the test: ``narrador poll`` run
     in this process attaches the forum-alerts handler to its Redis (``worker.alerts.install``:

@@ -15,27 +15,17 @@ exactly one reply. The checks wait on progress (replies counted), never on fixed
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 
 import pytest
 
 from tests.faults import FaultStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("redis_server_binary"), pytest.mark.timeout(600)]
 
 THREAD = 2000  # posts already in the thread (100 pages of Discourse's 20)
 BACKLOG = THREAD // 10  # every tenth tagged: 200 replies owed
 REPLY_DELAY = 0.25  # seconds the forum takes for each reply: 200 replies take minutes
-
-
-@pytest.fixture(autouse=True)
-def _redis_server_binary():
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not on PATH (.ci/run installs it)")
-        pytest.skip("needs redis-server on PATH (apt-get install redis-server)")
 
 
 def test_a_new_post_is_answered_while_an_old_backlog_drains(tmp_path):

@@ -169,7 +169,8 @@ def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum
     assert out.stdout.strip() == "0 replies sent", out.stdout + out.stderr
 
 
-def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, tmp_path, unique, cleanup_keys):
+def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, tmp_path, unique, cleanup_keys,
+                                                                   webhook):
     """Issue 25, item 1 (live): with a wrong bot password the posts of a public forum were
     read and rolled, every reply failed, and `/healthz` and the masters' page said all was
     well. Now the first failed reply makes the forum failing in `narrador status` (exit 1),
@@ -177,12 +178,9 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     Storyteller's chat webhook;
     fixing the password lifts the login backoff at once and the next poll answers the post,
     heals both and says so on the webhook."""
-    import json
     import os
     import subprocess
     import sys
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from pathlib import Path
 
     from tests.conftest import redis_url
@@ -194,25 +192,13 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     tid, post = as_player(local_forum).create_thread(local_forum.forum_id, f"Clave {unique}",
                                                      "Abro la puerta: [tirada]4 dif 6[/tirada]")
     config = tmp_path / "narrador.toml"
-    told: list[dict] = []  # the Storyteller's chat channel (a webhook receiver on 127.0.0.1)
-
-    class Chat(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            told.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-    chat = ThreadingHTTPServer(("127.0.0.1", 0), Chat)
-    threading.Thread(target=chat.serve_forever, daemon=True).start()
+    told, hook = webhook  # the Storyteller's chat channel, on 127.0.0.1
 
     def write(password: str) -> None:
         config.write_text("\n".join([
             "[narrador]", f'instance_dir = "{tmp_path / "instance"}"', 'public_url = "http://narrador.test"', "",
             f"[games.g-{unique}]", 'ruleset = "vampiro"',
-            f'notify_webhook = "http://127.0.0.1:{chat.server_address[1]}/hook"', "",
+            f'notify_webhook = "{hook}"', "",
             f"[forums.f-{unique}]", 'kind = "flaskbb"', f'base_url = "{local_forum.base_url}"',
             f'username = "{local_forum.bot.username}"', f'password = "{password}"', f'game = "g-{unique}"',
             f'watch_threads = ["{tid}"]', "request_interval = 0", "",
@@ -265,8 +251,6 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     assert "Funciona" in page and "Falla desde" not in page
     replies = [p for p in as_bot(local_forum).list_posts(tid).posts if p.author == local_forum.bot.username]
     assert len(replies) == 1 and f"(ref p{post} " in replies[0].body_html
-    chat.shutdown()
-    chat.server_close()
 
 
 def test_the_help_reply_shows_its_tags_as_written_on_flaskbb(local_forum, tmp_path, unique, cleanup_keys):

@@ -17,29 +17,19 @@ had no reply after two minutes; and kombu's ``restore_unacked`` could stop the w
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 
 import pytest
 
 from tests.faults import FaultStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("redis_server_binary"), pytest.mark.timeout(300)]
 
 POSTS = 24
 TOPICS = 4
 RESTART_AFTER = 10  # posts written before Redis goes
 DOWN_SECONDS = 5.0
 ANSWER_WITHIN = 150.0
-
-
-@pytest.fixture(autouse=True)
-def _redis_server_binary():
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not on PATH (.ci/run installs it)")
-        pytest.skip("needs redis-server on PATH (apt-get install redis-server)")
 
 
 def _warm(stack: FaultStack) -> str:

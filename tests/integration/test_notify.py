@@ -7,10 +7,7 @@ the in-memory game state and the fake forum, with the rate limit in the test's R
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -55,33 +52,10 @@ def mailbox() -> Iterator[tuple[Mailbox, int]]:
         controller.stop()
 
 
-@pytest.fixture
-def chat() -> Iterator[tuple[list[dict], str]]:
-    received: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield received, f"http://127.0.0.1:{server.server_address[1]}/hook/secret-token"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_a_wrong_password_is_one_email_and_one_chat_message_and_so_is_the_fix(
-        tmp_path, unique, redis_client, cleanup_keys, mailbox, chat):
+        tmp_path, unique, redis_client, cleanup_keys, mailbox, webhook):
     box, smtp_port = mailbox
-    received, hook = chat
+    received, hook = webhook
     game, forum_name = f"g-{unique}", f"f-{unique}"
     settings = settings_from_mapping({
         "narrador": {"instance_dir": str(tmp_path / "inst"), "smtp_host": "127.0.0.1", "smtp_port": smtp_port,

@@ -10,7 +10,6 @@ injected clock.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 
 import pytest
@@ -26,11 +25,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def embedded(tmp_path):
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not on PATH (.ci/run installs it)")
-        pytest.skip("needs redis-server on PATH")
+def embedded(tmp_path, redis_server_binary):
     server = EmbeddedRedis(tmp_path / "redis").start()
     try:
         yield server
