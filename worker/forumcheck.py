@@ -289,7 +289,7 @@ class _Profile(_Reader):
             return None
         fields = form_fields(form)
         message = recipe.fields.get("message", "message")
-        problems = []
+        problems = _button(form, recipe, "reply", fields)
         missing = [t for t in recipe.token_fields if t not in fields]
         if missing:
             problems.append(Problem("reply.token_fields", f"the form has no {', '.join(missing)}"))
@@ -310,7 +310,7 @@ class _Profile(_Reader):
         if form is None:
             return None
         fields = form_fields(form)
-        problems = []
+        problems = _button(form, recipe, "login", fields)
         for role in ("username", "password"):
             name = recipe.fields.get(role, role)
             if name not in fields:
@@ -320,6 +320,20 @@ class _Profile(_Reader):
             problems.append(Problem("login.token_fields", f"the login form has no {', '.join(missing)}"))
         return FormView(str(form.get("action") or ""), fields, recipe.fields.get("password", "password"),
                         tuple(recipe.token_fields), problems)
+
+
+def _button(form: Any, recipe: Any, part: str, fields: dict[str, str]) -> list[Problem]:
+    """The recipe's ``submit`` button, added to ``fields`` as a click sends it; a problem
+    naming ``<part>.submit`` when the form has none."""
+    from worker.forums.markup import clicked_button
+
+    if not recipe.submit:
+        return []
+    button = clicked_button(form, recipe.submit)
+    if button is None:
+        return [Problem(f"{part}.submit", f"the form has no button {recipe.submit!r}")]
+    fields[button[0]] = button[1]
+    return []
 
 
 def reader_for(fs: ForumSettings) -> _Reader:

@@ -39,6 +39,9 @@ _SPANISH_WORDS = (
     (re.compile(r"\bmediod[ií]a\b", re.IGNORECASE), "12:00"),
     (re.compile(r"\bmedianoche\b", re.IGNORECASE), "00:00"),
     (re.compile(r"\b(hace un momento|justo ahora|ahora mismo)\b", re.IGNORECASE), "hace 0 segundos"),
+    # Foroactivo's Spanish pack writes Wednesday "Miér" (dateparser knows "mié", "miérc."); a
+    # Tuesday is "Mar", which dateparser reads right before a day number or a month
+    (re.compile(r"\bmi[ée]r\b\.?", re.IGNORECASE), "mié"),
 )
 _ENGLISH_WORDS = (
     (re.compile(r"\bnoon\b", re.IGNORECASE), "12:00"),

@@ -56,6 +56,19 @@ def form_fields(form: Tag) -> dict[str, str]:
     return fields
 
 
+def clicked_button(form: Tag, selector: str) -> tuple[str, str] | None:
+    """The ``(name, value)`` a browser sends when the first button of ``form`` matching the
+    selector group ``selector`` is clicked (an ``input`` of type submit or image, or a
+    ``button``); None when no named button matches."""
+    el = first_match(form, selector)
+    if el is None or not el.get("name"):
+        return None
+    value = el.get("value")
+    if value is None and el.name == "button":
+        value = el.get_text()
+    return str(el.get("name")), str(value or "")
+
+
 _REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"]+)", re.IGNORECASE)
 
 

@@ -34,7 +34,7 @@ from worker.forums.base import (
 )
 from worker.forums.dates import clock_advice, clock_offset, http_date
 from worker.forums.http import HttpClient
-from worker.forums.markup import first_match, form_fields
+from worker.forums.markup import clicked_button, first_match, form_fields
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
 from worker.forums.polite import Politeness
 from worker.forums.profile.parse import (
@@ -47,6 +47,9 @@ from worker.forums.profile.parse import (
 from worker.forums.profile.spec import FormRecipe, Profile
 
 __all__ = ["ProfileClient"]
+
+#: Put in a form's fields when the recipe's ``submit`` button is missing (checked before sending).
+_NO_BUTTON = "\x00no-button"
 
 #: How long a learnt canonical topic URL (or page size) is remembered in Redis (seconds).
 CANONICAL_TTL = 7 * 24 * 3600
@@ -229,11 +232,25 @@ class ProfileClient(HttpClient):
 
     # ---- login
     def _form(self, html: str, recipe: FormRecipe) -> tuple[str, dict[str, str]] | None:
+        """The form's action and the fields a browser would send, with the button it clicks
+        (``submit``) when the recipe names one; None when the page has no such form."""
         soup = BeautifulSoup(html, "lxml")
         form = first_match(soup, recipe.form)
         if form is None:
             return None
-        return str(form.get("action") or ""), form_fields(form)
+        fields = form_fields(form)
+        if recipe.submit:
+            button = clicked_button(form, recipe.submit)
+            if button is not None:
+                fields[button[0]] = button[1]
+            else:
+                fields[_NO_BUTTON] = ""
+        return str(form.get("action") or ""), fields
+
+    def _check_button(self, fields: dict[str, str], recipe: FormRecipe, part: str, url: str) -> None:
+        if fields.pop(_NO_BUTTON, None) is not None:
+            raise self._alert(ForumError("markup", f"{part}: the form has no button {recipe.submit!r}",
+                                         key=f"{part}.submit"), url)
 
     def login(self) -> None:
         """Log in through the ``[login]`` recipe.
@@ -258,6 +275,7 @@ class ProfileClient(HttpClient):
                 raise self._alert(ForumError("markup", f"no login form {recipe.form!r}", key="login.form"),
                                   page.url)
             action, fields = form
+            self._check_button(fields, recipe, "login", page.url)
             fields[recipe.fields.get("username", "username")] = self.username
             fields[recipe.fields.get("password", "password")] = self._password
             fields.update(recipe.extra)
@@ -603,6 +621,7 @@ class ProfileClient(HttpClient):
                                              f"{', '.join(recipe.token_fields)}",
                                              key=f"{part}.token_fields"), page.url)
             action, fields = form
+            self._check_button(fields, recipe, part, page.url)
             fields.update({recipe.fields.get(role, role): value for role, value in fill.items()})
             fields.update(recipe.extra)
             self._wait(rendered)

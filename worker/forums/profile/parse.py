@@ -232,6 +232,14 @@ def _post_time(box: tree.Element, profile: Profile, now: datetime, post_id: str,
         problems.append(PageProblem("topic.time", f"post {post_id}: no date element matches {spec.time!r}"))
         return None
     raw = _date_text(el, attr=spec.time_attr, titles=spec.time_titles, remove=spec.time_remove)
+    if spec.time_regex:
+        m = re.search(spec.time_regex, " ".join(raw.split()))
+        if m is None:
+            raw_times[post_id] = raw
+            problems.append(PageProblem("topic.time_regex", f"post {post_id}: {spec.time_regex!r} does not "
+                                        f"match the date text {raw[:80]!r}"))
+            return None
+        raw = m.group("date") if "date" in m.re.groupindex else m.group(1) if m.re.groups else m.group(0)
     raw_times[post_id] = raw
     parsed = parse_forum_date(raw, profile.date_style, now=now)
     if parsed is None:

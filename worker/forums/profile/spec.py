@@ -72,6 +72,10 @@ class TopicSpec:
             ``time_remove`` (selectors removed from it: edit notes) and after every
             descendant carrying ``time_titles`` (an attribute, e.g. ``title``) is replaced
             by that attribute's value (MyBB: ``<span title="2026-12-01">Today</span>, 08:50``).
+        time_regex: a regex over that text (whitespace collapsed) whose group ``date``, else
+            its first group, is the date, for an element that holds more than the date
+            (Foroactivo phpBB3: ``por jugadora el Lun 10 Nov 2014 - 20:15``); a text it does
+            not match is a ``topic.time_regex`` problem.
         edited / edited_regex: the edit note ("last modified: ..."); its date is the first
             group of ``edited_regex`` over the note's text (read like ``time``).
         remove: selectors removed from the body (signatures inside it, edit notes...).
@@ -106,6 +110,7 @@ class TopicSpec:
     time_attr: str = ""
     time_titles: str = ""
     time_remove: tuple[str, ...] = ()
+    time_regex: str = ""
     edited: str = ""
     edited_regex: str = ""
     remove: tuple[str, ...] = ()
@@ -185,7 +190,11 @@ class FormRecipe:
         token_fields: hidden fields that must be present (CSRF tokens such as MyBB's
             ``my_post_key`` or phpBB's ``form_token``); every hidden field of the form is
             sent back anyway.
-        extra: fields added or overridden (the submit button's name and value...).
+        submit: selector group of the button a browser clicks to send the form: its
+            ``name`` and ``value`` are sent as the click would (a board whose button value is
+            localised, "Enviar" or "Send", checks it: Foroactivo); a form without it is a
+            ``<part>.submit`` markup alert.
+        extra: fields added or overridden (a fixed submit name and value...).
         post_id_regex: first group = the new post's id, searched in the redirect
             ``Location``, then the answer page's meta refresh and links.
         thread_id_regex: the same for a new topic's id.
@@ -206,6 +215,7 @@ class FormRecipe:
     form: str
     fields: Mapping[str, str] = field(default_factory=dict)
     token_fields: tuple[str, ...] = ()
+    submit: str = ""
     extra: Mapping[str, str] = field(default_factory=dict)
     post_id_regex: str = ""
     thread_id_regex: str = ""
@@ -324,7 +334,8 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
         raise ProfileError(f"{where}: unknown timezone {profile.timezone!r}") from None
     if "{page}" not in topic.url and "{start}" not in topic.url:
         raise ProfileError(f"{where}: topic.url must contain {{page}} or {{start}}")
-    regexes = {"topic.id_regex": topic.id_regex, "topic.page_href_regex": topic.page_href_regex,
+    regexes = {"topic.id_regex": topic.id_regex, "topic.time_regex": topic.time_regex,
+               "topic.page_href_regex": topic.page_href_regex,
                "topic.page_of_regex": topic.page_of_regex, "topic.edited_regex": topic.edited_regex,
                "topic.not_found_regex": topic.not_found_regex}
     regexes.update({f"topic.volatile[{i}]": v for i, v in enumerate(topic.volatile)})
@@ -367,6 +378,7 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
         if recipe is not None:
             selectors[f"{part}.form"] = recipe.form
             selectors[f"{part}.error"] = recipe.error
+            selectors[f"{part}.submit"] = recipe.submit
     selectors["topic.logged_in"] = topic.logged_in  # also read on form pages
     for key, sel in selectors.items():
         for member in selector_group(sel) if sel else ():
