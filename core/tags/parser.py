@@ -4,7 +4,8 @@ Source: issue 4, "The language"; the grammar is ``core/tags/grammar.lark`` and t
 player-facing reference is ``docs/tags.md``.  Parsing happens in two steps, like
 avrae/d20: lark turns the body into a parse tree (LALR, contextual lexer, grammar loaded
 once per process), then :func:`_assemble` checks the meaning (one pool, no option given
-twice, values in range) and builds the immutable spec.  lark's exceptions never leave
+twice, values in range) and builds the immutable spec, one small method per grammar rule
+(:class:`_Assembly`, as d20's lark ``Transformer``).  lark's exceptions never leave
 this module; every problem is a :class:`~core.errors.TagError` with a stable ``code``,
 the ``position`` in the body, what was ``found`` and what was ``expected``.
 """
@@ -383,229 +384,317 @@ def _assemble(node: Node, body: str, family: str) -> RollSpec:
         comment = body[_start(tok) + marker:].strip()
     if node.data == "help_tag":
         return RollSpec(help=True, comment=comment)
+    items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
+    return _Assembly(body, family, items, comment).spec()
 
-    options: dict[str, object] = {}
-    option_pos: dict[str, int] = {}
-    pool: int | None = None
-    pool_pos = -1
-    traits: list[tuple[str, int]] = []
-    ratings: list[int | None] = []
-    trait_group_started = False
-    modifier = 0
-    flags: list[lark.Token] = []
-    last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
 
-    def set_option(name: str, value: object, pos: int, found: str) -> None:
-        if name in options:
+_POOL_MESSAGE = "a roll has one pool: a number or traits joined by +"
+
+
+class _Assembly:
+    """The meaning of one ``roll`` tree's items, gathered one item at a time.
+
+    Like avrae/d20's lark ``Transformer``, each grammar rule of ``grammar.lark`` has its own
+    small method, named after the rule, that checks its item and records what it says (the
+    pool, a trait, an option, a flag); :meth:`spec` then checks the whole (one pool, at most
+    two traits, an interval only with ``ext``...) and builds the immutable
+    :class:`~core.tags.model.RollSpec`.  An assembly is used once; every problem is a
+    :class:`~core.errors.TagError`.  Work is linear in the number of items (a body is at most
+    :data:`MAX_TAG_CHARS` characters).
+    """
+
+    #: The grammar rules that are items of a roll (grammar.lark, ``_item``), by method.
+    RULES = ("number_pool", "trait_pool", "signed", "difficulty", "successes", "flag", "stunt",
+             "actions", "action_index", "extended", "interval", "team", "retry", "versus", "and_word")
+
+    def __init__(self, body: str, family: str, items: list[Node], comment: str) -> None:
+        self.body, self.family, self.items, self.comment = body, family, items, comment
+        self.options: dict[str, object] = {}
+        self.option_pos: dict[str, int] = {}
+        self.pool: int | None = None
+        self.pool_pos = -1
+        self.traits: list[tuple[str, int]] = []
+        self.ratings: list[int | None] = []
+        self.trait_group_started = False
+        self.modifier = 0
+        self.flags: list[lark.Token] = []
+        self.last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
+        self.index = 0
+
+    # ---- the walk ---------------------------------------------------------------------
+    def spec(self) -> RollSpec:
+        """Every item through its rule's method, then the checks of the whole tag."""
+        for index, item in enumerate(self.items):
+            self.index = index
+            if item.data not in self.RULES:  # pragma: no cover - every grammar rule has a method
+                raise TagError(f"unknown item {item.data}", code="syntax", position=_start(item.children[0]))
+            getattr(self, item.data)(item)
+        self._willpower_as_trait()
+        self._check_whole()
+        return self._build()
+
+    def set_option(self, name: str, value: object, pos: int, found: str) -> None:
+        """Record option ``name`` (``duplicate_option`` when the tag already gave it)."""
+        if name in self.options:
             raise TagError(
                 f"{name} given twice", code="duplicate_option", position=pos, found=found,
-                option=name, first_position=option_pos[name],
+                option=name, first_position=self.option_pos[name],
             )
-        options[name] = value
-        option_pos[name] = pos
+        self.options[name] = value
+        self.option_pos[name] = pos
 
-    items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
-    for i, item in enumerate(items):
-        kind = item.data
+    def _next(self) -> Node | None:
+        return self.items[self.index + 1] if self.index + 1 < len(self.items) else None
+
+    # ---- one method per grammar rule --------------------------------------------------
+    def number_pool(self, item: Node) -> None:
+        """``5``, ``5d10``, ``cinco dados``: the numeric pool (0-100 dice)."""
         kids = item.children
-        first = kids[0]
+        pos = _start(kids[0])
+        if self.pool is not None or self.traits:
+            raise TagError(
+                _POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
+                position=pos, found=_text(self.body, pos, _end(kids[-1])),
+            )
+        self.pool, self.pool_pos = _int(kids[0], "pool"), pos
+
+    def trait_pool(self, item: Node) -> None:
+        """``Destreza``, ``Destreza(3)``: the first trait of the pool, with its written rating."""
+        kids = item.children
+        if self.pool is not None or self.trait_group_started:
+            raise TagError(
+                _POOL_MESSAGE, code="mixed_pool" if self.pool is not None else "duplicate_pool",
+                position=_start(kids[0]), found=_trait_text(kids[0], self.body)[0],
+            )
+        self.trait_group_started = True
+        self.traits.append(_trait_text(kids[0], self.body))
+        self.ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
+
+    def signed(self, item: Node) -> None:
+        """``+2``, ``-1 dados``, ``+Atletismo``, ``y Atletismo``, ``+1 FV``: a modifier, a
+        trait joined to the pool, or one Willpower point (issue 16)."""
+        kids = item.children
+        first, target = kids[0], kids[1]
         pos = _start(first)
-        npc_dif_slot = last_versus is not None and last_versus[1] is items[i - 1] if i else False
-        if kind == "number_pool":
-            if pool is not None or traits:
-                code = "duplicate_pool" if pool is not None else "mixed_pool"
+        sign = -1 if str(first) == "-" else 1
+        if isinstance(target, lark.Tree):  # +Trait, "y Trait"
+            name, tpos = _trait_text(target, self.body)
+            if sign < 0:
                 raise TagError(
-                    "a roll has one pool: a number or traits joined by +", code=code,
-                    position=pos, found=_text(body, pos, _end(kids[-1])),
+                    "a trait cannot be subtracted", code="negative_trait",
+                    position=pos, found=self.body[pos:_end(target)],
                 )
-            pool, pool_pos = _int(first, "pool"), pos
-        elif kind == "trait_pool":
-            if pool is not None or trait_group_started:
-                code = "mixed_pool" if pool is not None else "duplicate_pool"
+            if self.pool is not None or (not self.trait_group_started and _tok(first).type == "AND_KW"):
+                raise TagError(_POOL_MESSAGE, code="mixed_pool", position=tpos, found=name)
+            self.trait_group_started = True
+            self.traits.append((name, tpos))
+            self.ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
+            return
+        following = self._next()
+        if following is not None and _willpower_after(following, kids, self.body):
+            # "+1 FV": spend one Willpower point, not one more die (issue 16)
+            if sign < 0 or int(target) != 1 or len(kids) > 2:
                 raise TagError(
-                    "a roll has one pool: a number or traits joined by +", code=code,
-                    position=pos, found=_trait_text(first, body)[0],
+                    "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                    position=pos, found=_text(self.body, pos, _end(following.children[0])),
                 )
-            trait_group_started = True
-            traits.append(_trait_text(first, body))
-            ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
-        elif kind == "signed":
-            sign = -1 if str(first) == "-" else 1
-            target = kids[1]
-            if isinstance(target, lark.Tree):  # +Trait, "y Trait"
-                name, tpos = _trait_text(target, body)
-                if sign < 0:
-                    raise TagError(
-                        "a trait cannot be subtracted", code="negative_trait",
-                        position=pos, found=body[pos:_end(target)],
-                    )
-                if pool is not None or (not trait_group_started and _tok(first).type == "AND_KW"):
-                    raise TagError(
-                        "a roll has one pool: a number or traits joined by +", code="mixed_pool",
-                        position=tpos, found=name,
-                    )
-                trait_group_started = True
-                traits.append((name, tpos))
-                ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
-            elif i + 1 < len(items) and _willpower_after(items[i + 1], kids, body):
-                # "+1 FV": spend one Willpower point, not one more die (issue 16)
-                if sign < 0 or int(target) != 1 or len(kids) > 2:
-                    raise TagError(
-                        "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
-                        position=pos, found=_text(body, pos, _end(items[i + 1].children[0])),
-                    )
-                continue
+            return
+        amount = int(target)
+        if amount > MAX_DICE:
+            raise TagError(
+                f"modifier {amount} is over {MAX_DICE} dice", code="too_many_dice",
+                position=_start(target), found=str(target), value=amount, limit=MAX_DICE,
+            )
+        self.modifier += sign * amount
+
+    def difficulty(self, item: Node) -> None:
+        """``dif 7``: the difficulty (2-10), the NPC's right after ``vs N``, and in exaltado
+        the successes required (exaltado-reglas.txt, "DIFICULTAD Y ACCIONES DIFÍCILES")."""
+        kids = item.children
+        first, value_tok = kids[0], kids[-1]
+        pos = _start(first)
+        previous = self.items[self.index - 1] if self.index else None
+        if self.last_versus is not None and self.last_versus[1] is previous and self.last_versus[0] == "npc":
+            self.set_option("npc_difficulty", _int(value_tok, "npc_difficulty"), pos, str(first))
+        elif self.family == "exaltado":
+            self.set_option("successes_required", _int(value_tok, "successes_required"), pos, str(first))
+        else:
+            self.set_option("difficulty", _int(value_tok, "difficulty"), pos, str(first))
+
+    def successes(self, item: Node) -> None:
+        """``éxitos 3`` / ``df 3``: the successes the action needs."""
+        kids = item.children
+        self.set_option("successes_required", _int(kids[-1], "successes_required"), _start(kids[0]), str(kids[0]))
+
+    def flag(self, item: Node) -> None:
+        """``fv``, ``esp``, ``auto``, ``estres``, ``secreta``: a yes/no option."""
+        self.flags.append(_tok(item.children[0]))
+
+    def stunt(self, item: Node) -> None:
+        """``acrobacia 2``: stunt dice (1-3, exaltado-reglas.txt "ACROBACIAS")."""
+        kids = item.children
+        self.set_option("stunt", _int(kids[-1], "stunt"), _start(kids[0]), str(kids[0]))
+
+    def actions(self, item: Node) -> None:
+        """``acciones 3``: the actions declared this turn (1-10)."""
+        kids = item.children
+        self.set_option("actions", _int(kids[-1], "actions"), _start(kids[0]), str(kids[0]))
+
+    def action_index(self, item: Node) -> None:
+        """``accion 2`` / ``acción 2 de 3``: which of the turn's actions this roll is."""
+        kids = item.children
+        ints = [k for k in map(_tok, kids) if k.type == "INT"]
+        self.set_option("action", _int(ints[0], "action"), _start(kids[0]), str(kids[0]))
+        if len(ints) > 1:  # "acción 2 de 3"
+            self.set_option("actions", _int(ints[1], "actions"), _start(ints[1]), str(ints[1]))
+
+    def and_word(self, item: Node) -> None:
+        """A bare ``y`` / ``and`` before an option (``dif 7 y fv``): says nothing."""
+
+    def extended(self, item: Node) -> None:
+        """``ext 10 "muro"``: the extended action's target successes and name."""
+        kids = item.children
+        target = _int(kids[1], "extended_target")
+        name = _name(kids[2], self.body) if len(kids) > 2 else ""
+        self.set_option("extended", (target, name), _start(kids[0]), str(kids[0]))
+
+    def interval(self, item: Node) -> None:
+        """``cada 4h``: the least real time between two rolls of the extended action."""
+        kids = item.children
+        seconds = int(_tok(kids[1])) * _TIME_UNITS[_fold_unit(str(kids[2]))]
+        low, high = RANGES["interval_seconds"]
+        if not low <= seconds <= high:
+            raise TagError(
+                f"interval must be between {low} and {high} seconds, got {seconds}",
+                code="out_of_range", position=_start(kids[1]),
+                found=_text(self.body, _start(kids[1]), _end(kids[2])),
+                option="interval_seconds", value=seconds, min=low, max=high,
+            )
+        self.set_option("interval", seconds, _start(kids[0]), str(kids[0]))
+
+    def team(self, item: Node) -> None:
+        """``equipo "puerta"``: the teamwork effort's name."""
+        kids = item.children
+        self.set_option("teamwork", _name(kids[1], self.body), _start(kids[0]), str(kids[0]))
+
+    def retry(self, item: Node) -> None:
+        """``reintento "cantar"``: the failed simple action tried again."""
+        kids = item.children
+        self.set_option("retry", _name(kids[1], self.body), _start(kids[0]), str(kids[0]))
+
+    def versus(self, item: Node) -> None:
+        """``vs "Juan"``, ``vs 4``, ``vs "Guardia" 4``: the contest (and the NPC's pool)."""
+        kids = item.children
+        name = ""
+        npc_pool = None
+        for tok in map(_tok, kids[1:]):
+            if tok.type == "NAME":
+                name = _name(tok, self.body)
             else:
-                amount = int(target)
-                if amount > MAX_DICE:
-                    raise TagError(
-                        f"modifier {amount} is over {MAX_DICE} dice", code="too_many_dice",
-                        position=_start(target), found=str(target), value=amount, limit=MAX_DICE,
-                    )
-                modifier += sign * amount
-        elif kind == "difficulty":
-            value_tok = kids[-1]
-            if npc_dif_slot and last_versus is not None and last_versus[0] == "npc":
-                set_option("npc_difficulty", _int(value_tok, "npc_difficulty"), pos, str(first))
-            elif family == "exaltado":
-                set_option("successes_required", _int(value_tok, "successes_required"), pos, str(first))
-            else:
-                set_option("difficulty", _int(value_tok, "difficulty"), pos, str(first))
-        elif kind == "successes":
-            set_option("successes_required", _int(kids[-1], "successes_required"), pos, str(first))
-        elif kind == "flag":
-            flags.append(_tok(first))
-        elif kind == "stunt":
-            set_option("stunt", _int(kids[-1], "stunt"), pos, str(first))
-        elif kind == "actions":
-            set_option("actions", _int(kids[-1], "actions"), pos, str(first))
-        elif kind == "action_index":
-            ints = [k for k in map(_tok, kids) if k.type == "INT"]
-            set_option("action", _int(ints[0], "action"), pos, str(first))
-            if len(ints) > 1:  # "acción 2 de 3"
-                set_option("actions", _int(ints[1], "actions"), _start(ints[1]), str(ints[1]))
-        elif kind == "and_word":
-            continue  # a bare "y" / "and" before an option: "dif 7 y fv"
-        elif kind == "extended":
-            ext_target = _int(kids[1], "extended_target")
-            name = _name(kids[2], body) if len(kids) > 2 else ""
-            set_option("extended", (ext_target, name), pos, str(first))
-        elif kind == "interval":
-            unit = _fold_unit(str(kids[2]))
-            seconds = int(_tok(kids[1])) * _TIME_UNITS[unit]
-            low, high = RANGES["interval_seconds"]
-            if not low <= seconds <= high:
-                raise TagError(
-                    f"interval must be between {low} and {high} seconds, got {seconds}",
-                    code="out_of_range", position=_start(kids[1]),
-                    found=_text(body, _start(kids[1]), _end(kids[2])),
-                    option="interval_seconds", value=seconds, min=low, max=high,
-                )
-            set_option("interval", seconds, pos, str(first))
-        elif kind == "team":
-            set_option("teamwork", _name(kids[1], body), pos, str(first))
-        elif kind == "retry":
-            set_option("retry", _name(kids[1], body), pos, str(first))
-        elif kind == "versus":
-            name = ""
-            npc_pool = None
-            for tok in map(_tok, kids[1:]):
-                if tok.type == "NAME":
-                    name = _name(tok, body)
-                else:
-                    npc_pool = _int(tok, "npc_pool")
-            set_option("versus", (name, npc_pool), pos, str(first))
-            last_versus = ("npc" if npc_pool is not None else "named", item)
-        else:  # pragma: no cover - every grammar rule is handled above
-            raise TagError(f"unknown item {kind}", code="syntax", position=pos)
+                npc_pool = _int(tok, "npc_pool")
+        self.set_option("versus", (name, npc_pool), _start(kids[0]), str(kids[0]))
+        self.last_versus = ("npc" if npc_pool is not None else "named", item)
 
-    # `voluntad` / `willpower` joined to a trait by "+" is the trait, whichever side it is
-    # on: "Voluntad+Destreza" read the word as "spend a point" and rolled Destreza alone,
-    # while "Destreza+Voluntad" was refused (issue 26, rule 3). As a trait it meets
-    # vampiro-reglas.txt «Puntuaciones» (with Humanidad or Fuerza de Voluntad "no se podrá
-    # añadir ningún otro Rasgo") at resolution, and no point is spent by a misreading.
-    if pool is None and traits:
-        for tok in list(flags):
-            after = body[_end(tok):].lstrip()
-            joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
-            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
-                flags.remove(tok)
-                traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
-        traits.sort(key=lambda t: t[1])
-    # `voluntad` / `willpower` alone is the Willpower trait being rolled (issue 4 keeps
-    # it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
-    if pool is None and not traits:
-        for tok in flags:
-            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
-                flags.remove(tok)
-                traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
-                break
-    if pool is None and not traits:
-        raise TagError(
-            "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
-            position=0, found="",
-        )
-    if len(traits) > 2:
-        name, tpos = traits[2]
-        raise TagError(
-            "at most two traits can be added to a roll", code="too_many_traits",
-            position=tpos, found=name, limit=2,
-        )
-    if pool is not None and pool + modifier > MAX_DICE:
-        raise TagError(
-            f"{pool + modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
-            position=pool_pos, found=str(pool), value=pool + modifier, limit=MAX_DICE,
-        )
-    if "interval" in options and "extended" not in options:
-        raise TagError(
-            "'cada' needs an extended action (ext N \"name\")", code="interval_without_extended",
-            position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
-        )
+    # ---- the whole tag ----------------------------------------------------------------
+    def _willpower_as_trait(self) -> None:
+        """``voluntad`` / ``willpower`` as the trait rather than "spend a point".
 
-    action = _option(options, "action", int)
-    if action is not None and action > (_option(options, "actions", int) or action):
-        raise TagError(
-            f"action {options['action']} of {options['actions']}", code="action_beyond_declared",
-            position=option_pos["action"], found=_word_at(body, option_pos["action"]),
-            asked=options["action"], declared=options["actions"],
-        )
+        Joined to a trait by "+" it is the trait, whichever side it is on: "Voluntad+Destreza"
+        read the word as "spend a point" and rolled Destreza alone, while "Destreza+Voluntad"
+        was refused (issue 26, rule 3).  As a trait it meets vampiro-reglas.txt «Puntuaciones»
+        (with Humanidad or Fuerza de Voluntad "no se podrá añadir ningún otro Rasgo") at
+        resolution, and no point is spent by a misreading.  Alone it is the Willpower trait
+        being rolled (issue 4 keeps it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
+        """
+        body = self.body
+        if self.pool is None and self.traits:
+            for tok in list(self.flags):
+                after = body[_end(tok):].lstrip()
+                joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
+                if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
+                    self.flags.remove(tok)
+                    self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+            self.traits.sort(key=lambda t: t[1])
+        if self.pool is None and not self.traits:
+            for tok in self.flags:
+                if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
+                    self.flags.remove(tok)
+                    self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+                    break
 
-    flag_values = dict.fromkeys(_FLAG_FIELDS.values(), False)
-    for tok in flags:
-        flag_values[_FLAG_FIELDS[tok.type]] = True
-    if flag_values["automatic"] and ("extended" in options or "teamwork" in options or "versus" in options):
-        # vampiro-reglas.txt, the table of actions: only a simple action "Se pueden obtener
-        # éxitos automáticos"; extended, teamwork and resisted ones are rolled
-        auto = next(t for t in flags if t.type == "AUTO_KW")
-        raise TagError(
-            "an automatic success is for simple actions only (not with ext, equipo or vs)",
-            code="automatic_simple_only", position=_start(auto), found=str(auto),
+    def _check_whole(self) -> None:
+        """One pool, at most two traits (vampiro-reglas.txt «Puntuaciones»), at most
+        :data:`MAX_DICE` dice, ``cada`` only with ``ext``, ``accion K`` within the declared
+        actions, ``auto`` for simple actions only."""
+        body, options, option_pos = self.body, self.options, self.option_pos
+        if self.pool is None and not self.traits:
+            raise TagError(
+                "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
+                position=0, found="",
+            )
+        if len(self.traits) > 2:
+            name, tpos = self.traits[2]
+            raise TagError(
+                "at most two traits can be added to a roll", code="too_many_traits",
+                position=tpos, found=name, limit=2,
+            )
+        if self.pool is not None and self.pool + self.modifier > MAX_DICE:
+            raise TagError(
+                f"{self.pool + self.modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
+                position=self.pool_pos, found=str(self.pool), value=self.pool + self.modifier, limit=MAX_DICE,
+            )
+        if "interval" in options and "extended" not in options:
+            raise TagError(
+                "'cada' needs an extended action (ext N \"name\")", code="interval_without_extended",
+                position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
+            )
+        action = _option(options, "action", int)
+        if action is not None and action > (_option(options, "actions", int) or action):
+            raise TagError(
+                f"action {options['action']} of {options['actions']}", code="action_beyond_declared",
+                position=option_pos["action"], found=_word_at(body, option_pos["action"]),
+                asked=options["action"], declared=options["actions"],
+            )
+        auto = next((t for t in self.flags if t.type == "AUTO_KW"), None)
+        if auto is not None and ("extended" in options or "teamwork" in options or "versus" in options):
+            # vampiro-reglas.txt, the table of actions: only a simple action "Se pueden obtener
+            # éxitos automáticos"; extended, teamwork and resisted ones are rolled
+            raise TagError(
+                "an automatic success is for simple actions only (not with ext, equipo or vs)",
+                code="automatic_simple_only", position=_start(auto), found=str(auto),
+            )
+
+    def _build(self) -> RollSpec:
+        options = self.options
+        flag_values = dict.fromkeys(_FLAG_FIELDS.values(), False)
+        for tok in self.flags:
+            flag_values[_FLAG_FIELDS[tok.type]] = True
+        extended = None
+        if "extended" in options:
+            ext_target, ext_name = cast(tuple[int, str], options["extended"])
+            extended = ExtendedSpec(target=ext_target, name=ext_name,
+                                    interval_seconds=_option(options, "interval", int))
+        versus = None
+        if "versus" in options:
+            vs_name, npc_pool = cast(tuple[str, "int | None"], options["versus"])
+            versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=_option(options, "npc_difficulty", int))
+        return RollSpec(
+            pool=self.pool,
+            traits=tuple(name for name, _ in self.traits),
+            trait_ratings=tuple(self.ratings) if any(r is not None for r in self.ratings) else (),
+            modifier=self.modifier,
+            difficulty=_option(options, "difficulty", int),
+            successes_required=_option(options, "successes_required", int),
+            stunt=_option(options, "stunt", int) or 0,
+            actions=_option(options, "actions", int) or 1,
+            action=_option(options, "action", int),
+            extended=extended,
+            teamwork=_option(options, "teamwork", str),
+            retry=_option(options, "retry", str),
+            versus=versus,
+            comment=self.comment,
+            **flag_values,
         )
-    extended = None
-    if "extended" in options:
-        ext_target, ext_name = cast(tuple[int, str], options["extended"])
-        extended = ExtendedSpec(target=ext_target, name=ext_name, interval_seconds=_option(options, "interval", int))
-    versus = None
-    if "versus" in options:
-        vs_name, npc_pool = cast(tuple[str, "int | None"], options["versus"])
-        versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=_option(options, "npc_difficulty", int))
-    return RollSpec(
-        pool=pool,
-        traits=tuple(name for name, _ in traits),
-        trait_ratings=tuple(ratings) if any(r is not None for r in ratings) else (),
-        modifier=modifier,
-        difficulty=_option(options, "difficulty", int),
-        successes_required=_option(options, "successes_required", int),
-        stunt=_option(options, "stunt", int) or 0,
-        actions=_option(options, "actions", int) or 1,
-        action=action,
-        extended=extended,
-        teamwork=_option(options, "teamwork", str),
-        retry=_option(options, "retry", str),
-        versus=versus,
-        comment=comment,
-        **flag_values,
-    )
 
 
 def _option(options: Mapping[str, object], name: str, kind: type[T]) -> T | None:
