@@ -95,6 +95,18 @@ _TEXTS = {
     "not_d10": N_(
         "aquí se tiran dados de diez caras: escribe [tirada]{dice}[/tirada] (o {dice}d10), no {found}"
     ),
+    "ambiguous_rating": N_(
+        "«{found}»: ¿es la puntuación de {trait} o {value} dados más? Escribe la puntuación de cada "
+        "Rasgo (Destreza 3+Atletismo 2) o el signo de los dados"
+    ),
+    "ambiguous_ext_name": N_(
+        "«{found}» tras «ext N» sin comillas: ¿es el nombre de la acción o los dados? Escribe los dados "
+        "primero, o el nombre entre comillas (ext 10 \"muro\")"
+    ),
+    "exalted_target_seven": N_(
+        "en Exaltado cada dado de 7 o más es un éxito: «{found}» no cambia eso; los éxitos necesarios "
+        "van con dif N o éxitos N"
+    ),
     "action_beyond_declared": N_("la acción {asked} no existe si declaras {declared} acciones"),
     "nested_tag": N_(
         "hay una etiqueta dentro de otra: cierra cada [tirada] con [/tirada] antes de abrir la siguiente"
@@ -112,6 +124,7 @@ _TEXTS = {
     "at_end": N_("el final de la etiqueta"),
     "expected": N_("; se esperaba {items}"),
     "or": N_(" o "),
+    "did_you_mean": N_("¿Quisiste decir `{tag}`?"),
 }
 
 
@@ -124,8 +137,10 @@ def error_message(err: TagError, lang: str = "es") -> str:
         lang: ``"es"`` (default) or ``"en"``; anything else falls back to Spanish.
 
     Returns:
-        Plain text without forum markup, e.g. ``no entiendo «siete» (carácter 23); se
-        esperaba un número``.  Never raises.
+        Plain text without forum markup, e.g. ``no entiendo «siete» (carácter 24); se
+        esperaba un número``; positions count from 1.  An error whose params carry a
+        ``suggestion`` (the corrected tag body, issue 26) ends with ``¿Quisiste decir
+        `[tirada]...[/tirada]`?``.  Never raises.
     """
     t = Words(lang, _TEXTS)
     params: dict[str, object] = {"limit": "", "length": "", "value": "", "min": "", "max": "",
@@ -136,17 +151,23 @@ def error_message(err: TagError, lang: str = "es") -> str:
     params["option"] = tr(lang, _OPTIONS[option]) if option in _OPTIONS else option
     params["found"] = err.found
     params["code"] = err.code
-    if err.found:
-        params["found_at"] = t["found_at"].format(found=err.found, position=err.position)
+    if err.found:  # a player counts characters from 1 (TagError.position is a 0-based offset)
+        params["found_at"] = t["found_at"].format(found=err.found, position=(err.position or 0) + 1)
     else:
         params["found_at"] = t["at_end"]
     items = [_expected(e, lang) for e in err.expected[:5]]
     params["expected"] = t["expected"].format(items=t["or"].join(items)) if items else ""
     template = t[err.code] if err.code in _TEXTS else t["unknown"]
     try:
-        return template.format(**params)
+        message = template.format(**params)
     except (KeyError, IndexError, ValueError):  # a param missing from an unusual error
         return t["unknown"].format(code=err.code)
+    suggestion = err.params.get("suggestion")
+    if isinstance(suggestion, str) and suggestion:
+        opened = params["opened"]
+        tag = f"[{opened}]{suggestion}[/{opened}]"
+        message += (" " if message.endswith((".", "?", "!", ")")) else ". ") + t["did_you_mean"].format(tag=tag)
+    return message
 
 
 def _expected(description: str, lang: str) -> str:

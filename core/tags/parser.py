@@ -62,7 +62,7 @@ _CHAR_MAP = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
     "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-",
-    "\uff0b": "+", "_": " ", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
+    "\uff0b": "+", "\u2265": ">", "_": " ", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
 }
 
 # What each terminal means to a player, for ``TagError.expected`` (see messages.py).
@@ -88,6 +88,8 @@ _EXPECTED = {
     "EVERY_KW": "cada 4h",
     "TEAM_KW": 'equipo "name"',
     "VS_KW": 'vs "name"',
+    "GT": ">N",
+    "POR_KW": "por ...",
     "DICE_UNIT": "dados",
     "TIME_UNIT": "time unit (m, h, d)",
     "COMMENT": "# comment",
@@ -195,7 +197,7 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
         )
     if not body.strip():
         raise TagError("empty tag", code="empty_tag", position=0)
-    folded = fold(body)
+    folded = _leading_difficulty_colon(fold(body))
     try:
         try:
             tree = _parser().parse(folded)
@@ -204,6 +206,22 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
         return _assemble(_tree(tree.children[0]), body, ruleset_family(ruleset_id))
     except TagError as err:
         raise _hint(err, body, folded) from None
+
+
+# "Dificultad 7: Destreza+Atletismo": a tag that starts with its difficulty and a ":" (issue 26)
+_LEADING_DIFFICULTY = re.compile(
+    r"^(\s{0,20}\(?\s{0,5}(dificultad|difficulty|dific|diff|dif)\.?\s{0,5}[:=]?\s{0,5}\(?\s{0,5}[0-9]{1,2}\s{0,5}\)?\s{0,5}):")
+
+
+def _leading_difficulty_colon(folded: str) -> str:
+    """``folded`` with the ``:`` after a leading ``dif N`` made a space (one character for one,
+    so positions hold): in ``Dificultad 7: Destreza+Atletismo`` the ``:`` introduces the
+    pool, it does not start a comment (issue 26).  A ``:`` after anything else keeps its
+    grammar.lark meaning (``dif 7: esquivo`` after a pool is a comment)."""
+    m = _LEADING_DIFFICULTY.match(folded)
+    if m is None:
+        return folded
+    return folded[:m.end(1)] + " " + folded[m.end(1) + 1:]
 
 
 # What a player probably meant, for spellings that are not tags (issue 16): checked only
@@ -229,6 +247,11 @@ def _hint(err: TagError, body: str, folded: str) -> TagError:
     """``err``, or a clearer error saying what the player probably meant (``5d6``, ``+fv``,
     ``gasto fv``, ``5 fuerza de voluntad``).  Errors about the meaning of a well-formed tag
     (``duplicate_option``, ``out_of_range``...) are kept."""
+    word = fold(err.found)
+    if err.code == "syntax" and word in NUMBER_WORDS and err.position is not None:  # "dif siete"
+        fixed = body[:err.position] + str(NUMBER_WORDS[word]) + body[err.position + len(err.found):]
+        return TagError(str(err), code="syntax", position=err.position, found=err.found, expected=err.expected,
+                        suggestion=" ".join(fixed.split()))
     for code, pattern in _HINTS:
         if err.code not in _HINT_REPLACES[code]:
             continue
@@ -236,6 +259,9 @@ def _hint(err: TagError, body: str, folded: str) -> TagError:
         if m is None:
             continue
         found = body[m.start():m.end()]
+        if code in ("spend_word", "willpower_sign"):  # "5 gasto fv", "5 +fv": the word alone
+            fixed = " ".join((body[:m.start()] + " fv " + body[m.end():]).split())
+            return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found, suggestion=fixed)
         if code != "not_d10":
             return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found)
         dice, sides = int(m.group(1)), int(m.group(2))
@@ -326,14 +352,16 @@ def _tree(child: lark.Token | Node) -> Node:
 
 def _start(child: lark.Token | Node) -> int:
     """Where a token (or a subtree's first token) starts in the body (0-based)."""
-    tok = child if isinstance(child, lark.Token) else _tok(child.children[0])
-    return tok.start_pos or 0
+    while isinstance(child, lark.Tree):  # a rule's first token (rules nest at most 3 deep)
+        child = child.children[0]
+    return child.start_pos or 0
 
 
 def _end(child: lark.Token | Node) -> int:
     """Where a token (or a subtree's last token) ends in the body (exclusive)."""
-    tok = child if isinstance(child, lark.Token) else _tok(child.children[-1])
-    return tok.end_pos or 0
+    while isinstance(child, lark.Tree):
+        child = child.children[-1]
+    return child.end_pos or 0
 
 
 #: Numbers players write as words before "dados" (grammar NUM_WORD).
@@ -420,6 +448,9 @@ class _Assembly:
         self.flags: list[lark.Token] = []
         self.last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
         self.index = 0
+        self.carried: lark.Token | None = None  # "3 acciones": the number for the next keyword
+        self.inline: list[tuple[int, lark.Token]] = []  # "Destreza 3": (trait index, rating token)
+        self.reasons: list[str] = []  # "-2 por heridas", echoed with the comment
 
     # ---- the walk ---------------------------------------------------------------------
     def spec(self) -> RollSpec:
@@ -446,11 +477,76 @@ class _Assembly:
     def _next(self) -> Node | None:
         return self.items[self.index + 1] if self.index + 1 < len(self.items) else None
 
+    def _previous(self) -> Node | None:
+        return self.items[self.index - 1] if self.index else None
+
+    def _corrected(self, start: int, end: int, text: str) -> str:
+        """The body with ``body[start:end]`` replaced by ``text``, spaces collapsed: the tag
+        a refusal suggests (``¿Quisiste decir ...?``)."""
+        return " ".join((self.body[:start] + text + self.body[end:]).split())
+
+    def _number_read_elsewhere(self, item: Node) -> bool:
+        """Whether a bare number (``3``, no ``dados``) that is not the tag's first pool belongs
+        to what is written around it (issue 26), in this order:
+
+        * ``3 acciones`` / ``necesita 3 éxitos``: the number of a bare ``acciones`` /
+          ``éxitos`` right after it (``acciones 3`` / ``éxitos 3``);
+        * ``5 1 FV``: one Willpower point (``1`` and the Willpower word with only spaces
+          between them, after a pool); another number is refused (one point per turn);
+        * ``Destreza 3 + Atletismo 2``: the rating of the trait written just before it, like
+          ``Destreza(3)``.
+        """
+        tok = _tok(item.children[0])
+        following = self._next()
+        if following is not None and following.data in ("actions", "successes") and not any(
+                isinstance(k, lark.Token) and k.type in ("INT", "RATING") for k in following.children):
+            self.carried = tok
+            return True
+        previous = self._previous()
+        after_trait = previous is not None and previous.data in ("trait_pool", "signed") and len(
+            previous.children) == (1 if previous.data == "trait_pool" else 2) and isinstance(
+            previous.children[-1 if previous.data == "trait_pool" else 1], lark.Tree)
+        has_pool = self.pool is not None or bool(self.traits)
+        if following is not None and has_pool and _willpower_after(following, item.children, self.body):
+            if int(tok) == 1:
+                return True  # the flag item that follows spends the point
+            if not after_trait:
+                wp = following.children[0]
+                raise TagError(
+                    "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                    position=_start(tok), found=_text(self.body, _start(tok), _end(wp)),
+                    suggestion=self._corrected(_start(tok), _end(tok), ""),
+                )
+        if after_trait and self.ratings and self.ratings[-1] is None:
+            self.ratings[-1] = _rating(tok)
+            self.inline.append((len(self.ratings) - 1, tok))
+            return True
+        return False
+
+    def _counted(self, item: Node, option: str) -> None:
+        """``acciones 3`` / ``éxitos 3``, or the bare keyword with the number carried from
+        before it (``3 acciones``, ``necesita 3 éxitos``)."""
+        kids = item.children
+        kw = _tok(kids[0])
+        numbers = [k for k in kids[1:] if isinstance(k, lark.Token)]
+        if numbers:
+            self.set_option(option, _int(numbers[-1], option), _start(kw), str(kw))
+            return
+        if self.carried is None:
+            raise TagError(
+                f"a number must go with {kw}", code="syntax", position=_end(kw), found="",
+                expected=("number",),
+            )
+        number, self.carried = self.carried, None
+        self.set_option(option, _int(number, option), _start(number), str(kw))
+
     # ---- one method per grammar rule --------------------------------------------------
     def number_pool(self, item: Node) -> None:
         """``5``, ``5d10``, ``cinco dados``: the numeric pool (0-100 dice)."""
         kids = item.children
         pos = _start(kids[0])
+        if len(kids) == 1 and _tok(kids[0]).type == "INT" and self.index and self._number_read_elsewhere(item):
+            return
         if self.pool is not None or self.traits:
             raise TagError(
                 _POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
@@ -471,11 +567,16 @@ class _Assembly:
         self.ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
 
     def signed(self, item: Node) -> None:
-        """``+2``, ``-1 dados``, ``+Atletismo``, ``y Atletismo``, ``+1 FV``: a modifier, a
-        trait joined to the pool, or one Willpower point (issue 16)."""
+        """``+2``, ``-1 dados``, ``-2 por heridas``, ``+Atletismo``, ``y Atletismo``, ``+1 FV``:
+        a modifier (with the reason written after it, kept beside the comment), a trait
+        joined to the pool, or one Willpower point (issue 16)."""
         kids = item.children
         first, target = kids[0], kids[1]
         pos = _start(first)
+        last = kids[-1]
+        if isinstance(last, lark.Tree) and last.data == "reason":  # "-2 por heridas" (issue 26)
+            self.reasons.append(_text(self.body, pos, _end(last)))
+            kids = kids[:-1]
         sign = -1 if str(first) == "-" else 1
         if isinstance(target, lark.Tree):  # +Trait, "y Trait"
             name, tpos = _trait_text(target, self.body)
@@ -497,6 +598,7 @@ class _Assembly:
                 raise TagError(
                     "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
                     position=pos, found=_text(self.body, pos, _end(following.children[0])),
+                    suggestion=self._corrected(pos, _end(kids[-1]), ""),
                 )
             return
         amount = int(target)
@@ -508,12 +610,22 @@ class _Assembly:
         self.modifier += sign * amount
 
     def difficulty(self, item: Node) -> None:
-        """``dif 7``: the difficulty (2-10), the NPC's right after ``vs N``, and in exaltado
-        the successes required (exaltado-reglas.txt, "DIFICULTAD Y ACCIONES DIFÍCILES")."""
+        """``dif 7`` / ``>7``: the difficulty (2-10), the NPC's right after ``vs N``, and in
+        exaltado ``dif N`` is the successes required (exaltado-reglas.txt, "DIFICULTAD Y
+        ACCIONES DIFÍCILES") while ``>7`` is its fixed target number: "Cada dado en el que
+        salga 7, 8, 9 o 0 (10) será considerado un éxito" (another ``>N`` is refused)."""
         kids = item.children
         first, value_tok = kids[0], kids[-1]
         pos = _start(first)
-        previous = self.items[self.index - 1] if self.index else None
+        previous = self._previous()
+        if _tok(first).type == "GT" and self.family == "exaltado":
+            if int(_tok(value_tok)) != 7:
+                raise TagError(
+                    "exaltado counts every 7 or more as a success", code="exalted_target_seven",
+                    position=pos, found=_text(self.body, pos, _end(value_tok)), value=int(_tok(value_tok)),
+                    suggestion=self._corrected(pos, _end(value_tok), ""),
+                )
+            return
         if self.last_versus is not None and self.last_versus[1] is previous and self.last_versus[0] == "npc":
             self.set_option("npc_difficulty", _int(value_tok, "npc_difficulty"), pos, str(first))
         elif self.family == "exaltado":
@@ -523,8 +635,7 @@ class _Assembly:
 
     def successes(self, item: Node) -> None:
         """``éxitos 3`` / ``df 3``: the successes the action needs."""
-        kids = item.children
-        self.set_option("successes_required", _int(kids[-1], "successes_required"), _start(kids[0]), str(kids[0]))
+        self._counted(item, "successes_required")
 
     def flag(self, item: Node) -> None:
         """``fv``, ``esp``, ``auto``, ``estres``, ``secreta``: a yes/no option."""
@@ -536,9 +647,8 @@ class _Assembly:
         self.set_option("stunt", _int(kids[-1], "stunt"), _start(kids[0]), str(kids[0]))
 
     def actions(self, item: Node) -> None:
-        """``acciones 3``: the actions declared this turn (1-10)."""
-        kids = item.children
-        self.set_option("actions", _int(kids[-1], "actions"), _start(kids[0]), str(kids[0]))
+        """``acciones 3`` / ``3 acciones``: the actions declared this turn (1-10)."""
+        self._counted(item, "actions")
 
     def action_index(self, item: Node) -> None:
         """``accion 2`` / ``acción 2 de 3``: which of the turn's actions this roll is."""
@@ -552,10 +662,30 @@ class _Assembly:
         """A bare ``y`` / ``and`` before an option (``dif 7 y fv``): says nothing."""
 
     def extended(self, item: Node) -> None:
-        """``ext 10 "muro"``: the extended action's target successes and name."""
+        """``ext 10 "muro"`` / ``ext 10 muro``: the extended action's target successes and name.
+
+        Unquoted words after ``ext N`` are the name; when a trait is joined to them and no
+        pool came before (``ext 10 Destreza+Atletismo``) they are the pool written after
+        ``ext``, and the tag is refused with the pool moved first (``ambiguous_ext_name``)
+        rather than rolled as a trait named after the action."""
         kids = item.children
         target = _int(kids[1], "extended_target")
-        name = _name(kids[2], self.body) if len(kids) > 2 else ""
+        name = ""
+        if len(kids) > 2 and isinstance(kids[2], lark.Tree):  # "ext 10 muro" (issue 26)
+            name, name_pos = _trait_text(kids[2], self.body)
+            following = self._next()
+            if (self.pool is None and not self.traits and following is not None and following.data == "signed"
+                    and isinstance(following.children[1], lark.Tree)):
+                ext_start, last_end = _start(kids[0]), _end(self.items[-1])
+                ext_text = _text(self.body, ext_start, name_pos)
+                raise TagError(
+                    "unquoted words after ext N joined to a trait: the pool or the action's name?",
+                    code="ambiguous_ext_name", position=name_pos, found=name,
+                    suggestion=" ".join((self.body[:ext_start] + self.body[name_pos:last_end] + " " + ext_text
+                                         + self.body[last_end:]).split()),
+                )
+        elif len(kids) > 2:
+            name = _name(kids[2], self.body)
         self.set_option("extended", (target, name), _start(kids[0]), str(kids[0]))
 
     def interval(self, item: Node) -> None:
@@ -632,6 +762,16 @@ class _Assembly:
                 "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
                 position=0, found="",
             )
+        if (len(self.ratings) >= 2 and len(self.inline) == 1 and self.inline[0][0] == len(self.ratings) - 1
+                and all(r is None for r in self.ratings[:-1])):
+            # "Destreza+Atletismo 2": Atletismo's rating, or two more dice with the + forgotten?
+            _, tok = self.inline[0]
+            name, tpos = self.traits[-1]
+            raise TagError(
+                "a number after the last trait only: its rating or dice?", code="ambiguous_rating",
+                position=_start(tok), found=_text(self.body, tpos, _end(tok)), value=int(tok), trait=name,
+                suggestion=self._corrected(_start(tok), _start(tok), "+"),
+            )
         if len(self.traits) > 2:
             name, tpos = self.traits[2]
             raise TagError(
@@ -692,7 +832,7 @@ class _Assembly:
             teamwork=_option(options, "teamwork", str),
             retry=_option(options, "retry", str),
             versus=versus,
-            comment=self.comment,
+            comment="; ".join(part for part in (*self.reasons, self.comment) if part),
             **flag_values,
         )
 
