@@ -13,7 +13,7 @@ from core.i18n import LANGS, N_, NC_, Words, tr, trp
 from core.tags.model import RollSpec
 from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, ruleset_family
 
-__all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message"]
+__all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message", "with_suggestion"]
 
 # The descriptions of TagError.expected (core/tags/parser.py, _EXPECTED: English, for logs) as
 # the reply shows them; the others are shown as written (a keyword such as "esp").  Context
@@ -165,9 +165,16 @@ def error_message(err: TagError, lang: str = "es") -> str:
     suggestion = err.params.get("suggestion")
     if isinstance(suggestion, str) and suggestion:
         opened = params["opened"]
-        tag = f"[{opened}]{suggestion}[/{opened}]"
-        message += (" " if message.endswith((".", "?", "!", ")")) else ". ") + t["did_you_mean"].format(tag=tag)
+        return with_suggestion(message, f"[{opened}]{suggestion}[/{opened}]", lang)
     return message
+
+
+def with_suggestion(message: str, tag: str, lang: str = "es") -> str:
+    """``message`` (one refusal sentence) followed by ``¿Quisiste decir `TAG`?`` in ``lang``:
+    the corrected tag a refusal shows (issue 26).  ``tag`` is the whole tag, brackets
+    included.  Never raises."""
+    t = Words(lang, _TEXTS)
+    return message + (" " if message.endswith((".", "?", "!", ")")) else ". ") + t["did_you_mean"].format(tag=tag)
 
 
 def _expected(description: str, lang: str) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_DICE",
     "MAX_TAG_CHARS",
     "RANGES",
+    "corrected_tag",
     "fold",
     "parse_tag",
     "ruleset_family",
@@ -141,6 +142,28 @@ def fold(text: str) -> str:
     and with or without accents (``Éxitos`` reads as ``exitos``).  Never raises.
     """
     return "".join(_fold_char(c) for c in text)
+
+
+def corrected_tag(raw: str, replacements: Iterable[tuple[str, str]]) -> str:
+    """``raw`` (a whole tag as written, ``[tirada]Des+Atl dif 7[/tirada]``) with each written
+    trait name replaced by its full name (``(("Des", "Destreza"), ("Atl", "Atletismo"))``):
+    the tag a refusal suggests.  Names match as whole words, accents/case/spacing ignored,
+    after the opening tag; a name not found is left alone.  At most 10 replacements are
+    applied (a tag has at most two traits).  Never raises."""
+    folded = fold(raw)
+    opened = folded.find("]") + 1
+    spans: list[tuple[int, int, str]] = []
+    for written, full in list(replacements)[:10]:
+        words = fold(written).split()
+        if not words:
+            continue
+        pattern = r"(?<![^\W\d_])" + r"\s+".join(re.escape(w) for w in words) + r"(?![^\W\d_])"
+        m = re.compile(pattern).search(folded, opened)
+        if m is not None and not any(s < m.end() and m.start() < e for s, e, _ in spans):
+            spans.append((m.start(), m.end(), full))
+    for start, end, full in sorted(spans, reverse=True):
+        raw = raw[:start] + full + raw[end:]
+    return raw
 
 
 def ruleset_family(ruleset_id: str) -> str:
