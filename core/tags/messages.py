@@ -185,7 +185,7 @@ def _expected(description: str, lang: str) -> str:
 _SHEET = N_("""Tiradas: [tirada]...[/tirada] (o [roll]...[/roll]), varias por mensaje (máx. 20).
 Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + o «y» (Destreza+Atletismo, Destreza y Atletismo; con puntuación: Destreza(3)+Atletismo(2)), con +2, -1, -2 dados.
 {difficulty}
-Palabras: fv, FdV o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N o proeza N (Exaltado), acciones 3 y accion 2, o acción 2 de 3 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, dific. 7, a dificultad 7, F.V., con FV, espec., oculta, cinco dados, (dif 7), dif (7), «Destreza+Atletismo: dif 7», «dif 7 y fv» y un punto final.
+Palabras: fv, FdV o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N o proeza N (Exaltado), acciones 3 y accion 2, o acción 2 de 3 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, dific. 7, a dificultad 7, F.V., con FV, espec., oculta, cinco dados, (dif 7), dif (7), «Destreza+Atletismo: dif 7», «Dificultad 7: Destreza+Atletismo», «dif 7 y fv», Destreza 3+Atletismo 2 (puntuaciones), 5d10>7, 5 1 FV, -2 por heridas, necesita 3 éxitos, 3 acciones, ext 10 muro y un punto final.
 Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Reintentar tras fallar: reintento "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
 Comentario: tras #, :, //, ! o ¡ (se repite en la respuesta).
 Ausencia: [ausencia hasta=2026-12-24]motivo[/ausencia], o sin fecha [ausencia]motivo[/ausencia] (hasta que vuelvas a escribir).
