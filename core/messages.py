@@ -41,6 +41,13 @@ _ERRORS = {
     "unknown_character": N_("no hay ningún personaje llamado {character}"),
     "ambiguous_character": N_("{author} lleva varios personajes ({characters}); pide al Narrador que elija"),
     "unknown_trait": N_("{character} no tiene el Rasgo «{trait}»"),
+    "abbreviated_trait": N_(
+        "«{trait}» es una abreviatura de {full} ({character}): no se tira con abreviaturas, escribe el nombre entero"
+    ),
+    "abbreviated_trait_no_sheet": N_(
+        "no tienes hoja de personaje en esta partida, y «{trait}» parece una abreviatura ({full}): escribe un "
+        "número de dados, o cada Rasgo entero con su puntuación (Destreza 3+Atletismo 2)"
+    ),
     "too_many_traits": N_("como mucho se suman dos Rasgos"),
     "ten_point_trait_combined": N_("un Rasgo de 10 puntos (Humanidad, Fuerza de Voluntad) se tira solo"),
     "no_willpower": N_("{character} no tiene Fuerza de Voluntad que gastar (0/{permanent})"),

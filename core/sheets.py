@@ -18,7 +18,7 @@ from core.errors import SheetError, StateError
 from core.rules import Trait, check_pool
 from core.tags import normalize_trait
 from core.tags.model import RollSpec
-from core.traits import closest_trait, lookup, trait_key
+from core.traits import TRAITS, closest_trait, lookup, trait_key
 
 __all__ = ["MAX_CHARACTERS", "MAX_MOTES", "MAX_RATING", "MAX_TRAITS", "CharacterSheet", "ResolvedPool", "TraitRating",
            "imported_sheet", "parse_sheets", "resolve_pool"]
@@ -120,9 +120,18 @@ def resolve_pool(sheet: CharacterSheet | None, spec: RollSpec) -> ResolvedPool:
         :class:`ResolvedPool` ``(pool, traits, flags)``; ``flags`` may hold
         ``human_pool_over_10`` (a Storyteller should look; not an error).
 
+    A name the sheet does not have is never guessed (issue 26): when it is the start of one
+    sheet trait's name only (``Des`` for Destreza) the tag is refused as
+    ``abbreviated_trait`` naming the full trait; otherwise ``unknown_trait`` names the
+    closest sheet trait when one is close (difflib ratio 0.6).  Both carry
+    ``replacements``, ``((written, full), ...)`` for every such name, so the reply can show
+    the corrected tag (:func:`core.tags.corrected_tag`).  Without a sheet, a name that
+    starts one standard trait only (``Des+Atl``) is refused as ``abbreviated_trait_no_sheet``.
+
     Raises:
-        StateError: ``no_sheet`` (traits but no character), ``unknown_trait``,
-        ``rating_mismatch``, ``too_many_traits``, ``ten_point_trait_combined``.
+        StateError: ``no_sheet`` (traits but no character), ``abbreviated_trait_no_sheet``,
+        ``abbreviated_trait``, ``unknown_trait``, ``rating_mismatch``, ``too_many_traits``,
+        ``ten_point_trait_combined``.
     """
     modifier = spec.modifier
     if spec.pool is not None:
@@ -132,17 +141,24 @@ def resolve_pool(sheet: CharacterSheet | None, spec: RollSpec) -> ResolvedPool:
     used: list[TraitRating] = []
     if sheet is None:
         if not written or None in written:  # "Destreza(3)+Atletismo(2)" needs no sheet
+            expanded = [(n, full) for n in names if lookup(n) is None
+                        and (full := _unique_prefix(n, [(i.key, i.es, i.names) for i in TRAITS])) is not None]
+            if expanded:
+                raise StateError("abbreviated trait names and no character sheet", code="abbreviated_trait_no_sheet",
+                                 traits=", ".join(names), trait=expanded[0][0], full=", ".join(f for _, f in expanded))
             raise StateError("trait names need a character sheet", code="no_sheet", traits=", ".join(names))
         ratings = [r for r in written if r is not None]  # every one, None was refused above
         for name, rating in zip(names, ratings, strict=False):
             info = lookup(name)
             used.append(TraitRating(key=info.key if info else normalize_trait(name), name=name, rating=rating,
                                     max_rating=info.max_rating if info else 5, category="written"))
+    if sheet is not None:
+        _check_names(sheet, names)
     for i, name in enumerate(names):
         if sheet is None:
             break
         t = sheet.trait(name)
-        if t is None:
+        if t is None:  # pragma: no cover - _check_names refused every missing name
             raise StateError(f"{sheet.name} has no trait {name!r}", code="unknown_trait",
                              trait=name, character=sheet.name)
         if i < len(written) and written[i] is not None and written[i] != t.rating:
@@ -155,6 +171,48 @@ def resolve_pool(sheet: CharacterSheet | None, spec: RollSpec) -> ResolvedPool:
         code = verdict.problems[0]
         raise StateError(f"pool not allowed: {code}", code=code, character=sheet.name if sheet else "")
     return ResolvedPool(max(0, verdict.pool + modifier), tuple(used), tuple(verdict.flags))
+
+
+def _unique_prefix(name: str, traits: list[tuple[str, str, tuple[str, ...]]]) -> str | None:
+    """The display name of the one trait of ``traits`` (``(key, display, names)``) whose
+    name starts with ``name`` (accents/case ignored, at least two letters), else ``None``."""
+    n = normalize_trait(name)
+    if len(n) < 2:
+        return None
+    found = {key: display for key, display, written in traits
+             if any(normalize_trait(w).startswith(n) for w in (display, *written))}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _check_names(sheet: CharacterSheet, names: tuple[str, ...]) -> None:
+    """Refuse the tag when a trait name is not on ``sheet`` (see :func:`resolve_pool`):
+    ``abbreviated_trait`` when a name starts one sheet trait only, else ``unknown_trait``."""
+    import difflib
+
+    on_sheet = []
+    for t in sheet.traits.values():
+        info = lookup(t.key) or lookup(t.name)
+        on_sheet.append((t.key, t.name, info.names if info else ()))
+    missing = [n for n in names if sheet.trait(n) is None]
+    if not missing:
+        return
+    abbreviated = {n: full for n in missing if (full := _unique_prefix(n, on_sheet)) is not None}
+    shown = {normalize_trait(name): name for _, name, _ in on_sheet}
+    replacements = []
+    for n in missing:
+        if n in abbreviated:
+            replacements.append((n, abbreviated[n]))
+            continue
+        close = difflib.get_close_matches(normalize_trait(n), list(shown), n=1, cutoff=0.6)
+        if close:
+            replacements.append((n, shown[close[0]]))
+    if abbreviated:
+        name = next(iter(abbreviated))
+        raise StateError(f"{name!r} abbreviates {abbreviated[name]!r}", code="abbreviated_trait", trait=name,
+                         full=abbreviated[name], character=sheet.name, replacements=tuple(replacements))
+    closest = dict(replacements).get(missing[0], "")
+    raise StateError(f"{sheet.name} has no trait {missing[0]!r}", code="unknown_trait", trait=missing[0],
+                     character=sheet.name, closest=closest, replacements=tuple(replacements))
 
 
 def imported_sheet(cid: str, character: Mapping[str, Any], old: CharacterSheet | None) -> CharacterSheet:

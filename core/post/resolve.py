@@ -58,7 +58,8 @@ from core.post.model import (
 from core.post.params import action_fingerprint, json_safe, pre_fingerprint, roll_params
 from core.scenes import turn_of
 from core.sheets import CharacterSheet, resolve_pool
-from core.tags.messages import cheat_sheet, error_message
+from core.tags import corrected_tag
+from core.tags.messages import cheat_sheet, error_message, with_suggestion
 from core.tags.model import ParsedTag, RollSpec
 
 __all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "stunt_credit_for", "stunt_lines"]
@@ -240,7 +241,11 @@ class _Decision:
         try:
             rolled = self._roll(tag, spec)
         except StateError as err:
-            self.problem(tag, messages.error_message(err, self.lang))
+            message = messages.error_message(err, self.lang)
+            replacements = err.params.get("replacements")
+            if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
+                message = with_suggestion(message, corrected_tag(tag.raw, replacements), self.lang)
+            self.problem(tag, message)
             return
         except TagError as err:
             self.problem(tag, error_message(err, self.lang))

@@ -10,6 +10,7 @@ Public API:
     parse_tag(body, *, ruleset_id="vampiro") -> RollSpec          (raises TagError)
     extract_rolls(text, *, ruleset_id="vampiro") -> list[ParsedTag]
     normalize_trait(name) -> str
+    corrected_tag(raw, replacements) -> str   (the tag a refusal suggests)
     RollSpec, ExtendedSpec, VersusSpec, TagMatch, ParsedTag
     MAX_TAGS, MAX_TAG_CHARS, MAX_DICE
 Player-facing texts: ``core.tags.messages`` (``error_message``, ``cheat_sheet``).
@@ -25,7 +26,7 @@ from core.tags.model import (
     error_to_dict,
     normalize_trait,
 )
-from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, parse_tag
+from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, corrected_tag, parse_tag
 
 __all__ = [
     "MAX_DICE",
@@ -36,6 +37,7 @@ __all__ = [
     "RollSpec",
     "TagMatch",
     "VersusSpec",
+    "corrected_tag",
     "error_to_dict",
     "extract_rolls",
     "find_tags",

@@ -13,7 +13,7 @@ from core.i18n import LANGS, N_, NC_, Words, tr, trp
 from core.tags.model import RollSpec
 from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, ruleset_family
 
-__all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message"]
+__all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message", "with_suggestion"]
 
 # The descriptions of TagError.expected (core/tags/parser.py, _EXPECTED: English, for logs) as
 # the reply shows them; the others are shown as written (a keyword such as "esp").  Context
@@ -95,6 +95,18 @@ _TEXTS = {
     "not_d10": N_(
         "aquí se tiran dados de diez caras: escribe [tirada]{dice}[/tirada] (o {dice}d10), no {found}"
     ),
+    "ambiguous_rating": N_(
+        "«{found}»: ¿es la puntuación de {trait} o {value} dados más? Escribe la puntuación de cada "
+        "Rasgo (Destreza 3+Atletismo 2) o el signo de los dados"
+    ),
+    "ambiguous_ext_name": N_(
+        "«{found}» tras «ext N» sin comillas: ¿es el nombre de la acción o los dados? Escribe los dados "
+        "primero, o el nombre entre comillas (ext 10 \"muro\")"
+    ),
+    "exalted_target_seven": N_(
+        "en Exaltado cada dado de 7 o más es un éxito: «{found}» no cambia eso; los éxitos necesarios "
+        "van con dif N o éxitos N"
+    ),
     "action_beyond_declared": N_("la acción {asked} no existe si declaras {declared} acciones"),
     "nested_tag": N_(
         "hay una etiqueta dentro de otra: cierra cada [tirada] con [/tirada] antes de abrir la siguiente"
@@ -112,6 +124,7 @@ _TEXTS = {
     "at_end": N_("el final de la etiqueta"),
     "expected": N_("; se esperaba {items}"),
     "or": N_(" o "),
+    "did_you_mean": N_("¿Quisiste decir `{tag}`?"),
 }
 
 
@@ -124,8 +137,10 @@ def error_message(err: TagError, lang: str = "es") -> str:
         lang: ``"es"`` (default) or ``"en"``; anything else falls back to Spanish.
 
     Returns:
-        Plain text without forum markup, e.g. ``no entiendo «siete» (carácter 23); se
-        esperaba un número``.  Never raises.
+        Plain text without forum markup, e.g. ``no entiendo «siete» (carácter 24); se
+        esperaba un número``; positions count from 1.  An error whose params carry a
+        ``suggestion`` (the corrected tag body, issue 26) ends with ``¿Quisiste decir
+        `[tirada]...[/tirada]`?``.  Never raises.
     """
     t = Words(lang, _TEXTS)
     params: dict[str, object] = {"limit": "", "length": "", "value": "", "min": "", "max": "",
@@ -136,17 +151,30 @@ def error_message(err: TagError, lang: str = "es") -> str:
     params["option"] = tr(lang, _OPTIONS[option]) if option in _OPTIONS else option
     params["found"] = err.found
     params["code"] = err.code
-    if err.found:
-        params["found_at"] = t["found_at"].format(found=err.found, position=err.position)
+    if err.found:  # a player counts characters from 1 (TagError.position is a 0-based offset)
+        params["found_at"] = t["found_at"].format(found=err.found, position=(err.position or 0) + 1)
     else:
         params["found_at"] = t["at_end"]
     items = [_expected(e, lang) for e in err.expected[:5]]
     params["expected"] = t["expected"].format(items=t["or"].join(items)) if items else ""
     template = t[err.code] if err.code in _TEXTS else t["unknown"]
     try:
-        return template.format(**params)
+        message = template.format(**params)
     except (KeyError, IndexError, ValueError):  # a param missing from an unusual error
         return t["unknown"].format(code=err.code)
+    suggestion = err.params.get("suggestion")
+    if isinstance(suggestion, str) and suggestion:
+        opened = params["opened"]
+        return with_suggestion(message, f"[{opened}]{suggestion}[/{opened}]", lang)
+    return message
+
+
+def with_suggestion(message: str, tag: str, lang: str = "es") -> str:
+    """``message`` (one refusal sentence) followed by ``¿Quisiste decir `TAG`?`` in ``lang``:
+    the corrected tag a refusal shows (issue 26).  ``tag`` is the whole tag, brackets
+    included.  Never raises."""
+    t = Words(lang, _TEXTS)
+    return message + (" " if message.endswith((".", "?", "!", ")")) else ". ") + t["did_you_mean"].format(tag=tag)
 
 
 def _expected(description: str, lang: str) -> str:
@@ -157,7 +185,7 @@ def _expected(description: str, lang: str) -> str:
 _SHEET = N_("""Tiradas: [tirada]...[/tirada] (o [roll]...[/roll]), varias por mensaje (máx. 20).
 Dados: un número (7, 7d10) o uno o dos Rasgos unidos por + o «y» (Destreza+Atletismo, Destreza y Atletismo; con puntuación: Destreza(3)+Atletismo(2)), con +2, -1, -2 dados.
 {difficulty}
-Palabras: fv, FdV o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N o proeza N (Exaltado), acciones 3 y accion 2, o acción 2 de 3 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, dific. 7, a dificultad 7, F.V., con FV, espec., oculta, cinco dados, (dif 7), dif (7), «Destreza+Atletismo: dif 7», «dif 7 y fv» y un punto final.
+Palabras: fv, FdV o +1 FV (gastar un punto de Voluntad), esp (especialidad), auto (éxito automático, solo acciones simples), acrobacia N o proeza N (Exaltado), acciones 3 y accion 2, o acción 2 de 3 (varias acciones en el turno), estres / combate, secreta. Se aceptan dif. 7, dific. 7, a dificultad 7, F.V., con FV, espec., oculta, cinco dados, (dif 7), dif (7), «Destreza+Atletismo: dif 7», «Dificultad 7: Destreza+Atletismo», «dif 7 y fv», Destreza 3+Atletismo 2 (puntuaciones), 5d10>7, 5 1 FV, -2 por heridas, necesita 3 éxitos, 3 acciones, ext 10 muro y un punto final.
 Extendida: ext 10 "muro" (cada 4h para esperar entre tiradas). Equipo: equipo "nombre". Reintentar tras fallar: reintento "nombre". Enfrentada: vs "nombre", o vs 4 dif 6 para tirar a un PNJ a la vez.
 Comentario: tras #, :, //, ! o ¡ (se repite en la respuesta).
 Ausencia: [ausencia hasta=2026-12-24]motivo[/ausencia], o sin fecha [ausencia]motivo[/ausencia] (hasta que vuelvas a escribir).

@@ -4,7 +4,8 @@ Source: issue 4, "The language"; the grammar is ``core/tags/grammar.lark`` and t
 player-facing reference is ``docs/tags.md``.  Parsing happens in two steps, like
 avrae/d20: lark turns the body into a parse tree (LALR, contextual lexer, grammar loaded
 once per process), then :func:`_assemble` checks the meaning (one pool, no option given
-twice, values in range) and builds the immutable spec.  lark's exceptions never leave
+twice, values in range) and builds the immutable spec, one small method per grammar rule
+(:class:`_Assembly`, as d20's lark ``Transformer``).  lark's exceptions never leave
 this module; every problem is a :class:`~core.errors.TagError` with a stable ``code``,
 the ``position`` in the body, what was ``found`` and what was ``expected``.
 """
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_DICE",
     "MAX_TAG_CHARS",
     "RANGES",
+    "corrected_tag",
     "fold",
     "parse_tag",
     "ruleset_family",
@@ -61,7 +63,7 @@ _CHAR_MAP = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
     "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-",
-    "\uff0b": "+", "_": " ", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
+    "\uff0b": "+", "\u2265": ">", "_": " ", "\u200b": " ", "\u200c": " ", "\u200d": " ", "\u2060": " ", "\ufeff": " ",
 }
 
 # What each terminal means to a player, for ``TagError.expected`` (see messages.py).
@@ -87,6 +89,8 @@ _EXPECTED = {
     "EVERY_KW": "cada 4h",
     "TEAM_KW": 'equipo "name"',
     "VS_KW": 'vs "name"',
+    "GT": ">N",
+    "POR_KW": "por ...",
     "DICE_UNIT": "dados",
     "TIME_UNIT": "time unit (m, h, d)",
     "COMMENT": "# comment",
@@ -138,6 +142,28 @@ def fold(text: str) -> str:
     and with or without accents (``Éxitos`` reads as ``exitos``).  Never raises.
     """
     return "".join(_fold_char(c) for c in text)
+
+
+def corrected_tag(raw: str, replacements: Iterable[tuple[str, str]]) -> str:
+    """``raw`` (a whole tag as written, ``[tirada]Des+Atl dif 7[/tirada]``) with each written
+    trait name replaced by its full name (``(("Des", "Destreza"), ("Atl", "Atletismo"))``):
+    the tag a refusal suggests.  Names match as whole words, accents/case/spacing ignored,
+    after the opening tag; a name not found is left alone.  At most 10 replacements are
+    applied (a tag has at most two traits).  Never raises."""
+    folded = fold(raw)
+    opened = folded.find("]") + 1
+    spans: list[tuple[int, int, str]] = []
+    for written, full in list(replacements)[:10]:
+        words = fold(written).split()
+        if not words:
+            continue
+        pattern = r"(?<![^\W\d_])" + r"\s+".join(re.escape(w) for w in words) + r"(?![^\W\d_])"
+        m = re.compile(pattern).search(folded, opened)
+        if m is not None and not any(s < m.end() and m.start() < e for s, e, _ in spans):
+            spans.append((m.start(), m.end(), full))
+    for start, end, full in sorted(spans, reverse=True):
+        raw = raw[:start] + full + raw[end:]
+    return raw
 
 
 def ruleset_family(ruleset_id: str) -> str:
@@ -194,7 +220,7 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
         )
     if not body.strip():
         raise TagError("empty tag", code="empty_tag", position=0)
-    folded = fold(body)
+    folded = _leading_difficulty_colon(fold(body))
     try:
         try:
             tree = _parser().parse(folded)
@@ -203,6 +229,22 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
         return _assemble(_tree(tree.children[0]), body, ruleset_family(ruleset_id))
     except TagError as err:
         raise _hint(err, body, folded) from None
+
+
+# "Dificultad 7: Destreza+Atletismo": a tag that starts with its difficulty and a ":" (issue 26)
+_LEADING_DIFFICULTY = re.compile(
+    r"^(\s{0,20}\(?\s{0,5}(dificultad|difficulty|dific|diff|dif)\.?\s{0,5}[:=]?\s{0,5}\(?\s{0,5}[0-9]{1,2}\s{0,5}\)?\s{0,5}):")
+
+
+def _leading_difficulty_colon(folded: str) -> str:
+    """``folded`` with the ``:`` after a leading ``dif N`` made a space (one character for one,
+    so positions hold): in ``Dificultad 7: Destreza+Atletismo`` the ``:`` introduces the
+    pool, it does not start a comment (issue 26).  A ``:`` after anything else keeps its
+    grammar.lark meaning (``dif 7: esquivo`` after a pool is a comment)."""
+    m = _LEADING_DIFFICULTY.match(folded)
+    if m is None:
+        return folded
+    return folded[:m.end(1)] + " " + folded[m.end(1) + 1:]
 
 
 # What a player probably meant, for spellings that are not tags (issue 16): checked only
@@ -228,6 +270,11 @@ def _hint(err: TagError, body: str, folded: str) -> TagError:
     """``err``, or a clearer error saying what the player probably meant (``5d6``, ``+fv``,
     ``gasto fv``, ``5 fuerza de voluntad``).  Errors about the meaning of a well-formed tag
     (``duplicate_option``, ``out_of_range``...) are kept."""
+    word = fold(err.found)
+    if err.code == "syntax" and word in NUMBER_WORDS and err.position is not None:  # "dif siete"
+        fixed = body[:err.position] + str(NUMBER_WORDS[word]) + body[err.position + len(err.found):]
+        return TagError(str(err), code="syntax", position=err.position, found=err.found, expected=err.expected,
+                        suggestion=" ".join(fixed.split()))
     for code, pattern in _HINTS:
         if err.code not in _HINT_REPLACES[code]:
             continue
@@ -235,6 +282,9 @@ def _hint(err: TagError, body: str, folded: str) -> TagError:
         if m is None:
             continue
         found = body[m.start():m.end()]
+        if code in ("spend_word", "willpower_sign"):  # "5 gasto fv", "5 +fv": the word alone
+            fixed = " ".join((body[:m.start()] + " fv " + body[m.end():]).split())
+            return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found, suggestion=fixed)
         if code != "not_d10":
             return TagError(f"{code}: {found!r}", code=code, position=m.start(), found=found)
         dice, sides = int(m.group(1)), int(m.group(2))
@@ -325,14 +375,16 @@ def _tree(child: lark.Token | Node) -> Node:
 
 def _start(child: lark.Token | Node) -> int:
     """Where a token (or a subtree's first token) starts in the body (0-based)."""
-    tok = child if isinstance(child, lark.Token) else _tok(child.children[0])
-    return tok.start_pos or 0
+    while isinstance(child, lark.Tree):  # a rule's first token (rules nest at most 3 deep)
+        child = child.children[0]
+    return child.start_pos or 0
 
 
 def _end(child: lark.Token | Node) -> int:
     """Where a token (or a subtree's last token) ends in the body (exclusive)."""
-    tok = child if isinstance(child, lark.Token) else _tok(child.children[-1])
-    return tok.end_pos or 0
+    while isinstance(child, lark.Tree):
+        child = child.children[-1]
+    return child.end_pos or 0
 
 
 #: Numbers players write as words before "dados" (grammar NUM_WORD).
@@ -383,229 +435,429 @@ def _assemble(node: Node, body: str, family: str) -> RollSpec:
         comment = body[_start(tok) + marker:].strip()
     if node.data == "help_tag":
         return RollSpec(help=True, comment=comment)
+    items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
+    return _Assembly(body, family, items, comment).spec()
 
-    options: dict[str, object] = {}
-    option_pos: dict[str, int] = {}
-    pool: int | None = None
-    pool_pos = -1
-    traits: list[tuple[str, int]] = []
-    ratings: list[int | None] = []
-    trait_group_started = False
-    modifier = 0
-    flags: list[lark.Token] = []
-    last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
 
-    def set_option(name: str, value: object, pos: int, found: str) -> None:
-        if name in options:
+_POOL_MESSAGE = "a roll has one pool: a number or traits joined by +"
+
+
+class _Assembly:
+    """The meaning of one ``roll`` tree's items, gathered one item at a time.
+
+    Like avrae/d20's lark ``Transformer``, each grammar rule of ``grammar.lark`` has its own
+    small method, named after the rule, that checks its item and records what it says (the
+    pool, a trait, an option, a flag); :meth:`spec` then checks the whole (one pool, at most
+    two traits, an interval only with ``ext``...) and builds the immutable
+    :class:`~core.tags.model.RollSpec`.  An assembly is used once; every problem is a
+    :class:`~core.errors.TagError`.  Work is linear in the number of items (a body is at most
+    :data:`MAX_TAG_CHARS` characters).
+    """
+
+    #: The grammar rules that are items of a roll (grammar.lark, ``_item``), by method.
+    RULES = ("number_pool", "trait_pool", "signed", "difficulty", "successes", "flag", "stunt",
+             "actions", "action_index", "extended", "interval", "team", "retry", "versus", "and_word")
+
+    def __init__(self, body: str, family: str, items: list[Node], comment: str) -> None:
+        self.body, self.family, self.items, self.comment = body, family, items, comment
+        self.options: dict[str, object] = {}
+        self.option_pos: dict[str, int] = {}
+        self.pool: int | None = None
+        self.pool_pos = -1
+        self.traits: list[tuple[str, int]] = []
+        self.ratings: list[int | None] = []
+        self.trait_group_started = False
+        self.modifier = 0
+        self.flags: list[lark.Token] = []
+        self.last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
+        self.index = 0
+        self.carried: lark.Token | None = None  # "3 acciones": the number for the next keyword
+        self.inline: list[tuple[int, lark.Token]] = []  # "Destreza 3": (trait index, rating token)
+        self.reasons: list[str] = []  # "-2 por heridas", echoed with the comment
+
+    # ---- the walk ---------------------------------------------------------------------
+    def spec(self) -> RollSpec:
+        """Every item through its rule's method, then the checks of the whole tag."""
+        for index, item in enumerate(self.items):
+            self.index = index
+            if item.data not in self.RULES:  # pragma: no cover - every grammar rule has a method
+                raise TagError(f"unknown item {item.data}", code="syntax", position=_start(item.children[0]))
+            getattr(self, item.data)(item)
+        self._willpower_as_trait()
+        self._check_whole()
+        return self._build()
+
+    def set_option(self, name: str, value: object, pos: int, found: str) -> None:
+        """Record option ``name`` (``duplicate_option`` when the tag already gave it)."""
+        if name in self.options:
             raise TagError(
                 f"{name} given twice", code="duplicate_option", position=pos, found=found,
-                option=name, first_position=option_pos[name],
+                option=name, first_position=self.option_pos[name],
             )
-        options[name] = value
-        option_pos[name] = pos
+        self.options[name] = value
+        self.option_pos[name] = pos
 
-    items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
-    for i, item in enumerate(items):
-        kind = item.data
+    def _next(self) -> Node | None:
+        return self.items[self.index + 1] if self.index + 1 < len(self.items) else None
+
+    def _previous(self) -> Node | None:
+        return self.items[self.index - 1] if self.index else None
+
+    def _corrected(self, start: int, end: int, text: str) -> str:
+        """The body with ``body[start:end]`` replaced by ``text``, spaces collapsed: the tag
+        a refusal suggests (``¿Quisiste decir ...?``)."""
+        return " ".join((self.body[:start] + text + self.body[end:]).split())
+
+    def _number_read_elsewhere(self, item: Node) -> bool:
+        """Whether a bare number (``3``, no ``dados``) that is not the tag's first pool belongs
+        to what is written around it (issue 26), in this order:
+
+        * ``3 acciones`` / ``necesita 3 éxitos``: the number of a bare ``acciones`` /
+          ``éxitos`` right after it (``acciones 3`` / ``éxitos 3``);
+        * ``5 1 FV``: one Willpower point (``1`` and the Willpower word with only spaces
+          between them, after a pool); another number is refused (one point per turn);
+        * ``Destreza 3 + Atletismo 2``: the rating of the trait written just before it, like
+          ``Destreza(3)``.
+        """
+        tok = _tok(item.children[0])
+        following = self._next()
+        if following is not None and following.data in ("actions", "successes") and not any(
+                isinstance(k, lark.Token) and k.type in ("INT", "RATING") for k in following.children):
+            self.carried = tok
+            return True
+        previous = self._previous()
+        after_trait = previous is not None and previous.data in ("trait_pool", "signed") and len(
+            previous.children) == (1 if previous.data == "trait_pool" else 2) and isinstance(
+            previous.children[-1 if previous.data == "trait_pool" else 1], lark.Tree)
+        has_pool = self.pool is not None or bool(self.traits)
+        if following is not None and has_pool and _willpower_after(following, item.children, self.body):
+            if int(tok) == 1:
+                return True  # the flag item that follows spends the point
+            if not after_trait:
+                wp = following.children[0]
+                raise TagError(
+                    "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                    position=_start(tok), found=_text(self.body, _start(tok), _end(wp)),
+                    suggestion=self._corrected(_start(tok), _end(tok), ""),
+                )
+        if after_trait and self.ratings and self.ratings[-1] is None:
+            self.ratings[-1] = _rating(tok)
+            self.inline.append((len(self.ratings) - 1, tok))
+            return True
+        return False
+
+    def _counted(self, item: Node, option: str) -> None:
+        """``acciones 3`` / ``éxitos 3``, or the bare keyword with the number carried from
+        before it (``3 acciones``, ``necesita 3 éxitos``)."""
         kids = item.children
-        first = kids[0]
+        kw = _tok(kids[0])
+        numbers = [k for k in kids[1:] if isinstance(k, lark.Token)]
+        if numbers:
+            self.set_option(option, _int(numbers[-1], option), _start(kw), str(kw))
+            return
+        if self.carried is None:
+            raise TagError(
+                f"a number must go with {kw}", code="syntax", position=_end(kw), found="",
+                expected=("number",),
+            )
+        number, self.carried = self.carried, None
+        self.set_option(option, _int(number, option), _start(number), str(kw))
+
+    # ---- one method per grammar rule --------------------------------------------------
+    def number_pool(self, item: Node) -> None:
+        """``5``, ``5d10``, ``cinco dados``: the numeric pool (0-100 dice)."""
+        kids = item.children
+        pos = _start(kids[0])
+        if len(kids) == 1 and _tok(kids[0]).type == "INT" and self.index and self._number_read_elsewhere(item):
+            return
+        if self.pool is not None or self.traits:
+            raise TagError(
+                _POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
+                position=pos, found=_text(self.body, pos, _end(kids[-1])),
+            )
+        self.pool, self.pool_pos = _int(kids[0], "pool"), pos
+
+    def trait_pool(self, item: Node) -> None:
+        """``Destreza``, ``Destreza(3)``: the first trait of the pool, with its written rating."""
+        kids = item.children
+        if self.pool is not None or self.trait_group_started:
+            raise TagError(
+                _POOL_MESSAGE, code="mixed_pool" if self.pool is not None else "duplicate_pool",
+                position=_start(kids[0]), found=_trait_text(kids[0], self.body)[0],
+            )
+        self.trait_group_started = True
+        self.traits.append(_trait_text(kids[0], self.body))
+        self.ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
+
+    def signed(self, item: Node) -> None:
+        """``+2``, ``-1 dados``, ``-2 por heridas``, ``+Atletismo``, ``y Atletismo``, ``+1 FV``:
+        a modifier (with the reason written after it, kept beside the comment), a trait
+        joined to the pool, or one Willpower point (issue 16)."""
+        kids = item.children
+        first, target = kids[0], kids[1]
         pos = _start(first)
-        npc_dif_slot = last_versus is not None and last_versus[1] is items[i - 1] if i else False
-        if kind == "number_pool":
-            if pool is not None or traits:
-                code = "duplicate_pool" if pool is not None else "mixed_pool"
+        last = kids[-1]
+        if isinstance(last, lark.Tree) and last.data == "reason":  # "-2 por heridas" (issue 26)
+            self.reasons.append(_text(self.body, pos, _end(last)))
+            kids = kids[:-1]
+        sign = -1 if str(first) == "-" else 1
+        if isinstance(target, lark.Tree):  # +Trait, "y Trait"
+            name, tpos = _trait_text(target, self.body)
+            if sign < 0:
                 raise TagError(
-                    "a roll has one pool: a number or traits joined by +", code=code,
-                    position=pos, found=_text(body, pos, _end(kids[-1])),
+                    "a trait cannot be subtracted", code="negative_trait",
+                    position=pos, found=self.body[pos:_end(target)],
                 )
-            pool, pool_pos = _int(first, "pool"), pos
-        elif kind == "trait_pool":
-            if pool is not None or trait_group_started:
-                code = "mixed_pool" if pool is not None else "duplicate_pool"
+            if self.pool is not None or (not self.trait_group_started and _tok(first).type == "AND_KW"):
+                raise TagError(_POOL_MESSAGE, code="mixed_pool", position=tpos, found=name)
+            self.trait_group_started = True
+            self.traits.append((name, tpos))
+            self.ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
+            return
+        following = self._next()
+        if following is not None and _willpower_after(following, kids, self.body):
+            # "+1 FV": spend one Willpower point, not one more die (issue 16)
+            if sign < 0 or int(target) != 1 or len(kids) > 2:
                 raise TagError(
-                    "a roll has one pool: a number or traits joined by +", code=code,
-                    position=pos, found=_trait_text(first, body)[0],
+                    "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                    position=pos, found=_text(self.body, pos, _end(following.children[0])),
+                    suggestion=self._corrected(pos, _end(kids[-1]), ""),
                 )
-            trait_group_started = True
-            traits.append(_trait_text(first, body))
-            ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
-        elif kind == "signed":
-            sign = -1 if str(first) == "-" else 1
-            target = kids[1]
-            if isinstance(target, lark.Tree):  # +Trait, "y Trait"
-                name, tpos = _trait_text(target, body)
-                if sign < 0:
-                    raise TagError(
-                        "a trait cannot be subtracted", code="negative_trait",
-                        position=pos, found=body[pos:_end(target)],
-                    )
-                if pool is not None or (not trait_group_started and _tok(first).type == "AND_KW"):
-                    raise TagError(
-                        "a roll has one pool: a number or traits joined by +", code="mixed_pool",
-                        position=tpos, found=name,
-                    )
-                trait_group_started = True
-                traits.append((name, tpos))
-                ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
-            elif i + 1 < len(items) and _willpower_after(items[i + 1], kids, body):
-                # "+1 FV": spend one Willpower point, not one more die (issue 16)
-                if sign < 0 or int(target) != 1 or len(kids) > 2:
-                    raise TagError(
-                        "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
-                        position=pos, found=_text(body, pos, _end(items[i + 1].children[0])),
-                    )
-                continue
+            return
+        amount = int(target)
+        if amount > MAX_DICE:
+            raise TagError(
+                f"modifier {amount} is over {MAX_DICE} dice", code="too_many_dice",
+                position=_start(target), found=str(target), value=amount, limit=MAX_DICE,
+            )
+        self.modifier += sign * amount
+
+    def difficulty(self, item: Node) -> None:
+        """``dif 7`` / ``>7``: the difficulty (2-10), the NPC's right after ``vs N``, and in
+        exaltado ``dif N`` is the successes required (exaltado-reglas.txt, "DIFICULTAD Y
+        ACCIONES DIFÍCILES") while ``>7`` is its fixed target number: "Cada dado en el que
+        salga 7, 8, 9 o 0 (10) será considerado un éxito" (another ``>N`` is refused)."""
+        kids = item.children
+        first, value_tok = kids[0], kids[-1]
+        pos = _start(first)
+        previous = self._previous()
+        if _tok(first).type == "GT" and self.family == "exaltado":
+            if int(_tok(value_tok)) != 7:
+                raise TagError(
+                    "exaltado counts every 7 or more as a success", code="exalted_target_seven",
+                    position=pos, found=_text(self.body, pos, _end(value_tok)), value=int(_tok(value_tok)),
+                    suggestion=self._corrected(pos, _end(value_tok), ""),
+                )
+            return
+        if self.last_versus is not None and self.last_versus[1] is previous and self.last_versus[0] == "npc":
+            self.set_option("npc_difficulty", _int(value_tok, "npc_difficulty"), pos, str(first))
+        elif self.family == "exaltado":
+            self.set_option("successes_required", _int(value_tok, "successes_required"), pos, str(first))
+        else:
+            self.set_option("difficulty", _int(value_tok, "difficulty"), pos, str(first))
+
+    def successes(self, item: Node) -> None:
+        """``éxitos 3`` / ``df 3``: the successes the action needs."""
+        self._counted(item, "successes_required")
+
+    def flag(self, item: Node) -> None:
+        """``fv``, ``esp``, ``auto``, ``estres``, ``secreta``: a yes/no option."""
+        self.flags.append(_tok(item.children[0]))
+
+    def stunt(self, item: Node) -> None:
+        """``acrobacia 2``: stunt dice (1-3, exaltado-reglas.txt "ACROBACIAS")."""
+        kids = item.children
+        self.set_option("stunt", _int(kids[-1], "stunt"), _start(kids[0]), str(kids[0]))
+
+    def actions(self, item: Node) -> None:
+        """``acciones 3`` / ``3 acciones``: the actions declared this turn (1-10)."""
+        self._counted(item, "actions")
+
+    def action_index(self, item: Node) -> None:
+        """``accion 2`` / ``acción 2 de 3``: which of the turn's actions this roll is."""
+        kids = item.children
+        ints = [k for k in map(_tok, kids) if k.type == "INT"]
+        self.set_option("action", _int(ints[0], "action"), _start(kids[0]), str(kids[0]))
+        if len(ints) > 1:  # "acción 2 de 3"
+            self.set_option("actions", _int(ints[1], "actions"), _start(ints[1]), str(ints[1]))
+
+    def and_word(self, item: Node) -> None:
+        """A bare ``y`` / ``and`` before an option (``dif 7 y fv``): says nothing."""
+
+    def extended(self, item: Node) -> None:
+        """``ext 10 "muro"`` / ``ext 10 muro``: the extended action's target successes and name.
+
+        Unquoted words after ``ext N`` are the name; when a trait is joined to them and no
+        pool came before (``ext 10 Destreza+Atletismo``) they are the pool written after
+        ``ext``, and the tag is refused with the pool moved first (``ambiguous_ext_name``)
+        rather than rolled as a trait named after the action."""
+        kids = item.children
+        target = _int(kids[1], "extended_target")
+        name = ""
+        if len(kids) > 2 and isinstance(kids[2], lark.Tree):  # "ext 10 muro" (issue 26)
+            name, name_pos = _trait_text(kids[2], self.body)
+            following = self._next()
+            if (self.pool is None and not self.traits and following is not None and following.data == "signed"
+                    and isinstance(following.children[1], lark.Tree)):
+                ext_start, last_end = _start(kids[0]), _end(self.items[-1])
+                ext_text = _text(self.body, ext_start, name_pos)
+                raise TagError(
+                    "unquoted words after ext N joined to a trait: the pool or the action's name?",
+                    code="ambiguous_ext_name", position=name_pos, found=name,
+                    suggestion=" ".join((self.body[:ext_start] + self.body[name_pos:last_end] + " " + ext_text
+                                         + self.body[last_end:]).split()),
+                )
+        elif len(kids) > 2:
+            name = _name(kids[2], self.body)
+        self.set_option("extended", (target, name), _start(kids[0]), str(kids[0]))
+
+    def interval(self, item: Node) -> None:
+        """``cada 4h``: the least real time between two rolls of the extended action."""
+        kids = item.children
+        seconds = int(_tok(kids[1])) * _TIME_UNITS[_fold_unit(str(kids[2]))]
+        low, high = RANGES["interval_seconds"]
+        if not low <= seconds <= high:
+            raise TagError(
+                f"interval must be between {low} and {high} seconds, got {seconds}",
+                code="out_of_range", position=_start(kids[1]),
+                found=_text(self.body, _start(kids[1]), _end(kids[2])),
+                option="interval_seconds", value=seconds, min=low, max=high,
+            )
+        self.set_option("interval", seconds, _start(kids[0]), str(kids[0]))
+
+    def team(self, item: Node) -> None:
+        """``equipo "puerta"``: the teamwork effort's name."""
+        kids = item.children
+        self.set_option("teamwork", _name(kids[1], self.body), _start(kids[0]), str(kids[0]))
+
+    def retry(self, item: Node) -> None:
+        """``reintento "cantar"``: the failed simple action tried again."""
+        kids = item.children
+        self.set_option("retry", _name(kids[1], self.body), _start(kids[0]), str(kids[0]))
+
+    def versus(self, item: Node) -> None:
+        """``vs "Juan"``, ``vs 4``, ``vs "Guardia" 4``: the contest (and the NPC's pool)."""
+        kids = item.children
+        name = ""
+        npc_pool = None
+        for tok in map(_tok, kids[1:]):
+            if tok.type == "NAME":
+                name = _name(tok, self.body)
             else:
-                amount = int(target)
-                if amount > MAX_DICE:
-                    raise TagError(
-                        f"modifier {amount} is over {MAX_DICE} dice", code="too_many_dice",
-                        position=_start(target), found=str(target), value=amount, limit=MAX_DICE,
-                    )
-                modifier += sign * amount
-        elif kind == "difficulty":
-            value_tok = kids[-1]
-            if npc_dif_slot and last_versus is not None and last_versus[0] == "npc":
-                set_option("npc_difficulty", _int(value_tok, "npc_difficulty"), pos, str(first))
-            elif family == "exaltado":
-                set_option("successes_required", _int(value_tok, "successes_required"), pos, str(first))
-            else:
-                set_option("difficulty", _int(value_tok, "difficulty"), pos, str(first))
-        elif kind == "successes":
-            set_option("successes_required", _int(kids[-1], "successes_required"), pos, str(first))
-        elif kind == "flag":
-            flags.append(_tok(first))
-        elif kind == "stunt":
-            set_option("stunt", _int(kids[-1], "stunt"), pos, str(first))
-        elif kind == "actions":
-            set_option("actions", _int(kids[-1], "actions"), pos, str(first))
-        elif kind == "action_index":
-            ints = [k for k in map(_tok, kids) if k.type == "INT"]
-            set_option("action", _int(ints[0], "action"), pos, str(first))
-            if len(ints) > 1:  # "acción 2 de 3"
-                set_option("actions", _int(ints[1], "actions"), _start(ints[1]), str(ints[1]))
-        elif kind == "and_word":
-            continue  # a bare "y" / "and" before an option: "dif 7 y fv"
-        elif kind == "extended":
-            ext_target = _int(kids[1], "extended_target")
-            name = _name(kids[2], body) if len(kids) > 2 else ""
-            set_option("extended", (ext_target, name), pos, str(first))
-        elif kind == "interval":
-            unit = _fold_unit(str(kids[2]))
-            seconds = int(_tok(kids[1])) * _TIME_UNITS[unit]
-            low, high = RANGES["interval_seconds"]
-            if not low <= seconds <= high:
-                raise TagError(
-                    f"interval must be between {low} and {high} seconds, got {seconds}",
-                    code="out_of_range", position=_start(kids[1]),
-                    found=_text(body, _start(kids[1]), _end(kids[2])),
-                    option="interval_seconds", value=seconds, min=low, max=high,
-                )
-            set_option("interval", seconds, pos, str(first))
-        elif kind == "team":
-            set_option("teamwork", _name(kids[1], body), pos, str(first))
-        elif kind == "retry":
-            set_option("retry", _name(kids[1], body), pos, str(first))
-        elif kind == "versus":
-            name = ""
-            npc_pool = None
-            for tok in map(_tok, kids[1:]):
-                if tok.type == "NAME":
-                    name = _name(tok, body)
-                else:
-                    npc_pool = _int(tok, "npc_pool")
-            set_option("versus", (name, npc_pool), pos, str(first))
-            last_versus = ("npc" if npc_pool is not None else "named", item)
-        else:  # pragma: no cover - every grammar rule is handled above
-            raise TagError(f"unknown item {kind}", code="syntax", position=pos)
+                npc_pool = _int(tok, "npc_pool")
+        self.set_option("versus", (name, npc_pool), _start(kids[0]), str(kids[0]))
+        self.last_versus = ("npc" if npc_pool is not None else "named", item)
 
-    # `voluntad` / `willpower` joined to a trait by "+" is the trait, whichever side it is
-    # on: "Voluntad+Destreza" read the word as "spend a point" and rolled Destreza alone,
-    # while "Destreza+Voluntad" was refused (issue 26, rule 3). As a trait it meets
-    # vampiro-reglas.txt «Puntuaciones» (with Humanidad or Fuerza de Voluntad "no se podrá
-    # añadir ningún otro Rasgo") at resolution, and no point is spent by a misreading.
-    if pool is None and traits:
-        for tok in list(flags):
-            after = body[_end(tok):].lstrip()
-            joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
-            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
-                flags.remove(tok)
-                traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
-        traits.sort(key=lambda t: t[1])
-    # `voluntad` / `willpower` alone is the Willpower trait being rolled (issue 4 keeps
-    # it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
-    if pool is None and not traits:
-        for tok in flags:
-            if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
-                flags.remove(tok)
-                traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
-                break
-    if pool is None and not traits:
-        raise TagError(
-            "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
-            position=0, found="",
-        )
-    if len(traits) > 2:
-        name, tpos = traits[2]
-        raise TagError(
-            "at most two traits can be added to a roll", code="too_many_traits",
-            position=tpos, found=name, limit=2,
-        )
-    if pool is not None and pool + modifier > MAX_DICE:
-        raise TagError(
-            f"{pool + modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
-            position=pool_pos, found=str(pool), value=pool + modifier, limit=MAX_DICE,
-        )
-    if "interval" in options and "extended" not in options:
-        raise TagError(
-            "'cada' needs an extended action (ext N \"name\")", code="interval_without_extended",
-            position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
-        )
+    # ---- the whole tag ----------------------------------------------------------------
+    def _willpower_as_trait(self) -> None:
+        """``voluntad`` / ``willpower`` as the trait rather than "spend a point".
 
-    action = _option(options, "action", int)
-    if action is not None and action > (_option(options, "actions", int) or action):
-        raise TagError(
-            f"action {options['action']} of {options['actions']}", code="action_beyond_declared",
-            position=option_pos["action"], found=_word_at(body, option_pos["action"]),
-            asked=options["action"], declared=options["actions"],
-        )
+        Joined to a trait by "+" it is the trait, whichever side it is on: "Voluntad+Destreza"
+        read the word as "spend a point" and rolled Destreza alone, while "Destreza+Voluntad"
+        was refused (issue 26, rule 3).  As a trait it meets vampiro-reglas.txt «Puntuaciones»
+        (with Humanidad or Fuerza de Voluntad "no se podrá añadir ningún otro Rasgo") at
+        resolution, and no point is spent by a misreading.  Alone it is the Willpower trait
+        being rolled (issue 4 keeps it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
+        """
+        body = self.body
+        if self.pool is None and self.traits:
+            for tok in list(self.flags):
+                after = body[_end(tok):].lstrip()
+                joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
+                if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
+                    self.flags.remove(tok)
+                    self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+            self.traits.sort(key=lambda t: t[1])
+        if self.pool is None and not self.traits:
+            for tok in self.flags:
+                if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
+                    self.flags.remove(tok)
+                    self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+                    break
 
-    flag_values = dict.fromkeys(_FLAG_FIELDS.values(), False)
-    for tok in flags:
-        flag_values[_FLAG_FIELDS[tok.type]] = True
-    if flag_values["automatic"] and ("extended" in options or "teamwork" in options or "versus" in options):
-        # vampiro-reglas.txt, the table of actions: only a simple action "Se pueden obtener
-        # éxitos automáticos"; extended, teamwork and resisted ones are rolled
-        auto = next(t for t in flags if t.type == "AUTO_KW")
-        raise TagError(
-            "an automatic success is for simple actions only (not with ext, equipo or vs)",
-            code="automatic_simple_only", position=_start(auto), found=str(auto),
+    def _check_whole(self) -> None:
+        """One pool, at most two traits (vampiro-reglas.txt «Puntuaciones»), at most
+        :data:`MAX_DICE` dice, ``cada`` only with ``ext``, ``accion K`` within the declared
+        actions, ``auto`` for simple actions only."""
+        body, options, option_pos = self.body, self.options, self.option_pos
+        if self.pool is None and not self.traits:
+            raise TagError(
+                "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
+                position=0, found="",
+            )
+        if (len(self.ratings) >= 2 and len(self.inline) == 1 and self.inline[0][0] == len(self.ratings) - 1
+                and all(r is None for r in self.ratings[:-1])):
+            # "Destreza+Atletismo 2": Atletismo's rating, or two more dice with the + forgotten?
+            _, tok = self.inline[0]
+            name, tpos = self.traits[-1]
+            raise TagError(
+                "a number after the last trait only: its rating or dice?", code="ambiguous_rating",
+                position=_start(tok), found=_text(self.body, tpos, _end(tok)), value=int(tok), trait=name,
+                suggestion=self._corrected(_start(tok), _start(tok), "+"),
+            )
+        if len(self.traits) > 2:
+            name, tpos = self.traits[2]
+            raise TagError(
+                "at most two traits can be added to a roll", code="too_many_traits",
+                position=tpos, found=name, limit=2,
+            )
+        if self.pool is not None and self.pool + self.modifier > MAX_DICE:
+            raise TagError(
+                f"{self.pool + self.modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
+                position=self.pool_pos, found=str(self.pool), value=self.pool + self.modifier, limit=MAX_DICE,
+            )
+        if "interval" in options and "extended" not in options:
+            raise TagError(
+                "'cada' needs an extended action (ext N \"name\")", code="interval_without_extended",
+                position=option_pos["interval"], found=_word_at(body, option_pos["interval"]),
+            )
+        action = _option(options, "action", int)
+        if action is not None and action > (_option(options, "actions", int) or action):
+            raise TagError(
+                f"action {options['action']} of {options['actions']}", code="action_beyond_declared",
+                position=option_pos["action"], found=_word_at(body, option_pos["action"]),
+                asked=options["action"], declared=options["actions"],
+            )
+        auto = next((t for t in self.flags if t.type == "AUTO_KW"), None)
+        if auto is not None and ("extended" in options or "teamwork" in options or "versus" in options):
+            # vampiro-reglas.txt, the table of actions: only a simple action "Se pueden obtener
+            # éxitos automáticos"; extended, teamwork and resisted ones are rolled
+            raise TagError(
+                "an automatic success is for simple actions only (not with ext, equipo or vs)",
+                code="automatic_simple_only", position=_start(auto), found=str(auto),
+            )
+
+    def _build(self) -> RollSpec:
+        options = self.options
+        flag_values = dict.fromkeys(_FLAG_FIELDS.values(), False)
+        for tok in self.flags:
+            flag_values[_FLAG_FIELDS[tok.type]] = True
+        extended = None
+        if "extended" in options:
+            ext_target, ext_name = cast(tuple[int, str], options["extended"])
+            extended = ExtendedSpec(target=ext_target, name=ext_name,
+                                    interval_seconds=_option(options, "interval", int))
+        versus = None
+        if "versus" in options:
+            vs_name, npc_pool = cast(tuple[str, "int | None"], options["versus"])
+            versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=_option(options, "npc_difficulty", int))
+        return RollSpec(
+            pool=self.pool,
+            traits=tuple(name for name, _ in self.traits),
+            trait_ratings=tuple(self.ratings) if any(r is not None for r in self.ratings) else (),
+            modifier=self.modifier,
+            difficulty=_option(options, "difficulty", int),
+            successes_required=_option(options, "successes_required", int),
+            stunt=_option(options, "stunt", int) or 0,
+            actions=_option(options, "actions", int) or 1,
+            action=_option(options, "action", int),
+            extended=extended,
+            teamwork=_option(options, "teamwork", str),
+            retry=_option(options, "retry", str),
+            versus=versus,
+            comment="; ".join(part for part in (*self.reasons, self.comment) if part),
+            **flag_values,
         )
-    extended = None
-    if "extended" in options:
-        ext_target, ext_name = cast(tuple[int, str], options["extended"])
-        extended = ExtendedSpec(target=ext_target, name=ext_name, interval_seconds=_option(options, "interval", int))
-    versus = None
-    if "versus" in options:
-        vs_name, npc_pool = cast(tuple[str, "int | None"], options["versus"])
-        versus = VersusSpec(name=vs_name, npc_pool=npc_pool, npc_difficulty=_option(options, "npc_difficulty", int))
-    return RollSpec(
-        pool=pool,
-        traits=tuple(name for name, _ in traits),
-        trait_ratings=tuple(ratings) if any(r is not None for r in ratings) else (),
-        modifier=modifier,
-        difficulty=_option(options, "difficulty", int),
-        successes_required=_option(options, "successes_required", int),
-        stunt=_option(options, "stunt", int) or 0,
-        actions=_option(options, "actions", int) or 1,
-        action=action,
-        extended=extended,
-        teamwork=_option(options, "teamwork", str),
-        retry=_option(options, "retry", str),
-        versus=versus,
-        comment=comment,
-        **flag_values,
-    )
 
 
 def _option(options: Mapping[str, object], name: str, kind: type[T]) -> T | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -102,6 +103,17 @@ def test_traits_without_a_sheet_are_explained(env):
     outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
     assert len(outcome.roll_ids) == 1
     assert "no tienes hoja de personaje en esta partida" in last_reply(forum)
+
+
+def test_abbreviated_traits_are_refused_with_the_full_tag(env):
+    """Issue 26: "Des+Atl" is not rolled silently as Destreza+Atletismo; the reply shows the tag."""
+    svc, forum, clock, game, forum_name = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]Des+Atl dif 7[/tirada] [tirada]3[/tirada]")
+    outcome = roll_post(svc, forum, forum_name, thread_id, post_id)
+    assert len(outcome.roll_ids) == 1
+    reply = html.unescape(last_reply(forum))  # brackets are entities so that no tag opens in the reply
+    assert "«Des» es una abreviatura de" in reply
+    assert "¿Quisiste decir `[tirada]Destreza+Atletismo dif 7[/tirada]`?" in reply
 
 
 def test_extended_action_accumulates_across_posts(env):

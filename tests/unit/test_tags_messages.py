@@ -17,8 +17,8 @@ def error_of(body: str) -> TagError:
 
 def test_syntax_error_in_spanish_and_english() -> None:
     e = error_of("Destreza+Atletismo dif siete")
-    assert error_message(e) == "no entiendo «siete» (carácter 23); se esperaba un número"
-    assert error_message(e, "en") == "cannot read 'siete' (character 23); expected number"
+    assert error_message(e) == "no entiendo «siete» (carácter 24); se esperaba un número. ¿Quisiste decir `[tirada]Destreza+Atletismo dif 7[/tirada]`?"
+    assert error_message(e, "en") == "cannot read 'siete' (character 24); expected number. Did you mean `[roll]Destreza+Atletismo dif 7[/roll]`?"
 
 
 @pytest.mark.parametrize(

@@ -99,7 +99,7 @@ def test_to_dict_is_json_safe() -> None:
         ("dif 6", "missing_pool", 0),
         ("5 7", "duplicate_pool", 2),
         ("5 Destreza", "mixed_pool", 2),
-        ("Destreza 5", "mixed_pool", 9),
+        ("Destreza 5 dados", "mixed_pool", 9),  # "Destreza 5" is the rating (issue 26)
         ("Destreza dif 6 Atletismo", "duplicate_pool", 15),
         ("Destreza+Atletismo+Pelea", "too_many_traits", 19),
         ("Destreza-Atletismo", "negative_trait", 8),
