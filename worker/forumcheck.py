@@ -578,7 +578,12 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
     def transient(exc: ForumError) -> bool:
         return exc.reason in ("timeout", "connection", "http_5xx", "throttled")
 
-    # login
+    # login: the master asked for this check, so a backoff left by earlier failures (a refused
+    # login, a CAPTCHA, a 429) is lifted for one try; a refusal puts it back
+    polite = getattr(client, "polite", None)
+    lifted = polite.lift_backoff(fs.base_url) if polite is not None else ""
+    if lifted:
+        report.say(f"backoff lifted for this check (it followed {lifted})")
     try:
         client.login()
         report.say(f"login: ok, as {fs.username}")

@@ -121,8 +121,10 @@ class Board:
 class Forum:
     """The board's state (in memory, behind one lock)."""
 
-    def __init__(self, version: str, *, posts_per_page: int, topics_per_page: int) -> None:
+    def __init__(self, version: str, *, posts_per_page: int, topics_per_page: int,
+                 custom: Path | None = None) -> None:
         self.version = version
+        self.custom = custom  # a folder of admin-edited templates that replace the defaults
         self.lock = threading.RLock()
         self.posts_per_page = posts_per_page
         self.topics_per_page = topics_per_page
@@ -211,12 +213,16 @@ def render_bbcode(text: str, version: str) -> str:
 # --------------------------------------------------------------------------- pages
 
 
-def _load(version: str) -> dict[str, Any]:
+def _load(version: str, custom: Path | None = None) -> dict[str, Any]:
+    """The version's default templates, each replaced by the file of the same name in
+    ``custom`` when there is one (an admin's edited templates, as ``custom/rol-phpbb3``)."""
     from tests.foroactivo.tpl import Template
 
-    folder = TEMPLATES / version
-    return {p.stem: Template(p.read_text(encoding="utf-8"), name=f"{version}/{p.name}")
-            for p in sorted(folder.glob("*.tpl"))}
+    files = {p.stem: p for p in sorted((TEMPLATES / version).glob("*.tpl"))}
+    if custom is not None:
+        files.update({p.stem: p for p in sorted(custom.glob("*.tpl"))})
+    return {stem: Template(p.read_text(encoding="utf-8"), name=f"{p.parent.name}/{p.name}")
+            for stem, p in files.items()}
 
 
 def format_date(when: datetime, member: Member | None, now: datetime) -> str:
@@ -274,7 +280,7 @@ def create_app(forum: Forum, *, clock=lambda: datetime.now(UTC)):  # type: ignor
     from flask import Flask, Response, abort, make_response, redirect, request
 
     app = Flask("foroactivo")
-    templates = _load(forum.version)
+    templates = _load(forum.version, forum.custom)
     cookie = "fa_narrador_test_sid"
 
     def member() -> Member | None:
@@ -584,6 +590,16 @@ def create_app(forum: Forum, *, clock=lambda: datetime.now(UTC)):  # type: ignor
             forum.add_post(topic, data.get("author", PLAYER[0]), body, now - timedelta(seconds=len(posts) - i))
         return {"topic": str(topic.topic_id), "posts": [str(p.post_id) for p in topic.posts]}
 
+    @app.route("/_test/board", methods=["POST"])
+    def test_board():  # type: ignore[no-untyped-def]
+        """A new board (``hidden``: members only), so a test that watches a whole board sees only its topics."""
+        data = request.get_json(force=True)
+        with forum.lock:
+            board_id = max(forum.boards) + 1
+            forum.boards[board_id] = Board(board_id, data.get("title", f"Partida {board_id}"),
+                                           hidden=bool(data.get("hidden", False)))
+        return {"board": str(board_id)}
+
     @app.route("/_test/edit", methods=["POST"])
     def test_edit():  # type: ignore[no-untyped-def]
         data = request.get_json(force=True)
@@ -622,10 +638,11 @@ class ForoactivoSite:
         posts_per_page / topics_per_page: the board's settings.
     """
 
-    def __init__(self, version: str, folder: Path, *, posts_per_page: int = 3, topics_per_page: int = 5) -> None:
+    def __init__(self, version: str, folder: Path, *, posts_per_page: int = 3, topics_per_page: int = 5,
+                 custom: Path | None = None) -> None:
         if version not in VERSIONS:
             raise ValueError(f"version must be one of {VERSIONS}")
-        self.version, self.folder = version, folder
+        self.version, self.folder, self.custom = version, folder, custom
         self.posts_per_page, self.topics_per_page = posts_per_page, topics_per_page
         self.proc: subprocess.Popen[bytes] | None = None
         self.base_url = ""
@@ -637,7 +654,8 @@ class ForoactivoSite:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.foroactivo.site", "--version", self.version,
              "--posts-per-page", str(self.posts_per_page), "--topics-per-page", str(self.topics_per_page),
-             "--url-file", str(out.with_suffix(".url"))],
+             "--url-file", str(out.with_suffix(".url")),
+             *(["--templates", str(self.custom)] if self.custom else [])],
             cwd=ROOT, stdout=out.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
         url_file = out.with_suffix(".url")
         deadline = time.monotonic() + 60
@@ -672,6 +690,10 @@ class ForoactivoSite:
         got = self.control("topic", {"title": title, "posts": posts, "board": board, "author": author})
         return got["topic"], got["posts"]
 
+    def new_board(self, title: str, *, hidden: bool = False) -> str:
+        """A new board's id (``hidden``: members only)."""
+        return self.control("board", {"title": title, "hidden": hidden})["board"]
+
     def posts(self, topic_id: str) -> list[dict[str, str]]:
         return self.control(f"posts/{topic_id}", method="GET")["posts"]
 
@@ -688,13 +710,23 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--posts-per-page", type=int, default=3)
     ap.add_argument("--topics-per-page", type=int, default=5)
     ap.add_argument("--url-file", default="")
+    ap.add_argument("--templates", default="", help="a folder of edited templates that replace the defaults")
+    ap.add_argument("--seed", action="store_true", help="start with a topic of the player's, as docs/foroactivo.md")
     args = ap.parse_args(argv)
-    forum = Forum(args.version, posts_per_page=args.posts_per_page, topics_per_page=args.topics_per_page)
+    forum = Forum(args.version, posts_per_page=args.posts_per_page, topics_per_page=args.topics_per_page,
+                  custom=Path(args.templates) if args.templates else None)
+    if args.seed:
+        now = datetime.now(UTC)
+        topic = forum.add_topic(1, "La cripta", PLAYER[0], "Entro en la cripta. [tirada]5 dif 7[/tirada]",
+                                now - timedelta(minutes=2))
+        forum.add_post(topic, OTHER[0], "La sigo de cerca: [tirada]4 dif 6[/tirada]", now - timedelta(minutes=1))
     server = make_server("127.0.0.1", args.port, create_app(forum), threaded=True)
     url = f"http://127.0.0.1:{server.server_port}"
     if args.url_file:
         Path(args.url_file).write_text(url + "\n")
     print(f"local Foroactivo ({args.version}) on {url}", flush=True)
+    print(f"accounts: {PLAYER[0]} / {PLAYER[1]}, {OTHER[0]} / {OTHER[1]}, the bot {BOT[0]} / {BOT[1]}; "
+          "boards 1 (public) and 2 (members only); Ctrl-C stops it", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(SystemExit(0)))
     try:
         server.serve_forever()

@@ -105,3 +105,20 @@ def test_a_fixed_password_lifts_the_login_backoff_at_once():
     assert fixed.new_credentials("http://mybb.test/")
     assert backend.get("nr:host:{mybb.test}:down") == {} and backend.get("nr:host:{mybb.test}:auth") == {}
     assert credentials_fingerprint("mybb.test", "rollbot", "") == ""
+
+
+def test_the_masters_forums_check_lifts_the_backoff_for_one_try_and_a_refusal_puts_it_back_doubled():
+    """A CAPTCHA at login (Foroactivo) or a locked account: the same credentials work again once
+    the master fixed the board, so no fingerprint changes. ``lift_backoff`` (what ``narrador
+    forums check`` calls) lifts it for one try; refused again, it comes back twice as long."""
+    now = [1_800_000_000.0]
+    backend = MemoryBackend(clock=lambda: now[0])
+    polite = Politeness(backend, "fa", min_interval=0, clock=lambda: now[0], sleep=lambda s: None)
+    assert polite.lift_backoff("http://fa.test/login") == ""  # none: nothing said
+    first = polite.login_refused("http://fa.test/login", "Narrador: captcha")
+    assert first >= AUTH_BACKOFF
+    with pytest.raises(ForumError):
+        polite.throttle("http://fa.test/t1-")
+    assert polite.lift_backoff("http://fa.test/login") == "a refused login (Narrador: captcha)"
+    assert polite.throttle("http://fa.test/t1-") is False  # the one try goes through
+    assert polite.login_refused("http://fa.test/login", "Narrador: captcha") >= 2 * AUTH_BACKOFF

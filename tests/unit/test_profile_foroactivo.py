@@ -6,6 +6,7 @@ recipes' ``submit`` button and ``time_regex`` (issue 27)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from worker.extract import author_text
 from worker.forums.base import ForumError
 from worker.forums.profile import ProfileClient, load_profile, parse_topic_page, profile_from_mapping
 from worker.forums.profile.parse import parse_board_page
+from worker.forums.profile.spec import ProfileError
 
 NOW = datetime(2026, 12, 4, 21, 30, tzinfo=UTC)  # 22:30 in Madrid
 
@@ -185,3 +187,81 @@ def test_a_time_regex_that_does_not_match_is_a_problem_naming_it():
                                    forum="fa", thread_id="1", now=NOW)
     assert len(posts) == 3 and {p.key for p in info.problems} == {"topic.time_regex"}
     assert "el Mar 01 Dic 2026 - 22:30" in info.problems[0].message  # the text it was given, quoted
+
+
+CUSTOM = Path(__file__).resolve().parents[1] / "foroactivo" / "custom" / "rol-phpbb3"
+#: The profile of docs/foroactivo.md's worked example: only what the admin's template changed.
+ROL_PROFILE = """\
+extends = "foroactivo-phpbb3"
+name = "noches-de-madrid"
+
+[topic]
+author = ".rol-nombre a[href^='/u']"
+time = ".rol-fecha"
+time_remove = ["a"]
+time_regex = ""
+body = "div.rol-texto"
+"""
+
+
+def _saved_custom_page(tmp_path: Path) -> Path:
+    """A topic page of a board whose admin edited viewtopic_body (``custom/rol-phpbb3``), saved
+    as the admin would save it from the browser."""
+    forum = Forum("phpbb3", posts_per_page=3, topics_per_page=5, custom=CUSTOM)
+    client = create_app(forum, clock=lambda: NOW).test_client()
+    scene(forum)
+    login(client)
+    page = tmp_path / "tema.html"
+    page.write_text(client.get("/t1-la-cripta-de-nuno").get_data(as_text=True), encoding="utf-8")
+    return page
+
+
+def _fa_config(tmp_path: Path, profile: str) -> Path:
+    path = tmp_path / "narrador.toml"
+    path.write_text("\n".join([
+        "[narrador]", f'instance_dir = "{tmp_path / "instance"}"', "", "[games.g]", 'ruleset = "vampiro"', "",
+        "[forums.foro]", 'kind = "profile"', f'profile = "{profile}"', 'base_url = "http://fa.test"',
+        'username = "Narrador"', 'password = "x"', 'game = "g"', ""]), encoding="utf-8")
+    return path
+
+
+def test_an_admin_edited_template_is_named_key_by_key_and_read_by_a_profile_that_extends_the_shipped_one(tmp_path):
+    """docs/foroactivo.md's worked example: the shipped profile names the first key the edited
+    viewtopic_body broke (the author: then the body and the time, one run each); a profile
+    that ``extends`` it with those keys reads every post: author, Madrid time in UTC, the
+    author's own text and tags."""
+    from click.testing import CliRunner
+
+    from worker.cli import main
+
+    page = _saved_custom_page(tmp_path)
+    shipped = CliRunner().invoke(main, ["forums", "check", "-c", str(_fa_config(tmp_path, "foroactivo-phpbb3")),
+                                        "foro", "--html", str(page)], catch_exceptions=False)
+    assert shipped.exit_code == 2, shipped.output
+    assert shipped.output.rstrip().endswith("1 problem(s); keys at fault: topic.author")
+
+    (tmp_path / "noches.toml").write_text(ROL_PROFILE, encoding="utf-8")
+    fixed = CliRunner().invoke(main, ["forums", "check", "-c", str(_fa_config(tmp_path, "noches.toml")),
+                                      "foro", "--html", str(page)], catch_exceptions=False)
+    out = fixed.output
+    assert fixed.exit_code == 0, out
+    assert "PROBLEM" not in out and out.rstrip().endswith("ok: every part parsed")
+    rows = [line.split() for line in out.splitlines() if line.startswith("  ") and line.split()[0].isdigit()]
+    assert [r[1] for r in rows] == [PLAYER[0]] * 3
+    # the absolute dates (the third, "Ayer a las", is relative to the day the check runs)
+    assert [" ".join(r[2:4]) for r in rows[:2]] == ["2026-12-01 21:30", "2026-12-02 20:30"]
+    assert " ".join(rows[0]).endswith("Entro [tirada]5 dif 6[/tirada] [tirada]5 dif 6[/tirada]")
+    assert "9 dif 3" not in " ".join(rows[1])  # the quoted tag is not hers
+
+
+def test_extends_merges_table_by_table_and_refuses_a_loop(tmp_path):
+    (tmp_path / "a.toml").write_text('extends = "b.toml"\n[topic]\nbody = "div.x"\n', encoding="utf-8")
+    (tmp_path / "b.toml").write_text('extends = "foroactivo-phpbb2"\nname = "b"\n[topic]\nauthor = ".n"\n',
+                                     encoding="utf-8")
+    profile = load_profile(str(tmp_path / "a.toml"))
+    shipped = load_profile("foroactivo-phpbb2")
+    assert (profile.name, profile.topic.body, profile.topic.author) == ("b", "div.x", ".n")
+    assert profile.topic.post == shipped.topic.post and profile.reply == shipped.reply
+    (tmp_path / "b.toml").write_text('extends = "a.toml"\n', encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"extends loops back to a\.toml"):
+        load_profile(str(tmp_path / "a.toml"))

@@ -425,6 +425,21 @@ class Politeness:
         self.backend.delete(f"nr:host:{{{self.host_of(url)}}}:down")
         return True
 
+    def lift_backoff(self, url: str) -> str:
+        """The master asks for one try now (``narrador forums check``): the host's backoff
+        (after failures or a refused login) is lifted. A refusal on that try puts it back,
+        doubled as before; a login that works keeps it lifted, so the workers resume at their
+        next poll instead of after up to an hour.
+
+        Returns:
+            What the lifted backoff was for (its ``why``), "" when the host had none.
+        """
+        host = self.host_of(url)
+        down = self.backend.get(f"nr:host:{{{host}}}:down")
+        if down:
+            self.backend.delete(f"nr:host:{{{host}}}:down")
+        return (down.get("why") or f"{down.get('failures', '?')} failure(s)") if down else ""
+
     def login_ok(self, url: str) -> None:
         """A login that worked: the next refusal starts the auth backoff afresh."""
         key = f"nr:host:{{{self.host_of(url)}}}:auth"

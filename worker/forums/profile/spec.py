@@ -274,7 +274,10 @@ class Profile:
 
 
 _TOP_KEYS = {"name", "description", "markup", "timezone", "locale", "time_formats", "date_order",
-             "topic", "board", "login", "reply", "new_thread"}
+             "topic", "board", "login", "reply", "new_thread", "extends"}
+_SECTIONS = ("topic", "board", "login", "reply", "new_thread")
+#: How many ``extends`` a profile may chain (a file extending a file extending a shipped one...).
+MAX_EXTENDS = 5
 
 
 def _section(data: Mapping[str, Any], key: str, cls: type, where: str, optional: bool = False):
@@ -390,17 +393,39 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
 
 
 def load_profile(name_or_path: str) -> Profile:
-    """A shipped profile by name (``mybb18``, ``smf21``: files in :data:`PROFILES_DIR`) or
-    a profile TOML file by path.
+    """A shipped profile by name (``mybb18``, ``smf21``, ``foroactivo-phpbb3``...: files in
+    :data:`PROFILES_DIR`) or a profile TOML file by path.
+
+    A file may start from another profile with ``extends = "foroactivo-phpbb3"`` (a shipped
+    name, or a path relative to the file): its top-level keys replace the base's, and each of
+    its tables (``[topic]``, ``[board]``, ``[login]``, ``[reply]``, ``[new_thread]``) replaces
+    the base's keys one by one, so a board whose admin edited one template writes only the
+    selectors that changed (``docs/foroactivo.md``).
 
     Raises:
-        ProfileError: not found, unreadable, or invalid.
+        ProfileError: not found, unreadable, invalid, or an ``extends`` chain that loops or is
+            longer than :data:`MAX_EXTENDS`.
     """
-    path = Path(name_or_path)
+    data, where = _profile_data(name_or_path, Path.cwd(), ())
+    return profile_from_mapping(data, where=where)
+
+
+def _profile_path(name_or_path: str, relative_to: Path) -> Path:
     if not name_or_path.endswith(".toml"):
         if not re.fullmatch(r"[a-z0-9_-]{1,40}", name_or_path):
             raise ProfileError(f"bad profile name {name_or_path!r}")
-        path = PROFILES_DIR / f"{name_or_path}.toml"
+        return PROFILES_DIR / f"{name_or_path}.toml"
+    path = Path(name_or_path)
+    return path if path.is_absolute() else relative_to / path
+
+
+def _profile_data(name_or_path: str, relative_to: Path, chain: tuple[Path, ...]) -> tuple[dict[str, Any], str]:
+    """A profile's TOML as one mapping, its ``extends`` chain merged in (base first)."""
+    path = _profile_path(name_or_path, relative_to)
+    if path.resolve() in chain:
+        raise ProfileError(f"{path}: extends loops back to {path.name}")
+    if len(chain) > MAX_EXTENDS:
+        raise ProfileError(f"{chain[0]}: more than {MAX_EXTENDS} profiles in its extends chain")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -408,4 +433,16 @@ def load_profile(name_or_path: str) -> Profile:
         raise ProfileError(f"no profile {name_or_path!r} (shipped: {', '.join(shipped)})") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"{path}: {exc}") from None
-    return profile_from_mapping(data, where=str(path))
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data, str(path)
+    if not isinstance(base_name, str) or not base_name:
+        raise ProfileError(f"{path}: extends must be a profile name or a .toml path")
+    base, _ = _profile_data(base_name, path.parent, (*chain, path.resolve()))
+    merged = dict(base)
+    for key, value in data.items():
+        if key in _SECTIONS and isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **value}
+        else:
+            merged[key] = value
+    return merged, str(path)
