@@ -238,9 +238,11 @@ def retry_reply(game: str, forum: str, post_id: str):
 def _export_rows(game: str) -> tuple[RollFilter, list[dict[str, Any]], bool]:
     gs = _game(game)
     flt, _errors = _filter()
-    result = query_rolls(deps.store(), game, gs.timezone, flt, limit=EXPORT_MAX + 1)
+    result = query_rolls(deps.store(), game, gs.timezone, flt, limit=EXPORT_MAX)
     envelopes = result.envelopes[:EXPORT_MAX]
-    truncated = result.truncated or len(result.envelopes) > EXPORT_MAX
+    # the count of matches says whether rows were left out; the number of rows cannot, as the
+    # query clamps its limit (a 5,001st row asked for never came, and 5,000 read as "all")
+    truncated = result.truncated or result.total > len(envelopes)
     return flt, envelopes, truncated
 
 

@@ -40,6 +40,8 @@ from worker.store import Store, game_rolls_key, roll_index_key, roll_key_name
 __all__ = ["MAX_SCAN", "RollFilter", "RollPage", "query_rolls"]
 
 #: Most candidate rolls examined by one query with unindexed filters.
+#: The most rows one query returns; a larger ``limit`` is clamped.
+MAX_LIMIT = 5000
 MAX_SCAN = 20_000
 _CHUNK = 500
 _OUTCOMES = ("success", "failure", "botch")
@@ -176,13 +178,14 @@ def query_rolls(
         game: the game id.
         tz: the game's IANA zone (for the game-day range).
         flt: the filters.
-        offset / limit: the page (``limit`` 0-5000).
+        offset / limit: the page (``limit`` 0 to :data:`MAX_LIMIT`; more is clamped: a
+            caller telling whether its rows are all of them compares with ``total``).
         max_scan: bound on candidates examined when character or flags filter.
 
     Returns:
         a :class:`RollPage`.
     """
-    limit = max(0, min(int(limit), 5000))
+    limit = max(0, min(int(limit), MAX_LIMIT))
     offset = max(0, int(offset))
     r = store.r
     indexed = []

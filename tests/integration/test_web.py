@@ -821,3 +821,24 @@ def test_roll_pages_are_rate_limited_per_client_address(tmp_path, unique, redis_
     limited = client.get(f"/v/{rid}.json")
     assert limited.status_code == 429 and limited.is_json and "Retry-After" in limited.headers
     assert client.get("/healthz").status_code == 200  # the rest of the site is not limited by it
+
+
+def test_an_export_cut_at_the_querys_own_limit_says_it_was_truncated(world, ana, monkeypatch):
+    """Issue 30: an unfiltered export of more than 5,000 rolls answered ``truncated: false``
+    although it was cut: the export asked 5,001 rows to tell, and the query clamped the limit
+    to 5,000. Here both bounds are 2 over the world's 3+ rolls: two rows, and truncated."""
+    import web.audit
+    import web.rollquery
+
+    game = world["ids"]["game"]
+    monkeypatch.setattr(web.rollquery, "MAX_LIMIT", 2)
+    monkeypatch.setattr(web.audit, "EXPORT_MAX", 2)
+    data = ana.get(f"/audit/{game}/export.json").get_json()
+    assert data["count"] == 2 and data["truncated"] is True
+    resp = ana.get(f"/audit/{game}/export.csv")
+    assert resp.headers["X-Narrador-Truncated"] == "true"
+    assert len(list(csv.DictReader(io.StringIO(resp.get_data(as_text=True))))) == 2
+    monkeypatch.setattr(web.rollquery, "MAX_LIMIT", 5000)
+    monkeypatch.setattr(web.audit, "EXPORT_MAX", 5000)
+    whole = ana.get(f"/audit/{game}/export.json").get_json()
+    assert whole["truncated"] is False and whole["count"] > 2
