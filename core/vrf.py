@@ -11,7 +11,9 @@ Issue 30 item 6 put it on libsodium's edwards25519 arithmetic (through PyNaCl's
 transcription, with every point operation done by libsodium on point encodings.  The two
 give the same bytes for every input: both pass every vector of RFC 9381 Appendix B.3 with
 its intermediate values, and ``tests/unit/test_vrf.py`` compares them on random keys,
-inputs and malformed proofs.
+inputs and malformed proofs.  Measured in one run (``python -m tests.bench --only 7``):
+prove 12 times faster than the reference, verify 7 times; what remains is libsodium's
+variable-base multiplication, which checks its point's subgroup with a second one.
 
 How RFC 8032 §5.1.3 decoding (string_to_point) is done here.  libsodium's
 ``crypto_core_ed25519_add`` decodes any string whose y, taken mod p, has a square root for x;
@@ -24,14 +26,14 @@ any decodable point, identity and small orders included.
 
 Where libsodium cannot follow the RFC.  ``crypto_scalarmult_ed25519_noclamp`` refuses a point
 of small order or outside the prime-order subgroup, a zero scalar and an identity result.  A
-zero scalar gives the identity here without asking libsodium (in prove the point is the
-cofactor-cleared ``H`` and every nonzero scalar is below 2**255, so nothing else can be
-refused).  In :func:`verify`, a public key or a ``Gamma`` outside the prime-order subgroup
-(a valid encoding with a torsion component: ECVRF_validate_key refuses only the eight
-small-order keys, ECVRF_decode_proof any ``Gamma`` on the curve) is refused by libsodium,
-and that one call is answered by ``core.vrf_reference.verify`` on the same bytes: such
-input is never made by an honest prover, costs what the reference costs (tens of ms), and
-gets the RFC's answer.
+zero scalar gives the identity here without asking libsodium.  In prove nothing else can be
+refused: the point is the cofactor-cleared ``H`` and the scalars are ``k < q`` and ``x``,
+never 0 mod q.  In :func:`verify`, a public key or a ``Gamma`` outside the prime-order
+subgroup (a valid encoding with a torsion component: ECVRF_validate_key refuses only the
+eight small-order keys, ECVRF_decode_proof no point on the curve) is refused by libsodium,
+and the whole verification is then done by ``core.vrf_reference.verify`` on the same bytes:
+such input is never made by an honest prover, costs what every verify cost before (a few
+ms), and gets the RFC's answer.
 
 Time: libsodium's scalar multiplication is constant-time in the scalar; the Python integer
 arithmetic left here (``s = k + c*x mod q``) is not, which the forum pipeline cannot
