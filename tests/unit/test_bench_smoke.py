@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bench import bench_probability
+from tests.bench import bench_probability, bench_vrf
 from tests.bench.harness import machine, render_markdown
 
 
@@ -16,6 +16,13 @@ def test_probability_item_runs_and_renders_a_table():
     table = render_markdown(rows, machine())
     assert table.startswith("| item | measured |")
     assert "cold cell, pool 3 dif 6" in table and "Machine: " in table
+
+
+def test_vrf_item_runs_and_sets_libsodium_against_the_reference():
+    rows = bench_vrf.run(quick=True)
+    assert [r.item for r in rows] == ["7 vrf"] * 4
+    assert [r.peer.split(":")[0] for r in rows[:2]] == ["pure Python (core.vrf_reference)"] * 2
+    assert all(r.ratio.endswith("x faster") and float(r.ratio.split("x")[0]) > 1 for r in rows[:2])
 
 
 def test_write_replaces_only_the_marked_table(tmp_path):

@@ -167,7 +167,7 @@ def record_vector() -> tuple[dict, dict, str]:
 def vrf_case(name: str, key: vrf.VrfSecretKey, fields: tuple[str, str, str, str, int], n: int) -> dict:
     """One secret roll: VRF input (the roll key), H, proof, output, dice seed and faces."""
     alpha = roll_key(*fields)
-    h, ctr = vrf._encode_to_curve(key.public_key, alpha)
+    h, ctr = vrf._encode_to_curve(key.public_key, alpha)  # H as point_to_string
     proof, beta = key.output(alpha)
     return {
         "name": name,
@@ -178,7 +178,7 @@ def vrf_case(name: str, key: vrf.VrfSecretKey, fields: tuple[str, str, str, str,
         "tag_index": fields[4],
         "alpha_hex": alpha.hex(),
         "try_and_increment_ctr": ctr,
-        "H_hex": vrf._encode(h).hex(),
+        "H_hex": h.hex(),
         "pi_hex": proof.hex(),
         "beta_hex": beta.hex(),
         "dice_seed_hex": secret_roll_seed(beta).hex(),
