@@ -147,6 +147,10 @@ _TEXTS = {
         "{difficulty} (Nuevos Intentos); el Narrador puede dar otra dificultad"
     ),
     "retry_simple_only": N_("«reintento» solo vale para acciones simples (no con ext, equipo ni vs)"),
+    "combat_not_ready": N_(
+        "las palabras de combate (iniciativa, ataque, daño, absorber, sangre, motas, como \"...\") aún no "
+        "se aplican: no se tira; escribe la tirada sin ellas"
+    ),
     "human_capped": N_("un humano normal no tira más de 10 dados: {asked} → {pool}"),
     "specialty_no_effect": N_(
         "«esp» no cambia nada con las reglas de {ruleset}: suma los dados de la especialidad "

@@ -137,6 +137,30 @@ _RULES_ERRORS = {
     "automatic_with_willpower": N_("no se gasta Fuerza de Voluntad en un éxito automático"),
     "bad_option": N_("opción de reglas no válida"),
     "unknown_system": N_("sistema de reglas desconocido"),
+    # combat (core.combat)
+    "bad_damage_type": N_("tipo de daño desconocido: {value} (contundente, letal o agravado)"),
+    "bad_creature": N_("en {ruleset} no existe la criatura «{creature}»"),
+    "bad_levels": N_("número de niveles de salud no válido"),
+    "bad_rating": N_("valor no válido para {trait}"),
+    "bad_amount": N_("cantidad no válida para {field}"),
+    "bad_generation": N_("la tabla de generaciones no da la sangre de la generación {generation} (de {min} a {max})"),
+    "duplicate_combatant": N_("{name} ya tiene iniciativa en este turno"),
+    "incapacitated": N_("Incapacitado: no puede actuar (solo acciones reflejas)"),
+    "torpor": N_("en Letargo: no puede tirar, ni siquiera una acción refleja"),
+    "dead": N_("muerto: no puede tirar"),
+    "willpower_wounds_off": N_("en esta partida la Fuerza de Voluntad no anula las penalizaciones por heridas"),
+    "willpower_wounds_reflexive": N_(
+        "una acción refleja no sufre penalización por heridas: no hace falta gastar Fuerza de Voluntad"
+    ),
+    "no_wound_penalty": N_("no hay penalización por heridas que anular"),
+    "soak_not_rolled": N_("en esta partida la absorción se resta de los dados de daño: no se tira"),
+    "blood_empty": N_("no queda sangre que gastar"),
+    "blood_insufficient": N_("solo quedan {have} puntos de sangre (pide {asked})"),
+    "blood_per_turn": N_("como mucho {limit} puntos de sangre por turno (ya gastados {spent}, pide {asked})"),
+    "blood_vampiro_only": N_("la reserva de sangre solo existe en Vampiro y Gehena"),
+    "motes_empty": N_("no quedan motas de Esencia"),
+    "motes_insufficient": N_("solo quedan {have} motas de Esencia (pide {asked})"),
+    "essence_exaltado_only": N_("las motas de Esencia solo existen en Exaltado"),
 }
 
 

@@ -232,6 +232,12 @@ class _Decision:
         if spec.help:
             self.help_requested = True
             return
+        if spec.combat or spec.blood or spec.motes or spec.character:
+            # the tag language reads issue 29's words (core.tags) before the game state and the
+            # worker apply them: refused, never rolled as a plain roll (an initiative without a
+            # pool would roll 0 dice)
+            self.problem(tag, self.text("combat_not_ready"))
+            return
         if spec.secret and (spec.extended or spec.teamwork or spec.versus or spec.retry):
             self.problem(tag, self.text("secret_simple_only"))
             return

@@ -31,10 +31,24 @@ _CHOICE_OPTIONS: dict[str, tuple[str, ...]] = {
     "retry_past_max": ("impossible", "cap"),
     "human_pool": ("refuse", "cap"),
     "stunt_award": ("player", "storyteller"),
+    "initiative": ("dex_wits_d10", "join_battle"),
+    "soak": ("rolled", "subtract"),
+    "vampire_bashing": ("halved", "full"),
 }
 
 
-_NULLABLE_OPTIONS = frozenset({"extended_failure", "extended_per_turn", "retry_past_max"})
+_NULLABLE_OPTIONS = frozenset({"extended_failure", "extended_per_turn", "retry_past_max", "initiative", "soak"})
+
+
+#: Options that are true or false (configuration strings such as ``yes``/``off`` accepted).
+_BOOL_OPTIONS = (
+    "ones_cancel_willpower",
+    "ten_cancels_one",
+    "retry_penalty",
+    "wound_penalties",
+    "willpower_ignores_wounds",
+    "soak_ones_cancel",
+)
 
 
 def options_for(ruleset: Ruleset | str, data: Mapping[str, Any] | None) -> RulesOptions:
@@ -95,6 +109,27 @@ class RulesOptions:
             player's ``acrobacia N`` adds the dice, as forum games without a live
             Storyteller play it) or ``"storyteller"`` (only a master's tag adds them; a
             player's claim is rolled without them and marked "pending Storyteller").
+
+    Combat options (:mod:`core.combat`; the rules texts do not give the combat system, so the
+    defaults are the published rules' -- docs/rules.md «Combat»):
+
+        wound_penalties: ``True`` (default; Vampire V20 / Revised and Exalted: the health
+            level's penalty is taken off every action pool, never off reflexive rolls such as
+            soak, vampiro-reglas.txt «Acciones Reflejas»).  ``False`` ignores them.
+        willpower_ignores_wounds: ``False`` (default).  ``True``: a Willpower point lets a
+            character ignore the wound penalty for the turn (a common Storyteller rule).
+        initiative: ``"dex_wits_d10"`` (Dexterity + Wits + 1d10) or ``"join_battle"``
+            (Exalted 2nd edition: a Wits + Awareness roll, the successes are the score); ``None``
+            (default) is the ruleset's (``dex_wits_d10`` everywhere: Vampire V20, Exalted 1st
+            edition).  ``join_battle`` is refused outside exaltado (:meth:`check_for`).
+        soak: ``"rolled"`` (a soak roll's successes cancel damage successes: Vampire V20) or
+            ``"subtract"`` (the soak rating is taken off the damage dice: Exalted); ``None``
+            (default) is the ruleset's (vampiro, gehena ``rolled``; exaltado ``subtract``).
+        soak_ones_cancel: ``False`` (default: 1s cancel nothing on a soak roll, which cannot
+            botch, as on a damage roll).  ``True``: each 1 cancels a soak success (never below 0,
+            never a botch).
+        vampire_bashing: ``"halved"`` (default; V20 "Applying Damage": bashing damage to a
+            vampire is halved after soak, rounded down) or ``"full"``.
     """
 
     specialty: str | None = None
@@ -107,6 +142,12 @@ class RulesOptions:
     retry_past_max: str | None = None
     human_pool: str = "refuse"
     stunt_award: str = "player"
+    wound_penalties: bool = True
+    willpower_ignores_wounds: bool = False
+    initiative: str | None = None
+    soak: str | None = None
+    soak_ones_cancel: bool = False
+    vampire_bashing: str = "halved"
 
     def __post_init__(self) -> None:
         if self.specialty is not None and self.specialty not in _SPECIALTY_MODES:
@@ -127,7 +168,7 @@ class RulesOptions:
                     option=name,
                     value=repr(value),
                 )
-        for name in ("ones_cancel_willpower", "ten_cancels_one", "retry_penalty"):
+        for name in _BOOL_OPTIONS:
             if not isinstance(getattr(self, name), bool):
                 raise RulesError(
                     f"{name} must be true or false, got {getattr(self, name)!r}",
@@ -158,7 +199,7 @@ class RulesOptions:
                     option=str(key),
                 )
         values = dict(data)
-        for name in ("ones_cancel_willpower", "ten_cancels_one", "retry_penalty"):
+        for name in _BOOL_OPTIONS:
             raw = values.get(name)
             if isinstance(raw, str):
                 word = raw.strip().lower()
@@ -183,7 +224,9 @@ class RulesOptions:
           tengas que empezar desde el principio");
         * exaltado: ``botch_rule = "net_negative"`` (exaltado-reglas.txt «La regla del uno»:
           1s cancel nothing, "si has conseguido algún éxito aparte del 1, entonces no pasará
-          nada").
+          nada");
+        * vampiro, gehena: ``initiative = "join_battle"`` (Join Battle is Exalted's rule;
+          Vampire's initiative is Dexterity + Wits + 1d10).
 
         Raises:
             RulesError(code="bad_option", option=..., ruleset=...) naming the rule text.
@@ -209,11 +252,17 @@ class RulesOptions:
             ]
         elif rs.id == "exaltado":
             forbidden = [("botch_rule", "net_negative", "«La regla del uno»")]
-        return [
+        problems = [
             RulesError(f"{name} = {value!r} contradicts {rs.source} {section}", code="option_forbidden",
                        option=name, value=repr(value), ruleset=rs.id, section=section)
             for name, value, section in forbidden if getattr(self, name) == value
         ]
+        if self.initiative == "join_battle" and rs.id != "exaltado":
+            problems.append(RulesError(
+                f"initiative = 'join_battle' is Exalted's Join Battle, not {rs.name}'s initiative "
+                "(Dexterity + Wits + 1d10)", code="option_forbidden", option="initiative",
+                value=repr(self.initiative), ruleset=rs.id, section="Join Battle (Exalted)"))
+        return problems
 
     def extended_failure_for(self, ruleset: Ruleset) -> str:
         """What a roll without a success does to an extended action in ``ruleset``."""
@@ -226,6 +275,14 @@ class RulesOptions:
     def retry_past_max_for(self, ruleset: Ruleset) -> str:
         """``impossible`` or ``cap`` for retries past ``ruleset.max_difficulty``."""
         return self.retry_past_max or ruleset.retry_past_max
+
+    def initiative_for(self, ruleset: Ruleset) -> str:
+        """``dex_wits_d10`` or ``join_battle``: how initiative is rolled in ``ruleset``."""
+        return self.initiative or ruleset.initiative
+
+    def soak_for(self, ruleset: Ruleset) -> str:
+        """``rolled`` or ``subtract``: how soak works in ``ruleset``."""
+        return self.soak or ruleset.soak
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a JSON-safe dict (``from_mapping`` accepts it back)."""
@@ -240,6 +297,8 @@ class RulesOptions:
         out["extended_failure"] = self.extended_failure_for(ruleset)
         out["extended_per_turn"] = self.extended_per_turn_for(ruleset)
         out["retry_past_max"] = self.retry_past_max_for(ruleset)
+        out["initiative"] = self.initiative_for(ruleset)
+        out["soak"] = self.soak_for(ruleset)
         return out
 
     def specialty_mode(self, ruleset: Ruleset) -> str:

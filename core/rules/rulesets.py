@@ -66,6 +66,13 @@ class Ruleset:
         timezone: the game calendar's IANA zone (gehena: Spain's peninsular time,
             ``"Europe/Madrid"``, gehena-reglas.txt «Tiempo»), else ``None``.
         max_turn_seconds: a turn lasts at most this long (180 s: three minutes in all texts).
+        initiative: how combat initiative is rolled unless a game's options say otherwise:
+            ``"dex_wits_d10"`` (Dexterity + Wits + 1d10: Vampire V20 / Revised, and Exalted
+            1st edition, the edition of exaltado-reglas.txt) -- see :mod:`core.combat`.
+        soak: how soak works unless a game's options say otherwise: ``"rolled"`` (Vampire
+            V20 / Revised: a soak roll whose successes cancel damage successes) or
+            ``"subtract"`` (Exalted: the soak rating is taken off the damage dice before the
+            damage roll) -- see :mod:`core.combat`.
     """
 
     id: str
@@ -91,6 +98,8 @@ class Ruleset:
     timezone: str | None
     retry_past_max: str = "cap"
     max_turn_seconds: int = 180
+    initiative: str = "dex_wits_d10"
+    soak: str = "rolled"
 
     @property
     def target_number(self) -> bool:
@@ -174,6 +183,7 @@ EXALTADO = Ruleset(
     retry_kind="successes",
     retry_resets_on_success=True,
     timezone=None,
+    soak="subtract",
 )
 
 

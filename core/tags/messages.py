@@ -39,6 +39,14 @@ _EXPECTED = {
     "de N": NC_("expected", "de N"),
     "cada 4h": NC_("expected", "cada 4h"),
     "ayuda": NC_("expected", "ayuda"),
+    "iniciativa": NC_("expected", "iniciativa"),
+    "ataque": NC_("expected", "ataque"),
+    "daño": NC_("expected", "daño"),
+    "absorber": NC_("expected", "absorber"),
+    "letal": NC_("expected", "letal"),
+    "sangre N": NC_("expected", "sangre N"),
+    "motas N": NC_("expected", "motas N"),
+    'como "name"': NC_("expected", 'como "nombre"'),
 }
 
 # TagError.params["option"] codes as the reply names them
@@ -59,6 +67,10 @@ _OPTIONS = {
     "versus": N_("vs"),
     "rating": N_("la puntuación del Rasgo"),
     "action": N_("la acción"),
+    "blood": N_("la sangre"),
+    "motes": N_("las motas"),
+    "damage": N_("el tipo de daño"),
+    "character": N_("como"),
 }
 
 # TagError codes (and the pieces of a syntax error's sentence)
@@ -108,6 +120,12 @@ _TEXTS = {
         "van con dif N o éxitos N"
     ),
     "action_beyond_declared": N_("la acción {asked} no existe si declaras {declared} acciones"),
+    "two_combat_kinds": N_(
+        "una tirada es de un solo tipo: iniciativa, ataque, daño o absorber (pone {first} y {found})"
+    ),
+    "damage_type_missing": N_("falta el tipo de daño: contundente, letal o agravado"),
+    "damage_type_alone": N_("«{found}» es un tipo de daño: va con daño o absorber"),
+    "combat_simple_only": N_("una tirada de {kind} no lleva «{found}»"),
     "nested_tag": N_(
         "hay una etiqueta dentro de otra: cierra cada [tirada] con [/tirada] antes de abrir la siguiente"
     ),
@@ -242,6 +260,22 @@ _DESCRIBE = {
     "npc": N_("contra un PNJ de {n} dados a dificultad {d}"),
     "comment": N_("comentario «{text}»"),
     "help": N_("la chuleta de etiquetas"),
+    "initiative": N_("iniciativa"),
+    "attack": N_("ataque"),
+    "damage": N_("daño {type}"),
+    "soak": N_("absorción"),
+    "soak_type": N_("absorción de daño {type}"),
+    "from_sheet": N_("de la hoja"),
+    "blood": N_("gasta {n} de sangre"),
+    "motes": N_("gasta {n} motas de Esencia"),
+    "character": N_("como «{name}»"),
+}
+
+# the damage types as describe_spec names them (core.combat.labels has the same words)
+_DAMAGE_WORDS = {
+    "bashing": NC_("daño", "contundente"),
+    "lethal": NC_("daño", "letal"),
+    "aggravated": NC_("daño", "agravado"),
 }
 
 
@@ -258,7 +292,9 @@ def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro")
     Lists the pool (number or traits, with written ratings), modifiers, difficulty (the
     ruleset default when none is written; in exaltado the successes needed), Willpower,
     specialty, automatic success, stunt, multiple actions with their penalty, stress,
-    secrecy, the extended action, teamwork, retry, contest and the comment, e.g.
+    secrecy, the extended action, teamwork, retry, contest, the combat words (the character
+    a master rolls for, the kind of combat roll and its damage type, blood or motes spent:
+    issue 29) and the comment, e.g.
     ``5 dados · dificultad 7 · gasta 1 punto de Fuerza de Voluntad``.  Never raises.
     """
     t = Words(lang, _DESCRIBE)
@@ -266,8 +302,26 @@ def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro")
         return t["help"]
     exalted = ruleset_family(ruleset_id) == "exaltado"
     parts: list[str] = []
+    if spec.character:
+        parts.append(t["character"].format(name=spec.character))
+    if spec.combat is not None:
+        dtype = trp(lang, "daño", _DAMAGE_WORDS[spec.damage]) if spec.damage in _DAMAGE_WORDS else ""
+        if spec.combat == "damage":
+            parts.append(t["damage"].format(type=dtype))
+        elif spec.combat == "soak":
+            parts.append(t["soak_type"].format(type=dtype) if dtype else t["soak"])
+        else:
+            parts.append(t[spec.combat])
+    for spent in ("blood", "motes"):
+        if getattr(spec, spent):
+            parts.append(t[spent].format(n=getattr(spec, spent)))
+    rolls = spec.pool is not None or bool(spec.traits)
     if spec.pool is not None:
         parts.append(t["pool"].format(n=spec.pool))
+    elif spec.combat in ("initiative", "soak") and not spec.traits:
+        parts.append(t["from_sheet"])
+    elif not rolls:
+        return " · ".join(parts + ([t["comment"].format(text=spec.comment)] if spec.comment else []))
     else:
         ratings = list(spec.trait_ratings) + [None] * (len(spec.traits) - len(spec.trait_ratings))
         names = " + ".join(f"{n} ({r})" if r is not None else n
@@ -275,7 +329,9 @@ def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro")
         parts.append(t["traits"].format(names=names))
     if spec.modifier:
         parts.append(t["modifier"].format(sign="+" if spec.modifier > 0 else "−", n=abs(spec.modifier)))
-    if exalted:
+    if spec.combat in ("initiative", "damage", "soak"):
+        pass  # no difficulty to show: initiative adds a die, damage and soak are fixed (core.combat)
+    elif exalted:
         needed = spec.successes_required or spec.difficulty or 1
         parts.append(t["successes_one"] if needed == 1 else t["successes"].format(n=needed))
     else:

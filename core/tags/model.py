@@ -131,6 +131,16 @@ class RollSpec(Stored):
         versus: the contest, or ``None``.
         comment: free text after ``#`` or ``:``, stripped, echoed in the reply.
         help: the tag asked for the cheat sheet (``ayuda`` / ``help``).
+        combat: the kind of combat roll (issue 29): ``initiative`` (``iniciativa``),
+            ``attack`` (``ataque``), ``damage`` (``daño``) or ``soak`` (``absorber``), or
+            ``None``.  Initiative and soak need no pool (the sheet gives it; a number is
+            the rating or the soak dice).
+        damage: the damage type of a ``damage`` (required) or ``soak`` roll: ``bashing``
+            (``contundente``), ``lethal`` (``letal``) or ``aggravated`` (``agravado``).
+        blood: blood points spent, reflexively (``sangre 2``, 1-10), 0 for none.
+        motes: motes of Essence spent (``motas 3``, 1-100), 0 for none.
+        character: the character the roll is for, as written in ``como "Guardia"`` (a
+            master's NPC), or ``None`` for the author's own.
     """
 
     pool: int | None = None
@@ -153,11 +163,32 @@ class RollSpec(Stored):
     versus: VersusSpec | None = None
     comment: str = ""
     help: bool = False
+    combat: str | None = None
+    damage: str | None = None
+    blood: int = 0
+    motes: int = 0
+    character: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict of every field (:class:`core.codec.Stored`), except the combat
+        fields (issue 29) while they hold their defaults: the dict of a tag without combat
+        words -- stored in records' ``params.spec`` and hashed into the "rolled again"
+        fingerprints -- stays exactly what it was before they existed."""
+        out = super().to_dict()
+        for name, default in _LATER_FIELDS.items():
+            if out.get(name) == default:
+                del out[name]
+        return out
 
     @property
     def trait_keys(self) -> tuple[str, ...]:
         """The traits normalised with :func:`normalize_trait`, for sheet look-ups."""
         return tuple(normalize_trait(t) for t in self.traits)
+
+
+#: RollSpec fields added after records and fingerprints hashed its dict, with their defaults:
+#: written only when set (RollSpec.to_dict).
+_LATER_FIELDS: dict[str, object] = {"combat": None, "damage": None, "blood": 0, "motes": 0, "character": None}
 
 
 def error_to_dict(err: TagError) -> dict[str, Any]:

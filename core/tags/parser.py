@@ -54,6 +54,8 @@ RANGES: dict[str, tuple[int, int]] = {
     "interval_seconds": (60, 30 * 86400),
     "npc_pool": (1, MAX_DICE),
     "npc_difficulty": (2, 10),
+    "blood": (1, 10),
+    "motes": (1, MAX_DICE),
 }
 
 _EXALTED_IDS = frozenset({"exaltado", "exalted"})
@@ -93,6 +95,14 @@ _EXPECTED = {
     "POR_KW": "por ...",
     "DICE_UNIT": "dados",
     "TIME_UNIT": "time unit (m, h, d)",
+    "INIT_KW": "iniciativa",
+    "ATTACK_KW": "ataque",
+    "DAMAGE_KW": "daño",
+    "SOAK_KW": "absorber",
+    "DTYPE_KW": "letal",
+    "BLOOD_KW": "sangre N",
+    "MOTES_KW": "motas N",
+    "AS_KW": 'como "name"',
     "COMMENT": "# comment",
     "HELP": "ayuda",
     "$END": "end of tag",
@@ -101,6 +111,24 @@ _EXPECTED_ORDER = list(_EXPECTED)
 
 _TIME_UNITS = {"m": 60, "h": 3600, "d": 86400}
 _WILLPOWER_WORDS = frozenset({"voluntad", "willpower"})
+#: The combat keywords (grammar.lark, ``combat``) by the kind of roll they name (issue 29).
+_COMBAT_KINDS = {"INIT_KW": "initiative", "ATTACK_KW": "attack", "DAMAGE_KW": "damage", "SOAK_KW": "soak"}
+#: The damage-type words, folded, by type (core.combat.DamageType values).
+_DAMAGE_TYPES = {"contundente": "bashing", "bashing": "bashing", "letal": "lethal", "lethal": "lethal",
+                 "agravado": "aggravated", "agravada": "aggravated", "aggravated": "aggravated"}
+#: What a roll of each combat kind cannot go with (a difficulty, ext, teamwork, contest, retry,
+#: automatic success, multiple actions): initiative, damage and soak are not actions and their
+#: difficulty is fixed (damage and soak at 6, exaltado 7: core.combat); an attack is one,
+#: made under stress (no automatic success, no retry: gehena «Éxitos Automáticos», «Nuevos
+#: Intentos»; exaltado «Éxitos automáticos», «Segundas oportunidades»).
+_COMBAT_EXCLUDES = {
+    "initiative": ("difficulty", "successes_required", "extended", "teamwork", "versus", "retry", "actions",
+                   "action", "stunt"),
+    "damage": ("difficulty", "successes_required", "extended", "teamwork", "versus", "retry", "actions", "action"),
+    "soak": ("difficulty", "successes_required", "extended", "teamwork", "versus", "retry", "actions", "action",
+             "stunt"),
+    "attack": ("extended", "teamwork", "retry"),
+}
 _FLAG_FIELDS = {
     "WP_KW": "willpower",
     "SPEC_KW": "specialty",
@@ -190,7 +218,8 @@ def parse_tag(body: str, *, ruleset_id: str = "vampiro") -> RollSpec:
         TagError: codes ``empty_tag``, ``tag_too_long`` (over :data:`MAX_TAG_CHARS`),
             ``syntax`` (with position/found/expected), ``unclosed_quote``,
             ``missing_pool``,
-            ``duplicate_pool``, ``mixed_pool``, ``too_many_traits``, ``negative_trait``,
+            ``duplicate_pool``, ``mixed_pool``, ``two_combat_kinds``, ``damage_type_missing``,
+            ``damage_type_alone``, ``combat_simple_only`` (issue 29), ``too_many_traits``, ``negative_trait``,
             ``duplicate_option``, ``out_of_range``, ``too_many_dice`` (over
             :data:`MAX_DICE`), ``empty_name``, ``interval_without_extended``.
             ``position`` is a 0-based offset into ``body``.
@@ -456,7 +485,8 @@ class _Assembly:
 
     #: The grammar rules that are items of a roll (grammar.lark, ``_item``), by method.
     RULES = ("number_pool", "trait_pool", "signed", "difficulty", "successes", "flag", "stunt",
-             "actions", "action_index", "extended", "interval", "team", "retry", "versus", "and_word")
+             "actions", "action_index", "extended", "interval", "team", "retry", "versus", "and_word",
+             "combat", "damage_type", "spend", "as_character")
 
     def __init__(self, body: str, family: str, items: list[Node], comment: str) -> None:
         self.body, self.family, self.items, self.comment = body, family, items, comment
@@ -748,7 +778,77 @@ class _Assembly:
         self.set_option("versus", (name, npc_pool), _start(kids[0]), str(kids[0]))
         self.last_versus = ("npc" if npc_pool is not None else "named", item)
 
+    def combat(self, item: Node) -> None:
+        """``iniciativa``, ``ataque``, ``daño``, ``absorber`` (es / en): the kind of combat roll
+        (issue 29); one per tag (``two_combat_kinds``)."""
+        tok = _tok(item.children[0])
+        kind = _COMBAT_KINDS[tok.type]
+        if "combat" in self.options:
+            raise TagError(
+                "a roll is of one combat kind", code="two_combat_kinds", position=_start(tok),
+                found=_word_at(self.body, _start(tok)),
+                first=_word_at(self.body, self.option_pos["combat"]),
+            )
+        self.set_option("combat", kind, _start(tok), str(tok))
+
+    def damage_type(self, item: Node) -> None:
+        """``contundente`` / ``letal`` / ``agravado`` (``bashing`` / ``lethal`` / ``aggravated``):
+        the damage type of a damage or soak roll."""
+        tok = _tok(item.children[0])
+        self.set_option("damage", _DAMAGE_TYPES[str(tok)], _start(tok), str(tok))
+
+    def spend(self, item: Node) -> None:
+        """``sangre 2`` / ``motas 3``: blood points (1-10) or motes of Essence (1-100) spent,
+        reflexively (vampiro-reglas.txt «Acciones Reflejas»: "los gastos de sangre")."""
+        kids = item.children
+        kw = _tok(kids[0])
+        option = "blood" if kw.type == "BLOOD_KW" else "motes"
+        self.set_option(option, _int(kids[-1], option), _start(kw), str(kw))
+
+    def as_character(self, item: Node) -> None:
+        """``como "Guardia"`` / ``as "Guard"``: the character the roll is for (a master's NPC)."""
+        kids = item.children
+        self.set_option("character", _name(kids[1], self.body), _start(kids[0]), str(kids[0]))
+
     # ---- the whole tag ----------------------------------------------------------------
+    def _pool_optional(self) -> bool:
+        """Whether this tag may have no pool (issue 29): initiative and soak take theirs from the
+        sheet, and a tag that only spends blood or motes rolls nothing."""
+        options = self.options
+        if options.get("combat") in ("initiative", "soak"):
+            return True
+        rolling = set(options) - {"blood", "motes", "character"}
+        return not rolling and not self.flags and not self.modifier and ("blood" in options or "motes" in options)
+
+    def _check_combat(self) -> None:
+        """A damage roll names its type; a type goes with a damage or soak roll only; a combat
+        kind goes with nothing it cannot be (see ``_COMBAT_EXCLUDES``), and no ``auto``."""
+        options, option_pos, body = self.options, self.option_pos, self.body
+        kind = _option(options, "combat", str)
+        if kind == "damage" and "damage" not in options:
+            pos = option_pos["combat"]
+            raise TagError(
+                "a damage roll needs its type: contundente, letal or agravado", code="damage_type_missing",
+                position=pos, found=_word_at(body, pos),
+                suggestion=self._corrected(pos + len(_word_at(body, pos)), pos + len(_word_at(body, pos)), " letal"),
+            )
+        if "damage" in options and kind not in ("damage", "soak"):
+            pos = option_pos["damage"]
+            raise TagError(
+                "a damage type goes with daño or absorber", code="damage_type_alone", position=pos,
+                found=_word_at(body, pos),
+            )
+        if kind is None:
+            return
+        clashes = [name for name in _COMBAT_EXCLUDES[kind] if name in options]
+        auto = next((t for t in self.flags if t.type == "AUTO_KW"), None)
+        if clashes or auto is not None:
+            pos = option_pos[clashes[0]] if clashes else _start(auto) if auto is not None else 0
+            raise TagError(
+                f"{kind} rolls cannot take {_word_at(body, pos)}", code="combat_simple_only", position=pos,
+                found=_word_at(body, pos), kind=_word_at(body, option_pos["combat"]),
+            )
+
     def _willpower_as_trait(self) -> None:
         """``voluntad`` / ``willpower`` as the trait rather than "spend a point".
 
@@ -780,7 +880,8 @@ class _Assembly:
         :data:`MAX_DICE` dice, ``cada`` only with ``ext``, ``accion K`` within the declared
         actions, ``auto`` for simple actions only."""
         body, options, option_pos = self.body, self.options, self.option_pos
-        if self.pool is None and not self.traits:
+        self._check_combat()
+        if self.pool is None and not self.traits and not self._pool_optional():
             raise TagError(
                 "no dice: write a number (5) or traits (Destreza+Atletismo)", code="missing_pool",
                 position=0, found="",
@@ -856,6 +957,11 @@ class _Assembly:
             retry=_option(options, "retry", str),
             versus=versus,
             comment="; ".join(part for part in (*self.reasons, self.comment) if part),
+            combat=_option(options, "combat", str),
+            damage=_option(options, "damage", str),
+            blood=_option(options, "blood", int) or 0,
+            motes=_option(options, "motes", int) or 0,
+            character=_option(options, "character", str),
             **flag_values,
         )
 

@@ -229,3 +229,79 @@ def roll_tags(draw):
     if ext is not None:
         fields["extended"] = ExtendedSpec(ext[0], ext[1], every)
     return draw(optional_space) + "".join(parts) + draw(optional_space), RollSpec(comment=comment, **fields)
+
+
+# ---- combat (issue 29) -------------------------------------------------------------------
+
+COMBAT = {
+    "initiative": ["iniciativa", "Iniciativa", "initiative"],
+    "attack": ["ataque", "Ataque", "attack"],
+    "damage": ["daño", "dano", "Daño", "damage"],
+    "soak": ["absorber", "absorción", "soak", "Absorber"],
+}
+DAMAGE_TYPES = {
+    "bashing": ["contundente", "bashing"],
+    "lethal": ["letal", "lethal", "Letal"],
+    "aggravated": ["agravado", "agravada", "aggravated"],
+}
+
+
+@st.composite
+def damage_type(draw):
+    kind = draw(st.sampled_from(sorted(DAMAGE_TYPES)))
+    return draw(spelled(DAMAGE_TYPES[kind])), {"damage": kind}
+
+
+@st.composite
+def spend(draw, field: str):
+    n = draw(st.integers(1, 10))
+    words = ["sangre", "blood"] if field == "blood" else ["motas", "motes", "mota"]
+    return f"{draw(spelled(words))}{draw(st.sampled_from([' ', ': ', ' = ']))}{n}", {field: n}
+
+
+@st.composite
+def as_character(draw):
+    text, name = draw(quoted())
+    return f"{draw(spelled(['como', 'as']))} {text}", {"character": name}
+
+
+@st.composite
+def combat_tags(draw):
+    """``(body, expected RollSpec)`` for a valid tag of issue 29: a combat kind with what it may
+    take, or a tag that only spends blood or motes, in random order."""
+    kind = draw(st.sampled_from(["initiative", "attack", "damage", "soak", None]))
+    items = []
+    if kind is not None:
+        items.append((draw(spelled(COMBAT[kind])), {"combat": kind}))
+    pooled = kind in ("attack", "damage") or (kind is not None and draw(st.booleans()))
+    if pooled:
+        items.append(draw(st.one_of(number_pool(), trait_pool())))
+        if draw(st.booleans()):
+            items.append(draw(modifier()))
+        for name in ("specialty", "secret", "stress"):
+            if draw(st.integers(0, 3)) == 0:
+                items.append(draw(flag(name)))
+    if kind == "damage" or (kind == "soak" and draw(st.booleans())):
+        items.append(draw(damage_type()))
+    if kind == "attack":
+        if draw(st.booleans()):
+            items.append(draw(difficulty()))
+        if draw(st.integers(0, 2)) == 0:
+            items.append(draw(actions()))
+    spends = [f for f in ("blood", "motes") if draw(st.integers(0, 2)) == 0]
+    if kind is None and not spends:
+        spends = [draw(st.sampled_from(["blood", "motes"]))]
+    items.extend(draw(spend(f)) for f in spends)
+    if draw(st.booleans()):
+        items.append(draw(as_character()))
+    order = list(draw(st.permutations(items)))
+    body = draw(space).join(text for text, _ in order)
+    fields: dict = {}
+    for _, meaning in order:
+        fields.update(meaning)
+    comment = ""
+    if draw(st.booleans()):
+        comment = draw(st.text(st.characters(blacklist_categories=("Cs",)), max_size=20))
+        body += f" #{comment}"
+        comment = comment.strip()
+    return draw(optional_space) + body + draw(optional_space), RollSpec(comment=comment, **fields)

@@ -9,7 +9,7 @@ from core.errors import TagError
 from core.tags import extract_rolls, parse_tag
 from core.tags.find import BROKEN_INDEX
 from core.tags.messages import error_message
-from tests.unit.strategies_tags import roll_tags
+from tests.unit.strategies_tags import combat_tags, roll_tags
 
 BROKEN_CODES = {"unclosed_tag", "nested_tag", "mismatched_tag", "attribute_tag"}
 
@@ -27,6 +27,15 @@ def test_generated_tags_parse_to_their_meaning(case) -> None:
 
 
 @FAST
+@given(combat_tags())
+def test_generated_combat_tags_parse_to_their_meaning(case) -> None:
+    """Issue 29's words (iniciativa, ataque, daño + type, absorber, sangre N, motas N, como
+    "nombre"), in any order and spelling, with the options each kind may take."""
+    body, expected = case
+    assert parse_tag(body) == expected
+
+
+@FAST
 @given(st.one_of(st.text(max_size=200), tagish))
 def test_any_body_parses_or_raises_tag_error(body: str) -> None:
     try:
@@ -35,8 +44,9 @@ def test_any_body_parses_or_raises_tag_error(body: str) -> None:
         assert err.code
         assert err.position is None or 0 <= err.position <= len(body)
         assert error_message(err, "es") and error_message(err, "en")
-    else:
-        assert spec.help or spec.pool is not None or spec.traits
+    else:  # initiative and soak take their pool from the sheet; blood and motes only spend (issue 29)
+        assert (spec.help or spec.pool is not None or spec.traits or spec.combat in ("initiative", "soak")
+                or spec.blood or spec.motes)
 
 
 @FAST
