@@ -137,6 +137,12 @@ def resolve_pool(sheet: CharacterSheet | None, spec: RollSpec) -> ResolvedPool:
     if spec.pool is not None:
         return ResolvedPool(max(0, spec.pool + modifier), (), ())
     names = tuple(spec.traits)
+    if len(names) > 1 and any((info := lookup(n)) is not None and info.max_rating >= 10 for n in names):
+        # vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para
+        # una tirada, no se podrá añadir ningún otro Rasgo" -- whatever the sheet says, so the
+        # same tag is refused the same way with a sheet or without one (issue 26)
+        raise StateError("pool not allowed: ten_point_trait_combined", code="ten_point_trait_combined",
+                         character=sheet.name if sheet else "")
     written = tuple(spec.trait_ratings)
     used: list[TraitRating] = []
     if sheet is None:

@@ -58,7 +58,7 @@ from core.post.model import (
 from core.post.params import action_fingerprint, json_safe, pre_fingerprint, roll_params
 from core.scenes import turn_of
 from core.sheets import CharacterSheet, resolve_pool
-from core.tags import corrected_tag
+from core.tags import corrected_tag, willpower_as_flag
 from core.tags.messages import cheat_sheet, error_message, with_suggestion
 from core.tags.model import ParsedTag, RollSpec
 
@@ -245,6 +245,8 @@ class _Decision:
             replacements = err.params.get("replacements")
             if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
                 message = with_suggestion(message, corrected_tag(tag.raw, replacements), self.lang)
+            elif err.code == "ten_point_trait_combined" and (fixed := willpower_as_flag(tag.raw, self.ruleset.id)):
+                message = with_suggestion(message, fixed, self.lang)  # "Destreza y FV": "Destreza fv"
             self.problem(tag, message)
             return
         except TagError as err:

@@ -174,7 +174,7 @@ def with_suggestion(message: str, tag: str, lang: str = "es") -> str:
     the corrected tag a refusal shows (issue 26).  ``tag`` is the whole tag, brackets
     included.  Never raises."""
     t = Words(lang, _TEXTS)
-    return message + (" " if message.endswith((".", "?", "!", ")")) else ". ") + t["did_you_mean"].format(tag=tag)
+    return message + (" " if message.endswith((".", "?", "!")) else ". ") + t["did_you_mean"].format(tag=tag)
 
 
 def _expected(description: str, lang: str) -> str:

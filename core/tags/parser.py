@@ -33,6 +33,7 @@ __all__ = [
     "fold",
     "parse_tag",
     "ruleset_family",
+    "willpower_as_flag",
 ]
 
 #: Most dice one roll may throw (numeric pool plus modifiers, or an NPC pool) — issue 4.
@@ -101,6 +102,8 @@ _EXPECTED_ORDER = list(_EXPECTED)
 
 _TIME_UNITS = {"m": 60, "h": 3600, "d": 86400}
 _WILLPOWER_WORDS = frozenset({"voluntad", "willpower"})
+#: Every spelling of Willpower as a trait name (folded): the WP_KW keyword's and "fuerza de voluntad".
+_WILLPOWER_TRAIT = re.compile(r"(fuerza\s+de\s+voluntad|willpower|voluntad|f\.\s?d\.\s?v\.?|f\.\s?v\.?|fdv|fv|wp)")
 _FLAG_FIELDS = {
     "WP_KW": "willpower",
     "SPEC_KW": "specialty",
@@ -428,15 +431,59 @@ def _trait_text(child: lark.Token | Node, body: str) -> tuple[str, int]:
 
 def _assemble(node: Node, body: str, family: str) -> RollSpec:
     """Check the meaning of a parse tree and build the spec (see :func:`parse_tag`)."""
-    comment = ""
+    if node.data == "help_tag":
+        return RollSpec(help=True, comment=_comment(node, body))
+    return _assembly(node, body, family).spec()
+
+
+def _comment(node: Node, body: str) -> str:
+    """The tag's comment (after ``#``, ``:``, ``//``, ``!`` or ``¡``), stripped, or ``""``."""
     if node.children and isinstance(node.children[-1], lark.Tree) and node.children[-1].data == "comment":
         tok = _tok(node.children[-1].children[0])
         marker = 2 if str(tok).startswith("//") else 1
-        comment = body[_start(tok) + marker:].strip()
-    if node.data == "help_tag":
-        return RollSpec(help=True, comment=comment)
+        return body[_start(tok) + marker:].strip()
+    return ""
+
+
+def _assembly(node: Node, body: str, family: str) -> _Assembly:
+    """A fresh :class:`_Assembly` of a ``roll`` tree's items."""
     items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
-    return _Assembly(body, family, items, comment).spec()
+    return _Assembly(body, family, items, _comment(node, body))
+
+
+def willpower_as_flag(raw: str, ruleset_id: str = "vampiro") -> str | None:
+    """The tag a refusal of a Willpower word joined to a trait suggests: ``raw`` (a whole tag,
+    ``[tirada]Destreza y FV dif 6[/tirada]``) with the word and its joiner written as the
+    ``fv`` that spends a point, after the other trait (``[tirada]Destreza fv dif 6[/tirada]``),
+    whatever the order, joiner (``+``, ``y``, ``and``) or spelling (``FV``, ``FdV``, ``F.V.``,
+    ``voluntad``, ``willpower``, ``WP``, ``Fuerza de Voluntad``).
+
+    vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para una
+    tirada, no se podrá añadir ningún otro Rasgo": such a tag is the two traits and is refused
+    (``ten_point_trait_combined``, :func:`core.sheets.resolve_pool`); this is the other thing
+    its writer may have meant.  ``None`` when the tag does not parse, names no Willpower word
+    beside another trait, or the suggestion would not itself parse with one point spent.
+    Never raises.
+    """
+    opened, closed = raw.find("]") + 1, raw.rfind("[/")
+    if opened <= 0 or closed < opened or closed - opened > MAX_TAG_CHARS:
+        return None
+    body = raw[opened:closed]
+    try:
+        node = _tree(_parser().parse(_leading_difficulty_colon(fold(body))).children[0])
+        if node.data != "roll":
+            return None
+        work = _assembly(node, body, ruleset_family(ruleset_id))
+        work.spec()
+        fixed = work.willpower_flag_body()
+        if fixed is None:
+            return None
+        spec = parse_tag(fixed, ruleset_id=ruleset_id)
+    except (UnexpectedInput, TagError):
+        return None
+    if not spec.willpower or len(spec.traits) != len(work.traits) - 1:
+        return None
+    return raw[:opened] + fixed + raw[closed:]
 
 
 _POOL_MESSAGE = "a roll has one pool: a number or traits joined by +"
@@ -469,6 +516,10 @@ class _Assembly:
         self.trait_group_started = False
         self.modifier = 0
         self.flags: list[lark.Token] = []
+        self.flag_items: dict[int, int] = {}  # a flag token's position -> its item's index
+        # each trait's span by its position: (where its joiner starts, where its name starts,
+        # where it ends with its rating); the joiner is the name's start for the first trait
+        self.trait_spans: dict[int, tuple[int, int, int]] = {}
         self.last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
         self.index = 0
         self.carried: lark.Token | None = None  # "3 acciones": the number for the next keyword
@@ -586,8 +637,10 @@ class _Assembly:
                 position=_start(kids[0]), found=_trait_text(kids[0], self.body)[0],
             )
         self.trait_group_started = True
-        self.traits.append(_trait_text(kids[0], self.body))
+        name, tpos = _trait_text(kids[0], self.body)
+        self.traits.append((name, tpos))
         self.ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
+        self.trait_spans[tpos] = (tpos, tpos, _end(kids[-1]))
 
     def signed(self, item: Node) -> None:
         """``+2``, ``-1 dados``, ``-2 por heridas``, ``+Atletismo``, ``y Atletismo``, ``+1 FV``:
@@ -608,11 +661,13 @@ class _Assembly:
                     "a trait cannot be subtracted", code="negative_trait",
                     position=pos, found=self.body[pos:_end(target)],
                 )
-            if self.pool is not None or (not self.trait_group_started and _tok(first).type == "AND_KW"):
+            if self.pool is not None or (not self.trait_group_started and _tok(first).type == "AND_KW"
+                                         and not self._after_willpower_word()):
                 raise TagError(_POOL_MESSAGE, code="mixed_pool", position=tpos, found=name)
             self.trait_group_started = True
             self.traits.append((name, tpos))
             self.ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
+            self.trait_spans[tpos] = (pos, tpos, _end(kids[-1]))
             return
         following = self._next()
         if following is not None and _willpower_after(following, kids, self.body):
@@ -662,7 +717,9 @@ class _Assembly:
 
     def flag(self, item: Node) -> None:
         """``fv``, ``esp``, ``auto``, ``estres``, ``secreta``: a yes/no option."""
-        self.flags.append(_tok(item.children[0]))
+        tok = _tok(item.children[0])
+        self.flags.append(tok)
+        self.flag_items[_start(tok)] = self.index
 
     def stunt(self, item: Node) -> None:
         """``acrobacia 2``: stunt dice (1-3, exaltado-reglas.txt "ACROBACIAS")."""
@@ -750,30 +807,86 @@ class _Assembly:
 
     # ---- the whole tag ----------------------------------------------------------------
     def _willpower_as_trait(self) -> None:
-        """``voluntad`` / ``willpower`` as the trait rather than "spend a point".
+        """A Willpower word joined to a trait is the trait rather than "spend a point".
 
-        Joined to a trait by "+" it is the trait, whichever side it is on: "Voluntad+Destreza"
-        read the word as "spend a point" and rolled Destreza alone, while "Destreza+Voluntad"
-        was refused (issue 26, rule 3).  As a trait it meets vampiro-reglas.txt «Puntuaciones»
-        (with Humanidad or Fuerza de Voluntad "no se podrá añadir ningún otro Rasgo") at
-        resolution, and no point is spent by a misreading.  Alone it is the Willpower trait
-        being rolled (issue 4 keeps it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
+        vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para
+        una tirada, no se podrá añadir ningún otro Rasgo".  Joined to a trait by ``+``, ``y``
+        / ``e`` or ``and``, on either side and in any spelling (``FV``, ``FdV``, ``F.V.``,
+        ``voluntad``, ``willpower``, ``WP``; ``Fuerza de Voluntad`` is always the trait), the
+        word is the Willpower trait: ``Voluntad+Destreza``, ``Destreza y Voluntad`` and
+        ``FV+Destreza`` read the word as "spend a point" and rolled Destreza, while
+        ``Destreza+Voluntad`` was refused (issue 26, rule 3, and its audit).  As a trait it
+        meets the rule at resolution (``ten_point_trait_combined``), and no point is spent by a
+        misreading.  ``voluntad +2`` (a number after it) and ``Destreza fv`` (no joiner) keep
+        the flag.  Alone it is the Willpower trait being rolled (issue 4 keeps it a flag
+        otherwise): "[tirada]Voluntad dif 8[/tirada]".
         """
         body = self.body
         if self.pool is None and self.traits:
             for tok in list(self.flags):
-                after = body[_end(tok):].lstrip()
-                joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
-                if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
-                    self.flags.remove(tok)
-                    self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
-            self.traits.sort(key=lambda t: t[1])
+                joiner = self._joined(tok)
+                if joiner is None:
+                    continue
+                self.flags.remove(tok)
+                self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+                self.ratings.append(None)
+                self.trait_spans[_start(tok)] = (joiner, _start(tok), _end(tok))
+            order = sorted(range(len(self.traits)), key=lambda i: self.traits[i][1])
+            moved = {old: new for new, old in enumerate(order)}
+            self.traits = [self.traits[i] for i in order]
+            self.ratings = [self.ratings[i] for i in order]
+            self.inline = [(moved[i], tok) for i, tok in self.inline]
         if self.pool is None and not self.traits:
             for tok in self.flags:
                 if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
                     self.flags.remove(tok)
                     self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+                    self.ratings.append(None)
+                    self.trait_spans[_start(tok)] = (_start(tok), _start(tok), _end(tok))
                     break
+
+    def _joined(self, tok: lark.Token) -> int | None:
+        """Where the span of the Willpower flag ``tok`` joined to a trait starts (its joiner
+        ``y``/``and`` when written after the trait, the word itself when written before
+        ``+Trait`` / ``y Trait``), or ``None`` when ``tok`` is not such a flag."""
+        if tok.type != "WP_KW":
+            return None
+        at = self.flag_items[_start(tok)]
+        items = self.items
+        if at >= 2 and items[at - 1].data == "and_word" and _is_trait_item(items[at - 2]):
+            return _start(items[at - 1])  # "Destreza y FV"
+        if at + 1 < len(items) and items[at + 1].data == "signed" and isinstance(items[at + 1].children[1], lark.Tree) \
+                and (_tok(items[at + 1].children[0]).type == "AND_KW" or str(items[at + 1].children[0]) == "+"):
+            return _start(tok)  # "FV+Destreza", "Voluntad y Destreza"
+        return None
+
+    def _after_willpower_word(self) -> bool:
+        """Whether the item before this one is a Willpower flag (``FV`` in ``FV y Destreza``)."""
+        previous = self._previous()
+        return previous is not None and previous.data == "flag" and _tok(previous.children[0]).type == "WP_KW"
+
+    def willpower_flag_body(self) -> str | None:
+        """The body with the first Willpower word joined to a trait (see
+        :meth:`_willpower_as_trait`) written as ``fv`` after the other trait, spaces
+        collapsed; ``None`` when no trait is a Willpower word or it has no other trait.  Call
+        after :meth:`spec` (or once the items are read)."""
+        body = self.body
+        for k, (name, pos) in enumerate(self.traits):
+            if not _WILLPOWER_TRAIT.fullmatch(fold(name)):
+                continue
+            joiner, start, end = self.trait_spans[pos]
+            if body[end:end + 1] == ".":  # "F.V.": the abbreviation's last dot goes with it
+                end += 1
+            if k > 0:  # "Destreza y FV": the joiner and the word become "fv"
+                fixed = body[:joiner] + " fv " + body[end:]
+            elif len(self.traits) > 1:  # "FV+Destreza+Atletismo": "Destreza+Atletismo fv"
+                _, next_start, _ = self.trait_spans[self.traits[1][1]]
+                last_end = self.trait_spans[self.traits[-1][1]][2]
+                fixed = body[:start] + body[next_start:last_end] + " fv " + body[last_end:]
+            else:
+                return None
+            return " ".join(fixed.split())
+        return None
 
     def _check_whole(self) -> None:
         """One pool, at most two traits (vampiro-reglas.txt «Puntuaciones»), at most
@@ -796,11 +909,15 @@ class _Assembly:
                 suggestion=self._corrected(_start(tok), _start(tok), "+"),
             )
         if len(self.traits) > 2:
+            # "Destreza+Atletismo y FV": a Willpower word joined as a third trait; the refusal
+            # shows the tag that spends a point instead (issue 26)
             name, tpos = self.traits[2]
-            raise TagError(
-                "at most two traits can be added to a roll", code="too_many_traits",
-                position=tpos, found=name, limit=2,
-            )
+            err = TagError("at most two traits can be added to a roll", code="too_many_traits",
+                           position=tpos, found=name, limit=2)
+            suggestion = self.willpower_flag_body()
+            if suggestion is not None:
+                err.params["suggestion"] = suggestion
+            raise err
         if self.pool is not None and self.pool + self.modifier > MAX_DICE:
             raise TagError(
                 f"{self.pool + self.modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
@@ -877,6 +994,13 @@ def _rating(child: lark.Token | Node) -> int:
             found=str(tok), option="rating", value=value, min=0, max=10,
         )
     return value
+
+
+def _is_trait_item(item: Node) -> bool:
+    """Whether ``item`` writes a trait of the pool (``Destreza``, ``+Atletismo``, ``y Atletismo``)."""
+    if item.data == "trait_pool":
+        return True
+    return item.data == "signed" and isinstance(item.children[1], lark.Tree) and item.children[1].data == "trait"
 
 
 def _willpower_after(item: Node, signed_kids: list[lark.Token | Node], body: str) -> bool:
