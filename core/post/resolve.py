@@ -62,7 +62,8 @@ from core.tags import corrected_tag, willpower_as_flag
 from core.tags.messages import cheat_sheet, error_message, with_suggestion
 from core.tags.model import ParsedTag, RollSpec
 
-__all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "stunt_credit_for", "stunt_lines"]
+__all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "state_refusal", "stunt_credit_for",
+           "stunt_lines"]
 
 #: Life of a welcome-back claim (seconds): longer than any absence episode it guards.
 WELCOME_CLAIM_TTL = 90 * 24 * 3600
@@ -82,6 +83,21 @@ def query_for(game: str, forum: str, thread: str, post_id: str, author: str,
                                      if s.versus is not None and _player_contest(s) and not s.teamwork)),
         fingerprints=tuple(dict.fromkeys(pre_fingerprint(author, s) for s in specs)),
     )
+
+
+def state_refusal(err: StateError, raw: str, lang: str, ruleset_id: str) -> str:
+    """The reply's sentence for a tag the game state refuses (``err``, raised while resolving
+    the tag ``raw`` as written), with the corrected tag when there is one (issue 26): the
+    full trait names for an abbreviation or a misspelling (``replacements``,
+    :func:`core.tags.corrected_tag`), the point spent for a Willpower word joined to a trait
+    (:func:`core.tags.willpower_as_flag`).  Never raises."""
+    message = messages.error_message(err, lang)
+    replacements = err.params.get("replacements")
+    if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
+        return with_suggestion(message, corrected_tag(raw, replacements), lang)
+    if err.code == "ten_point_trait_combined" and (fixed := willpower_as_flag(raw, ruleset_id)):
+        return with_suggestion(message, fixed, lang)  # "Destreza y FV": "Destreza fv"
+    return message
 
 
 def _player_contest(spec: RollSpec) -> bool:
@@ -241,13 +257,7 @@ class _Decision:
         try:
             rolled = self._roll(tag, spec)
         except StateError as err:
-            message = messages.error_message(err, self.lang)
-            replacements = err.params.get("replacements")
-            if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
-                message = with_suggestion(message, corrected_tag(tag.raw, replacements), self.lang)
-            elif err.code == "ten_point_trait_combined" and (fixed := willpower_as_flag(tag.raw, self.ruleset.id)):
-                message = with_suggestion(message, fixed, self.lang)  # "Destreza y FV": "Destreza fv"
-            self.problem(tag, message)
+            self.problem(tag, state_refusal(err, tag.raw, self.lang, self.ruleset.id))
             return
         except TagError as err:
             self.problem(tag, error_message(err, self.lang))

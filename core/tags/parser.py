@@ -214,7 +214,7 @@ def _parse_remembered(body: str, ruleset_id: str) -> RollSpec:
     return _parse(body, ruleset_id=ruleset_id)
 
 
-def _parse(body: str, *, ruleset_id: str) -> RollSpec:
+def _parse(body: str, *, ruleset_id: str, check_suggestion: bool = True) -> RollSpec:
     if len(body) > MAX_TAG_CHARS:
         raise TagError(
             f"tag body has {len(body)} characters, at most {MAX_TAG_CHARS} are allowed",
@@ -231,7 +231,23 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
             raise _syntax_error(exc, body) from None
         return _assemble(_tree(tree.children[0]), body, ruleset_family(ruleset_id))
     except TagError as err:
-        raise _hint(err, body, folded) from None
+        err = _hint(err, body, folded)
+        raise (_checked_suggestion(err, ruleset_id) if check_suggestion else err) from None
+
+
+def _checked_suggestion(err: TagError, ruleset_id: str) -> TagError:
+    """``err`` without its ``suggestion`` when the suggested body does not parse itself: a
+    refusal never shows a tag that would be refused too (audit of issue 26: ``dif siete``
+    suggested ``[tirada]dif 7[/tirada]``, which has no dice).  One more parse, only on the
+    error path; the suggestion's own suggestion is not followed."""
+    suggestion = err.params.get("suggestion")
+    if not isinstance(suggestion, str):
+        return err
+    try:
+        _parse(suggestion, ruleset_id=ruleset_id, check_suggestion=False)
+    except TagError:
+        del err.params["suggestion"]
+    return err
 
 
 # "Dificultad 7: Destreza+Atletismo": a tag that starts with its difficulty and a ":" (issue 26)
@@ -263,7 +279,7 @@ _HINTS = (
 #: The errors each hint may replace (a hint never hides an error about a well-formed tag).
 _HINT_REPLACES = {
     "not_d10": ("syntax", "mixed_pool", "duplicate_pool"),
-    "spend_word": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits"),
+    "spend_word": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits", "willpower_count"),
     "willpower_sign": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits"),
     "willpower_trait_with_pool": ("mixed_pool",),
 }
@@ -432,23 +448,25 @@ def _trait_text(child: lark.Token | Node, body: str) -> tuple[str, int]:
 def _assemble(node: Node, body: str, family: str) -> RollSpec:
     """Check the meaning of a parse tree and build the spec (see :func:`parse_tag`)."""
     if node.data == "help_tag":
-        return RollSpec(help=True, comment=_comment(node, body))
+        return RollSpec(help=True, comment=_comment(node, body)[0])
     return _assembly(node, body, family).spec()
 
 
-def _comment(node: Node, body: str) -> str:
-    """The tag's comment (after ``#``, ``:``, ``//``, ``!`` or ``¡``), stripped, or ``""``."""
+def _comment(node: Node, body: str) -> tuple[str, int]:
+    """The tag's comment (after ``#``, ``:``, ``//``, ``!`` or ``¡``), stripped, or ``""``, and
+    where its marker starts in ``body`` (``len(body)`` without a comment)."""
     if node.children and isinstance(node.children[-1], lark.Tree) and node.children[-1].data == "comment":
         tok = _tok(node.children[-1].children[0])
         marker = 2 if str(tok).startswith("//") else 1
-        return body[_start(tok) + marker:].strip()
-    return ""
+        return body[_start(tok) + marker:].strip(), _start(tok)
+    return "", len(body)
 
 
 def _assembly(node: Node, body: str, family: str) -> _Assembly:
     """A fresh :class:`_Assembly` of a ``roll`` tree's items."""
     items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
-    return _Assembly(body, family, items, _comment(node, body))
+    comment, comment_pos = _comment(node, body)
+    return _Assembly(body, family, items, comment, comment_pos)
 
 
 def willpower_as_flag(raw: str, ruleset_id: str = "vampiro") -> str | None:
@@ -505,8 +523,9 @@ class _Assembly:
     RULES = ("number_pool", "trait_pool", "signed", "difficulty", "successes", "flag", "stunt",
              "actions", "action_index", "extended", "interval", "team", "retry", "versus", "and_word")
 
-    def __init__(self, body: str, family: str, items: list[Node], comment: str) -> None:
+    def __init__(self, body: str, family: str, items: list[Node], comment: str, comment_pos: int) -> None:
         self.body, self.family, self.items, self.comment = body, family, items, comment
+        self.comment_pos = comment_pos  # where the comment's marker starts (len(body) without one)
         self.options: dict[str, object] = {}
         self.option_pos: dict[str, int] = {}
         self.pool: int | None = None
@@ -524,6 +543,8 @@ class _Assembly:
         self.index = 0
         self.carried: lark.Token | None = None  # "3 acciones": the number for the next keyword
         self.inline: list[tuple[int, lark.Token]] = []  # "Destreza 3": (trait index, rating token)
+        # "Destreza+Atletismo 2 FV": the 2 and the FV (a rating, unless the only one written)
+        self.rating_before_willpower: tuple[lark.Token, lark.Token] | None = None
         self.reasons: list[str] = []  # "-2 por heridas", echoed with the comment
 
     # ---- the walk ---------------------------------------------------------------------
@@ -582,20 +603,36 @@ class _Assembly:
             previous.children[-1 if previous.data == "trait_pool" else 1], lark.Tree)
         has_pool = self.pool is not None or bool(self.traits)
         if following is not None and has_pool and _willpower_after(following, item.children, self.body):
+            wp = following.children[0]
+            filler = self._filler_before(tok)
+            if filler is not None:  # "con 1 FV": refused, "con FV" suggested
+                raise TagError(
+                    "a number of Willpower points: write fv", code="willpower_count",
+                    position=filler, found=_text(self.body, filler, _end(wp)),
+                    suggestion=self._corrected(_start(tok), _end(tok), ""),
+                )
             if int(tok) == 1:
                 return True  # the flag item that follows spends the point
             if not after_trait:
-                wp = following.children[0]
                 raise TagError(
                     "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
                     position=_start(tok), found=_text(self.body, _start(tok), _end(wp)),
                     suggestion=self._corrected(_start(tok), _end(tok), ""),
                 )
+            self.rating_before_willpower = (tok, _tok(wp))  # a rating, unless the only one (_check_whole)
         if after_trait and self.ratings and self.ratings[-1] is None:
             self.ratings[-1] = _rating(tok)
             self.inline.append((len(self.ratings) - 1, tok))
             return True
         return False
+
+    def _filler_before(self, tok: lark.Token) -> int | None:
+        """Where a ``con`` / ``with`` written right before the number ``tok`` starts (the
+        grammar ignores it before ``N FV``: ``Destreza+Atletismo con 1 FV``), or ``None``."""
+        previous = self._previous()
+        start = _end(previous) if previous is not None else 0
+        m = re.search(r"(?<![^\W\d_])(con|with)\s+$", fold(self.body[start:_start(tok)]))
+        return start + m.start() if m is not None else None
 
     def _counted(self, item: Node, option: str) -> None:
         """``acciones 3`` / ``éxitos 3``, or the bare keyword with the number carried from
@@ -607,12 +644,33 @@ class _Assembly:
             self.set_option(option, _int(numbers[-1], option), _start(kw), str(kw))
             return
         if self.carried is None:
+            previous = self._previous()
+            if (self.index == 1 and previous is not None and previous.data == "number_pool"
+                    and len(previous.children) == 1 and self.pool_pos == _start(previous) and self.pool is not None):
+                self._count_before_pool(previous, kw)
             raise TagError(
                 f"a number must go with {kw}", code="syntax", position=_end(kw), found="",
                 expected=("number",),
             )
         number, self.carried = self.carried, None
         self.set_option(option, _int(number, option), _start(number), str(kw))
+
+    def _count_before_pool(self, number: Node, kw: lark.Token) -> None:
+        """Refuse ``3 acciones Destreza+Atletismo`` / ``necesita 3 éxitos Destreza``: a count
+        written first, where the dice go (is ``3`` the dice or the actions?), with the count
+        moved after the dice (``Destreza+Atletismo acciones 3``) suggested."""
+        body = self.body
+        start = _start(number)
+        need = re.search(r"(?<![^\W\d_])(necesitas|necesita|necesito|necesitan|needs|need)\s+$", fold(body[:start]))
+        if need is not None:  # "necesita 3 éxitos": the filler goes with its number
+            start = need.start()
+        keyword = body[_start(kw):_end(kw)]
+        rest, cut = body[:start] + body[_end(kw):self.comment_pos], body[self.comment_pos:]
+        raise TagError(
+            "a count before the dice: write the dice first", code="count_before_pool", position=start,
+            found=_text(body, start, _end(kw)), keyword=keyword, value=int(_tok(number.children[0])),
+            suggestion=" ".join(f"{rest} {keyword} {_tok(number.children[0])} {cut}".split()),
+        )
 
     # ---- one method per grammar rule --------------------------------------------------
     def number_pool(self, item: Node) -> None:
@@ -622,10 +680,21 @@ class _Assembly:
         if len(kids) == 1 and _tok(kids[0]).type == "INT" and self.index and self._number_read_elsewhere(item):
             return
         if self.pool is not None or self.traits:
-            raise TagError(
-                _POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
-                position=pos, found=_text(self.body, pos, _end(kids[-1])),
-            )
+            previous = self._previous()
+            if len(kids) == 1 and previous is not None and self._after_willpower_word():
+                # "Destreza+Atletismo FV 1": one point is "fv"; the number after it is refused
+                wp = _tok(previous.children[0])
+                raise TagError(
+                    "a number of Willpower points: write fv", code="willpower_count", position=_start(wp),
+                    found=_text(self.body, _start(wp), _end(kids[0])),
+                    suggestion=self._corrected(_end(wp), _end(kids[0]), ""),
+                )
+            err = TagError(_POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
+                           position=pos, found=_text(self.body, pos, _end(kids[-1])))
+            if self.pool is None and _tok(kids[0]).type == "INT":
+                # "Destreza+Atletismo 5 dados": the message says +N adds dice; show it
+                err.params["suggestion"] = self._corrected(pos, pos, "+")
+            raise err
         self.pool, self.pool_pos = _int(kids[0], "pool"), pos
 
     def trait_pool(self, item: Node) -> None:
@@ -903,6 +972,14 @@ class _Assembly:
             # "Destreza+Atletismo 2": Atletismo's rating, or two more dice with the + forgotten?
             _, tok = self.inline[0]
             name, tpos = self.traits[-1]
+            if self.rating_before_willpower is not None and tok is self.rating_before_willpower[0]:
+                # "Destreza+Atletismo 2 FV": not "+2 FV" (refused: one point per turn) but fv
+                wp = self.rating_before_willpower[1]
+                raise TagError(
+                    "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                    position=_start(tok), found=_text(self.body, _start(tok), _end(wp)),
+                    suggestion=self._corrected(_start(tok), _end(tok), ""),
+                )
             raise TagError(
                 "a number after the last trait only: its rating or dice?", code="ambiguous_rating",
                 position=_start(tok), found=_text(self.body, tpos, _end(tok)), value=int(tok), trait=name,
