@@ -421,15 +421,25 @@ class _Decision:
                 base_difficulty: int, needed: int | None, stress: bool, action: dict[str, Any] | None,
                 marks: list[str], notes: list[str], result: rules.RollResult, vrf_key_id: str | None,
                 vrf_proof: str | None) -> None:
-        """Sign the roll's record, feed the roll to its actions, and build its reply line."""
+        """Feed the roll to its actions, sign its record, and build its reply line.
+
+        The record's ``rolled_again`` flag (issue 5: a player rolling the same action again is
+        flagged) is never set on a roll that counts toward an extended action, a teamwork
+        effort, a contest or a multiple action: rolling again is how those go on (vampiro-reglas.txt
+        «Acciones Extendidas»: "tirarás una y otra vez en turnos consecutivos"; issue 26 found
+        the second roll of an extended action flagged "repetida").  A roll the action rejects
+        (a second extended roll in one turn) is still the same action rolled again."""
         inp, ruleset = self.inp, self.ruleset
         params = roll_params(spec, pool=pool + stunt_dice, difficulty=difficulty, stress=stress,
                              successes_required=needed, stunt_dice=stunt_dice, stunt_pending=stunt_pending,
                              action=action, marks=marks)
+        rid = records.roll_id(derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index))
+        ref = post_actions.RollRef(inp.forum, inp.post_id, tag.index, inp.now, inp.thread, inp.url, rid)
+        action_notes, counted = self._actions(spec, result, difficulty, ref)
         fingerprint = RollFingerprint(pre_fingerprint(inp.author, spec), action_fingerprint(inp.author, params))
         seen = self.rolled.setdefault(fingerprint.pre, [])
-        rolled_again = fingerprint.full in seen
-        if not rolled_again:
+        rolled_again = fingerprint.full in seen and not counted and action is None
+        if fingerprint.full not in seen:
             seen.append(fingerprint.full)
         self.fingerprints.append(fingerprint)
         envelope = records.build_signed_record(
@@ -443,10 +453,9 @@ class _Decision:
             vrf_key_id=vrf_key_id, vrf_proof=vrf_proof,
         )
         record = envelope["record"]
-        rid = str(record["roll_id"])  # type: ignore[index]
+        assert record["roll_id"] == rid  # type: ignore[index]  # the same roll key
         self.envelopes.append(envelope)
-        ref = post_actions.RollRef(inp.forum, inp.post_id, tag.index, inp.now, inp.thread, inp.url, rid)
-        notes += self._actions(spec, result, difficulty, ref)
+        notes += action_notes
         if spec.retry:
             outcome = post_actions.retry_attempt(self.retries.get(ident(self.who)), ruleset.id, spec.retry,
                                                  base_difficulty, result.outcome, stress=result.stress,
@@ -462,8 +471,10 @@ class _Decision:
         ))
 
     def _actions(self, spec: RollSpec, result: rules.RollResult, difficulty: int,
-                 ref: post_actions.RollRef) -> list[str]:
-        """Feed the roll to its named teamwork, contest or extended action; the reply notes.
+                 ref: post_actions.RollRef) -> tuple[list[str], bool]:
+        """Feed the roll to its named teamwork, contest or extended action: the reply notes, and
+        whether the roll counted toward the action (False when the action rejected it, or
+        there is none).
 
         A contest with another character (``vs "name"``) comes before the extended action:
         ``vs "pulso" ext 3`` is an extended contest (vampiro-reglas.txt «Acción Enfrentada»:
@@ -473,7 +484,7 @@ class _Decision:
         """
         player_contest = _player_contest(spec)
         if not (spec.extended or spec.teamwork or player_contest):
-            return []
+            return [], False
         inp, ruleset, who = self.inp, self.ruleset, self.who
         target = spec.extended.target if spec.extended else None
         if spec.teamwork:
@@ -508,7 +519,7 @@ class _Decision:
             if outcome.changed:  # a second roll in the turn changes nothing
                 self.extended[key] = outcome.state
                 self.changes.append(ExtendedSaved(who, ext.name, outcome.state))
-        return outcome.texts(self.lang)
+        return outcome.texts(self.lang), outcome.counted and outcome.changed
 
     def _npc_contest(self, tag: ParsedTag, spec: RollSpec, result: rules.RollResult) -> list[str]:
         """``vs N dif D``: roll the NPC's pool at once and compare (a resisted action).

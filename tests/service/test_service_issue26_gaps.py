@@ -47,3 +47,36 @@ def test_the_suggested_tag_spends_the_point(make_env):
     (rec,) = _records(svc, outcome)
     assert rec["params"]["willpower"] is True and len(rec["faces"]) == 4
     assert svc.store.get_character(game, "Smith").willpower_temporary == 2
+
+
+# --- rolled again -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", ['[tirada]6 dif 4 ext 30 "muro"[/tirada]', '[tirada]6 dif 4 equipo "puerta"[/tirada]',
+                                 "[tirada]8 acciones 2[/tirada]"])
+def test_a_roll_that_counts_toward_an_action_is_not_rolled_again(make_env, tag):
+    """Issue 26: "The second roll of an extended action is flagged «repetida» on the audit
+    page".  vampiro-reglas.txt «Acciones Extendidas»: "tirarás una y otra vez en turnos
+    consecutivos": a roll that counts toward an extended action, a teamwork effort or a
+    multiple action is the action going on, not the same action rolled again.  A plain roll
+    repeated is still flagged."""
+    svc, forum, game, forum_name = make_env(ruleset="vampiro")
+    thread, _, first, _ = _post(svc, forum, forum_name, tag)
+    _, _, second, reply = _post(svc, forum, forum_name, tag, thread=thread)
+    assert "ya se tiró en este turno" not in reply
+    for outcome in (first, second):
+        assert [r["flags"]["rolled_again"] for r in _records(svc, outcome)] == [False]
+    _post(svc, forum, forum_name, "[tirada]6 dif 4[/tirada]", thread=thread)
+    _, _, plain, _ = _post(svc, forum, forum_name, "[tirada]6 dif 4[/tirada]", thread=thread)
+    assert _records(svc, plain)[0]["flags"]["rolled_again"] is True
+
+
+def test_a_second_extended_roll_in_one_turn_that_does_not_count_is_rolled_again(make_env):
+    """gehena-reglas.txt «Acciones Extendidas»: "el jugador podrá tirar una vez por turno e ir
+    sumando éxitos": the second roll of «muro» in one post adds nothing, so it is the same
+    action rolled again and keeps the flag."""
+    svc, forum, game, forum_name = make_env(ruleset="gehena")
+    tag = '[tirada]6 dif 4 ext 30 "muro"[/tirada]'
+    _, _, outcome, reply = _post(svc, forum, forum_name, f"{tag} {tag}")
+    assert "ya se tiró en este turno" in reply
+    assert [r["flags"]["rolled_again"] for r in _records(svc, outcome)] == [False, True]
