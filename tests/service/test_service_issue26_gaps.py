@@ -80,3 +80,55 @@ def test_a_second_extended_roll_in_one_turn_that_does_not_count_is_rolled_again(
     _, _, outcome, reply = _post(svc, forum, forum_name, f"{tag} {tag}")
     assert "ya se tiró en este turno" in reply
     assert [r["flags"]["rolled_again"] for r in _records(svc, outcome)] == [False, True]
+
+
+# --- rules 1 and 2 across the posts of one master-run scene turn -------------------------------
+
+
+def _master_scene(svc, forum, forum_name, game, body):
+    """A thread opened as a scene whose turns a master advances, with its first post."""
+    from tests.conftest import FIXED_NOW
+
+    thread, _, _, _ = _post(svc, forum, forum_name, body)
+    svc.store.open_scene(game, forum_name, thread, now=FIXED_NOW, by="master")
+    svc.store.set_turn_mode(game, forum_name, thread, "master")
+    return thread
+
+
+def test_a_master_run_turn_holds_the_declared_actions_across_posts(make_env):
+    """Issue 26, rule 1; exaltado-reglas.txt «Acciones múltiples»: "El número total de
+    acciones que realiza el personaje determina el número de dados que son sustraídos": in one
+    master-run turn, `acciones 2` in two posts are the turn's two actions (8 dice at −2, then
+    −3), a third post's is refused, and the next turn declares afresh."""
+    svc, forum, game, forum_name = make_env()
+    thread = _master_scene(svc, forum, forum_name, game, "Empieza la escena.")
+    _, _, first, _ = _post(svc, forum, forum_name, "[tirada]8 acciones 2[/tirada]", thread=thread)
+    _, _, second, _ = _post(svc, forum, forum_name, "[tirada]8 acciones 2[/tirada]", thread=thread)
+    assert [len(_records(svc, o)[0]["faces"]) for o in (first, second)] == [6, 5]
+    assert _records(svc, second)[0]["params"]["action"]["linked"] == list(first.roll_ids)
+    _, _, third, reply = _post(svc, forum, forum_name, "[tirada]8 acciones 2[/tirada]", thread=thread)
+    assert third.roll_ids == () and "las 2 acciones declaradas de este turno ya se tiraron" in reply
+    svc.store.advance_turn(game, forum_name, thread)
+    _, _, fourth, reply = _post(svc, forum, forum_name, "[tirada]8 acciones 2[/tirada]", thread=thread)
+    assert len(_records(svc, fourth)[0]["faces"]) == 6 and "ya se tiraron" not in reply
+
+
+def test_a_master_run_turn_adds_one_extended_roll_across_posts(make_env):
+    """Issue 26, rule 2; gehena-reglas.txt «Acciones Extendidas»: "el jugador podrá tirar una
+    vez por turno e ir sumando éxitos": the second post of the turn rolls «muro» without
+    adding; after the master advances the turn it adds again."""
+    svc, forum, game, forum_name = make_env(ruleset="gehena")
+    thread = _master_scene(svc, forum, forum_name, game, "Empieza la escena.")
+    tag = '[tirada]6 dif 4 ext 40 "muro"[/tirada]'
+    _, _, first, reply = _post(svc, forum, forum_name, tag, thread=thread)
+    assert "ya se tiró en este turno" not in reply
+    total = svc.store.get_extended(game, "Smith", "muro")["state"]["total"]
+    _, _, second, reply = _post(svc, forum, forum_name, tag, thread=thread)
+    assert "«muro» ya se tiró en este turno" in reply and len(second.roll_ids) == 1
+    assert svc.store.get_extended(game, "Smith", "muro")["state"]["total"] == total
+    svc.store.advance_turn(game, forum_name, thread)
+    _, _, third, reply = _post(svc, forum, forum_name, tag, thread=thread)
+    assert "ya se tiró en este turno" not in reply
+    (rec,) = _records(svc, third)
+    expected = 0 if rec["outcome"] == "botch" else total + rec["successes"]
+    assert svc.store.get_extended(game, "Smith", "muro")["state"]["total"] == expected
