@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from datetime import timedelta
 
@@ -212,6 +213,61 @@ def test_the_verify_page_gives_the_verdict_of_the_reply(world, name):
     verdict = outcome_label(record["outcome"], record["degree"] if isinstance(record["degree"], str) else "", lang)
     html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
     assert f'<td class="{record["outcome"]}">{verdict}</td>' in html
+
+
+_POSTS = itertools.count()
+
+
+def _roll_in(world, game_forum: str, body: str) -> dict:
+    """Process one post of ``body`` in the forum ``game_forum`` (``f-<u>`` plays g-<u>, Spanish;
+    ``k-<u>`` plays h-<u>, English) and return its record."""
+    from worker import service
+    from worker.forums.fake import FakeForum
+
+    forum = FakeForum(game_forum)
+    forum._next_thread = forum._next_post = 100 + next(_POSTS)  # after seed_game's posts
+    svc = service.Services(settings=world["settings"], store=world["store"], keystore=world["keystore"],
+                           forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
+    thread, post = forum.add_thread("1", "Escena", body, author="jugadora")
+    service.process_post(svc, forum.post(post))
+    (rid,) = world["store"].get_post(forum.name, post).roll_ids
+    return world["store"].get_roll(rid)["record"]
+
+
+@pytest.mark.parametrize(("forum", "willpower", "words"), [
+    ("f", ("Fuerza de Voluntad gastada: +1 éxito automático", "incluye 1 éxito de la Fuerza de Voluntad"),
+     ("Especialidad: cada 10 cuenta dos éxitos", "Dados añadidos: +2",
+      "Contra un PNJ de 4 dados a dificultad 6")),
+    ("k", ("Willpower spent: +1 automatic success", "includes 1 success from Willpower"),
+     ("Specialty: each 10 counts two successes", "Dice added: +2", "Against an NPC with 4 dice at difficulty 6")),
+])
+def test_the_verify_page_says_what_changed_the_count(world, forum, willpower, words):
+    """Issue 26: "/v/<id> never says Willpower was spent (nor the specialty or NPC dice):
+    counting by hand gives one success fewer than shown".  vampiro-reglas.txt «Éxitos
+    Automáticos»: spending Willpower gives "un éxito automático": the page counts it and names
+    it in the game's language (Spanish game f-<u>, English k-<u>), and so the specialty, the
+    dice added and the NPC's dice."""
+    import re
+
+    record = _roll_in(world, f"{forum}-{world['u']}", "[tirada]5 dif 6 fv[/tirada]")
+    faces, difficulty = record["faces"], record["params"]["difficulty"]
+    by_hand = max(0, sum(f >= difficulty for f in faces) - faces.count(1))
+    assert record["successes"] == by_hand + 1 and record["params"]["willpower"] is True
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    shown = re.search(r'<td id="successes">(\d+)', html)
+    assert shown is not None and int(shown.group(1)) == by_hand + 1
+    for word in willpower:
+        assert word in html, word
+    record = _roll_in(world, f"{forum}-{world['u']}", "[tirada]5 +2 dif 6 esp vs 4 dif 6[/tirada]")
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    for word in words:
+        assert word in html, word
+
+
+def test_the_verify_page_names_the_multiple_action_penalty(world):
+    record = _roll_in(world, f"f-{world['u']}", "[tirada]8 acciones 3[/tirada]")
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    assert "Acción 1 de 3: −3 dados" in html and len(record["faces"]) >= 5
 
 
 # ----------------------------------------------------------------------------- login
