@@ -565,6 +565,9 @@ def test_running_state_lists_are_empty_and_rollover_is_next_midnight(world):
 
 
 def test_state_page_lists_extended_actions_contests_retries_and_absences(world, ana, redis_client):
+    """The running state (issue 8), and the teamwork efforts under way (issue 26: "the masters'
+    state page has no teamwork section"): name, successes so far of the target, rolls and
+    participants, whether a master opened the effort or its first roll did."""
     from datetime import date, datetime, timedelta
 
     from core import rules
@@ -577,6 +580,7 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
         PostDecision,
         PostQuery,
         RetriesSaved,
+        TeamSaved,
         actions,
     )
     from core.tags import ExtendedSpec
@@ -599,6 +603,10 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
         RetriesSaved("Lucía", actions.retry_attempt(None, "vampiro", "cantar", 8, failed.outcome).state),
         AbsenceSaved("Beto", Absence("Beto", date(2026, 12, 24), until, "viaje", "f", "1", "9", FIXED_NOW)),
     )
+    team = actions.teamwork_roll(None, "vampiro", "puerta", "Lucía", result, ref("3"), target=6).state
+    team = actions.teamwork_roll(team, "vampiro", "puerta", "Beto", result, ref("4")).state
+    changes += (TeamSaved("puerta", team),)
+    state.open_teamwork(game, "vampiro", "barricada", ("Lucía", "Beto"), target=5, now=FIXED_NOW)
     loaded = LoadedPost(PostQuery(game, f"f-{world['u']}", "1", "setup", "lucia"), None, PostContext())
     state.commit_post(loaded, PostCommit(game, PostDecision("no_tags", changes=changes), {"status": "no_tags"}, 0))
     st = running_state(world["settings"].games[game], world["keystore"], FIXED_NOW, redis_client=redis_client)
@@ -606,8 +614,16 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
     assert [(c["name"], c["sides"]) for c in st.contests] == [("pulso", ["Lucía"])]
     assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 1, "difficulty": 9}]
     assert st.absences == [{"player": "Beto", "until": "2026-12-24", "reason": "viaje"}]
+    assert st.teamwork == [
+        {"name": "barricada", "total": 0, "target": 5, "rolls": 0, "participants": ["Lucía", "Beto"]},
+        {"name": "puerta", "total": 2, "target": 6, "rolls": 2, "participants": ["Lucía", "Beto"]},
+    ]
+    assert [t["name"] for t in state.list_teamwork(game)] == ["barricada", "puerta"]
     html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
     assert 'value="1"' in html and "muro" in html and "pulso" in html and "Beto" in html and "cantar" in html
+    assert '<section id="teamwork">' in html
+    assert "puerta: <progress max=\"6\" value=\"2\"></progress> 2/6 · 2 tiradas · Lucía, Beto" in html
+    assert "barricada: <progress max=\"5\" value=\"0\"></progress> 0/5 · 0 tiradas · Lucía, Beto" in html
 
 
 def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(world, ana, redis_client):
