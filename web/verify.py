@@ -23,6 +23,7 @@ from flask_login import current_user
 from core import record as records
 from core.derive import SEED_BYTES
 from web import deps, i18n
+from web.i18n import local_time
 from worker.keystore import KeystoreError
 
 bp = Blueprint("verify", __name__)
@@ -190,22 +191,6 @@ def roll_details(record: dict[str, Any]) -> list[str]:
         lines.append(_("Contra un PNJ de %(n)s dados a dificultad %(d)s: sus dados salen de la misma semilla y "
                        "no están en esta lista", n=versus["npc_pool"], d=npc_difficulty))
     return lines
-
-
-def local_time(utc_iso: str, zone: Any) -> str:
-    """``2026-11-29T18:30:00+00:00`` in ``zone`` (the record's IANA zone, as its
-    ``time_local``) as ``2026-11-29 19:30``; the first 16 characters when it cannot be read."""
-    from datetime import datetime
-
-    from core import calendar
-
-    try:
-        when = datetime.fromisoformat(utc_iso)
-        if when.tzinfo is None:
-            raise ValueError("naive time")
-        return when.astimezone(calendar.zone(str(zone or calendar.DEFAULT_TZ))).strftime("%Y-%m-%d %H:%M")
-    except (ValueError, TypeError, KeyError):  # a bad stored value or zone: shown as stored
-        return utc_iso[:16].replace("T", " ")
 
 
 @bp.get("/keys")

@@ -626,6 +626,40 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
     assert "barricada: <progress max=\"5\" value=\"0\"></progress> 0/5 · 0 tiradas · Lucía, Beto" in html
 
 
+def test_state_page_shows_times_in_the_games_zone(world, ana, redis_client):
+    """Issue 26: "inactivity times are raw ISO with microseconds".  The masters' state page
+    shows the inactive mark's ``since``, a contest's expiry, a tag added by editing and the
+    forum's health in the game's zone (Europe/Madrid, UTC+1 in November) as YYYY-MM-DD HH:MM."""
+    import json
+    from datetime import timedelta
+
+    from core import rules
+    from core.post import ContestSaved, PostContext, PostDecision, PostQuery, actions
+    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
+    from worker.state.keys import game_key
+
+    u, game = world["u"], world["ids"]["game"]
+    result = rules.evaluate(rules.get_ruleset("vampiro"), [7, 8, 1, 3], difficulty=6)
+    ref = actions.RollRef("f", "2", 0, FIXED_NOW, "1", "http://forum/p", None)
+    contest = ContestSaved("pulso", actions.contest_roll(None, "vampiro", "pulso", "Lucía", result, ref,
+                                                         expiry_seconds=3600).state, FIXED_NOW + timedelta(hours=1))
+    loaded = LoadedPost(PostQuery(game, f"f-{u}", "1", "setup", "lucia"), None, PostContext())
+    RedisGameState(redis_client).commit_post(
+        loaded, PostCommit(game, PostDecision("no_tags", changes=(contest,)), {"status": "no_tags"}, 0))
+    redis_client.hset(game_key(game, "inactive"), "beto", json.dumps(
+        {"name": "Beto", "since": "2026-11-29T18:30:12.345678+00:00", "scene": f"f-{u}:1", "last_post": 1}))
+    redis_client.zadd(game_key(game, "edit_added"), {json.dumps({
+        "forum": f"f-{u}", "thread": "5", "post": "12", "url": "http://forum/p/12", "author": "lucia",
+        "tags": ["[tirada]6 dif 6[/tirada]"], "at": "2026-11-29T22:45:00.5+00:00"}): 1})
+    _wrong_password(redis_client, f"f-{u}")
+    html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    assert "Beto · f-" in html and "marcado inactivo 2026-11-29 19:30" in html  # since
+    assert "caduca 2026-11-29 20:30" in html  # the contest's expiry, an hour after 18:30 UTC
+    assert "[tirada]6 dif 6[/tirada] · 2026-11-29 23:45" in html  # the edit
+    assert "Falla desde 2026-12-04 10:01" in html  # the forum's health
+    assert "+00:00" not in html and "18:30:12" not in html
+
+
 def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(world, ana, redis_client):
     """Issue 13: forum alerts (a date that cannot be read, a page without posts) reach the
     masters' game-state page, grouped and counted; so do roll tags added by an edit."""
@@ -674,7 +708,7 @@ def test_state_page_shows_a_forum_whose_replies_fail_at_once(world, ana, redis_c
     _wrong_password(redis_client, forum)
     html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
     row = re.search(r'<tr class="bad"><td data-label="Foro">' + re.escape(forum) + r"</td>.*?</tr>", html).group(0)
-    assert "Falla desde 2026-12-04T09:01:00+00:00" in row and "2026-12-04T09:00:00+00:00" in row
+    assert "Falla desde 2026-12-04 10:01" in row and "2026-12-04 10:00" in row  # game-local (issue 26)
     assert "Al responder: login refused: narrador: invalid username or password (1×)" in row
     assert "los foros se leen bien" not in html and "Ningún aviso de las páginas." in html
 
