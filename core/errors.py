@@ -8,6 +8,10 @@ an error page or CLI exit code 2.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
 
 class NarradorError(Exception):
     """Base class of every error raised on purpose by Narrador."""
@@ -78,10 +82,30 @@ class StateError(NarradorError):
         self.params = params
 
 
-class SheetError(StateError):
-    """A sheets file that does not validate; ``problems`` lists ``(path, what)`` pairs."""
+@dataclass(frozen=True)
+class SheetProblem:
+    """One problem of a sheets file: where it is (``path``, e.g. ``characters[0].attributes.Fuerza``),
+    a stable ``code`` and the ``params`` of its sentence (:func:`core.messages.sheet_problem`
+    gives the sentence in a language)."""
 
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
-        shown = "; ".join(f"{p}: {w}" for p, w in problems[:20])
+    path: str
+    code: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class SheetError(StateError):
+    """A sheets file that does not validate.
+
+    Attributes:
+        details: every :class:`SheetProblem` found (the pages show them in the game's
+            language, :func:`core.messages.sheet_problem`).
+        problems: ``(path, what)`` pairs with ``what`` in English, for logs and the CLI.
+    """
+
+    def __init__(self, problems: Sequence[SheetProblem]) -> None:
+        from core.messages import sheet_problem  # the catalogue: read when an error is raised
+
+        self.details = list(problems)
+        self.problems = [(p.path, sheet_problem(p, "en")) for p in self.details]
+        shown = "; ".join(f"{p}: {w}" for p, w in self.problems[:20])
         super().__init__(f"invalid sheets file: {shown}", code="bad_sheet", problems=shown)
-        self.problems = list(problems)

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.i18n import LANGS, N_, tr
+from core.i18n import LANGS, N_, NC_, tr, trp
 
-__all__ = ["LANGS", "TIME_UNITS", "error_message", "event_text", "text", "time_unit"]
+__all__ = ["LANGS", "TIME_UNITS", "error_message", "event_text", "sheet_problem", "text", "time_unit"]
 
 #: The rules' time units by key (vampiro-reglas.txt «El Tiempo»; exaltado-reglas.txt «Tiempo»;
 #: gehena-reglas.txt «Tiempo»); :func:`time_unit` translates them.
@@ -179,6 +179,79 @@ def time_unit(key: str, lang: str = "es") -> str:
         KeyError: unknown ``key``.
     """
     return tr(lang, TIME_UNITS[key])
+
+
+# core.errors.SheetProblem codes: what is wrong in a sheets file (docs/sheets.md).  The English
+# catalogue keeps the texts the CLI printed before they were here (issue 26).
+_SHEET_PROBLEMS = {
+    "file_mapping": N_("debe ser un mapa con una lista «characters»"),
+    "unknown_top_field": N_("campo desconocido (usa game y characters)"),
+    "wrong_game": N_("el archivo es de la partida «{found}», no de «{game}»"),
+    "characters_list": N_("debe ser una lista no vacía"),
+    "too_many_characters": N_("como mucho {limit} personajes"),
+    "same_name": N_("mismo nombre que «{other}»"),
+    "character_mapping": N_("cada personaje debe ser un mapa de campos"),
+    "unknown_field": N_("campo desconocido (se aceptan: {known})"),
+    "name_required": N_("obligatorio: de 1 a 80 caracteres imprimibles"),
+    "owner_required": N_("obligatorio: el nombre de usuario del jugador en el foro"),
+    "human_bool": N_("debe ser true o false"),
+    "block_mapping": N_("debe ser un mapa de Rasgo: puntuación"),
+    "bad_trait_name": N_("nombre de Rasgo no válido"),
+    "bad_rating": N_("la puntuación debe ser un entero de 0 a {max}, no {value}"),
+    "wrong_kind": N_("«{trait}» no es {expected} sino {actual} ({es})"),
+    "unknown_standard": N_(
+        "«{trait}» no está {among}; los Rasgos propios (Disciplinas, Trasfondos, Encantamientos) van en «other»"
+    ),
+    "unknown_standard_guess": N_(
+        "«{trait}» no está {among} (¿quisiste decir «{guess}»?); los Rasgos propios (Disciplinas, Trasfondos, "
+        "Encantamientos) van en «other»"
+    ),
+    "trait_twice": N_("Rasgo repetido ({trait})"),
+    "willpower_fields": N_("usa permanent y temporary"),
+    "temporary_rating": N_("debe ser un entero de 0 a {max}"),
+    "temporary_above": N_("por encima de la puntuación permanente ({permanent})"),
+    "essence_fields": N_("usa rating (opcional), motes y max (la reserva de motas de Exaltado)"),
+    "essence_range": N_("max debe estar entre 0 y {max}, y motes entre 0 y max"),
+    "too_many_sheet_traits": N_("más de {limit} Rasgos"),
+    # gehena-reglas.txt «Puntuaciones»: "un 5 es el límite de la capacidad humana" (issue 26, rule 5)
+    "human_rating": N_(
+        "la puntuación de un humano llega como mucho a {limit} («un 5 es el límite de la capacidad humana»), "
+        "no {value}"
+    ),
+    "cannot_read": N_("no se puede leer: {error}"),
+    "bad_file": N_("no es YAML ni JSON válido: {error}"),
+}
+
+# the kinds of standard traits (core.traits categories) as a sheet problem names them: "no es
+# {expected} sino {actual}" and "no está {among}"
+_SHEET_KINDS = {
+    "attribute": NC_("sheet kind", "un Atributo"),
+    "ability": NC_("sheet kind", "una Habilidad"),
+    "virtue": NC_("sheet kind", "una Virtud"),
+    "humanity": NC_("sheet kind", "la Humanidad"),
+    "willpower": NC_("sheet kind", "la Fuerza de Voluntad"),
+}
+_SHEET_AMONG = {
+    "attribute": NC_("sheet block", "entre los Atributos"),
+    "ability": NC_("sheet block", "entre las Habilidades"),
+    "virtue": NC_("sheet block", "entre las Virtudes"),
+}
+
+
+def sheet_problem(problem: Any, lang: str = "es") -> str:
+    """The sentence of one problem of a sheets file (a :class:`core.errors.SheetProblem`:
+    ``code`` and ``params``) in ``lang``, without its path; ``params`` ``expected``,
+    ``actual`` and ``among`` are trait kinds (``attribute``, ``ability``...) named in ``lang``.
+    An unknown code gives the code.  Never raises."""
+    code = str(getattr(problem, "code", ""))
+    message = _SHEET_PROBLEMS.get(code)
+    if message is None:
+        return code
+    params = dict(getattr(problem, "params", {}) or {})
+    for key, table in (("expected", _SHEET_KINDS), ("actual", _SHEET_KINDS), ("among", _SHEET_AMONG)):
+        if params.get(key) in table:
+            params[key] = trp(lang, "sheet kind" if table is _SHEET_KINDS else "sheet block", table[params[key]])
+    return _fill(tr(lang, message), params)
 
 
 def _fill(template: str, params: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from core.errors import SheetError, StateError
+from core.errors import SheetError, SheetProblem, StateError
 from core.rules import Trait, check_pool
 from core.tags import normalize_trait
 from core.tags.model import RollSpec
@@ -32,7 +32,6 @@ MAX_TRAITS = 200
 _CATEGORIES = ("attributes", "abilities", "virtues", "other")
 #: The standard-trait category each block of a sheet holds (``other`` takes any name).
 _BLOCK_CATEGORY = {"attributes": "attribute", "abilities": "ability", "virtues": "virtue"}
-_CATEGORY_WORDS = {"attribute": "attribute", "ability": "ability", "virtue": "virtue"}
 
 
 @dataclass(frozen=True)
@@ -137,6 +136,12 @@ def resolve_pool(sheet: CharacterSheet | None, spec: RollSpec) -> ResolvedPool:
     if spec.pool is not None:
         return ResolvedPool(max(0, spec.pool + modifier), (), ())
     names = tuple(spec.traits)
+    if len(names) > 1 and any((info := lookup(n)) is not None and info.max_rating >= 10 for n in names):
+        # vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para
+        # una tirada, no se podrá añadir ningún otro Rasgo" -- whatever the sheet says, so the
+        # same tag is refused the same way with a sheet or without one (issue 26)
+        raise StateError("pool not allowed: ten_point_trait_combined", code="ten_point_trait_combined",
+                         character=sheet.name if sheet else "")
     written = tuple(spec.trait_ratings)
     used: list[TraitRating] = []
     if sheet is None:
@@ -256,7 +261,7 @@ def _rating(value: Any) -> int | None:
     return value
 
 
-def _not_standard(label: str, info: Any, block: str) -> str | None:
+def _not_standard(label: str, info: Any, block: str, path: str) -> SheetProblem | None:
     """Why ``label`` cannot stand in a sheet's ``block`` (``attributes``, ``abilities``,
     ``virtues``: standard traits of that kind only), or ``None`` when it can (``other`` takes
     any name)."""
@@ -264,31 +269,31 @@ def _not_standard(label: str, info: Any, block: str) -> str | None:
     if category is None or (info is not None and info.category == category):
         return None
     if info is not None:
-        article = "an" if info.category[0] in "aeiou" else "a"
-        return f"{label!r} is not an {_CATEGORY_WORDS[category]} but {article} {info.category} ({info.es})"
+        return SheetProblem(path, "wrong_kind", {"trait": label, "expected": category, "actual": info.category,
+                                                 "es": info.es})
     guess = closest_trait(label, category)
-    hint = f" (did you mean {guess!r}?)" if guess else ""
-    return (f"unknown {_CATEGORY_WORDS[category]} {label!r}{hint}, "
-            "custom traits (Disciplines, Backgrounds, Charms) go under 'other'")
+    if guess:
+        return SheetProblem(path, "unknown_standard_guess", {"trait": label, "among": category, "guess": guess})
+    return SheetProblem(path, "unknown_standard", {"trait": label, "among": category})
 
 
-def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[str, Any] | None:
+def _parse_one(raw: Any, where: str, problems: list[SheetProblem]) -> dict[str, Any] | None:
     if not isinstance(raw, Mapping):
-        problems.append((where, "a character must be a mapping"))
+        problems.append(SheetProblem(where, "character_mapping"))
         return None
     known = {"name", "owner", "human", "willpower", "humanity", "essence", "notes", *_CATEGORIES}
     for key in raw:
         if key not in known:
-            problems.append((f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})"))
+            problems.append(SheetProblem(f"{where}.{key}", "unknown_field", {"known": ", ".join(sorted(known))}))
     name = _clean_name(raw.get("name"))
     owner = _clean_name(raw.get("owner"))
     if name is None:
-        problems.append((f"{where}.name", "required: 1-80 printable characters"))
+        problems.append(SheetProblem(f"{where}.name", "name_required"))
     if owner is None:
-        problems.append((f"{where}.owner", "required: the player's forum user name"))
+        problems.append(SheetProblem(f"{where}.owner", "owner_required"))
     human = raw.get("human", False)
     if not isinstance(human, bool):
-        problems.append((f"{where}.human", "must be true or false"))
+        problems.append(SheetProblem(f"{where}.human", "human_bool"))
     traits: dict[str, TraitRating] = {}
 
     paths: dict[str, str] = {}
@@ -296,20 +301,20 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
     def add(trait_name: Any, value: Any, path: str, category: str) -> None:
         label = _clean_name(trait_name)
         if label is None or len(label) > 60:
-            problems.append((path, "bad trait name"))
+            problems.append(SheetProblem(path, "bad_trait_name"))
             return
         rating = _rating(value)
         if rating is None:
-            problems.append((path, f"rating must be an integer 0-{MAX_RATING}, got {value!r}"))
+            problems.append(SheetProblem(path, "bad_rating", {"max": MAX_RATING, "value": repr(value)}))
             return
         info = lookup(label)
-        wrong = _not_standard(label, info, category)
+        wrong = _not_standard(label, info, category, path)
         if wrong is not None:
-            problems.append((path, wrong))
+            problems.append(wrong)
             return
         key = info.key if info else normalize_trait(label)
         if key in traits:
-            problems.append((path, f"trait given twice ({traits[key].name})"))
+            problems.append(SheetProblem(path, "trait_twice", {"trait": traits[key].name}))
             return
         traits[key] = TraitRating(
             key=key, name=info.es if info else label, rating=rating,
@@ -321,7 +326,7 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
     for category in _CATEGORIES:
         block = raw.get(category) or {}
         if not isinstance(block, Mapping):
-            problems.append((f"{where}.{category}", "must be a mapping of trait: rating"))
+            problems.append(SheetProblem(f"{where}.{category}", "block_mapping"))
             continue
         for trait_name, value in block.items():
             add(trait_name, value, f"{where}.{category}.{trait_name}", category)
@@ -332,19 +337,19 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
     if isinstance(wp, Mapping):
         for key in wp:
             if key not in ("permanent", "temporary"):
-                problems.append((f"{where}.willpower.{key}", "use permanent and temporary"))
+                problems.append(SheetProblem(f"{where}.willpower.{key}", "willpower_fields"))
         add("Fuerza de Voluntad", wp.get("permanent"), f"{where}.willpower.permanent", "willpower")
         if wp.get("temporary") is not None:
             temporary = _rating(wp.get("temporary"))
             if temporary is None:
-                problems.append((f"{where}.willpower.temporary", f"must be an integer 0-{MAX_RATING}"))
+                problems.append(SheetProblem(f"{where}.willpower.temporary", "temporary_rating", {"max": MAX_RATING}))
     elif wp is not None:
         add("Fuerza de Voluntad", wp, f"{where}.willpower", "willpower")
     essence: tuple[int, int] | None = None
     ess = raw.get("essence")
     if ess is not None:
         if not isinstance(ess, Mapping) or set(ess) - {"rating", "motes", "max"} or "max" not in ess:
-            problems.append((f"{where}.essence", "use rating (optional), motes and max (Exaltado mote pool)"))
+            problems.append(SheetProblem(f"{where}.essence", "essence_fields"))
         else:
             if ess.get("rating") is not None:
                 add("Esencia", ess["rating"], f"{where}.essence.rating", "other")
@@ -352,22 +357,22 @@ def _parse_one(raw: Any, where: str, problems: list[tuple[str, str]]) -> dict[st
             motes = ess.get("motes", top)
             if (isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_MOTES
                     or isinstance(motes, bool) or not isinstance(motes, int) or not 0 <= motes <= top):
-                problems.append((f"{where}.essence", f"max must be 0-{MAX_MOTES} and motes 0..max"))
+                problems.append(SheetProblem(f"{where}.essence", "essence_range", {"max": MAX_MOTES}))
             else:
                 essence = (motes, top)
     if len(traits) > MAX_TRAITS:
-        problems.append((where, f"more than {MAX_TRAITS} traits"))
+        problems.append(SheetProblem(where, "too_many_sheet_traits", {"limit": MAX_TRAITS}))
     if human is True:
         # gehena-reglas.txt «Puntuaciones»: "Cada rasgo queda descrito por una puntuación
         # entre 1 y 5; ... un 5 es el límite de la capacidad humana" (issue 26, rule 5);
         # Humanidad and Fuerza de Voluntad are rated to 10 for everyone
         for key, trait in traits.items():
             if trait.max_rating <= 5 and trait.rating > HUMAN_MAX_RATING and key != "essence":
-                problems.append((paths[key], f"a human's rating is at most {HUMAN_MAX_RATING} "
-                                             f"(«un 5 es el límite de la capacidad humana»), got {trait.rating}"))
+                problems.append(SheetProblem(paths[key], "human_rating",
+                                             {"limit": HUMAN_MAX_RATING, "value": trait.rating}))
     permanent = traits["willpower"].rating if "willpower" in traits else 0
     if temporary is not None and temporary > permanent:
-        problems.append((f"{where}.willpower.temporary", f"above the permanent rating {permanent}"))
+        problems.append(SheetProblem(f"{where}.willpower.temporary", "temporary_above", {"permanent": permanent}))
     if name is None or owner is None:
         return None
     return {"name": name, "owner": owner, "human": bool(human) if isinstance(human, bool) else False,
@@ -397,21 +402,23 @@ def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
         :class:`TraitRating`), ``temporary`` (int or ``None`` = keep / full).
 
     Raises:
-        SheetError: listing every problem found as ``(path, what)`` (up to all of them).
+        SheetError: listing every problem found (up to all of them), each a
+            :class:`~core.errors.SheetProblem` with a code its sentence comes from in the
+            game's language (:func:`core.messages.sheet_problem`; issue 26: they were English).
     """
-    problems: list[tuple[str, str]] = []
+    problems: list[SheetProblem] = []
     if not isinstance(data, Mapping):
-        raise SheetError([("(file)", "must be a mapping with a 'characters' list")])
+        raise SheetError([SheetProblem("(file)", "file_mapping")])
     for key in data:
         if key not in ("game", "characters"):
-            problems.append((str(key), "unknown top-level field (use game, characters)"))
+            problems.append(SheetProblem(str(key), "unknown_top_field"))
     if game is not None and data.get("game") not in (None, game):
-        problems.append(("game", f"file is for game {data.get('game')!r}, not {game!r}"))
+        problems.append(SheetProblem("game", "wrong_game", {"found": str(data.get("game")), "game": game}))
     chars = data.get("characters")
     if not isinstance(chars, list) or not chars:
-        raise SheetError(problems + [("characters", "must be a non-empty list")])
+        raise SheetError([*problems, SheetProblem("characters", "characters_list")])
     if len(chars) > MAX_CHARACTERS:
-        raise SheetError(problems + [("characters", f"at most {MAX_CHARACTERS} characters")])
+        raise SheetError([*problems, SheetProblem("characters", "too_many_characters", {"limit": MAX_CHARACTERS})])
     parsed: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for i, raw in enumerate(chars):
@@ -420,7 +427,7 @@ def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
             continue
         cid = normalize_trait(one["name"])
         if cid in seen:
-            problems.append((f"characters[{i}].name", f"same name as {seen[cid]!r}"))
+            problems.append(SheetProblem(f"characters[{i}].name", "same_name", {"other": seen[cid]}))
             continue
         seen[cid] = one["name"]
         parsed.append(one)

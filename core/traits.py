@@ -106,7 +106,10 @@ TRAITS: tuple[TraitInfo, ...] = (
     _t("valor", "virtue", "Valor", "valour"),
     # 10-point traits
     _t("humanity", "humanity", "Humanidad", max_rating=10),
-    _t("willpower", "willpower", "Fuerza de Voluntad", "voluntad", "fv", "wp", max_rating=10),
+    # every spelling of the tag language's Willpower word (grammar.lark WP_KW), as a trait
+    # joined to another one is read (issue 26: "Destreza y FV" is the two traits)
+    _t("willpower", "willpower", "Fuerza de Voluntad", "voluntad", "fv", "wp", "fdv", "f.v", "f.v.", "f. v",
+       "f. v.", "f.d.v", "f.d.v.", "f. d. v", "f. d. v.", max_rating=10),
 )
 
 _BY_NAME: dict[str, TraitInfo] = {}

@@ -169,6 +169,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
                                  flag_labels=i18n.FLAG_LABELS, forum_title=_forum_title,
                                  page_lang=i18n.page_language)
     app.jinja_env.filters["percent"] = i18n.percent
+    app.jinja_env.filters["local_time"] = i18n.local_time
 
     @app.errorhandler(400)
     @app.errorhandler(403)

@@ -177,7 +177,7 @@ def rolls(game: str):
 def _failed_replies(gs: Any) -> list[dict[str, Any]]:
     """The game's given-up replies, newest first per forum: forum, post, thread, author,
     permalink and processing time (game-local)."""
-    from web.verify import local_time
+    from web.i18n import local_time
 
     store = deps.store()
     out = []

@@ -24,8 +24,8 @@ from flask_login import current_user
 
 from core import render
 
-__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "check_label", "check_status", "outcome_label",
-           "page_language", "percent", "select_locale", "use_game_language", "verdict"]
+__all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "check_label", "check_status", "local_time",
+           "outcome_label", "page_language", "percent", "select_locale", "use_game_language", "verdict"]
 
 DEFAULT_LANGUAGE = "es"
 LANGUAGES = ("es", "en")
@@ -113,3 +113,23 @@ def check_label(name: str) -> str:
 def check_status(ok: bool | None) -> str:
     """The page's word for a check's result: passed, failed or not checked."""
     return str(_CHECK_STATUS[ok])
+
+
+def local_time(utc_iso: Any, zone: Any) -> str:
+    """``2026-11-29T18:30:00.123456+00:00`` in ``zone`` (a game's or a record's IANA zone) as
+    ``2026-11-29 19:30``: how the pages show a stored time (issue 26: the masters' pages showed
+    ISO UTC with microseconds).  Also a template filter: ``{{ t|local_time(game.timezone) }}``.
+    ``""`` for an empty value; the first 16 characters when it cannot be read.  Never raises."""
+    from datetime import datetime
+
+    from core import calendar
+
+    utc_iso = "" if utc_iso is None else str(utc_iso)
+
+    try:
+        when = datetime.fromisoformat(utc_iso)
+        if when.tzinfo is None:
+            raise ValueError("naive time")
+        return when.astimezone(calendar.zone(str(zone or calendar.DEFAULT_TZ))).strftime("%Y-%m-%d %H:%M")
+    except (ValueError, TypeError, KeyError):  # a bad stored value or zone: shown as stored
+        return utc_iso[:16].replace("T", " ")

@@ -8,10 +8,14 @@ Filled from: the next game-day rollover (:func:`core.calendar.next_rollover` in 
 game's zone), the seed commitments and reveals
 (:meth:`worker.keystore.Keystore.commitments`), and the game state in Redis
 (:mod:`worker.state`: extended actions and teamwork, open contests, retries, downtime
-notices, inactivity marks and the notices Narrador posted).  Each item is a plain
+notices, inactivity marks and the notices Narrador posted).  Issue 26 added the teamwork
+efforts, read through :func:`worker.state.actions.list_teamwork` as the extended actions are.  Each item is a plain
 mapping:
 
 - ``extended_actions``: ``{"character", "name", "total", "target", "rolls"}``
+- ``teamwork``: ``{"name", "total", "target", "rolls", "participants"}`` of the open efforts
+  (``target`` ``None`` when the effort just sums; ``participants`` the master's list, else who
+  rolled so far)
 - ``contests``: ``{"name", "sides", "opened_at", "expires_at"}``
 - ``retries``: ``{"character", "name", "attempts", "difficulty"}``
 - ``absences``: ``{"player", "until", "reason"}``
@@ -64,6 +68,7 @@ class RunningState:
     seeds: list[dict[str, Any]] = field(default_factory=list)
     seed_error: str = ""
     extended_actions: list[dict[str, Any]] = field(default_factory=list)
+    teamwork: list[dict[str, Any]] = field(default_factory=list)
     contests: list[dict[str, Any]] = field(default_factory=list)
     retries: list[dict[str, Any]] = field(default_factory=list)
     absences: list[dict[str, Any]] = field(default_factory=list)
@@ -91,6 +96,15 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
         extended.append({"character": env.get("character", ""), "name": env.get("name", ""),
                          "total": st.get("total", 0), "target": st.get("target", 0),
                          "rolls": len(st.get("history") or ())})
+    teamwork = []
+    for env in actions.list_teamwork(r, gid, limit=MAX_ITEMS):
+        st = env.get("state") or {}
+        if st.get("status", ActionStatus.OPEN) != ActionStatus.OPEN:
+            continue
+        history = st.get("history") or ()
+        rollers = list(dict.fromkeys(str(h[0]) for h in history if h))
+        teamwork.append({"name": env.get("name", ""), "total": st.get("total", 0), "target": st.get("target"),
+                         "rolls": len(history), "participants": list(st.get("participants") or ()) or rollers})
     contests = []
     for name in r.zrange(game_key(gid, "contests", "open"), 0, MAX_ITEMS - 1):
         raw = r.get(game_key(gid, "contest", name))
@@ -118,7 +132,7 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
     inactive += [{"player": n.who, "character": "", "thread": f"{n.forum}:{n.thread}",
                   "since": n.created.isoformat(timespec="minutes"), "state": f"notice_{n.status}"}
                  for n in outbox.recent(r, gid, limit=50) if n.kind == "inactivity"]
-    return {"extended_actions": extended, "contests": contests, "retries": retries,
+    return {"extended_actions": extended, "teamwork": teamwork, "contests": contests, "retries": retries,
             "absences": away, "inactivity": inactive}
 
 

@@ -83,8 +83,9 @@ def import_file(game: str):
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         flash(_("El archivo no es YAML ni JSON válido: %(error)s", error=str(exc)[:200]), "bad")
     except SheetError as exc:
-        for path, what in exc.problems[:50]:
-            flash(f"{path}: {what}", "bad")
+        lang = i18n.page_language()  # the game's, or the master's own (issue 26: these were English)
+        for problem in exc.details[:50]:
+            flash(f"{problem.path}: {state_messages.sheet_problem(problem, lang)}", "bad")
         flash(_("No se ha importado nada."), "bad")
     else:
         flash(_("Importados: %(created)d nuevos, %(updated)d actualizados.",

@@ -107,7 +107,7 @@ class Stats:
         observed_successes / expected_successes: over the modelled rolls.
         botches / expected_botches: over the modelled rolls (expected = sum of P(botch)).
         faces: counts of faces 1..10 over all rolls (``faces[0]`` is the 1s).
-        luck: ``(time_utc, cumulative observed - expected successes)`` after each modelled
+        luck: ``(game_day, cumulative observed - expected successes)`` after each modelled
             roll, oldest first.
     """
 
@@ -209,5 +209,8 @@ def compute_stats(records: Iterable[Mapping[str, Any]]) -> tuple[Stats, dict[str
             stats.expected_successes += expected
             stats.botches += record.get("outcome") == "botch"
             stats.expected_botches += p_botch
-            stats.luck.append((str(record.get("time_utc", "")), stats.luck_total))
+            # the record's game day (core.calendar, the game's zone), as the audit page shows
+            # it, not the UTC date (issue 26)
+            day = str(record.get("game_day") or str(record.get("time_utc", ""))[:10])
+            stats.luck.append((day, stats.luck_total))
     return game, players

@@ -17,11 +17,13 @@ from datetime import date
 from typing import Any
 
 from flask import Blueprint, abort, jsonify, render_template
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from core import record as records
 from core.derive import SEED_BYTES
 from web import deps, i18n
+from web.i18n import local_time
 from worker.keystore import KeystoreError
 
 bp = Blueprint("verify", __name__)
@@ -116,23 +118,79 @@ def roll_page(roll_id: str):
         "verify.html", envelope=envelope, record=record, report=report, seed=seed,
         secret=secret, revealed=revealed, record_hash=record_hash,
         revealed_at=local_time(revealed["at"], record.get("tz")) if revealed and revealed.get("at") else "",
+        details=roll_details(record),
     )
 
 
-def local_time(utc_iso: str, zone: Any) -> str:
-    """``2026-11-29T18:30:00+00:00`` in ``zone`` (the record's IANA zone, as its
-    ``time_local``) as ``2026-11-29 19:30``; the first 16 characters when it cannot be read."""
-    from datetime import datetime
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` if it is a dict, else an empty one (a record's params as stored)."""
+    return value if isinstance(value, dict) else {}
 
-    from core import calendar
+
+def _ruleset_facts(record: dict[str, Any]) -> tuple[str, int | str]:
+    """The record's effective specialty mode (``double``, ``reroll``, ``off``: its options with
+    the ruleset's default filled in) and the ruleset's default difficulty (an NPC's when its tag
+    gives none); ``("", "?")`` when the record's ruleset or options cannot be read."""
+    from core.errors import RulesError
+    from core.rules import get_ruleset, options_for
 
     try:
-        when = datetime.fromisoformat(utc_iso)
-        if when.tzinfo is None:
-            raise ValueError("naive time")
-        return when.astimezone(calendar.zone(str(zone or calendar.DEFAULT_TZ))).strftime("%Y-%m-%d %H:%M")
-    except (ValueError, TypeError, KeyError):  # a bad stored value or zone: shown as stored
-        return utc_iso[:16].replace("T", " ")
+        ruleset = get_ruleset(str(record.get("ruleset", "")))
+        return options_for(ruleset, _mapping(record.get("options"))).specialty_mode(ruleset), ruleset.default_difficulty
+    except (RulesError, TypeError, ValueError):
+        return "", "?"
+
+
+def roll_details(record: dict[str, Any]) -> list[str]:
+    """What the record's ``params`` add to the dice, in the page's language (the one catalogue):
+    Willpower spent, the specialty, the dice added or taken away, stunt dice, the multiple-action
+    penalty, a human's capped pool, an automatic success, the successes needed, and an NPC's
+    dice rolled beside the roll.
+
+    Without them, counting the faces by hand gives one success fewer than shown after a
+    Willpower point (issue 26; vampiro-reglas.txt «Éxitos Automáticos»: spending Willpower gives
+    "un éxito automático").  Unknown or malformed params are left out.  Never raises.
+    """
+    params = _mapping(record.get("params"))
+    spec = _mapping(params.get("spec"))
+    specialty_mode, default_difficulty = _ruleset_facts(record)
+    lines: list[str] = []
+    if params.get("willpower") is True:
+        lines.append(_("Fuerza de Voluntad gastada: +1 éxito automático, ya sumado en los éxitos"))
+    if params.get("specialty") is True:
+        lines.append({
+            "double": _("Especialidad: cada 10 cuenta dos éxitos"),
+            "reroll": _("Especialidad: cada 10 se vuelve a tirar (los dados de más van al final de la lista)"),
+        }.get(specialty_mode, _("Especialidad: sin efecto con estas reglas")))
+    modifier = spec.get("modifier")
+    if isinstance(modifier, int) and not isinstance(modifier, bool) and modifier:
+        signed = f"{modifier:+d}".replace("-", "−")
+        lines.append(_("Dados añadidos: %(n)s", n=signed))
+    action = params.get("action")
+    if isinstance(action, dict) and isinstance(action.get("penalty"), int):
+        lines.append(_("Acción %(index)s de %(of)s: −%(penalty)s dados", index=action.get("index", "?"),
+                       of=action.get("of", "?"), penalty=action["penalty"]))
+    stunt = params.get("stunt_dice")
+    if isinstance(stunt, int) and stunt:
+        lines.append(_("Acrobacia: %(n)s dados más en la reserva", n=stunt))
+    pending = params.get("stunt_pending")
+    if isinstance(pending, int) and pending:
+        lines.append(_("Acrobacia de %(n)s dados pendiente del Narrador: no se tiraron", n=pending))
+    marks = params.get("marks")
+    marks = marks if isinstance(marks, list) else []
+    if "human_pool_capped" in marks:
+        lines.append(_("Humano normal: la reserva se limitó a 10 dados"))
+    if params.get("automatic") is True:
+        lines.append(_("Éxito automático: no se tiran dados"))
+    needed = params.get("successes_required")
+    if isinstance(needed, int) and needed > 1:
+        lines.append(_("Éxitos necesarios: %(n)s", n=needed))
+    versus = spec.get("versus")
+    if isinstance(versus, dict) and isinstance(versus.get("npc_pool"), int):
+        npc_difficulty = versus.get("npc_difficulty") or default_difficulty
+        lines.append(_("Contra un PNJ de %(n)s dados a dificultad %(d)s: sus dados salen de la misma semilla y "
+                       "no están en esta lista", n=versus["npc_pool"], d=npc_difficulty))
+    return lines
 
 
 @bp.get("/keys")

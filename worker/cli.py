@@ -586,9 +586,11 @@ def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, syst
          lang: str | None, as_json: bool) -> None:
     """Show what each roll tag of a post means (a file path, '-' for stdin, or the text itself).
 
+    Tags are numbered from 1 (#1, #2...); ``--json`` keeps each tag's 0-based ``index``.
     Exit code 2 when any tag is malformed (each gets its explanation).
     """
     from core.tags import extract_rolls
+    from core.tags.find import BROKEN_INDEX
     from core.tags.messages import describe_spec, error_message
     from worker.extract import author_text
 
@@ -635,7 +637,9 @@ def tags(file_or_text: str, fmt: str, config: str | None, game: str | None, syst
         for p in found:
             what = describe_spec(p.spec, language, ruleset_id) if p.spec is not None else (
                 "error: " + (error_message(p.error, language) if p.error is not None else ""))
-            click.echo(f"#{p.index if p.spec is not None or p.index < 1000 else '!'} {p.raw} -> {what}")
+            # numbered from 1, as players count (issue 26); a broken tag (index 1000 + n) is "#!"
+            number = p.index + 1 if p.spec is not None or p.index < BROKEN_INDEX else "!"
+            click.echo(f"#{number} {p.raw} -> {what}")
     if bad:
         sys.exit(EXIT_BAD_INPUT)
 

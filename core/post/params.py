@@ -82,7 +82,10 @@ def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
     """Who rolled which action: author (casefolded) and the roll's parameters but the comment.
 
     Two rolls with the same fingerprint in a thread are "the same action rolled again"
-    (32 hex digits).
+    (32 hex digits), unless the later one counts toward an extended action, a teamwork effort,
+    a contest or a multiple action: the fingerprint leaves such an action's progress out on
+    purpose, and :mod:`core.post.resolve` does not flag those rolls (issue 26: the second roll
+    of an extended action was shown "repetida").
     """
     key = [author.casefold(), params.get("pool"), params.get("difficulty"), params.get("willpower"),
            params.get("specialty"), params.get("stress"), _spec_without_comment(params.get("spec"))]

@@ -58,11 +58,12 @@ from core.post.model import (
 from core.post.params import action_fingerprint, json_safe, pre_fingerprint, roll_params
 from core.scenes import turn_of
 from core.sheets import CharacterSheet, resolve_pool
-from core.tags import corrected_tag
+from core.tags import corrected_tag, willpower_as_flag
 from core.tags.messages import cheat_sheet, error_message, with_suggestion
 from core.tags.model import ParsedTag, RollSpec
 
-__all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "stunt_credit_for", "stunt_lines"]
+__all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "state_refusal", "stunt_credit_for",
+           "stunt_lines"]
 
 #: Life of a welcome-back claim (seconds): longer than any absence episode it guards.
 WELCOME_CLAIM_TTL = 90 * 24 * 3600
@@ -82,6 +83,21 @@ def query_for(game: str, forum: str, thread: str, post_id: str, author: str,
                                      if s.versus is not None and _player_contest(s) and not s.teamwork)),
         fingerprints=tuple(dict.fromkeys(pre_fingerprint(author, s) for s in specs)),
     )
+
+
+def state_refusal(err: StateError, raw: str, lang: str, ruleset_id: str) -> str:
+    """The reply's sentence for a tag the game state refuses (``err``, raised while resolving
+    the tag ``raw`` as written), with the corrected tag when there is one (issue 26): the
+    full trait names for an abbreviation or a misspelling (``replacements``,
+    :func:`core.tags.corrected_tag`), the point spent for a Willpower word joined to a trait
+    (:func:`core.tags.willpower_as_flag`).  Never raises."""
+    message = messages.error_message(err, lang)
+    replacements = err.params.get("replacements")
+    if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
+        return with_suggestion(message, corrected_tag(raw, replacements), lang)
+    if err.code == "ten_point_trait_combined" and (fixed := willpower_as_flag(raw, ruleset_id)):
+        return with_suggestion(message, fixed, lang)  # "Destreza y FV": "Destreza fv"
+    return message
 
 
 def _player_contest(spec: RollSpec) -> bool:
@@ -247,11 +263,7 @@ class _Decision:
         try:
             rolled = self._roll(tag, spec)
         except StateError as err:
-            message = messages.error_message(err, self.lang)
-            replacements = err.params.get("replacements")
-            if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
-                message = with_suggestion(message, corrected_tag(tag.raw, replacements), self.lang)
-            self.problem(tag, message)
+            self.problem(tag, state_refusal(err, tag.raw, self.lang, self.ruleset.id))
             return
         except TagError as err:
             self.problem(tag, error_message(err, self.lang))
@@ -415,15 +427,25 @@ class _Decision:
                 base_difficulty: int, needed: int | None, stress: bool, action: dict[str, Any] | None,
                 marks: list[str], notes: list[str], result: rules.RollResult, vrf_key_id: str | None,
                 vrf_proof: str | None) -> None:
-        """Sign the roll's record, feed the roll to its actions, and build its reply line."""
+        """Feed the roll to its actions, sign its record, and build its reply line.
+
+        The record's ``rolled_again`` flag (issue 5: a player rolling the same action again is
+        flagged) is never set on a roll that counts toward an extended action, a teamwork
+        effort, a contest or a multiple action: rolling again is how those go on (vampiro-reglas.txt
+        «Acciones Extendidas»: "tirarás una y otra vez en turnos consecutivos"; issue 26 found
+        the second roll of an extended action flagged "repetida").  A roll the action rejects
+        (a second extended roll in one turn) is still the same action rolled again."""
         inp, ruleset = self.inp, self.ruleset
         params = roll_params(spec, pool=pool + stunt_dice, difficulty=difficulty, stress=stress,
                              successes_required=needed, stunt_dice=stunt_dice, stunt_pending=stunt_pending,
                              action=action, marks=marks)
+        rid = records.roll_id(derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index))
+        ref = post_actions.RollRef(inp.forum, inp.post_id, tag.index, inp.now, inp.thread, inp.url, rid)
+        action_notes, counted = self._actions(spec, result, difficulty, ref)
         fingerprint = RollFingerprint(pre_fingerprint(inp.author, spec), action_fingerprint(inp.author, params))
         seen = self.rolled.setdefault(fingerprint.pre, [])
-        rolled_again = fingerprint.full in seen
-        if not rolled_again:
+        rolled_again = fingerprint.full in seen and not counted and action is None
+        if fingerprint.full not in seen:
             seen.append(fingerprint.full)
         self.fingerprints.append(fingerprint)
         envelope = records.build_signed_record(
@@ -437,10 +459,9 @@ class _Decision:
             vrf_key_id=vrf_key_id, vrf_proof=vrf_proof,
         )
         record = envelope["record"]
-        rid = str(record["roll_id"])  # type: ignore[index]
+        assert record["roll_id"] == rid  # type: ignore[index]  # the same roll key
         self.envelopes.append(envelope)
-        ref = post_actions.RollRef(inp.forum, inp.post_id, tag.index, inp.now, inp.thread, inp.url, rid)
-        notes += self._actions(spec, result, difficulty, ref)
+        notes += action_notes
         if spec.retry:
             outcome = post_actions.retry_attempt(self.retries.get(ident(self.who)), ruleset.id, spec.retry,
                                                  base_difficulty, result.outcome, stress=result.stress,
@@ -456,8 +477,10 @@ class _Decision:
         ))
 
     def _actions(self, spec: RollSpec, result: rules.RollResult, difficulty: int,
-                 ref: post_actions.RollRef) -> list[str]:
-        """Feed the roll to its named teamwork, contest or extended action; the reply notes.
+                 ref: post_actions.RollRef) -> tuple[list[str], bool]:
+        """Feed the roll to its named teamwork, contest or extended action: the reply notes, and
+        whether the roll counted toward the action (False when the action rejected it, or
+        there is none).
 
         A contest with another character (``vs "name"``) comes before the extended action:
         ``vs "pulso" ext 3`` is an extended contest (vampiro-reglas.txt «Acción Enfrentada»:
@@ -467,7 +490,7 @@ class _Decision:
         """
         player_contest = _player_contest(spec)
         if not (spec.extended or spec.teamwork or player_contest):
-            return []
+            return [], False
         inp, ruleset, who = self.inp, self.ruleset, self.who
         target = spec.extended.target if spec.extended else None
         if spec.teamwork:
@@ -502,7 +525,7 @@ class _Decision:
             if outcome.changed:  # a second roll in the turn changes nothing
                 self.extended[key] = outcome.state
                 self.changes.append(ExtendedSaved(who, ext.name, outcome.state))
-        return outcome.texts(self.lang)
+        return outcome.texts(self.lang), outcome.counted and outcome.changed
 
     def _npc_contest(self, tag: ParsedTag, spec: RollSpec, result: rules.RollResult) -> list[str]:
         """``vs N dif D``: roll the NPC's pool at once and compare (a resisted action).

@@ -11,6 +11,7 @@ Public API:
     extract_rolls(text, *, ruleset_id="vampiro") -> list[ParsedTag]
     normalize_trait(name) -> str
     corrected_tag(raw, replacements) -> str   (the tag a refusal suggests)
+    willpower_as_flag(raw) -> str | None      (Destreza y FV -> Destreza fv, for a refusal)
     RollSpec, ExtendedSpec, VersusSpec, TagMatch, ParsedTag
     MAX_TAGS, MAX_TAG_CHARS, MAX_DICE
 Player-facing texts: ``core.tags.messages`` (``error_message``, ``cheat_sheet``).
@@ -26,7 +27,7 @@ from core.tags.model import (
     error_to_dict,
     normalize_trait,
 )
-from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, corrected_tag, parse_tag
+from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, corrected_tag, parse_tag, willpower_as_flag
 
 __all__ = [
     "MAX_DICE",
@@ -43,4 +44,5 @@ __all__ = [
     "find_tags",
     "normalize_trait",
     "parse_tag",
+    "willpower_as_flag",
 ]

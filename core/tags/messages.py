@@ -96,6 +96,11 @@ _TEXTS = {
         "el éxito automático es solo para acciones simples: quita «auto» o quita ext, equipo y vs"
     ),
     "willpower_one_point": N_("solo se gasta un punto de Fuerza de Voluntad por turno: escribe fv (o +1 FV)"),
+    "willpower_count": N_("«{found}»: para gastar Fuerza de Voluntad basta con fv, sin número (un punto por turno)"),
+    "count_before_pool": N_(
+        "«{found}» va delante de los dados: escribe primero los dados (un número o los Rasgos) y después "
+        "«{keyword} {value}»"
+    ),
     "willpower_sign": N_(
         "para gastar Fuerza de Voluntad escribe fv sin signo: [tirada]5 fv[/tirada] (o +1 FV)"
     ),
@@ -192,7 +197,7 @@ def with_suggestion(message: str, tag: str, lang: str = "es") -> str:
     the corrected tag a refusal shows (issue 26).  ``tag`` is the whole tag, brackets
     included.  Never raises."""
     t = Words(lang, _TEXTS)
-    return message + (" " if message.endswith((".", "?", "!", ")")) else ". ") + t["did_you_mean"].format(tag=tag)
+    return message + (" " if message.endswith((".", "?", "!")) else ". ") + t["did_you_mean"].format(tag=tag)
 
 
 def _expected(description: str, lang: str) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "fold",
     "parse_tag",
     "ruleset_family",
+    "willpower_as_flag",
 ]
 
 #: Most dice one roll may throw (numeric pool plus modifiers, or an NPC pool) — issue 4.
@@ -129,6 +130,8 @@ _COMBAT_EXCLUDES = {
              "stunt"),
     "attack": ("extended", "teamwork", "retry"),
 }
+#: Every spelling of Willpower as a trait name (folded): the WP_KW keyword's and "fuerza de voluntad".
+_WILLPOWER_TRAIT = re.compile(r"(fuerza\s+de\s+voluntad|willpower|voluntad|f\.\s?d\.\s?v\.?|f\.\s?v\.?|fdv|fv|wp)")
 _FLAG_FIELDS = {
     "WP_KW": "willpower",
     "SPEC_KW": "specialty",
@@ -240,7 +243,7 @@ def _parse_remembered(body: str, ruleset_id: str) -> RollSpec:
     return _parse(body, ruleset_id=ruleset_id)
 
 
-def _parse(body: str, *, ruleset_id: str) -> RollSpec:
+def _parse(body: str, *, ruleset_id: str, check_suggestion: bool = True) -> RollSpec:
     if len(body) > MAX_TAG_CHARS:
         raise TagError(
             f"tag body has {len(body)} characters, at most {MAX_TAG_CHARS} are allowed",
@@ -257,7 +260,23 @@ def _parse(body: str, *, ruleset_id: str) -> RollSpec:
             raise _syntax_error(exc, body) from None
         return _assemble(_tree(tree.children[0]), body, ruleset_family(ruleset_id))
     except TagError as err:
-        raise _hint(err, body, folded) from None
+        err = _hint(err, body, folded)
+        raise (_checked_suggestion(err, ruleset_id) if check_suggestion else err) from None
+
+
+def _checked_suggestion(err: TagError, ruleset_id: str) -> TagError:
+    """``err`` without its ``suggestion`` when the suggested body does not parse itself: a
+    refusal never shows a tag that would be refused too (audit of issue 26: ``dif siete``
+    suggested ``[tirada]dif 7[/tirada]``, which has no dice).  One more parse, only on the
+    error path; the suggestion's own suggestion is not followed."""
+    suggestion = err.params.get("suggestion")
+    if not isinstance(suggestion, str):
+        return err
+    try:
+        _parse(suggestion, ruleset_id=ruleset_id, check_suggestion=False)
+    except TagError:
+        del err.params["suggestion"]
+    return err
 
 
 # "Dificultad 7: Destreza+Atletismo": a tag that starts with its difficulty and a ":" (issue 26)
@@ -289,7 +308,7 @@ _HINTS = (
 #: The errors each hint may replace (a hint never hides an error about a well-formed tag).
 _HINT_REPLACES = {
     "not_d10": ("syntax", "mixed_pool", "duplicate_pool"),
-    "spend_word": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits"),
+    "spend_word": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits", "willpower_count"),
     "willpower_sign": ("syntax", "mixed_pool", "duplicate_pool", "too_many_traits"),
     "willpower_trait_with_pool": ("mixed_pool",),
 }
@@ -457,15 +476,61 @@ def _trait_text(child: lark.Token | Node, body: str) -> tuple[str, int]:
 
 def _assemble(node: Node, body: str, family: str) -> RollSpec:
     """Check the meaning of a parse tree and build the spec (see :func:`parse_tag`)."""
-    comment = ""
+    if node.data == "help_tag":
+        return RollSpec(help=True, comment=_comment(node, body)[0])
+    return _assembly(node, body, family).spec()
+
+
+def _comment(node: Node, body: str) -> tuple[str, int]:
+    """The tag's comment (after ``#``, ``:``, ``//``, ``!`` or ``¡``), stripped, or ``""``, and
+    where its marker starts in ``body`` (``len(body)`` without a comment)."""
     if node.children and isinstance(node.children[-1], lark.Tree) and node.children[-1].data == "comment":
         tok = _tok(node.children[-1].children[0])
         marker = 2 if str(tok).startswith("//") else 1
-        comment = body[_start(tok) + marker:].strip()
-    if node.data == "help_tag":
-        return RollSpec(help=True, comment=comment)
+        return body[_start(tok) + marker:].strip(), _start(tok)
+    return "", len(body)
+
+
+def _assembly(node: Node, body: str, family: str) -> _Assembly:
+    """A fresh :class:`_Assembly` of a ``roll`` tree's items."""
     items = [c for c in node.children if isinstance(c, lark.Tree) and c.data != "comment"]
-    return _Assembly(body, family, items, comment).spec()
+    comment, comment_pos = _comment(node, body)
+    return _Assembly(body, family, items, comment, comment_pos)
+
+
+def willpower_as_flag(raw: str, ruleset_id: str = "vampiro") -> str | None:
+    """The tag a refusal of a Willpower word joined to a trait suggests: ``raw`` (a whole tag,
+    ``[tirada]Destreza y FV dif 6[/tirada]``) with the word and its joiner written as the
+    ``fv`` that spends a point, after the other trait (``[tirada]Destreza fv dif 6[/tirada]``),
+    whatever the order, joiner (``+``, ``y``, ``and``) or spelling (``FV``, ``FdV``, ``F.V.``,
+    ``voluntad``, ``willpower``, ``WP``, ``Fuerza de Voluntad``).
+
+    vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para una
+    tirada, no se podrá añadir ningún otro Rasgo": such a tag is the two traits and is refused
+    (``ten_point_trait_combined``, :func:`core.sheets.resolve_pool`); this is the other thing
+    its writer may have meant.  ``None`` when the tag does not parse, names no Willpower word
+    beside another trait, or the suggestion would not itself parse with one point spent.
+    Never raises.
+    """
+    opened, closed = raw.find("]") + 1, raw.rfind("[/")
+    if opened <= 0 or closed < opened or closed - opened > MAX_TAG_CHARS:
+        return None
+    body = raw[opened:closed]
+    try:
+        node = _tree(_parser().parse(_leading_difficulty_colon(fold(body))).children[0])
+        if node.data != "roll":
+            return None
+        work = _assembly(node, body, ruleset_family(ruleset_id))
+        work.spec()
+        fixed = work.willpower_flag_body()
+        if fixed is None:
+            return None
+        spec = parse_tag(fixed, ruleset_id=ruleset_id)
+    except (UnexpectedInput, TagError):
+        return None
+    if not spec.willpower or len(spec.traits) != len(work.traits) - 1:
+        return None
+    return raw[:opened] + fixed + raw[closed:]
 
 
 _POOL_MESSAGE = "a roll has one pool: a number or traits joined by +"
@@ -488,8 +553,9 @@ class _Assembly:
              "actions", "action_index", "extended", "interval", "team", "retry", "versus", "and_word",
              "combat", "damage_type", "spend", "as_character")
 
-    def __init__(self, body: str, family: str, items: list[Node], comment: str) -> None:
+    def __init__(self, body: str, family: str, items: list[Node], comment: str, comment_pos: int) -> None:
         self.body, self.family, self.items, self.comment = body, family, items, comment
+        self.comment_pos = comment_pos  # where the comment's marker starts (len(body) without one)
         self.options: dict[str, object] = {}
         self.option_pos: dict[str, int] = {}
         self.pool: int | None = None
@@ -499,10 +565,16 @@ class _Assembly:
         self.trait_group_started = False
         self.modifier = 0
         self.flags: list[lark.Token] = []
+        self.flag_items: dict[int, int] = {}  # a flag token's position -> its item's index
+        # each trait's span by its position: (where its joiner starts, where its name starts,
+        # where it ends with its rating); the joiner is the name's start for the first trait
+        self.trait_spans: dict[int, tuple[int, int, int]] = {}
         self.last_versus: tuple[str, Node] | None = None  # lets `vs N dif M` give the NPC's dif
         self.index = 0
         self.carried: lark.Token | None = None  # "3 acciones": the number for the next keyword
         self.inline: list[tuple[int, lark.Token]] = []  # "Destreza 3": (trait index, rating token)
+        # "Destreza+Atletismo 2 FV": the 2 and the FV (a rating, unless the only one written)
+        self.rating_before_willpower: tuple[lark.Token, lark.Token] | None = None
         self.reasons: list[str] = []  # "-2 por heridas", echoed with the comment
 
     # ---- the walk ---------------------------------------------------------------------
@@ -561,20 +633,36 @@ class _Assembly:
             previous.children[-1 if previous.data == "trait_pool" else 1], lark.Tree)
         has_pool = self.pool is not None or bool(self.traits)
         if following is not None and has_pool and _willpower_after(following, item.children, self.body):
+            wp = following.children[0]
+            filler = self._filler_before(tok)
+            if filler is not None:  # "con 1 FV": refused, "con FV" suggested
+                raise TagError(
+                    "a number of Willpower points: write fv", code="willpower_count",
+                    position=filler, found=_text(self.body, filler, _end(wp)),
+                    suggestion=self._corrected(_start(tok), _end(tok), ""),
+                )
             if int(tok) == 1:
                 return True  # the flag item that follows spends the point
             if not after_trait:
-                wp = following.children[0]
                 raise TagError(
                     "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
                     position=_start(tok), found=_text(self.body, _start(tok), _end(wp)),
                     suggestion=self._corrected(_start(tok), _end(tok), ""),
                 )
+            self.rating_before_willpower = (tok, _tok(wp))  # a rating, unless the only one (_check_whole)
         if after_trait and self.ratings and self.ratings[-1] is None:
             self.ratings[-1] = _rating(tok)
             self.inline.append((len(self.ratings) - 1, tok))
             return True
         return False
+
+    def _filler_before(self, tok: lark.Token) -> int | None:
+        """Where a ``con`` / ``with`` written right before the number ``tok`` starts (the
+        grammar ignores it before ``N FV``: ``Destreza+Atletismo con 1 FV``), or ``None``."""
+        previous = self._previous()
+        start = _end(previous) if previous is not None else 0
+        m = re.search(r"(?<![^\W\d_])(con|with)\s+$", fold(self.body[start:_start(tok)]))
+        return start + m.start() if m is not None else None
 
     def _counted(self, item: Node, option: str) -> None:
         """``acciones 3`` / ``éxitos 3``, or the bare keyword with the number carried from
@@ -586,12 +674,33 @@ class _Assembly:
             self.set_option(option, _int(numbers[-1], option), _start(kw), str(kw))
             return
         if self.carried is None:
+            previous = self._previous()
+            if (self.index == 1 and previous is not None and previous.data == "number_pool"
+                    and len(previous.children) == 1 and self.pool_pos == _start(previous) and self.pool is not None):
+                self._count_before_pool(previous, kw)
             raise TagError(
                 f"a number must go with {kw}", code="syntax", position=_end(kw), found="",
                 expected=("number",),
             )
         number, self.carried = self.carried, None
         self.set_option(option, _int(number, option), _start(number), str(kw))
+
+    def _count_before_pool(self, number: Node, kw: lark.Token) -> None:
+        """Refuse ``3 acciones Destreza+Atletismo`` / ``necesita 3 éxitos Destreza``: a count
+        written first, where the dice go (is ``3`` the dice or the actions?), with the count
+        moved after the dice (``Destreza+Atletismo acciones 3``) suggested."""
+        body = self.body
+        start = _start(number)
+        need = re.search(r"(?<![^\W\d_])(necesitas|necesita|necesito|necesitan|needs|need)\s+$", fold(body[:start]))
+        if need is not None:  # "necesita 3 éxitos": the filler goes with its number
+            start = need.start()
+        keyword = body[_start(kw):_end(kw)]
+        rest, cut = body[:start] + body[_end(kw):self.comment_pos], body[self.comment_pos:]
+        raise TagError(
+            "a count before the dice: write the dice first", code="count_before_pool", position=start,
+            found=_text(body, start, _end(kw)), keyword=keyword, value=int(_tok(number.children[0])),
+            suggestion=" ".join(f"{rest} {keyword} {_tok(number.children[0])} {cut}".split()),
+        )
 
     # ---- one method per grammar rule --------------------------------------------------
     def number_pool(self, item: Node) -> None:
@@ -601,10 +710,21 @@ class _Assembly:
         if len(kids) == 1 and _tok(kids[0]).type == "INT" and self.index and self._number_read_elsewhere(item):
             return
         if self.pool is not None or self.traits:
-            raise TagError(
-                _POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
-                position=pos, found=_text(self.body, pos, _end(kids[-1])),
-            )
+            previous = self._previous()
+            if len(kids) == 1 and previous is not None and self._after_willpower_word():
+                # "Destreza+Atletismo FV 1": one point is "fv"; the number after it is refused
+                wp = _tok(previous.children[0])
+                raise TagError(
+                    "a number of Willpower points: write fv", code="willpower_count", position=_start(wp),
+                    found=_text(self.body, _start(wp), _end(kids[0])),
+                    suggestion=self._corrected(_end(wp), _end(kids[0]), ""),
+                )
+            err = TagError(_POOL_MESSAGE, code="duplicate_pool" if self.pool is not None else "mixed_pool",
+                           position=pos, found=_text(self.body, pos, _end(kids[-1])))
+            if self.pool is None and _tok(kids[0]).type == "INT":
+                # "Destreza+Atletismo 5 dados": the message says +N adds dice; show it
+                err.params["suggestion"] = self._corrected(pos, pos, "+")
+            raise err
         self.pool, self.pool_pos = _int(kids[0], "pool"), pos
 
     def trait_pool(self, item: Node) -> None:
@@ -616,8 +736,10 @@ class _Assembly:
                 position=_start(kids[0]), found=_trait_text(kids[0], self.body)[0],
             )
         self.trait_group_started = True
-        self.traits.append(_trait_text(kids[0], self.body))
+        name, tpos = _trait_text(kids[0], self.body)
+        self.traits.append((name, tpos))
         self.ratings.append(_rating(kids[1]) if len(kids) > 1 else None)
+        self.trait_spans[tpos] = (tpos, tpos, _end(kids[-1]))
 
     def signed(self, item: Node) -> None:
         """``+2``, ``-1 dados``, ``-2 por heridas``, ``+Atletismo``, ``y Atletismo``, ``+1 FV``:
@@ -638,11 +760,13 @@ class _Assembly:
                     "a trait cannot be subtracted", code="negative_trait",
                     position=pos, found=self.body[pos:_end(target)],
                 )
-            if self.pool is not None or (not self.trait_group_started and _tok(first).type == "AND_KW"):
+            if self.pool is not None or (not self.trait_group_started and _tok(first).type == "AND_KW"
+                                         and not self._after_willpower_word()):
                 raise TagError(_POOL_MESSAGE, code="mixed_pool", position=tpos, found=name)
             self.trait_group_started = True
             self.traits.append((name, tpos))
             self.ratings.append(_rating(kids[2]) if len(kids) > 2 else None)
+            self.trait_spans[tpos] = (pos, tpos, _end(kids[-1]))
             return
         following = self._next()
         if following is not None and _willpower_after(following, kids, self.body):
@@ -692,7 +816,9 @@ class _Assembly:
 
     def flag(self, item: Node) -> None:
         """``fv``, ``esp``, ``auto``, ``estres``, ``secreta``: a yes/no option."""
-        self.flags.append(_tok(item.children[0]))
+        tok = _tok(item.children[0])
+        self.flags.append(tok)
+        self.flag_items[_start(tok)] = self.index
 
     def stunt(self, item: Node) -> None:
         """``acrobacia 2``: stunt dice (1-3, exaltado-reglas.txt "ACROBACIAS")."""
@@ -850,30 +976,86 @@ class _Assembly:
             )
 
     def _willpower_as_trait(self) -> None:
-        """``voluntad`` / ``willpower`` as the trait rather than "spend a point".
+        """A Willpower word joined to a trait is the trait rather than "spend a point".
 
-        Joined to a trait by "+" it is the trait, whichever side it is on: "Voluntad+Destreza"
-        read the word as "spend a point" and rolled Destreza alone, while "Destreza+Voluntad"
-        was refused (issue 26, rule 3).  As a trait it meets vampiro-reglas.txt «Puntuaciones»
-        (with Humanidad or Fuerza de Voluntad "no se podrá añadir ningún otro Rasgo") at
-        resolution, and no point is spent by a misreading.  Alone it is the Willpower trait
-        being rolled (issue 4 keeps it a flag otherwise): "[tirada]Voluntad dif 8[/tirada]".
+        vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para
+        una tirada, no se podrá añadir ningún otro Rasgo".  Joined to a trait by ``+``, ``y``
+        / ``e`` or ``and``, on either side and in any spelling (``FV``, ``FdV``, ``F.V.``,
+        ``voluntad``, ``willpower``, ``WP``; ``Fuerza de Voluntad`` is always the trait), the
+        word is the Willpower trait: ``Voluntad+Destreza``, ``Destreza y Voluntad`` and
+        ``FV+Destreza`` read the word as "spend a point" and rolled Destreza, while
+        ``Destreza+Voluntad`` was refused (issue 26, rule 3, and its audit).  As a trait it
+        meets the rule at resolution (``ten_point_trait_combined``), and no point is spent by a
+        misreading.  ``voluntad +2`` (a number after it) and ``Destreza fv`` (no joiner) keep
+        the flag.  Alone it is the Willpower trait being rolled (issue 4 keeps it a flag
+        otherwise): "[tirada]Voluntad dif 8[/tirada]".
         """
         body = self.body
         if self.pool is None and self.traits:
             for tok in list(self.flags):
-                after = body[_end(tok):].lstrip()
-                joined = after.startswith("+") and after[1:].lstrip()[:1].isalpha()  # "+Destreza", not "+2"
-                if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS and joined:
-                    self.flags.remove(tok)
-                    self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
-            self.traits.sort(key=lambda t: t[1])
+                joiner = self._joined(tok)
+                if joiner is None:
+                    continue
+                self.flags.remove(tok)
+                self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+                self.ratings.append(None)
+                self.trait_spans[_start(tok)] = (joiner, _start(tok), _end(tok))
+            order = sorted(range(len(self.traits)), key=lambda i: self.traits[i][1])
+            moved = {old: new for new, old in enumerate(order)}
+            self.traits = [self.traits[i] for i in order]
+            self.ratings = [self.ratings[i] for i in order]
+            self.inline = [(moved[i], tok) for i, tok in self.inline]
         if self.pool is None and not self.traits:
             for tok in self.flags:
                 if tok.type == "WP_KW" and str(tok) in _WILLPOWER_WORDS:
                     self.flags.remove(tok)
                     self.traits.append((_text(body, _start(tok), _end(tok)), _start(tok)))
+                    self.ratings.append(None)
+                    self.trait_spans[_start(tok)] = (_start(tok), _start(tok), _end(tok))
                     break
+
+    def _joined(self, tok: lark.Token) -> int | None:
+        """Where the span of the Willpower flag ``tok`` joined to a trait starts (its joiner
+        ``y``/``and`` when written after the trait, the word itself when written before
+        ``+Trait`` / ``y Trait``), or ``None`` when ``tok`` is not such a flag."""
+        if tok.type != "WP_KW":
+            return None
+        at = self.flag_items[_start(tok)]
+        items = self.items
+        if at >= 2 and items[at - 1].data == "and_word" and _is_trait_item(items[at - 2]):
+            return _start(items[at - 1])  # "Destreza y FV"
+        if at + 1 < len(items) and items[at + 1].data == "signed" and isinstance(items[at + 1].children[1], lark.Tree) \
+                and (_tok(items[at + 1].children[0]).type == "AND_KW" or str(items[at + 1].children[0]) == "+"):
+            return _start(tok)  # "FV+Destreza", "Voluntad y Destreza"
+        return None
+
+    def _after_willpower_word(self) -> bool:
+        """Whether the item before this one is a Willpower flag (``FV`` in ``FV y Destreza``)."""
+        previous = self._previous()
+        return previous is not None and previous.data == "flag" and _tok(previous.children[0]).type == "WP_KW"
+
+    def willpower_flag_body(self) -> str | None:
+        """The body with the first Willpower word joined to a trait (see
+        :meth:`_willpower_as_trait`) written as ``fv`` after the other trait, spaces
+        collapsed; ``None`` when no trait is a Willpower word or it has no other trait.  Call
+        after :meth:`spec` (or once the items are read)."""
+        body = self.body
+        for k, (name, pos) in enumerate(self.traits):
+            if not _WILLPOWER_TRAIT.fullmatch(fold(name)):
+                continue
+            joiner, start, end = self.trait_spans[pos]
+            if body[end:end + 1] == ".":  # "F.V.": the abbreviation's last dot goes with it
+                end += 1
+            if k > 0:  # "Destreza y FV": the joiner and the word become "fv"
+                fixed = body[:joiner] + " fv " + body[end:]
+            elif len(self.traits) > 1:  # "FV+Destreza+Atletismo": "Destreza+Atletismo fv"
+                _, next_start, _ = self.trait_spans[self.traits[1][1]]
+                last_end = self.trait_spans[self.traits[-1][1]][2]
+                fixed = body[:start] + body[next_start:last_end] + " fv " + body[last_end:]
+            else:
+                return None
+            return " ".join(fixed.split())
+        return None
 
     def _check_whole(self) -> None:
         """One pool, at most two traits (vampiro-reglas.txt «Puntuaciones»), at most
@@ -891,17 +1073,29 @@ class _Assembly:
             # "Destreza+Atletismo 2": Atletismo's rating, or two more dice with the + forgotten?
             _, tok = self.inline[0]
             name, tpos = self.traits[-1]
+            if self.rating_before_willpower is not None and tok is self.rating_before_willpower[0]:
+                # "Destreza+Atletismo 2 FV": not "+2 FV" (refused: one point per turn) but fv
+                wp = self.rating_before_willpower[1]
+                raise TagError(
+                    "one Willpower point per turn: write fv (or +1 FV)", code="willpower_one_point",
+                    position=_start(tok), found=_text(self.body, _start(tok), _end(wp)),
+                    suggestion=self._corrected(_start(tok), _end(tok), ""),
+                )
             raise TagError(
                 "a number after the last trait only: its rating or dice?", code="ambiguous_rating",
                 position=_start(tok), found=_text(self.body, tpos, _end(tok)), value=int(tok), trait=name,
                 suggestion=self._corrected(_start(tok), _start(tok), "+"),
             )
         if len(self.traits) > 2:
+            # "Destreza+Atletismo y FV": a Willpower word joined as a third trait; the refusal
+            # shows the tag that spends a point instead (issue 26)
             name, tpos = self.traits[2]
-            raise TagError(
-                "at most two traits can be added to a roll", code="too_many_traits",
-                position=tpos, found=name, limit=2,
-            )
+            err = TagError("at most two traits can be added to a roll", code="too_many_traits",
+                           position=tpos, found=name, limit=2)
+            suggestion = self.willpower_flag_body()
+            if suggestion is not None:
+                err.params["suggestion"] = suggestion
+            raise err
         if self.pool is not None and self.pool + self.modifier > MAX_DICE:
             raise TagError(
                 f"{self.pool + self.modifier} dice asked, at most {MAX_DICE} are allowed", code="too_many_dice",
@@ -983,6 +1177,13 @@ def _rating(child: lark.Token | Node) -> int:
             found=str(tok), option="rating", value=value, min=0, max=10,
         )
     return value
+
+
+def _is_trait_item(item: Node) -> bool:
+    """Whether ``item`` writes a trait of the pool (``Destreza``, ``+Atletismo``, ``y Atletismo``)."""
+    if item.data == "trait_pool":
+        return True
+    return item.data == "signed" and isinstance(item.children[1], lark.Tree) and item.children[1].data == "trait"
 
 
 def _willpower_after(item: Node, signed_kids: list[lark.Token | Node], body: str) -> bool:

@@ -127,6 +127,18 @@ def test_concurrent_posts_of_one_teamwork_effort_all_count(world):
     assert {link["roll_id"] for link in env["links"]} == rolled and len(env["state"]["history"]) == 5
 
 
+def test_teamwork_efforts_are_listed_by_name_whoever_opened_them(world):
+    """Issue 26: the masters' state page lists teamwork efforts (``list_teamwork``), those a
+    master opened and those a first roll opened."""
+    world.state.open_teamwork(world.game, "vampiro", "barricada", ("jugadora", "Rebecca"), target=5, now=FIXED_NOW)
+    world.roll('[tirada]5 dif 6 equipo "puerta"[/tirada]')
+    listed = world.state.list_teamwork(world.game)
+    assert [env["name"] for env in listed] == ["barricada", "puerta"]
+    assert listed[0]["state"]["participants"] == ["jugadora", "Rebecca"]
+    assert len(listed[1]["state"]["history"]) == 1
+    assert world.state.list_teamwork(world.game, limit=1) == listed[:1]
+
+
 def test_willpower_once_per_master_turn_across_posts(world):
     thread, _ = world.post("La escena empieza.")
     world.state.open_scene(world.game, world.forum_name, thread, now=FIXED_NOW, by="master")

@@ -89,5 +89,5 @@ def test_sheets_import_refuses_a_misspelt_trait_with_a_suggestion(config, unique
     lines = result.output.splitlines()
     assert ("characters[0].attributes.Destrezza: unknown attribute 'Destrezza' (did you mean 'Destreza'?), "
             "custom traits (Disciplines, Backgrounds, Charms) go under 'other'") in lines
-    assert "characters[0].abilities.Humanidad: 'Humanidad' is not an ability but a humanity (Humanidad)" in lines
+    assert "characters[0].abilities.Humanidad: 'Humanidad' is not an ability but Humanity (Humanidad)" in lines
     assert get_character(redis_client, f"g-{unique}", "Lucía") is None  # nothing imported

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from datetime import timedelta
 
@@ -212,6 +213,61 @@ def test_the_verify_page_gives_the_verdict_of_the_reply(world, name):
     verdict = outcome_label(record["outcome"], record["degree"] if isinstance(record["degree"], str) else "", lang)
     html = world["client"].get(f"/v/{rid}").get_data(as_text=True)
     assert f'<td class="{record["outcome"]}">{verdict}</td>' in html
+
+
+_POSTS = itertools.count()
+
+
+def _roll_in(world, game_forum: str, body: str) -> dict:
+    """Process one post of ``body`` in the forum ``game_forum`` (``f-<u>`` plays g-<u>, Spanish;
+    ``k-<u>`` plays h-<u>, English) and return its record."""
+    from worker import service
+    from worker.forums.fake import FakeForum
+
+    forum = FakeForum(game_forum)
+    forum._next_thread = forum._next_post = 100 + next(_POSTS)  # after seed_game's posts
+    svc = service.Services(settings=world["settings"], store=world["store"], keystore=world["keystore"],
+                           forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
+    thread, post = forum.add_thread("1", "Escena", body, author="jugadora")
+    service.process_post(svc, forum.post(post))
+    (rid,) = world["store"].get_post(forum.name, post).roll_ids
+    return world["store"].get_roll(rid)["record"]
+
+
+@pytest.mark.parametrize(("forum", "willpower", "words"), [
+    ("f", ("Fuerza de Voluntad gastada: +1 éxito automático", "incluye 1 éxito de la Fuerza de Voluntad"),
+     ("Especialidad: cada 10 cuenta dos éxitos", "Dados añadidos: +2",
+      "Contra un PNJ de 4 dados a dificultad 6")),
+    ("k", ("Willpower spent: +1 automatic success", "includes 1 success from Willpower"),
+     ("Specialty: each 10 counts two successes", "Dice added: +2", "Against an NPC with 4 dice at difficulty 6")),
+])
+def test_the_verify_page_says_what_changed_the_count(world, forum, willpower, words):
+    """Issue 26: "/v/<id> never says Willpower was spent (nor the specialty or NPC dice):
+    counting by hand gives one success fewer than shown".  vampiro-reglas.txt «Éxitos
+    Automáticos»: spending Willpower gives "un éxito automático": the page counts it and names
+    it in the game's language (Spanish game f-<u>, English k-<u>), and so the specialty, the
+    dice added and the NPC's dice."""
+    import re
+
+    record = _roll_in(world, f"{forum}-{world['u']}", "[tirada]5 dif 6 fv[/tirada]")
+    faces, difficulty = record["faces"], record["params"]["difficulty"]
+    by_hand = max(0, sum(f >= difficulty for f in faces) - faces.count(1))
+    assert record["successes"] == by_hand + 1 and record["params"]["willpower"] is True
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    shown = re.search(r'<td id="successes">(\d+)', html)
+    assert shown is not None and int(shown.group(1)) == by_hand + 1
+    for word in willpower:
+        assert word in html, word
+    record = _roll_in(world, f"{forum}-{world['u']}", "[tirada]5 +2 dif 6 esp vs 4 dif 6[/tirada]")
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    for word in words:
+        assert word in html, word
+
+
+def test_the_verify_page_names_the_multiple_action_penalty(world):
+    record = _roll_in(world, f"f-{world['u']}", "[tirada]8 acciones 3[/tirada]")
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    assert "Acción 1 de 3: −3 dados" in html and len(record["faces"]) >= 5
 
 
 # ----------------------------------------------------------------------------- login
@@ -509,6 +565,9 @@ def test_running_state_lists_are_empty_and_rollover_is_next_midnight(world):
 
 
 def test_state_page_lists_extended_actions_contests_retries_and_absences(world, ana, redis_client):
+    """The running state (issue 8), and the teamwork efforts under way (issue 26: "the masters'
+    state page has no teamwork section"): name, successes so far of the target, rolls and
+    participants, whether a master opened the effort or its first roll did."""
     from datetime import date, datetime, timedelta
 
     from core import rules
@@ -521,6 +580,7 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
         PostDecision,
         PostQuery,
         RetriesSaved,
+        TeamSaved,
         actions,
     )
     from core.tags import ExtendedSpec
@@ -543,6 +603,10 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
         RetriesSaved("Lucía", actions.retry_attempt(None, "vampiro", "cantar", 8, failed.outcome).state),
         AbsenceSaved("Beto", Absence("Beto", date(2026, 12, 24), until, "viaje", "f", "1", "9", FIXED_NOW)),
     )
+    team = actions.teamwork_roll(None, "vampiro", "puerta", "Lucía", result, ref("3"), target=6).state
+    team = actions.teamwork_roll(team, "vampiro", "puerta", "Beto", result, ref("4")).state
+    changes += (TeamSaved("puerta", team),)
+    state.open_teamwork(game, "vampiro", "barricada", ("Lucía", "Beto"), target=5, now=FIXED_NOW)
     loaded = LoadedPost(PostQuery(game, f"f-{world['u']}", "1", "setup", "lucia"), None, PostContext())
     state.commit_post(loaded, PostCommit(game, PostDecision("no_tags", changes=changes), {"status": "no_tags"}, 0))
     st = running_state(world["settings"].games[game], world["keystore"], FIXED_NOW, redis_client=redis_client)
@@ -550,8 +614,50 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
     assert [(c["name"], c["sides"]) for c in st.contests] == [("pulso", ["Lucía"])]
     assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 1, "difficulty": 9}]
     assert st.absences == [{"player": "Beto", "until": "2026-12-24", "reason": "viaje"}]
+    assert st.teamwork == [
+        {"name": "barricada", "total": 0, "target": 5, "rolls": 0, "participants": ["Lucía", "Beto"]},
+        {"name": "puerta", "total": 2, "target": 6, "rolls": 2, "participants": ["Lucía", "Beto"]},
+    ]
+    assert [t["name"] for t in state.list_teamwork(game)] == ["barricada", "puerta"]
     html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
     assert 'value="1"' in html and "muro" in html and "pulso" in html and "Beto" in html and "cantar" in html
+    assert '<section id="teamwork">' in html
+    assert "puerta: <progress max=\"6\" value=\"2\"></progress> 2/6 · 2 tiradas · Lucía, Beto" in html
+    assert "barricada: <progress max=\"5\" value=\"0\"></progress> 0/5 · 0 tiradas · Lucía, Beto" in html
+
+
+def test_state_page_shows_times_in_the_games_zone(world, ana, redis_client):
+    """Issue 26: "inactivity times are raw ISO with microseconds".  The masters' state page
+    shows the inactive mark's ``since``, a contest's expiry, a tag added by editing and the
+    forum's health in the game's zone (Europe/Madrid, UTC+1 in November) as YYYY-MM-DD HH:MM."""
+    import json
+    from datetime import timedelta
+
+    from core import rules
+    from core.post import ContestSaved, PostContext, PostDecision, PostQuery, actions
+    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
+    from worker.state.keys import game_key
+
+    u, game = world["u"], world["ids"]["game"]
+    result = rules.evaluate(rules.get_ruleset("vampiro"), [7, 8, 1, 3], difficulty=6)
+    ref = actions.RollRef("f", "2", 0, FIXED_NOW, "1", "http://forum/p", None)
+    contest = ContestSaved("pulso", actions.contest_roll(None, "vampiro", "pulso", "Lucía", result, ref,
+                                                         expiry_seconds=3600).state, FIXED_NOW + timedelta(hours=1))
+    loaded = LoadedPost(PostQuery(game, f"f-{u}", "1", "setup", "lucia"), None, PostContext())
+    RedisGameState(redis_client).commit_post(
+        loaded, PostCommit(game, PostDecision("no_tags", changes=(contest,)), {"status": "no_tags"}, 0))
+    redis_client.hset(game_key(game, "inactive"), "beto", json.dumps(
+        {"name": "Beto", "since": "2026-11-29T18:30:12.345678+00:00", "scene": f"f-{u}:1", "last_post": 1}))
+    redis_client.zadd(game_key(game, "edit_added"), {json.dumps({
+        "forum": f"f-{u}", "thread": "5", "post": "12", "url": "http://forum/p/12", "author": "lucia",
+        "tags": ["[tirada]6 dif 6[/tirada]"], "at": "2026-11-29T22:45:00.5+00:00"}): 1})
+    _wrong_password(redis_client, f"f-{u}")
+    html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
+    assert "Beto · f-" in html and "marcado inactivo 2026-11-29 19:30" in html  # since
+    assert "caduca 2026-11-29 20:30" in html  # the contest's expiry, an hour after 18:30 UTC
+    assert "[tirada]6 dif 6[/tirada] · 2026-11-29 23:45" in html  # the edit
+    assert "Falla desde 2026-12-04 10:01" in html  # the forum's health
+    assert "+00:00" not in html and "18:30:12" not in html
 
 
 def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(world, ana, redis_client):
@@ -602,7 +708,7 @@ def test_state_page_shows_a_forum_whose_replies_fail_at_once(world, ana, redis_c
     _wrong_password(redis_client, forum)
     html = ana.get(f"/audit/{game}/state").get_data(as_text=True)
     row = re.search(r'<tr class="bad"><td data-label="Foro">' + re.escape(forum) + r"</td>.*?</tr>", html).group(0)
-    assert "Falla desde 2026-12-04T09:01:00+00:00" in row and "2026-12-04T09:00:00+00:00" in row
+    assert "Falla desde 2026-12-04 10:01" in row and "2026-12-04 10:00" in row  # game-local (issue 26)
     assert "Al responder: login refused: narrador: invalid username or password (1×)" in row
     assert "los foros se leen bien" not in html and "Ningún aviso de las páginas." in html
 

@@ -50,6 +50,34 @@ def test_a_bad_file_imports_nothing_and_names_the_problems(world, ana, redis_cli
     assert "no es YAML ni JSON válido" in _import(ana, game, "characters: [").get_data(as_text=True)
 
 
+BAD = ("characters:\n  - name: X\n    owner: y\n    human: true\n    attributes: {Fuerza: 12, Destreza: 6, "
+       "Destrezza: 2}\n    colour: red\n")
+
+
+def test_a_bad_file_is_explained_in_the_games_language(world, ana):  # noqa: F811
+    """Issue 26: "Every player- or master-facing word in the one catalogue": the problems of a
+    sheets file, the human cap included (gehena-reglas.txt «Puntuaciones»: "un 5 es el límite
+    de la capacidad humana"), were flashed in English on the Spanish sheets page."""
+    import html as htmlmod
+
+    from tests.integration.test_web_helpers import login as log_in
+
+    page = htmlmod.unescape(_import(ana, world["ids"]["game"], BAD).get_data(as_text=True))
+    for text in ("characters[0].attributes.Fuerza: la puntuación debe ser un entero de 0 a 10, no 12",
+                 "characters[0].attributes.Destreza: la puntuación de un humano llega como mucho a 5 "
+                 "(«un 5 es el límite de la capacidad humana»), no 6",
+                 "characters[0].attributes.Destrezza: «Destrezza» no está entre los Atributos (¿quisiste decir "
+                 "«Destreza»?); los Rasgos propios (Disciplinas, Trasfondos, Encantamientos) van en «other»",
+                 "characters[0].colour: campo desconocido (se aceptan:"):
+        assert text in page, text
+    assert "rating must be" not in page and "a human's rating" not in page
+    bea = world["app"].test_client()
+    assert log_in(bea, f"bea-{world['u']}").status_code == 302
+    page = htmlmod.unescape(_import(bea, world["ids"]["other"], BAD).get_data(as_text=True))
+    assert "characters[0].attributes.Destreza: a human's rating is at most 5" in page
+    assert "characters[0].attributes.Fuerza: rating must be an integer 0-10, got 12" in page
+
+
 def test_sheets_need_csrf_login_and_the_games_master(world, ana):  # noqa: F811
     game, u = world["ids"]["game"], world["u"]
     assert ana.post(f"/audit/{game}/sheets/X/willpower", data={"mode": "add", "amount": "1"}).status_code == 400

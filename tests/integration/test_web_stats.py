@@ -91,9 +91,24 @@ def test_compute_stats_expected_values_come_from_core_probability():
     assert game.faces == [3, 1, 1, 0, 1, 1, 1, 1, 0, 1]
     assert set(players) == {"ana", "bea"} and players["ana"].name == "Ana" and players["ana"].rolls == 2
     assert players["bea"].faces[4] == 1 and players["bea"].modelled == 1
-    assert [t for t, _ in game.luck] == ["2026-11-01T10:00:00Z", "2026-11-02T10:00:00Z", "2026-11-03T10:00:00Z"]
+    # without a game_day (records always have one) the date of time_utc
+    assert [t for t, _ in game.luck] == ["2026-11-01", "2026-11-02", "2026-11-03"]
     assert game.luck[-1][1] == pytest.approx(game.luck_total)
     assert game.chi_square is None  # 11 dice
+
+
+def test_the_luck_chart_labels_dates_with_the_game_day():
+    """Issue 26: "the stats chart labels dates in UTC while the audit shows the game day".  A
+    roll at 23:30 UTC on 1 November is on the game day of 2 November in Madrid (record
+    ``game_day``, core.calendar): the luck series and its chart say 2026-11-02."""
+    recs = [
+        {**_rec("Ana", 3, [7, 8, 2], 2, "success", "2026-11-01T23:30:00Z"), "game_day": "2026-11-02"},
+        {**_rec("Ana", 2, [6, 10], 2, "success", "2026-11-03T12:00:00Z"), "game_day": "2026-11-03"},
+    ]
+    game, _ = compute_stats(recs)
+    assert [day for day, _ in game.luck] == ["2026-11-02", "2026-11-03"]
+    chart = str(luck_chart(game.luck, "suerte"))
+    assert ">2026-11-02</text>" in chart and "2026-11-01" not in chart
 
 
 def test_charts_are_svg_and_escape_titles():

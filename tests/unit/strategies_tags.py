@@ -8,11 +8,14 @@ spellings players really write (issue 16): ``dif.``, ``F.V.``, ``+1 FV``, full-w
 ``Destreza(3)``, ``Destreza y Atletismo``, ``(dif 7)``, a trailing ``.``, comments after
 ``//`` or ``!``, ``accion K``; and those the review of issue 16 added: ``dif (7)``,
 ``acción 2 de 3``, ``FdV``, ``¡`` comments, ``y`` before an option (``dif 7 y fv``) and a
-``:`` before a difficulty, successes or Willpower (``Destreza+Atletismo: dif 7``).
+``:`` before a difficulty, successes or Willpower (``Destreza+Atletismo: dif 7``).  A ``y``
+is never drawn between a trait pool and a Willpower word: joined so, the word is the trait
+(issue 26; ``test_willpower_words.py`` asserts that meaning).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import strategies as st
@@ -201,8 +204,11 @@ def roll_tags(draw):
             order[i], order[i + 1] = order[i + 1], order[i]
             break
     parts = [order[0][0]]
-    for text, meaning in order[1:]:
-        if "traits" not in meaning and draw(st.integers(0, 5)) == 0:
+    for (_, before), (text, meaning) in itertools.pairwise(order):
+        # "Destreza y fv" is the Willpower trait joined to Destreza, not "and spend a point"
+        # (issue 26, vampiro «Puntuaciones»; tests/unit/test_willpower_words.py): no "y" there
+        joins_trait = "traits" in before and "willpower" in meaning
+        if "traits" not in meaning and not joins_trait and draw(st.integers(0, 5)) == 0:
             parts.append(draw(st.sampled_from([" y ", " Y ", " e ", " and "])))  # "dif 7 y fv"
         elif _COLON_BEFORE.match(fold(text)) and draw(st.integers(0, 5)) == 0:
             parts.append(draw(st.sampled_from([": ", ":", " : "])))  # "Destreza+Atletismo: dif 7"

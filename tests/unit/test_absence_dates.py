@@ -34,6 +34,8 @@ def test_a_deadline_in_words_and_a_welcome_for_everyone():
     notice = messages.text("inactivity_notice", "es", name="Ana", duration=messages.duration_words(1800))
     assert notice.startswith("Ana lleva más de 30 minutos sin escribir") and "0 horas" not in notice
     assert "hasta=DD/MM/AAAA" in notice  # the form players write, which the notice accepts
+    english = messages.text("inactivity_notice", "en", name="Ana", duration=messages.duration_words(1800, "en"))
+    assert "[absence until=DD/MM/YYYY]reason[/absence]" in english  # audit of issue 26: it named only YYYY-MM-DD
     welcome = messages.text("welcome_back", "es", name="Ana")
     assert welcome == "¡Qué alegría verte de nuevo, Ana! Tu personaje vuelve a la escena."
     assert "Bienvenid" not in welcome

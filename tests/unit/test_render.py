@@ -106,3 +106,21 @@ def test_an_echoed_bbcode_tag_is_broken_by_a_word_joiner_not_a_zero_width_space(
     bb = render.render_reply(render.ReplyContext(author="ana", marker="(ref p1 x)", flavour="bbcode"), [view()], [])
     assert "[\u2060tirada]7 dif 6[\u2060/tirada]" in bb
     assert "\u200b" not in bb and "[tirada]" not in bb
+
+
+@pytest.mark.parametrize("flavour", render.FLAVOURS)
+def test_the_absence_line_is_its_own_paragraph_after_the_rolls(flavour):
+    """Issue 26: "the absence line is glued to the last list item".  After the numbered rolls a
+    notice (the absence acknowledged) comes after an empty line and is not indented, so
+    Markdown ends the list before it (a lazy continuation line would join it to item 2), and
+    BBCode and HTML show a blank line between them."""
+    from core import messages
+
+    ack = messages.text("absence_ack", "es", name="jugadora", until="2026-12-24")
+    ctx = render.ReplyContext(author="jugadora", marker=render.post_marker("12"), flavour=flavour, extra_lines=(ack,))
+    problem = render.TagProblem(1, "[tirada]x[/tirada]", "falta la reserva de dados")
+    text = render.render_reply(ctx, [view(index=0)], [problem])
+    lines = text.split("<br>\n") if flavour == "html" else text.split("\n")
+    at = next(i for i, line in enumerate(lines) if "Anotada la ausencia de jugadora" in line)
+    assert lines[at - 2].startswith("2. ") and lines[at - 1] == "", lines
+    assert not lines[at][:1].isspace()

@@ -64,3 +64,24 @@ def test_a_human_rated_above_five_is_refused_and_a_vampire_is_not():
     }  # Astucia 5 is the limit itself; Humanidad and Fuerza de Voluntad go to 10 for everyone
     (vampire,) = parse_sheets(one(human=False, attributes={"Destreza": 6}))
     assert vampire["traits"]["dexterity"].rating == 6
+
+
+def test_each_problem_has_a_code_and_reads_in_the_games_language():
+    """Issue 26: "Every player- or master-facing word in the one catalogue": a sheet's problems
+    are codes with params (core.errors.SheetProblem), read in Spanish or English through
+    core.messages.sheet_problem; ``problems`` keeps the English for the CLI."""
+    from core.messages import sheet_problem
+
+    with pytest.raises(SheetError) as info:
+        parse_sheets(one(human=True, attributes={"Destreza": 6, "Atletismo": 2, "Destrezza": 1}))
+    by_path = {p.path: p for p in info.value.details}
+    human = by_path["characters[0].attributes.Destreza"]
+    assert (human.code, dict(human.params)) == ("human_rating", {"limit": 5, "value": 6})
+    assert sheet_problem(human, "es") == ("la puntuación de un humano llega como mucho a 5 («un 5 es el límite de "
+                                          "la capacidad humana»), no 6")
+    kind = by_path["characters[0].attributes.Atletismo"]
+    assert sheet_problem(kind, "es") == "«Atletismo» no es un Atributo sino una Habilidad (Atletismo)"
+    assert sheet_problem(kind, "en") == "'Atletismo' is not an attribute but an ability (Atletismo)"
+    guess = by_path["characters[0].attributes.Destrezza"]
+    assert sheet_problem(guess, "es").startswith("«Destrezza» no está entre los Atributos (¿quisiste decir «Destreza»?)")
+    assert dict(info.value.problems)["characters[0].attributes.Destreza"] == sheet_problem(human, "en")

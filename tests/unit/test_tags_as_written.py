@@ -11,8 +11,9 @@ import pytest
 
 from core.errors import StateError, TagError
 from core.messages import error_message as state_message
+from core.post.resolve import state_refusal
 from core.sheets import imported_sheet, parse_sheets, resolve_pool
-from core.tags import ExtendedSpec, corrected_tag, parse_tag
+from core.tags import ExtendedSpec, RollSpec, corrected_tag, parse_tag
 from core.tags.messages import error_message, with_suggestion
 
 
@@ -29,6 +30,81 @@ def sheet(**traits):
 
 
 KOI = {"attributes": {"Destreza": 3, "Astucia": 2}, "abilities": {"Atletismo": 2, "Sigilo": 4}}
+
+
+# ---- the whole list, in one table --------------------------------------------------------------
+
+
+def reading(body: str, ruleset_id: str = "vampiro") -> RollSpec | str:
+    """What Koi's player gets for ``[tirada]body[/tirada]``: the parsed tag when it parses and
+    resolves against Koi's sheet, else the reply's refusal sentence (``error_message`` /
+    ``state_refusal``, the functions the reply uses)."""
+    try:
+        spec = parse_tag(body, ruleset_id=ruleset_id)
+    except TagError as err:
+        return error_message(err)
+    try:
+        resolve_pool(sheet(**KOI), spec)
+    except StateError as err:
+        return state_refusal(err, f"[tirada]{body}[/tirada]", "es", ruleset_id)
+    return spec
+
+
+DA = ("Destreza", "Atletismo")
+
+#: Every spelling issue 26 lists ("The tag language as players write it") and those its audit
+#: added: (body, ruleset, the meant reading as RollSpec fields, or the corrected tag the
+#: refusal shows).
+SPELLINGS = [
+    ("Destreza+Atletismo dific. 7", "vampiro", {"traits": DA, "difficulty": 7}),
+    ("Destreza+Atletismo a dificultad 7", "vampiro", {"traits": DA, "difficulty": 7}),
+    ("Destreza+Atletismo contra dificultad 7", "vampiro", {"traits": DA, "difficulty": 7}),
+    ("Destreza+Atletismo con FV", "vampiro", {"traits": DA, "willpower": True}),
+    ("Destreza+Atletismo con especialidad", "vampiro", {"traits": DA, "specialty": True}),
+    ("Destreza+Atletismo espec.", "vampiro", {"traits": DA, "specialty": True}),
+    ("Destreza 3 + Atletismo 2 dif 7", "vampiro", {"traits": DA, "trait_ratings": (3, 2), "difficulty": 7}),
+    ("Destreza+Atletismo ext 10 muro", "vampiro", {"traits": DA, "extended": ExtendedSpec(10, "muro")}),
+    ("Destreza+Atletismo oculta", "vampiro", {"traits": DA, "secret": True}),
+    ("Destreza+Atletismo -2 por heridas", "vampiro", {"traits": DA, "modifier": -2, "comment": "-2 por heridas"}),
+    ("5 1 FV", "vampiro", {"pool": 5, "willpower": True, "modifier": 0}),
+    ("5d10>7", "vampiro", {"pool": 5, "difficulty": 7}),
+    ("5 necesita 3 éxitos", "vampiro", {"pool": 5, "successes_required": 3}),
+    ("Destreza+Atletismo 3 acciones", "vampiro", {"traits": DA, "actions": 3, "trait_ratings": ()}),
+    ("Dificultad 7: Destreza+Atletismo", "vampiro", {"traits": DA, "difficulty": 7, "comment": ""}),
+    ("cinco dados", "vampiro", {"pool": 5}),
+    ("Des+Atl dif 7", "vampiro", "[tirada]Destreza+Atletismo dif 7[/tirada]"),
+    ("Destresa+Atletismo dif 7", "vampiro", "[tirada]Destreza+Atletismo dif 7[/tirada]"),
+    ("Destreza+Atletismo dif siete", "vampiro", "[tirada]Destreza+Atletismo dif 7[/tirada]"),
+    ("Destreza+Atletismo 2", "vampiro", "[tirada]Destreza+Atletismo +2[/tirada]"),
+    ("ext 10 Destreza+Atletismo dif 7", "vampiro", "[tirada]Destreza+Atletismo dif 7 ext 10[/tirada]"),
+    ("5 2 FV", "vampiro", "[tirada]5 FV[/tirada]"),
+    ("5d10>8", "exaltado", "[tirada]5d10[/tirada]"),
+    # the audit's misleading refusals
+    ("Destreza+Atletismo FV 1", "vampiro", "[tirada]Destreza+Atletismo FV[/tirada]"),
+    ("Destreza+Atletismo 2 FV", "vampiro", "[tirada]Destreza+Atletismo FV[/tirada]"),
+    ("3 acciones Destreza+Atletismo", "vampiro", "[tirada]Destreza+Atletismo acciones 3[/tirada]"),
+    ("Destreza+Atletismo con 1 FV", "vampiro", "[tirada]Destreza+Atletismo con FV[/tirada]"),
+    ("Destreza+Atletismo 5 dados", "vampiro", "[tirada]Destreza+Atletismo +5 dados[/tirada]"),
+    # a Willpower word joined to a trait (vampiro «Puntuaciones»)
+    ("Destreza y Voluntad", "vampiro", "[tirada]Destreza fv[/tirada]"),
+    ("FV+Destreza", "vampiro", "[tirada]Destreza fv[/tirada]"),
+    ("Destreza + FV", "vampiro", "[tirada]Destreza fv[/tirada]"),
+    ("Voluntad y Destreza", "vampiro", "[tirada]Destreza fv[/tirada]"),
+]
+
+
+@pytest.mark.parametrize(("body", "ruleset_id", "meant"), SPELLINGS)
+def test_every_spelling_is_read_as_meant_or_refused_with_the_corrected_tag(body, ruleset_id, meant) -> None:
+    got = reading(body, ruleset_id)
+    if isinstance(meant, dict):
+        assert isinstance(got, RollSpec), f"{body!r}: {got}"
+        assert {k: getattr(got, k) for k in meant} == meant, body
+        return
+    assert isinstance(got, str), f"{body!r} was read as {got}"
+    assert f"¿Quisiste decir `{meant}`?" in got, got
+    assert "+2 FV" not in got  # never a suggestion that changes the meaning
+    fixed = reading(meant[len("[tirada]"):-len("[/tirada]")], ruleset_id)
+    assert isinstance(fixed, RollSpec), f"the suggestion {meant} is refused too: {fixed}"
 
 
 # ---- read as meant ---------------------------------------------------------------------------

@@ -114,16 +114,18 @@ def test_item16_the_cheat_sheet_shows_the_new_spellings() -> None:
 
 def test_item18_narrador_tags_says_what_each_tag_means() -> None:
     """Issue 16 item 18: ``narrador tags`` prints the meaning in the configured language and
-    exits 2 when any tag is malformed."""
+    exits 2 when any tag is malformed; tags are numbered from 1 (issue 26: "positions in
+    messages count from 1"), the JSON keeps the 0-based ``index`` the roll key uses."""
     runner = CliRunner()
     out = runner.invoke(main, ["tags", '[tirada]Destreza+Pelea dif 7 fv esp ext 10 "muro" cada 4h[/tirada]'])
     assert out.exit_code == 0, out.output
-    assert ("#0 [tirada]Destreza+Pelea dif 7 fv esp ext 10 \"muro\" cada 4h[/tirada] -> Rasgos Destreza + Pelea · "
+    assert ("#1 [tirada]Destreza+Pelea dif 7 fv esp ext 10 \"muro\" cada 4h[/tirada] -> Rasgos Destreza + Pelea · "
             "dificultad 7 · gasta 1 punto de Fuerza de Voluntad · especialidad · acción extendida «muro», 10 éxitos · "
             "una tirada cada 4h") in out.output
     out = runner.invoke(main, ["tags", "--lang", "en", "[roll]5 diff 6[/roll] [roll]5d6[/roll]"])
     assert out.exit_code == 2
     assert "-> 5 dice · difficulty 6" in out.output and "error: the dice here have ten sides" in out.output
+    assert [line.split(" ", 1)[0] for line in out.output.splitlines()] == ["#1", "#2"]
     out = runner.invoke(main, ["tags", "--json", "-s", "exaltado", '[tirada]12 éxitos 12 vs "Koi"[/tirada]'])
     assert json.loads(out.output)[0]["means"] == "12 dados · 12 éxitos necesarios · enfrentada «Koi»"
 

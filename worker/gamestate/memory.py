@@ -782,6 +782,12 @@ class MemoryGameState:
         with self._lock:
             return _loads(self._teams.get(game, {}).get(part(name or "-")))
 
+    def list_teamwork(self, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
+        """The envelopes of the game's teamwork efforts, by name, at most ``limit``."""
+        with self._lock:
+            teams = self._teams.get(game, {})
+            return [json.loads(teams[k]) for k in sorted(teams)[:limit]]
+
     def get_contest(self, game: str, name: str) -> dict[str, Any] | None:
         """The envelope of a contest, or None."""
         with self._lock:

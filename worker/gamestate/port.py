@@ -303,6 +303,10 @@ class GameState(Protocol):
     def get_teamwork(self, game: str, name: str) -> dict[str, Any] | None:
         """The envelope of a teamwork effort, or None."""
 
+    def list_teamwork(self, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
+        """The envelopes of the game's teamwork efforts (open and finished), by name, at most
+        ``limit`` (the masters' state page lists the open ones)."""
+
     def get_contest(self, game: str, name: str) -> dict[str, Any] | None:
         """The envelope of a contest, or None."""
 

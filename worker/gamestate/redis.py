@@ -196,7 +196,9 @@ class RedisGameState(Store):
             return ["set", game_key(game, "ext", char, name), _dump(change.envelope),
                     "sadd", game_key(game, "exts"), f"{char}/{name}"]
         if isinstance(change, TeamSaved):
-            return ["set", game_key(game, "team", part(change.name or "-")), _dump(change.envelope)]
+            member = part(change.name or "-")
+            return ["set", game_key(game, "team", member), _dump(change.envelope),
+                    "sadd", state_actions.teams_key(game), member]
         if isinstance(change, ContestSaved):
             member = part(change.name or "-")
             ops: list[Any] = ["set", game_key(game, "contest", member), _dump(change.envelope)]
@@ -380,6 +382,10 @@ class RedisGameState(Store):
     def get_teamwork(self, game: str, name: str) -> dict[str, Any] | None:
         """:func:`worker.state.actions.get_teamwork`."""
         return state_actions.get_teamwork(self.r, game, name)
+
+    def list_teamwork(self, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
+        """:func:`worker.state.actions.list_teamwork`."""
+        return state_actions.list_teamwork(self.r, game, limit=limit)
 
     def get_contest(self, game: str, name: str) -> dict[str, Any] | None:
         """:func:`worker.state.actions.get_contest`."""

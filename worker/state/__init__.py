@@ -33,6 +33,7 @@ key (after ``nr:game:{<game>}:``)                  type    content
 ``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)
 ``exts``                                           set     ``<char>/<name>`` of every extended action
 ``team:<name>``                                    string  teamwork envelope (JSON)
+``teams``                                          set     ``<name>`` of every teamwork effort (issue 26)
 ``contest:<name>``                                 string  contest envelope (JSON)
 ``contests:open``                                  zset    ``<name>``, score = expiry (UTC epoch seconds)
 ``retries:<char>``                                 string  core ``Retries`` state (JSON)

@@ -7,7 +7,7 @@ reads of those envelopes, the masters' actions (abandon or reset an extended act
 teamwork effort) and the expiry of contests nobody answered, each atomic (``WATCH`` /
 ``MULTI``).
 
-Keys (see :mod:`worker.state`): ``ext:<char>:<name>``, ``exts``, ``team:<name>``,
+Keys (see :mod:`worker.state`): ``ext:<char>:<name>``, ``exts``, ``team:<name>``, ``teams``,
 ``contest:<name>``, ``contests:open``, ``retries:<char>``, ``turnacts:<char>``.
 
 Each stored value is an envelope ``{"kind", ..., "state": <core to_dict()>, "links": [...]}``
@@ -34,6 +34,7 @@ __all__ = [
     "get_extended",
     "get_teamwork",
     "list_extended",
+    "list_teamwork",
     "open_teamwork",
     "reset_extended",
 ]
@@ -108,6 +109,11 @@ def _team_key(game: str, name: str) -> str:
     return game_key(game, "team", part(name or "-"))
 
 
+def teams_key(game: str) -> str:
+    """The set of every teamwork effort's key part (``part(name)``), for the masters' list."""
+    return game_key(game, "teams")
+
+
 def open_teamwork(
     r: TextRedis, game: str, ruleset: str, name: str, participants: Sequence[str] = (), *,
     target: int | None = None, botch_policy: str | None = None, now: datetime,
@@ -117,7 +123,10 @@ def open_teamwork(
     state = Teamwork.start(ruleset, tuple(participants), target=target, botch_policy=botch_policy)
     env = {"kind": "teamwork", "name": name, "created_at": now.astimezone(UTC).isoformat(),
            "state": state.to_dict(), "links": []}
-    r.set(_team_key(game, name), _dump(env))
+    with r.pipeline() as pipe:
+        pipe.set(_team_key(game, name), _dump(env))
+        pipe.sadd(teams_key(game), part(name or "-"))
+        pipe.execute()
     return env
 
 
@@ -125,6 +134,20 @@ def get_teamwork(r: TextRedis, game: str, name: str) -> dict[str, Any] | None:
     """The stored envelope of a teamwork effort, or ``None``."""
     raw = r.get(_team_key(game, name))
     return json.loads(raw) if raw else None
+
+
+def list_teamwork(r: TextRedis, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
+    """Envelopes of the game's teamwork efforts (open and finished), by name, at most ``limit``.
+
+    Listed from the ``teams`` set, which a master's :func:`open_teamwork` and every roll's
+    commit (``worker.gamestate.redis``) add to; an effort stored before that set existed shows
+    once it is rolled again (issue 26: the masters' state page had no teamwork section)."""
+    out = []
+    for member in sorted(r.smembers(teams_key(game)))[:limit]:
+        raw = r.get(game_key(game, "team", member))
+        if raw:
+            out.append(json.loads(raw))
+    return out
 
 
 # --------------------------------------------------------------------------- contests

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from core.errors import SheetProblem
 from core.sheets import (
     MAX_CHARACTERS,
     MAX_RATING,
@@ -84,11 +85,11 @@ def load_sheets_file(path: str | Path) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SheetError([(str(path), f"cannot read: {exc}")]) from None
+        raise SheetError([SheetProblem(str(path), "cannot_read", {"error": str(exc)})]) from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SheetError([(str(path), f"not valid YAML/JSON: {exc}")]) from None
+        raise SheetError([SheetProblem(str(path), "bad_file", {"error": str(exc)})]) from None
 
 
 # --------------------------------------------------------------------------- Redis
