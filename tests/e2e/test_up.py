@@ -88,12 +88,18 @@ def test_up_serves_and_ctrl_c_stops_everything(tmp_path, run_stack):
     assert f"another Narrador runs on {tmp_path / 'inst'} (pid {proc.pid}, since " in refusal, refusal
     assert "Traceback" not in refusal
 
-    # issue 25, item 3: the embedded Redis killed by its pid is started again on its data
-    redis_pids = [p for p in processes_mentioning(str(tmp_path / "inst" / "redis"))
+    # issue 25, item 3: the embedded Redis killed by its pid is started again on its data:
+    # a key written before the kill (and in the append-only file) is there after
+    redis_dir = tmp_path / "inst" / "redis"
+    _set_and_wait_for_aof(redis_dir, "probe:before-kill", "kept")
+    redis_pids = [p for p in processes_mentioning(str(redis_dir))
                   if b"redis-server" in (Path("/proc") / str(p) / "cmdline").read_bytes()]
     assert len(redis_pids) == 1, redis_pids
     os.kill(redis_pids[0], signal.SIGKILL)
+    line = up.wait_for("the embedded Redis exited", 30)
+    assert "starting it again in 1 s" in line, line  # the children's backoff, from 1 s
     up.wait_for("the embedded Redis is back", 60)
+    assert _redis_get(redis_dir, "probe:before-kill") == "kept"
     deadline = time.monotonic() + 120  # the worker reconnects; /healthz answers 200 again
     while True:
         try:
@@ -111,6 +117,33 @@ def test_up_serves_and_ctrl_c_stops_everything(tmp_path, run_stack):
     assert "Ctrl-C stops everything" in out
     time.sleep(0.5)
     assert processes_mentioning(instance, bind, config) == []
+
+
+def _redis_get(redis_dir: Path, key: str) -> str | None:
+    from worker.redisurl import redis_client
+
+    client = redis_client(f"unix://{redis_dir / 'redis.sock'}", timeout=5.0)
+    try:
+        return client.get(key)
+    finally:
+        client.close()
+
+
+def _set_and_wait_for_aof(redis_dir: Path, key: str, value: str, timeout: float = 60) -> None:
+    """SET ``key`` in the embedded Redis and wait until its append-only file holds it (a
+    SIGKILL loses what Redis has not written there yet: ``appendfsync everysec`` may hold
+    back a write while the disk is busy)."""
+    from worker.redisurl import redis_client
+
+    client = redis_client(f"unix://{redis_dir / 'redis.sock'}", timeout=5.0)
+    try:
+        client.set(key, value)
+    finally:
+        client.close()
+    deadline = time.monotonic() + timeout
+    while not any(key.encode() in p.read_bytes() for p in redis_dir.rglob("*.aof")):
+        assert time.monotonic() < deadline, f"{key} not in the append-only file after {timeout} s"
+        time.sleep(0.2)
 
 
 def test_up_with_a_dead_redis_fails_at_once_with_one_line(tmp_path, run_stack):
@@ -167,7 +200,8 @@ def test_the_supervisor_restarts_a_killed_and_a_hung_worker_and_a_stuck_beat_and
     (hung: alive, consuming nothing, no heartbeat): killed and started again once its
     heartbeat is older than worker_heartbeat_max_age (4 s here).  The web app, beat and the
     embedded Redis keep their process ids throughout; then beat, stopped the same way, is
-    replaced by its own heartbeat's rule, and Ctrl-C still stops everything."""
+    replaced by its own heartbeat's rule; then the web app, stopped whole, by its /healthz
+    not answering for that long; and Ctrl-C still stops everything."""
     (tmp_path / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\nworker_heartbeat_interval = 1\n'
                                      'worker_heartbeat_max_age = 4\n[games.g]\nruleset = "vampiro"\n')
     instance = tmp_path / "inst"
@@ -216,6 +250,27 @@ def test_the_supervisor_restarts_a_killed_and_a_hung_worker_and_a_stuck_beat_and
         raise AssertionError("the new beat wrote no heartbeat")
     assert _children_of(up.proc.pid) == {**after, "beat": new_beat}  # worker and web untouched
 
+    # issue 25, item 3: the web app hung (its gunicorn master and workers stopped: alive,
+    # serving nothing): /healthz silent for more than 4 s, so it is replaced
+    hung = after["web"]
+    os.killpg(hung, signal.SIGSTOP)
+    stopped = time.monotonic()
+    line = up.wait_for("web is unhealthy (/healthz did not answer for", 60)
+    assert "more than 4 s" in line, line
+    deadline = time.monotonic() + 60
+    while (new_web := _children_of(up.proc.pid).get("web", hung)) == hung and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert new_web != hung and 4 <= time.monotonic() - stopped < 60
+    while True:  # the new web app answers
+        try:
+            with urllib.request.urlopen(f"http://{bind}/healthz", timeout=5) as resp:
+                if resp.status == 200:
+                    break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, up.output()
+        time.sleep(0.3)
+    assert _children_of(up.proc.pid) == {**after, "beat": new_beat, "web": new_web}  # worker and beat untouched
     up.proc.send_signal(signal.SIGINT)
     assert up.proc.wait(60) == 0, up.output()
 
