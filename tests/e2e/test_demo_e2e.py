@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import redis_url
-from tests.e2e.conftest import TestProcesses
+from tests.e2e.conftest import TestProcesses, processes_naming
 from worker.devtools.demo import ROLL_ID_RE, _forum_name, _play, write_config
 from worker.devtools.localforum import BOT, PLAYER, LocalForum
 from worker.devtools.up import narrador_running
@@ -214,6 +214,43 @@ def thread_pages_read(forum_log: Path, since: int) -> set[tuple[str, str]]:
         page = re.search(r"(?:page[=/])(\d+)", rest)
         pages.add((topic, page.group(1) if page else "1"))
     return pages
+
+
+def test_a_second_demo_or_up_on_the_demo_folder_is_refused_in_one_line_naming_the_first(tmp_path, run_stack):
+    """Issue 25, item 2: one Narrador per instance folder. While a demo runs (it takes the
+    folder's lock before its forum starts), a second ``demo`` on the same folder and an ``up``
+    whose instance_dir is that folder are each refused at once, exit 2, in one line naming the
+    first (its pid and start time), and start nothing: no second forum on the same SQLite file,
+    no second Redis on the same socket."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
+    instance = tmp_path / "demo"
+    first = run_stack.popen([sys.executable, "-m", "worker.cli", "demo", "--instance-dir", str(instance),
+                             "--bind", f"127.0.0.1:{free_port()}", "--exit-when-done", "--timeout", "120"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lock = instance / "narrador.lock"
+    deadline = time.monotonic() + 120
+    while not (lock.exists() and lock.read_text().split()[:1] == [str(first.pid)]):
+        assert first.poll() is None, first.communicate()[0]
+        assert time.monotonic() < deadline, "the first demo took no lock"
+        time.sleep(0.1)
+    named = f"another Narrador runs on {instance.resolve()} (pid {first.pid}, since "
+
+    second = run_stack.run([sys.executable, "-m", "worker.cli", "demo", "--instance-dir", str(instance),
+                            "--bind", f"127.0.0.1:{free_port()}", "--exit-when-done"], timeout=60, env=env)
+    lines = (second.stdout + second.stderr).strip().splitlines()
+    assert second.returncode == 2 and len(lines) == 1, second.stdout + second.stderr
+    assert lines[0].startswith(f"narrador demo: {named}"), lines
+
+    config = tmp_path / "up.toml"
+    config.write_text(f'[narrador]\ninstance_dir = "{instance}"\n[games.g]\nruleset = "vampiro"\n', encoding="utf-8")
+    up = run_stack.run([sys.executable, "-m", "worker.cli", "up", "-c", str(config),
+                        "--bind", f"127.0.0.1:{free_port()}"], timeout=60, env=env)
+    lines = (up.stdout + up.stderr).strip().splitlines()
+    assert up.returncode == 2 and len(lines) == 1 and named in lines[0], up.stdout + up.stderr
+    assert first.poll() is None  # the first run goes on
+    forums = [p for p in processes_naming(instance) if b"flaskbb" in Path(f"/proc/{p}/cmdline").read_bytes()
+              and b" run " in Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")]
+    assert len(forums) <= 1, forums  # the first demo's forum at most, never a second one
 
 
 def redis_client_for(url: str):  # type: ignore[no-untyped-def]
