@@ -177,7 +177,7 @@ def test_a_reply_given_up_is_one_message_in_the_games_language_naming_the_post_n
 
 
 def test_secret_rolls_waiting_for_a_reveal_are_told_once_each_without_their_content(
-        tmp_path, unique, redis_client, cleanup_keys, mailbox, webhook, monkeypatch):
+        tmp_path, unique, redis_client, cleanup_keys, mailbox, webhook, monkeypatch, request):
     """Issue 25: a secret roll not revealed ``notify_secret_after_hours`` after it was made is
     told (the beat job ``narrador.notify_tick``), once, naming its post and never its dice,
     tag or result; one revealed in time is not told; one the rate limit held back is told by
@@ -186,7 +186,7 @@ def test_secret_rolls_waiting_for_a_reveal_are_told_once_each_without_their_cont
 
     from worker import tasks
     from worker.gamestate import RedisGameState
-    from worker.masters import MasterAccounts
+    from worker.masters import MasterAccounts, reveal_key
     from worker.notify import RATE_LIMIT
 
     box, smtp_port = mailbox
@@ -209,6 +209,7 @@ def test_secret_rolls_waiting_for_a_reveal_are_told_once_each_without_their_cont
     records = [svc.store.get_roll(rid)["record"] for rid in ids]
     assert [r["flags"]["secret"] for r in records] == [True, False, True]
     MasterAccounts(redis_client).reveal(ids[2], f"ana-{unique}")  # revealed in time: not told
+    request.addfinalizer(lambda: redis_client.delete(reveal_key(ids[2])))  # named by the roll id only
 
     now[0] = FIXED_NOW + timedelta(hours=5, minutes=59)
     assert tasks.notify_tick() == 0 and box.messages == []  # not 6 hours yet
