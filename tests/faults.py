@@ -104,12 +104,15 @@ timeout = 5
 class FaultStack:
     """The sink, a private Redis, Narrador's worker and beat; see the module docstring."""
 
-    def __init__(self, tmp: Path, *, topics: int = 6, reply_delay: float = 0.0, forum_extra: str = "") -> None:
+    def __init__(self, tmp: Path, *, topics: int = 6, reply_delay: float = 0.0, forum_extra: str = "",
+                 procs: Procs | None = None) -> None:
+        """``procs``: what starts and stops the processes (an end-to-end test passes its
+        ``run_stack``, which also kills whatever still names its folder)."""
         self.tmp = tmp
         self.forum_extra = forum_extra
         self.reply_delay = reply_delay
         self.topics = topics
-        self.procs = Procs()
+        self.procs = procs if procs is not None else Procs()
         self.redis = PrivateRedis(tmp / "redis")
         self.logs = tmp / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)

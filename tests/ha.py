@@ -30,8 +30,12 @@ import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import redis
+
+if TYPE_CHECKING:
+    from tests.bench.procs import Procs
 
 MASTER_NAME = "narrador-ha"
 
@@ -285,11 +289,14 @@ class NarradorNodes:
     and replies through its real ``DiscourseClient``.
     """
 
-    def __init__(self, tmp: Path, redis_url: str, *, topics: int = 6) -> None:
+    def __init__(self, tmp: Path, redis_url: str, *, topics: int = 6, procs: Procs | None = None) -> None:
+        """``procs``: what starts and stops the processes (an end-to-end test passes its
+        ``run_stack``, which also kills whatever still names its folder); default a
+        :class:`tests.bench.procs.Procs` of its own."""
         from tests.bench.procs import Procs
 
         self.tmp, self.redis_url, self.topics = tmp, redis_url, topics
-        self.procs = Procs()
+        self.procs = procs if procs is not None else Procs()
         self.logs = tmp / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.keyring = tmp / "secrets" / "keyring.json"
@@ -392,14 +399,24 @@ class NarradorNodes:
             rows = json.loads(resp.read())
         return Counter(str(marker) for _t, marker, _topic, _id in rows)
 
-    def wait_answered(self, post_ids: list[str], timeout: float) -> Counter[str]:
-        """Until every post has a reply (or ``timeout`` s), then 2 s more for a late
-        duplicate; the reply counts."""
-        deadline = time.monotonic() + timeout
+    def wait_answered(self, post_ids: list[str], *, stall: float = 60.0, ceiling: float = 900.0) -> Counter[str]:
+        """Until every post has a reply, as long as replies keep coming: it stops when no new
+        post was answered for ``stall`` seconds, or after ``ceiling`` seconds in all (a
+        generous bound, never reached while the nodes make progress: a slow machine makes
+        this wait longer, not the test red); then 2 s more for a late duplicate. The reply
+        counts."""
+        started = last_progress = time.monotonic()
         counts = self.replies()
-        while time.monotonic() < deadline and not all(counts[p] for p in post_ids):
+        answered = sum(1 for p in post_ids if counts[p])
+        while answered < len(post_ids):
+            now = time.monotonic()
+            if now - last_progress > stall or now - started > ceiling:
+                break
             time.sleep(0.5)
             counts = self.replies()
+            now_answered = sum(1 for p in post_ids if counts[p])
+            if now_answered > answered:
+                answered, last_progress = now_answered, time.monotonic()
         time.sleep(2)
         return self.replies()
 

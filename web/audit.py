@@ -49,7 +49,7 @@ from web import deps, i18n
 from web.auth import master_required
 from web.charts import face_chart, luck_chart
 from web.rollquery import RollFilter, query_rolls
-from web.running import running_state
+from web.running import forum_health, running_state
 from web.stats import compute_stats
 from worker.keystore import KeystoreError
 from worker.service import on_secret_revealed
@@ -170,8 +170,13 @@ def rolls(game: str):
         "audit.html", game=gs, flt=flt, errors=errors, rows=_rows(game, result.envelopes),
         page=page, pages=pages, total=result.total, truncated=result.truncated,
         args=flt.to_args(), reveal_form=RevealForm(), flag_names=records.FLAG_NAMES,
-        failed=_failed_replies(gs),
+        failed=_failed_replies(gs), forum_health=forum_health(deps.store().r, _forums_of(gs)),
     )
+
+
+def _forums_of(gs: Any) -> tuple[str, ...]:
+    """The names of the forums ``gs`` is played on."""
+    return tuple(name for name, fs in deps.settings().forums.items() if fs.game == gs.id)
 
 
 def _failed_replies(gs: Any) -> list[dict[str, Any]]:
@@ -318,9 +323,8 @@ def stats(game: str):
 def state(game: str):
     """The running state: rollover, seeds, actions, contests, absences, forum alerts."""
     gs = _game(game)
-    forums = tuple(name for name, fs in deps.settings().forums.items() if fs.game == gs.id)
     return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.store().r,
-                                                                      forums=forums))
+                                                                      forums=_forums_of(gs)))
 
 
 @bp.post("/audit/<game>/reveal/<roll_id>")

@@ -43,7 +43,7 @@ from core.actions import ActionStatus
 from worker.keystore import KeystoreError, KeystorePort
 from worker.settings import GameSettings
 
-__all__ = ["RunningState", "running_state"]
+__all__ = ["RunningState", "forum_health", "running_state"]
 
 #: Seed days listed on the audit page (the most recent ones).
 SEED_DAYS_SHOWN = 14
@@ -136,20 +136,26 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
             "absences": away, "inactivity": inactive}
 
 
+def forum_health(r: Any, forums: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``worker.health.ForumHealth.as_dict()`` of each forum (the state page's list, and the
+    audit page's header: ``_forum_health.html`` renders it on both)."""
+    from worker.health import RedisHealthBook
+
+    book = RedisHealthBook(r)
+    return [book.get(name).as_dict() for name in forums]
+
+
 def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     """Forum alerts of the game's forums and the tags added by editing (module docstring)."""
     import json
 
     from worker.alerts import forum_alerts
-    from worker.health import RedisHealthBook
     from worker.state.keys import game_key
 
     alerts = [a for name in forums for a in forum_alerts(r, name)]
     alerts.sort(key=lambda a: a.get("last", ""), reverse=True)
     added = [json.loads(row) for row in r.zrevrange(game_key(game.id, "edit_added"), 0, MAX_ITEMS - 1)]
-    book = RedisHealthBook(r)
-    health = [book.get(name).as_dict() for name in forums]
-    return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added, "forum_health": health}
+    return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added, "forum_health": forum_health(r, forums)}
 
 
 def running_state(game: GameSettings, keystore: KeystorePort, now_utc: datetime | None = None,

@@ -40,6 +40,8 @@ def broker_url_for(redis_url: str) -> str:
 CALENDAR_TICK_SECONDS = 60.0
 #: Seconds between runs of the archive job (closed game days to the archive).
 ARCHIVE_TICK_SECONDS = 300.0
+#: Seconds between looks for secret rolls waiting for a reveal (``narrador.notify_tick``).
+NOTIFY_TICK_SECONDS = 300.0
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -82,6 +84,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
                 "task": "narrador.calendar_tick",
                 "schedule": CALENDAR_TICK_SECONDS,
                 "options": {"expires": CALENDAR_TICK_SECONDS},
+            },
+            "notify": {
+                "task": "narrador.notify_tick",
+                "schedule": NOTIFY_TICK_SECONDS,
+                "options": {"expires": NOTIFY_TICK_SECONDS},
             },
             **({"archive": {
                 "task": "narrador.archive_tick",

@@ -746,8 +746,10 @@ def keys_migrate(config: str | None) -> None:
 
     For moving an instance from ``keystore = "files"`` to ``"redis"``: run it once with the
     new configuration (``keystore = "redis"``, its keyring made by ``keys keyring
-    from-instance``) before starting the workers. Idempotent; refuses a day whose seed in
-    Redis differs (its published commitment would change).
+    from-instance``, which carries the folder's keys and its reply-marker and roll-id
+    secrets) before starting the workers. Idempotent; refuses a day whose seed in Redis
+    differs (its published commitment would change); says whether the keyring holds the
+    folder's roll-id secret.
     """
     from worker.keystore import Keystore
     from worker.keystore_redis import copy_seeds
@@ -764,6 +766,14 @@ def keys_migrate(config: str | None) -> None:
         click.echo(f"{game}: {copied[game]} days copied, {len(list(source.days_with_seeds(game)))} in the folder")
     if not games:
         click.echo(f"no seeds in {source.seeds_dir}")
+    # the roll-id secret is a secret: it travels in the keyring (keys keyring from-instance), never in Redis
+    if (source.keys_dir / "rollid.secret").exists():
+        if _keys_call(target.roll_id_secret) == source.roll_id_secret():
+            click.echo("roll ids: the keyring holds the folder's roll-id secret (keys/rollid.secret)")
+        else:
+            click.echo("roll ids: the keyring's roll-id secret is not the folder's (keys/rollid.secret): rolls made "
+                       "from now on get ids keyed with the keyring's (ids already signed stay); to keep the "
+                       "folder's, make the keyring with `narrador keys keyring from-instance`")
 
 
 @keys.group("keyring")
@@ -825,7 +835,7 @@ def keyring_add(file: str, kind: str | None) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 def keyring_from_instance(config: str | None, file: str) -> None:
     """Write a keyring to FILE holding the instance folder's keys: every signing and VRF key
-    (the active ones newest), its reply-marker secret, and a new seed key."""
+    (the active ones newest), its reply-marker and roll-id secrets, and a new seed key."""
     import secrets as secrets_lib
 
     from worker.keyring import Keyring, KeyringError
@@ -842,7 +852,7 @@ def keyring_from_instance(config: str | None, file: str) -> None:
         keyring = Keyring(
             tuple(v for k, v in signing.items() if k != kid) + (signing[kid],),
             tuple(v for k, v in vrf_keys.items() if k != vkid) + (vrf_keys[vkid],),
-            secrets_lib.token_bytes(32), source.marker_secret())
+            secrets_lib.token_bytes(32), source.marker_secret(), source.roll_id_secret())
     except (KeystoreError, KeyringError) as exc:
         raise BadInput(str(exc)) from None
     _write_keyring(file, keyring, replace=False)

@@ -31,7 +31,9 @@ Redis keys (hash tag = the forum):
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -45,6 +47,10 @@ Direction = Literal["read", "reply"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "reply")
 #: Transient failures in a row (a forum down, slow, answering 5xx) that make a forum failing.
 TRANSIENT_LIMIT = 3
+#: Tries of one outcome's optimistic transaction before another worker's record stands (a
+#: short random wait between tries: with a fixed 20 and none, four workers failing at once lost
+#: a count now and then).
+MAX_ATTEMPTS = 100
 #: Longest error text kept (characters).
 MAX_ERROR = 300
 
@@ -218,7 +224,9 @@ class RedisHealthBook:
         from redis.exceptions import WatchError
 
         key = health_key(forum)
-        for _ in range(20):
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:  # another worker wrote between: let the writers spread out
+                time.sleep(random.uniform(0, 0.002 * min(attempt, 10)))
             with self.r.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(key)
@@ -233,7 +241,7 @@ class RedisHealthBook:
                     return _change(forum, old, new, direction)
                 except WatchError:
                     continue
-        return None  # 20 writers in a row: another worker's record stands
+        return None  # MAX_ATTEMPTS writers in a row: another worker's record stands
 
     def succeeded(self, forum: str, direction: Direction, at: datetime) -> HealthChange | None:
         """See :meth:`HealthBook.succeeded`."""

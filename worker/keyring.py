@@ -14,8 +14,16 @@ Format (UTF-8 JSON object, nothing else allowed)::
                                            oldest first: the last one is the newest
       "vrf_keys": ["<64 hex>", ...],       VRF secret keys (core.vrf), oldest first
       "seed_key": "<64 hex>",              AES-256-GCM key of the day seeds at rest in Redis
-      "marker_secret": "<64 hex>"          the reply markers' HMAC key (worker.service)
+      "marker_secret": "<64 hex>",         the reply markers' HMAC key (worker.service)
+      "roll_id_secret": "<64 hex>"         the roll ids' HMAC key (issue 25; optional, below)
     }
+
+``roll_id_secret`` keys each roll's nonce and id (``core.record.roll_nonce``): nobody without
+it can compute the id of a roll from the post's public ids. A keyring written before issue
+25 has none: its roll ids are keyed with ``HMAC-SHA256(marker_secret,
+"narrador-roll-id-secret-v1")`` instead (:meth:`Keyring.roll_ids_key`), as secret, the same
+for every worker, and nothing to rewrite; ``keys keyring new`` and ``from-instance`` (which
+carries the instance folder's ``keys/rollid.secret``) write one.
 
 Keys are never removed from a keyring: an old key still proves it is the one that signed
 old records (its public key stays published from Redis anyway), and the newest key of a
@@ -44,6 +52,8 @@ __all__ = ["KEYRING_VERSION", "Keyring", "KeyringError", "load_keyring", "write_
 
 KEYRING_VERSION = 1
 _FIELDS = ("narrador_keyring", "signing_keys", "vrf_keys", "seed_key", "marker_secret")
+#: Fields a keyring may lack (written since issue 25).
+_OPTIONAL = ("roll_id_secret",)
 #: Bound on the keys of one kind (rotations over decades stay far below it).
 MAX_KEYS = 1000
 #: Bound on the size of a keyring document, bytes.
@@ -72,19 +82,23 @@ class Keyring:
         vrf_keys: VRF secret keys, 32 bytes each, oldest first.
         seed_key: 32-byte AES-256-GCM key for the day seeds kept in Redis.
         marker_secret: 32-byte HMAC key of reply markers.
+        roll_id_secret: 32-byte HMAC key of roll nonces and ids, or None (a keyring made
+            before issue 25: :meth:`roll_ids_key` derives one).
     """
 
     signing_keys: tuple[bytes, ...]
     vrf_keys: tuple[bytes, ...]
     seed_key: bytes
     marker_secret: bytes
+    roll_id_secret: bytes | None = None
 
     def __post_init__(self) -> None:
         if not self.signing_keys or not self.vrf_keys:
             raise KeyringError("a keyring needs at least one signing key and one VRF key")
         if len(self.signing_keys) > MAX_KEYS or len(self.vrf_keys) > MAX_KEYS:
             raise KeyringError(f"a keyring holds at most {MAX_KEYS} keys of each kind")
-        for raw in (*self.signing_keys, *self.vrf_keys, self.seed_key, self.marker_secret):
+        optional = () if self.roll_id_secret is None else (self.roll_id_secret,)
+        for raw in (*self.signing_keys, *self.vrf_keys, self.seed_key, self.marker_secret, *optional):
             if len(raw) != 32:
                 raise KeyringError("every keyring secret is 32 bytes")
 
@@ -92,9 +106,9 @@ class Keyring:
 
     @classmethod
     def generate(cls, token_bytes: Callable[[int], bytes] = secrets.token_bytes) -> Keyring:
-        """A new keyring: one signing key, one VRF key, a seed key and a marker secret,
-        all from ``token_bytes`` (the OS CSPRNG by default)."""
-        return cls((token_bytes(32),), (token_bytes(32),), token_bytes(32), token_bytes(32))
+        """A new keyring: one signing key, one VRF key, a seed key, a marker secret and a
+        roll-id secret, all from ``token_bytes`` (the OS CSPRNG by default)."""
+        return cls((token_bytes(32),), (token_bytes(32),), token_bytes(32), token_bytes(32), token_bytes(32))
 
     def with_new_signing_key(self, token_bytes: Callable[[int], bytes] = secrets.token_bytes) -> Keyring:
         """This keyring plus a new signing key, which becomes the newest."""
@@ -122,6 +136,16 @@ class Keyring:
             out[vrf_key_id_for(key.public_key)] = key
         return out
 
+    def roll_ids_key(self) -> bytes:
+        """The 32-byte key of roll nonces and ids: :attr:`roll_id_secret`, or for a keyring
+        made before issue 25 ``HMAC-SHA256(marker_secret, "narrador-roll-id-secret-v1")``."""
+        if self.roll_id_secret is not None:
+            return self.roll_id_secret
+        import hashlib
+        import hmac
+
+        return hmac.new(self.marker_secret, b"narrador-roll-id-secret-v1", hashlib.sha256).digest()
+
     def newest_signing_key_id(self) -> str:
         """The id of the last signing key listed."""
         return key_id_for(Ed25519PrivateKey.from_private_bytes(self.signing_keys[-1]).public_key())
@@ -140,6 +164,7 @@ class Keyring:
             "vrf_keys": [k.hex() for k in self.vrf_keys],
             "seed_key": self.seed_key.hex(),
             "marker_secret": self.marker_secret.hex(),
+            **({"roll_id_secret": self.roll_id_secret.hex()} if self.roll_id_secret is not None else {}),
         }, indent=2) + "\n"
 
     @classmethod
@@ -158,9 +183,9 @@ class Keyring:
             raise KeyringError(f"{source}: not JSON ({exc.args[0] if exc.args else exc})") from None
         if not isinstance(data, Mapping):
             raise KeyringError(f"{source}: expected a JSON object")
-        unknown = sorted(set(data) - set(_FIELDS))
+        unknown = sorted(set(data) - set(_FIELDS) - set(_OPTIONAL))
         if unknown:
-            raise KeyringError(f"{source}: unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")
+            raise KeyringError(f"{source}: unknown field {unknown[0]!r} (known: {', '.join(_FIELDS + _OPTIONAL)})")
         missing = [f for f in _FIELDS if f not in data]
         if missing:
             raise KeyringError(f"{source}: missing field {missing[0]!r}")
@@ -175,8 +200,10 @@ class Keyring:
             if len(set(lists[name])) != len(lists[name]):
                 raise KeyringError(f"{source}: {name} lists a key twice")
         try:
+            roll_ids = data.get("roll_id_secret")
             return cls(lists["signing_keys"], lists["vrf_keys"], _hex32(data["seed_key"], f"{source}: seed_key"),
-                       _hex32(data["marker_secret"], f"{source}: marker_secret"))
+                       _hex32(data["marker_secret"], f"{source}: marker_secret"),
+                       None if roll_ids is None else _hex32(roll_ids, f"{source}: roll_id_secret"))
         except KeyringError as exc:
             raise KeyringError(f"{source}: {exc}") from None
 

@@ -16,6 +16,8 @@ Layout (directories 0700, files 0600)::
         <key_id>.key            private key, PKCS#8 PEM, unencrypted
         <key_id>.pub            public key, SubjectPublicKeyInfo PEM
         active                  the active key id + "\\n"
+        marker.secret           the reply markers' HMAC key, 64 hex digits + "\\n"
+        rollid.secret           the roll ids' HMAC key (issue 25), 64 hex digits + "\\n"
         vrf/
           <vrf_key_id>.key      VRF secret key (32 bytes), 64 hex digits + "\\n"
           <vrf_key_id>.pub      VRF public key (32 bytes), 64 hex digits + "\\n"
@@ -86,7 +88,8 @@ class KeystorePort(Protocol):
     VRF keys (secret rolls, ``core.vrf``): :meth:`rotate_vrf_key`, :meth:`vrf_key_for_day`,
     :meth:`vrf_public_keys`.  Day seeds: :meth:`seed_for`, :meth:`ensure_seeds_ahead`,
     :meth:`revealed_seed`, :meth:`commitments`, :meth:`reveal_due`.  Reply markers:
-    :meth:`marker_secret`.  The methods' contracts are those of :class:`Keystore`.
+    :meth:`marker_secret`; roll ids: :meth:`roll_id_secret`.  The methods' contracts are
+    those of :class:`Keystore`.
     """
 
     def init_keys(self) -> str: ...
@@ -100,6 +103,7 @@ class KeystorePort(Protocol):
     def vrf_key_for_day(self, game: str, day: date) -> tuple[str, VrfSecretKey]: ...
     def vrf_public_keys(self) -> dict[str, bytes]: ...
     def marker_secret(self) -> bytes: ...
+    def roll_id_secret(self) -> bytes: ...
     def seed_for(self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False) -> bytes: ...
     def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]: ...
     def revealed_seed(self, game: str, day: date) -> bytes | None: ...
@@ -203,6 +207,7 @@ class Keystore(SeedSchedule):
         self._private_keys: dict[str, Ed25519PrivateKey] = {}
         self._vrf_keys: dict[str, VrfSecretKey] = {}
         self._marker_secret: bytes | None = None
+        self._roll_id_secret: bytes | None = None
 
     # ------------------------------------------------------------------ files
 
@@ -311,8 +316,9 @@ class Keystore(SeedSchedule):
         return kid
 
     def init_keys(self) -> str:
-        """Create the first key pair, and the first VRF key, unless they exist
-        (``narrador keys init``; the worker runs it at start-up).
+        """Create the first key pair, the first VRF key and the roll-id secret, unless they
+        exist (``narrador keys init``; the worker runs it at start-up, so an instance made
+        before issue 25 gets its roll-id secret then).
 
         Idempotent and safe against a concurrent call: both callers get the same
         active key id.
@@ -320,11 +326,13 @@ class Keystore(SeedSchedule):
         Returns:
             the active signing key id.
 
-        Source: issue 5 ("narrador keys init creates the key pair"); issue 19 (VRF key).
+        Source: issue 5 ("narrador keys init creates the key pair"); issue 19 (VRF key);
+        issue 25 (keyed roll ids).
         """
         self.init_vrf_key()
         kid = self.active_key_id()
         if kid is not None:
+            self.roll_id_secret()
             return kid
         kid = self._new_key()
         if not self._write_exclusive(self.keys_dir / "active", f"{kid}\n".encode("ascii")):
@@ -334,6 +342,7 @@ class Keystore(SeedSchedule):
                 (self.keys_dir / f"{kid}{suffix}").unlink(missing_ok=True)
         active = self.active_key_id()
         assert active is not None
+        self.roll_id_secret()
         return active
 
     def rotate_keys(self) -> str:
@@ -617,6 +626,24 @@ class Keystore(SeedSchedule):
                 self._write_exclusive(path, self._token_bytes(SEED_BYTES).hex().encode("ascii") + b"\n")
                 self._marker_secret = self._read_seed(path)
         return self._marker_secret
+
+    def roll_id_secret(self) -> bytes:
+        """The instance's 32-byte roll-id secret (``keys/rollid.secret``, 0600).
+
+        Created once, atomically, by :meth:`init_keys` or on first use. Each roll's nonce and
+        id are keyed with it (``core.record.roll_nonce``, ``keyed_roll_id``), so nobody can
+        compute the id of a roll in a members-only board from the post's public ids (issue
+        25, item 6). Kept beside the signing keys: back it up with them (losing it changes
+        the ids of rolls made afterwards, never of those already signed).
+        """
+        if self._roll_id_secret is None:
+            path = self.keys_dir / "rollid.secret"
+            try:
+                self._roll_id_secret = self._read_seed(path)
+            except FileNotFoundError:
+                self._write_exclusive(path, self._token_bytes(SEED_BYTES).hex().encode("ascii") + b"\n")
+                self._roll_id_secret = self._read_seed(path)
+        return self._roll_id_secret
 
     def seed_for(
         self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False

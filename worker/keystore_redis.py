@@ -9,7 +9,7 @@ each day when its seed is created, never changed.
 
 Where each thing lives:
 
-- **secrets** (signing keys, VRF secret keys, the seed key, the marker secret): in the
+- **secrets** (signing keys, VRF secret keys, the seed key, the marker and roll-id secrets): in the
   :class:`worker.keyring.Keyring`, mounted into each worker as a secret.  Never in Redis.
 - **day seeds**: in Redis, **encrypted** with AES-256-GCM under the keyring's seed key
   (nonce 12 random bytes; associated data ``"narrador-seed-v1" 0x00 game 0x00 day``, so a
@@ -335,6 +335,11 @@ class RedisKeystore(SeedSchedule):
     def marker_secret(self) -> bytes:
         """The reply markers' 32-byte secret (from the keyring: one for every worker)."""
         return self._need_keyring("reply markers").marker_secret
+
+    def roll_id_secret(self) -> bytes:
+        """The roll ids' 32-byte secret (from the keyring: ``Keyring.roll_ids_key``, one for
+        every worker; issue 25)."""
+        return self._need_keyring("roll ids").roll_ids_key()
 
     # ------------------------------------------------------------------ seeds
 

@@ -2,8 +2,19 @@
 
 A forum that stops working for the bot (a refused login, replies refused, the forum down)
 is a problem the masters must fix, and the forum is the one place the bot cannot tell them
-(issue 25). When a forum changes state (``worker.health``: failing, or working again), every
-game played there with ``notify_email`` or ``notify_webhook`` set is told:
+(issue 25). Every game with ``notify_email`` or ``notify_webhook`` set is told, by kind
+(``Notification.event``):
+
+- ``forum_failing`` / ``forum_ok``: a forum it is played on changes state (``worker.health``:
+  failing, or working again; :func:`health_notifications`);
+- ``reply_failed``: Narrador gave up replying to posts after about a day of tries
+  (``worker.service.replies.stranded_replies``; :func:`reply_failed_notifications`): the
+  players' posts are named, the reply and its rolls are not;
+- ``secret_waiting``: secret rolls wait for a master's reveal longer than the game's
+  ``notify_secret_after_hours`` (default 24; 0: never; :func:`reveal_waits`, the beat job
+  ``narrador.notify_tick``): each roll once, named by its post, never its dice or its tag.
+
+Every channel:
 
 - **e-mail** to each address of ``[games.<id>] notify_email`` through the SMTP server of
   ``[narrador] smtp_*`` (``smtplib``, STARTTLS when ``smtp_starttls``, a login when
@@ -13,28 +24,44 @@ game played there with ``notify_email`` or ``notify_webhook`` set is told:
   read, ``text`` what Slack's and Matrix's (hookshot) read; any other receiver gets the
   fields.
 
-What a notification carries: the game, the forum, what fails and since when, in the game's
-language. Never a roll, its dice or a secret roll's content. Rate limit: one notification per
-game, forum and kind of change per :data:`RATE_LIMIT` seconds (a Redis ``SET NX`` with that
-expiry, shared by every worker), so a forum that flaps sends a few a hour, not one a poll.
+What a notification carries: the game, the forum, what fails and since when, the posts
+concerned, in the game's language (the one catalogue, ``core.i18n``). Never a roll's dice or
+result, and never a secret roll's tag or content. Rate limit: one notification per game,
+forum and kind per :data:`RATE_LIMIT` seconds (a Redis ``SET NX`` with that expiry, shared by
+every worker), so a forum that flaps sends a few a hour, not one a poll; what a rate-limited
+``secret_waiting`` would have said is kept and said by the next one.
+
+Redis keys (besides the rate-limit marks ``nr:notify:{<game>}:<forum>:<event>``):
+
+=======================================  ======  ============================================
+``nr:notify:{<game>}:reveal:through``    string  epoch ms up to which the game's rolls were
+                                                 examined for :func:`reveal_waits`
+``nr:notify:{<game>}:reveal:due``        zset    secret rolls found waiting and not told yet
+                                                 (roll id, score = the roll's time, epoch ms)
+=======================================  ======  ============================================
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import smtplib
 import ssl
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from email.message import EmailMessage
 from typing import Any
 
 import requests
 
-from core.i18n import tr
+from core.i18n import tr, trn
+from core.messages import duration_words
 from worker.health import HealthChange
 from worker.settings import GameSettings, Settings
 
-__all__ = ["RATE_LIMIT", "Notification", "NotifyError", "deliver", "health_notifications", "send_health"]
+__all__ = ["RATE_LIMIT", "Notification", "NotifyError", "clear_told", "deliver", "health_notifications",
+           "reply_failed_notifications", "reveal_waits", "send", "send_health"]
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +85,8 @@ class Notification:
 
     Attributes:
         game: the game's id.
-        event: ``forum_failing`` or ``forum_ok``.
-        forum: the forum's configured name.
+        event: ``forum_failing``, ``forum_ok``, ``reply_failed`` or ``secret_waiting``.
+        forum: the forum's configured name ("" for ``secret_waiting``: the game's).
         subject: one line (the e-mail's subject).
         text: the message, in the game's language.
     """
@@ -95,6 +122,163 @@ def health_notifications(settings: Settings, change: HealthChange) -> list[Notif
     text = tr(lang, "Partida «{title}»: Narrador vuelve a leer y responder en el foro {forum}.").format(
         title=game.title, forum=change.forum)
     return [Notification(game.id, "forum_ok", change.forum, subject, text)]
+
+
+#: Posts named in one notification (the rest are counted).
+MAX_NAMED = 5
+
+
+def _named_posts(lang: str, posts: list[tuple[str, str]]) -> str:
+    """``author (url)`` of the first :data:`MAX_NAMED` posts, and how many more."""
+    named = "; ".join(f"{author} ({url})" if url else author for author, url in posts[:MAX_NAMED])
+    more = len(posts) - MAX_NAMED
+    if more > 0:
+        named += " " + trn(lang, "y {n} más", "y {n} más", more).format(n=more)
+    return named
+
+
+def reply_failed_notifications(settings: Settings, forum: str, posts: Iterable[Mapping[str, str]],
+                               error: str = "") -> list[Notification]:
+    """What replies given up make (``worker.service.replies.stranded_replies``): one
+    notification for the game played on ``forum``, naming the players' posts (``author``,
+    ``url`` of each post's state) and the forum's last reply error, if it has a channel.
+    Never the reply's text: it holds the rolls."""
+    fs = settings.forums.get(forum)
+    named = [(str(p.get("author", "")), str(p.get("url", ""))) for p in posts]
+    if fs is None or fs.game not in settings.games or not named:
+        return []
+    game = settings.games[fs.game]
+    if not game.notify_email and not game.notify_webhook:
+        return []
+    lang, n = game.language, len(named)
+    subject = trn(lang, "Narrador dejó de intentar una respuesta en el foro {forum}",
+                  "Narrador dejó de intentar {n} respuestas en el foro {forum}", n).format(n=n, forum=forum)
+    text = trn(lang, "Partida «{title}»: Narrador dejó de intentar publicar la respuesta a un mensaje en el "
+                     "foro {forum} tras un día de intentos: {posts}.",
+               "Partida «{title}»: Narrador dejó de intentar publicar las respuestas a {n} mensajes en el "
+               "foro {forum} tras un día de intentos: {posts}.", n).format(
+        title=game.title, n=n, forum=forum, posts=_named_posts(lang, named))
+    if error:
+        text += " " + tr(lang, "Último error: {error}.").format(error=error)
+    text += " " + tr(lang, "Las tiradas están registradas y firmadas; un máster puede reintentar la respuesta "
+                           "desde la página de auditoría de la partida.")
+    return [Notification(game.id, "reply_failed", forum, subject, text)]
+
+
+#: How far back the first look at a game goes for secret rolls still waiting (ms): an
+#: instance upgraded with rolls already waiting is told of them once.
+REVEAL_LOOKBACK_MS = 7 * 24 * 3600 * 1000
+#: Rolls of one game examined per :func:`reveal_waits` call (the next call goes on).
+REVEAL_SCAN_LIMIT = 2000
+
+
+def _reveal_through_key(game: str) -> str:
+    return f"nr:notify:{{{game}}}:reveal:through"
+
+
+def _reveal_due_key(game: str) -> str:
+    return f"nr:notify:{{{game}}}:reveal:due"
+
+
+def _scan_waiting(redis: Any, game: str, through: int, line: int) -> int:
+    """File into the game's due set the secret, unrevealed rolls stored after ``through``
+    and up to ``line`` (epoch ms), at most :data:`REVEAL_SCAN_LIMIT`; the new ``through``."""
+    from worker.masters import reveal_key
+    from worker.store import game_rolls_key, roll_key_name
+
+    rows = redis.zrangebyscore(game_rolls_key(game), f"({through}", line, start=0, num=REVEAL_SCAN_LIMIT,
+                               withscores=True)
+    if not rows:
+        return line
+    if len(rows) == REVEAL_SCAN_LIMIT:  # cut: the last instant's rolls all go next time
+        last = int(rows[-1][1])
+        kept = [(rid, score) for rid, score in rows if int(score) < last]
+        rows, new_through = (kept, last - 1) if kept else (rows, last)
+    else:
+        new_through = line
+    ids = [rid for rid, _ in rows]
+    raws = redis.mget([roll_key_name(rid) for rid in ids])
+    with redis.pipeline(transaction=False) as pipe:
+        for rid in ids:
+            pipe.exists(reveal_key(rid))
+        revealed = pipe.execute()
+    due: dict[str, float] = {}
+    for (rid, score), raw, shown in zip(rows, raws, revealed, strict=True):
+        if not raw or shown:
+            continue
+        try:
+            secret = bool(((json.loads(raw).get("record") or {}).get("flags") or {}).get("secret"))
+        except (ValueError, AttributeError):
+            continue
+        if secret:
+            due[rid] = score
+    if due:
+        redis.zadd(_reveal_due_key(game), due)
+    return new_through
+
+
+def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[Notification, list[str]]]:
+    """The ``secret_waiting`` notifications due now, each with the roll ids it tells of
+    (:func:`clear_told` them once it was delivered).
+
+    For each game with a channel and ``notify_secret_after_hours`` N > 0: the rolls stored
+    since the last call that are now more than N hours old are examined once (the game's
+    roll index from ``nr:notify:{<game>}:reveal:through``; the first call looks back
+    :data:`REVEAL_LOOKBACK_MS`); the secret ones not revealed join the game's due set; a
+    notification names the posts of the due rolls still not revealed (those revealed since
+    leave the set). Never the rolls' dice, results or tags.
+    """
+    from worker.store import roll_key_name
+
+    out = []
+    now_ms = int(now.timestamp() * 1000)
+    for game in settings.games.values():
+        hours = game.notify_secret_after_hours
+        if not hours or not (game.notify_email or game.notify_webhook):
+            continue
+        line = now_ms - hours * 3600 * 1000
+        raw_through = redis.get(_reveal_through_key(game.id))
+        through = int(raw_through) if raw_through and str(raw_through).lstrip("-").isdigit() \
+            else line - REVEAL_LOOKBACK_MS
+        if through < line:
+            redis.set(_reveal_through_key(game.id), _scan_waiting(redis, game.id, through, line))
+        due = redis.zrange(_reveal_due_key(game.id), 0, -1)
+        if not due:
+            continue
+        from worker.masters import reveal_key
+
+        with redis.pipeline(transaction=False) as pipe:
+            for rid in due:
+                pipe.exists(reveal_key(rid))
+            revealed = pipe.execute()
+        gone = [rid for rid, shown in zip(due, revealed, strict=True) if shown]
+        if gone:
+            redis.zrem(_reveal_due_key(game.id), *gone)
+        waiting = [rid for rid, shown in zip(due, revealed, strict=True) if not shown]
+        if not waiting:
+            continue
+        posts = []
+        for raw in redis.mget([roll_key_name(rid) for rid in waiting]):
+            record = (json.loads(raw).get("record") or {}) if raw else {}
+            posts.append((str(record.get("author", "")), str(record.get("post_url", ""))))
+        lang, n = game.language, len(waiting)
+        subject = trn(lang, "Una tirada secreta espera que la reveles en la partida {title}",
+                      "{n} tiradas secretas esperan que las reveles en la partida {title}", n).format(
+            n=n, title=game.title)
+        text = trn(lang, "Partida «{title}»: una tirada secreta espera desde hace más de {hours} que un máster "
+                         "la revele: {posts}. Se revela en la página de auditoría de la partida.",
+                   "Partida «{title}»: {n} tiradas secretas esperan desde hace más de {hours} que un máster "
+                   "las revele: {posts}. Se revelan en la página de auditoría de la partida.", n).format(
+            title=game.title, n=n, hours=duration_words(hours * 3600, lang), posts=_named_posts(lang, posts))
+        out.append((Notification(game.id, "secret_waiting", "", subject, text), waiting))
+    return out
+
+
+def clear_told(redis: Any, game: str, roll_ids: Iterable[str]) -> None:
+    """The secret rolls a delivered ``secret_waiting`` told of leave the game's due set."""
+    ids = list(roll_ids)
+    if ids:
+        redis.zrem(_reveal_due_key(game), *ids)
 
 
 def _rate_key(note: Notification) -> str:
@@ -156,13 +340,16 @@ def deliver(settings: Settings, redis: Any, note: Notification) -> bool:
     return True
 
 
+def send(settings: Settings, redis: Any, note: Notification) -> bool:
+    """Deliver ``note`` now (no queue: ``narrador poll``, the tests); a failure is logged,
+    never raised. True when sent."""
+    try:
+        return deliver(settings, redis, note)
+    except NotifyError as exc:
+        log.error("notification to game %s not sent: %s", note.game, exc)
+        return False
+
+
 def send_health(settings: Settings, redis: Any, change: HealthChange) -> int:
-    """Deliver now (no queue: ``narrador poll``) the notifications of a change; a failure is
-    logged, never raised. Returns how many were sent."""
-    sent = 0
-    for note in health_notifications(settings, change):
-        try:
-            sent += deliver(settings, redis, note)
-        except NotifyError as exc:
-            log.error("notification to game %s not sent: %s", note.game, exc)
-    return sent
+    """Deliver now the notifications of a change (:func:`send`). Returns how many were sent."""
+    return sum(send(settings, redis, note) for note in health_notifications(settings, change))

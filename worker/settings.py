@@ -339,9 +339,12 @@ class GameSettings(Section):
         state: the ``[games.<id>.state]`` table: scenes, posting deadlines, contest expiry,
             masters... (``worker.state.GameStateSettings``, validated at load).
         notify_email: addresses told by e-mail when a forum of the game stops working or
-            works again (``worker.notify``; needs ``[narrador] smtp_host``).
+            works again, when replies are given up, and when secret rolls wait for a reveal
+            (``worker.notify``; needs ``[narrador] smtp_host``).
         notify_webhook: a chat webhook URL (Discord, Slack, Matrix hookshot...) told the
             same; a secret (it carries the channel's token).
+        notify_secret_after_hours: a secret roll not revealed this many hours after it was
+            made is notified (once; 0: never). Default 24.
     """
 
     id: str
@@ -353,6 +356,7 @@ class GameSettings(Section):
     state: dict[str, Any] = Field(default_factory=dict)
     notify_email: Annotated[tuple[str, ...], BeforeValidator(_id_list), AfterValidator(_emails)] = ()
     notify_webhook: Annotated[str, AfterValidator(lambda v: _http_url(v) if v else v)] = secret(max_length=2000)
+    notify_secret_after_hours: int = Field(default=24, ge=0, le=24 * 365)
 
     @model_validator(mode="before")
     @classmethod

@@ -26,6 +26,10 @@ Tasks take ids and strings only.  Every task is idempotent, because
   later, for every reply still pending (a worker killed with the task in hand).
 * ``narrador.archive_tick`` (beat, every five minutes) — write every closed game day's
   records to the archive (``worker.archive``), under a Redis lock.
+* ``narrador.notify_health`` / ``narrador.notify`` — tell a game's Storytellers outside the
+  forum (``worker.notify``: a forum's change of state; replies given up), with retries.
+* ``narrador.notify_tick`` (beat, every five minutes) — the secret rolls waiting for a reveal
+  longer than their game's ``notify_secret_after_hours`` (``worker.notify.reveal_waits``).
 
 Transient forum failures are retried with exponential backoff and jitter.
 
@@ -91,6 +95,7 @@ def services() -> Services:
     svc = build_services(get_settings(), redis_outage_seconds=REDIS_OUTAGE_SECONDS)
     svc.on_health_change = lambda change: notify_health.delay(
         change.forum, change.old, change.new, change.direction, change.error)
+    svc.on_notification = lambda note: notify.delay(note.game, note.event, note.forum, note.subject, note.text)
     return svc
 
 
@@ -324,6 +329,46 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
                 wait = _backoff(self.request.retries, base=10.0)
                 raise self.retry(exc=RuntimeError(str(exc)), countdown=wait) from None
             log.error("notification to game %s not sent: %s", note.game, exc)
+    return sent
+
+
+@app.task(name="narrador.notify", bind=True, ignore_result=True, max_retries=5)
+def notify(self, game: str, event: str, forum: str, subject: str, text: str) -> bool:
+    """Deliver one notification the service layer made (``worker.notify``: e-mail, webhook;
+    rate-limited); a channel failing for now is retried with backoff. True when sent."""
+    from worker.gamestate import RedisGameState
+    from worker.notify import Notification, NotifyError, deliver
+
+    svc = services()
+    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.bootstrap)
+    try:
+        return deliver(svc.settings, svc.store.r, Notification(game, event, forum, subject, text))
+    except NotifyError as exc:
+        if exc.transient:
+            raise self.retry(exc=RuntimeError(str(exc)), countdown=_backoff(self.request.retries, base=10.0)) from None
+        log.error("notification to game %s not sent: %s", game, exc)
+        return False
+
+
+@app.task(name="narrador.notify_tick", ignore_result=True)
+def notify_tick() -> int:
+    """Tell each game's Storytellers of the secret rolls waiting for a reveal longer than the
+    game's ``notify_secret_after_hours`` (``worker.notify.reveal_waits``). A notification that
+    is rate-limited or fails keeps its rolls for the next tick. Returns how many were sent."""
+    from worker.gamestate import RedisGameState
+    from worker.notify import NotifyError, clear_told, deliver, reveal_waits
+
+    svc = services()
+    assert isinstance(svc.store, RedisGameState)
+    r = svc.store.r
+    sent = 0
+    for note, roll_ids in reveal_waits(svc.settings, r, svc.clock()):
+        try:
+            if deliver(svc.settings, r, note):
+                clear_told(r, note.game, roll_ids)
+                sent += 1
+        except NotifyError as exc:
+            log.warning("notification to game %s not sent (tried again at the next tick): %s", note.game, exc)
     return sent
 
 

@@ -8,7 +8,7 @@ so ``"Muro"`` and ``"muro"`` are one extended action.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -98,7 +98,10 @@ class PostInput:
         turn_marker_ttl_seconds / turn_actions_ttl_seconds: how long a "Willpower spent this
             turn" marker and a turn's declared actions are kept (seconds).
         welcome_back: claim a welcome-back notice when an inactive author posts in a scene.
-        token: ``token(n) -> n random bytes`` (secret-roll nonces); injected.
+        id_secret: the instance's 32-byte roll-id secret (the keystore's
+            ``roll_id_secret``): each roll's nonce and id are keyed with it
+            (``core.record.roll_nonce``, ``keyed_roll_id``), so nobody can compute the id of
+            a roll, and the same post decided again gets the same ids (issue 25).
     """
 
     game: str
@@ -121,7 +124,7 @@ class PostInput:
     marker: str
     markup: str
     public_url: str
-    token: Callable[[int], bytes]
+    id_secret: bytes
     vrf: tuple[str, Any] | None = None
     masters: tuple[str, ...] = ()
     stress: bool = False

@@ -5,8 +5,9 @@ post (:class:`~core.post.model.PostInput`: its text and parsed tags, the day's s
 the game's rules) and what the game state held when it was loaded
 (:class:`~core.post.model.PostContext`), and returns a
 :class:`~core.post.model.PostDecision`: the signed records, the state changes as data and the
-reply.  It reads no clock and no store; randomness (secret-roll nonces) comes from
-``PostInput.token``.
+reply.  It reads no clock, no store and no randomness: each roll's nonce, and its roll id,
+are keyed with ``PostInput.id_secret`` (``core.record.roll_nonce``, ``keyed_roll_id``: issue
+25), so deciding a post again gives the same ids.
 
 The steps are the ones the rules texts give, in the author's order:
 
@@ -285,7 +286,7 @@ class _Decision:
         sheet = self.sheet(required=bool((spec.traits and not spec.trait_ratings) or spec.willpower))
         pool = resolve_pool(sheet, spec).pool
         key = derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index)
-        rid = records.roll_id(key)
+        rid = records.keyed_roll_id(key, records.roll_nonce(inp.id_secret, key))
         # vampiro-reglas.txt «Puntuaciones»: no normal human rolls more than 10 dice
         human = rules.human_pool(pool, human=bool(sheet is not None and sheet.human), options=self.options)
         pool = human.pool
@@ -439,7 +440,9 @@ class _Decision:
         params = roll_params(spec, pool=pool + stunt_dice, difficulty=difficulty, stress=stress,
                              successes_required=needed, stunt_dice=stunt_dice, stunt_pending=stunt_pending,
                              action=action, marks=marks)
-        rid = records.roll_id(derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index))
+        key = derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index)
+        nonce = records.roll_nonce(inp.id_secret, key)
+        rid = records.keyed_roll_id(key, nonce)  # issue 25: keyed, so not computed from public ids
         ref = post_actions.RollRef(inp.forum, inp.post_id, tag.index, inp.now, inp.thread, inp.url, rid)
         action_notes, counted = self._actions(spec, result, difficulty, ref)
         fingerprint = RollFingerprint(pre_fingerprint(inp.author, spec), action_fingerprint(inp.author, params))
@@ -455,8 +458,7 @@ class _Decision:
             tag_index=tag.index, params=params, seed_commitment=records.commitment(inp.seed), faces=result.faces,
             successes=result.successes, outcome=result.outcome, degree=result.degree_label or None,
             processed_at=inp.now, tz=inp.zone, secret=bool(spec.secret),
-            nonce=inp.token(16).hex() if spec.secret else None, rolled_again=rolled_again,
-            vrf_key_id=vrf_key_id, vrf_proof=vrf_proof,
+            nonce=nonce, keyed_id=True, rolled_again=rolled_again, vrf_key_id=vrf_key_id, vrf_proof=vrf_proof,
         )
         record = envelope["record"]
         assert record["roll_id"] == rid  # type: ignore[index]  # the same roll key

@@ -26,11 +26,13 @@ from core.record.canonical import (
 from core.record.keys import (
     commitment,
     key_id_for,
+    keyed_roll_id,
     public_key_from_bytes,
     public_key_pem,
     public_keys_from_pem,
     roll_id,
     roll_key_of,
+    roll_nonce,
     vrf_key_id_for,
 )
 from core.record.schema import (
@@ -67,6 +69,7 @@ __all__ = [
     "commitment",
     "committed_part",
     "key_id_for",
+    "keyed_roll_id",
     "public_key_from_bytes",
     "public_key_pem",
     "public_keys_from_pem",
@@ -75,6 +78,7 @@ __all__ = [
     "record_problems",
     "roll_id",
     "roll_key_of",
+    "roll_nonce",
     "sign_record",
     "verify_signed",
     "vrf_key_id_for",

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from core import calendar
 from core.derive import roll_key
 from core.record.canonical import _canonical_bytes, _format_local, _format_utc, canonical_json
-from core.record.keys import key_id_for, roll_id
+from core.record.keys import key_id_for, keyed_roll_id, roll_id
 from core.record.schema import RECORD_FORMAT, _canonical_record, record_problems
 
 
@@ -48,6 +48,7 @@ def build_record(
     rolled_again: bool = False,
     vrf_key_id: str | None = None,
     vrf_proof: str | None = None,
+    keyed_id: bool = False,
 ) -> dict[str, object]:
     """Build the canonical record (format :data:`RECORD_FORMAT`) of one roll.
 
@@ -70,9 +71,14 @@ def build_record(
         processed_at: aware datetime of processing (stored as UTC, to the second,
             and as game-local time).
         tz: the game's IANA zone, a name or a ``ZoneInfo`` (stored by name).
-        secret: a secret roll; then ``nonce`` (32 random hex digits, supplied by the
-            caller, e.g. ``secrets.token_hex(16)``) is required so that
+        secret: a secret roll; then ``nonce`` (32 hex digits nobody else can predict:
+            :func:`roll_nonce`, or ``secrets.token_hex(16)``) is required so that
             :func:`record_hash` hides the result.
+        nonce: the roll's nonce (32 hex digits) or None (a public roll made with a
+            public id).
+        keyed_id: the roll id is :func:`keyed_roll_id` of the roll key and ``nonce``
+            (required then: every roll made since issue 25), not :func:`roll_id` of the
+            roll key alone, which anyone can compute from public fields.
         rolled_again: the ``rolled_again`` flag, when the caller already knows it (the
             same as :func:`with_flags` afterwards, without a second validation).
         vrf_key_id, vrf_proof: for a secret roll (required then, ``None`` otherwise): the
@@ -91,9 +97,11 @@ def build_record(
     """
     tz = calendar.zone(tz).key
     key = roll_key(game, forum, thread, post, tag_index)
+    if keyed_id and nonce is None:
+        raise ValueError("a keyed roll id needs the roll's nonce")
     record: dict[str, object] = {
         "format": RECORD_FORMAT,
-        "roll_id": roll_id(key),
+        "roll_id": keyed_roll_id(key, nonce) if keyed_id and nonce is not None else roll_id(key),
         "key_id": key_id,
         "game": game,
         "ruleset": ruleset,

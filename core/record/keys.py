@@ -1,5 +1,6 @@
 """Identifiers derived from records and keys: roll ids, seed commitments, Ed25519 and VRF key
-ids, public keys in PEM.  Source: issue 5; issue 19; ``docs/verification.md`` §3-§5.
+ids, public keys in PEM.  Source: issue 5; issue 19; issue 25 (keyed roll ids);
+``docs/verification.md`` §3-§5.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import re
 from collections.abc import Mapping
 
@@ -22,7 +24,8 @@ from core.errors import VerificationError
 
 
 def roll_id(key: bytes) -> str:
-    """The short public id of a roll, derived from its roll key.
+    """The id of a roll made before issue 25, derived from its roll key alone (so from
+    public fields: anyone could compute it; new rolls use :func:`keyed_roll_id`).
 
     Args:
         key: the roll key (:func:`core.derive.roll_key`), non-empty bytes.
@@ -43,6 +46,55 @@ def roll_id(key: bytes) -> str:
     if not key:
         raise ValueError("key must not be empty")
     digest = hashlib.sha256(bytes(key)).digest()[:10]
+    return base64.b32encode(digest).decode("ascii").lower()
+
+
+#: Domain of the HMAC that makes a roll's nonce (:func:`roll_nonce`).
+ROLL_NONCE_DOMAIN = b"narrador-roll-nonce-v1\x00"
+
+_NONCE_HEX = re.compile(r"[0-9a-f]{32}")
+
+
+def roll_nonce(secret: bytes, key: bytes) -> str:
+    """The nonce of a roll: 32 lowercase hex digits (128 bits) of
+    ``HMAC-SHA256(secret, "narrador-roll-nonce-v1" 0x00 || key)``.
+
+    Keyed with the instance's roll-id secret, so nobody else can compute it, and a function
+    of the roll key, so processing the same post again gives the same nonce (and roll id:
+    :func:`keyed_roll_id`). A secret roll's record hash is hidden by it as it was by a random
+    one: whoever does not hold the secret cannot tell it from random.
+
+    Raises:
+        TypeError / ValueError: ``secret`` not 32 bytes, ``key`` not non-empty bytes.
+
+    Source: issue 25, item 6 ("roll ids must be unguessable, still stable for a post").
+    """
+    if not isinstance(secret, (bytes, bytearray)) or len(secret) != 32:
+        raise ValueError("the roll-id secret must be 32 bytes")
+    if not isinstance(key, (bytes, bytearray)) or not key:
+        raise ValueError("key must be non-empty bytes")
+    return hmac.new(bytes(secret), ROLL_NONCE_DOMAIN + bytes(key), hashlib.sha256).hexdigest()[:32]
+
+
+def keyed_roll_id(key: bytes, nonce: str) -> str:
+    """The roll id of a record made since issue 25: 16 characters, lowercase RFC 4648
+    base32 (no padding) of the first 10 bytes of ``SHA-256(key || bytes(nonce))``, the nonce
+    being the record's own ``nonce`` field (:func:`roll_nonce`).
+
+    Anyone holding the record checks that its id follows from its roll key and nonce; nobody
+    without the record (or the instance's secret) can compute the id of a post's roll, as
+    they could compute :func:`roll_id` from public fields.
+
+    Raises:
+        TypeError / ValueError: ``key`` not non-empty bytes, ``nonce`` not 32 hex digits.
+
+    Source: issue 25, item 6.
+    """
+    if not isinstance(key, (bytes, bytearray)) or not key:
+        raise ValueError("key must be non-empty bytes")
+    if not isinstance(nonce, str) or not _NONCE_HEX.fullmatch(nonce):
+        raise ValueError("nonce must be 32 lowercase hex digits")
+    digest = hashlib.sha256(bytes(key) + bytes.fromhex(nonce)).digest()[:10]
     return base64.b32encode(digest).decode("ascii").lower()
 
 

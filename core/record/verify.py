@@ -18,11 +18,12 @@ from core import calendar, vrf
 from core.derive import SEED_BYTES, DiceStreamExhausted, derive_faces, secret_roll_seed
 from core.errors import NarradorError, VerificationError
 from core.record.canonical import _UTC_TIME, _format_local, canonical_json
-from core.record.keys import commitment, key_id_for, roll_id, roll_key_of, vrf_key_id_for
+from core.record.keys import commitment, key_id_for, keyed_roll_id, roll_id, roll_key_of, vrf_key_id_for
 from core.record.schema import (
     _HASH_PREFIX,
     _HEX128,
     _HEX_PROOF,
+    _NONCE,
     _SHORT_HASH_NOTE,
     record_hash,
     record_problems,
@@ -115,7 +116,8 @@ def verify_signed(
     - ``key_id``: the envelope's key id is among ``public_keys``, maps to a key with
       that id, and equals the record's ``key_id`` (skipped if ``public_keys`` is empty).
     - ``signature``: Ed25519 over ``canonical_json(record)`` (skipped if no key).
-    - ``roll_id``: equals :func:`roll_id` of the key rebuilt from the record.
+    - ``roll_id``: equals :func:`keyed_roll_id` of the key rebuilt from the record and of its
+      nonce (rolls made since issue 25), or :func:`roll_id` of that key (rolls made before).
     - ``game_day``: ``game_day`` and ``time_local`` agree with ``time_utc`` in ``tz``.
     - ``published_day``: the day's entry published on ``/seeds`` is the record's game day
       and names its seed commitment and, for a secret format-2 record, its VRF key: the key
@@ -292,13 +294,20 @@ def _check_signature(record: Mapping[str, object], signature: str, env_key_id: s
 
 
 def _check_roll_id(record: Mapping[str, object], rkey: bytes | None) -> CheckResult:
-    """``roll_id``: the record's id is the one of the roll key rebuilt from its fields."""
+    """``roll_id``: the record's id follows from the roll key rebuilt from its fields: keyed
+    with the record's nonce (``keyed_roll_id``, every roll made since issue 25), or, for a
+    roll made before, the key alone (``roll_id``). Nothing else passes."""
     rid = record.get("roll_id") if isinstance(record.get("roll_id"), str) else None
     if rkey is None:
         return "roll_id", False, "cannot rebuild the roll key from game/forum/thread/post/tag_index"
-    if record.get("roll_id") != roll_id(rkey):
-        return "roll_id", False, f"roll id should be {roll_id(rkey)}, record says {rid!r}"
-    return "roll_id", True, f"roll id {rid} matches the roll key"
+    nonce = record.get("nonce")
+    keyed = keyed_roll_id(rkey, nonce) if isinstance(nonce, str) and _NONCE.fullmatch(nonce) else None
+    if keyed is not None and rid == keyed:
+        return "roll_id", True, f"roll id {rid} matches the roll key and the record's nonce"
+    if rid == roll_id(rkey):
+        return "roll_id", True, f"roll id {rid} matches the roll key (an id made before ids were keyed)"
+    should = f"{keyed} (keyed with the nonce)" if keyed is not None else roll_id(rkey)
+    return "roll_id", False, f"roll id should be {should}, record says {rid!r}"
 
 
 def _check_seed(record: Mapping[str, object], seed: bytes | bytearray | None) -> CheckResult:

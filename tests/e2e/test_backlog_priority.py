@@ -28,8 +28,9 @@ BACKLOG = THREAD // 10  # every tenth tagged: 200 replies owed
 REPLY_DELAY = 0.25  # seconds the forum takes for each reply: 200 replies take minutes
 
 
-def test_a_new_post_is_answered_while_an_old_backlog_drains(tmp_path):
-    with FaultStack(tmp_path, topics=1, reply_delay=REPLY_DELAY, forum_extra='answer_since = "all"') as stack:
+def test_a_new_post_is_answered_while_an_old_backlog_drains(tmp_path, run_stack):
+    with FaultStack(tmp_path, topics=1, reply_delay=REPLY_DELAY, forum_extra='answer_since = "all"',
+                    procs=run_stack) as stack:
         old = []
         for i in range(THREAD - 1):  # the topic's opening post makes 2,000
             tagged = i % 10 == 0

@@ -40,8 +40,8 @@ def _warm(stack: FaultStack) -> str:
 
 
 @pytest.mark.parametrize("how", ["kill -9", "graceful"])
-def test_every_post_is_answered_exactly_once_across_a_redis_restart(tmp_path, how):
-    with FaultStack(tmp_path, topics=TOPICS) as stack:
+def test_every_post_is_answered_exactly_once_across_a_redis_restart(tmp_path, how, run_stack):
+    with FaultStack(tmp_path, topics=TOPICS, procs=run_stack) as stack:
         worker = stack.start_worker()
         stack.start_beat()
         posts = [_warm(stack)]

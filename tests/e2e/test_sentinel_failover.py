@@ -22,7 +22,8 @@ import pytest
 from tests.ha import NarradorNodes, SentinelCluster, redis_server_binary, stored_records
 from worker.redisurl import redis_client
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(300)]
+#: The pytest timeout leaves room for the progress wait's ceiling (``NarradorNodes.wait_answered``).
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 POSTS = 60
 RATE = 4.0  # posts per second
@@ -39,8 +40,8 @@ def cluster(tmp_path):
         yield c
 
 
-def test_a_failover_under_a_stream_of_posts_loses_nothing_and_doubles_nothing(cluster, tmp_path):
-    with NarradorNodes(tmp_path / "narrador", cluster.url) as nodes:
+def test_a_failover_under_a_stream_of_posts_loses_nothing_and_doubles_nothing(cluster, tmp_path, run_stack):
+    with NarradorNodes(tmp_path / "narrador", cluster.url, procs=run_stack) as nodes:
         assert redis_client(nodes.redis_url).dbsize() == 0  # a fresh server of our own
         init = nodes.narrador("node-a", "keys", "init")
         assert init.returncode == 0, init.stdout + init.stderr
@@ -65,7 +66,7 @@ def test_a_failover_under_a_stream_of_posts_loses_nothing_and_doubles_nothing(cl
         sender.join(60)
         assert old == before and new != old
 
-        counts = nodes.wait_answered(posted, timeout=120)
+        counts = nodes.wait_answered(posted)
         log = nodes.log("node-a")
         assert worker.poll() is None, "the worker exited:\n" + log[-6000:]
         missing = [p for p in posted if counts[p] == 0]

@@ -176,6 +176,29 @@ def test_a_tampered_line_is_refused_and_nothing_is_imported(world, redis_client)
     assert redis_client.zcard(game_rolls_key(game)) == 0 and not redis_client.exists(roll_key_name(roll_ids[0]))
 
 
+def test_a_line_of_json_nested_too_deeply_is_refused_in_one_line_through_the_command(world, redis_client):
+    """Issue 25, item 6: 100,000 "[" fed to `records import` ended in "internal error:
+    RecursionError ... please report it", exit 1. Through the command itself (the parser's
+    own test is tests/unit/test_cli_errors.py): exit 2, the line refused in one line naming
+    it, nothing imported, no traceback."""
+    game = world["ids"]["game"]
+    roll_ids = _ids(redis_client, game)
+    good = next(archive.export_lines(redis_client, game))
+    path = world["tmp"] / "deep.jsonl"
+    path.write_text(good + "\n" + "[" * 100_000 + "\n", encoding="utf-8")
+    _wipe_records(redis_client, game, roll_ids)
+    result = CliRunner().invoke(main, ["records", "import", str(path), "-c", world["config"]],
+                                env={"NARRADOR_DEBUG": ""})
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert [line for line in lines if line.startswith(str(path))] == [f"{path}:2: JSON nested too deeply"], lines
+    assert lines[-1].endswith("1 line(s) refused (tampered or not Narrador records): nothing imported"), lines
+    assert len(lines) == 2 and result.stdout == ""
+    assert "internal error" not in result.output and "RecursionError" not in result.output
+    assert "Traceback" not in result.output
+    assert redis_client.zcard(game_rolls_key(game)) == 0  # the good line was not imported either
+
+
 def test_a_record_under_a_key_that_was_never_published_is_refused(world, redis_client, tmp_path):
     from core.record import sign_record
     from worker.keystore import Keystore

@@ -9,6 +9,7 @@ import threading
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+import redis
 
 from core.derive import derive_faces, roll_key
 from core.record import commitment
@@ -124,6 +125,44 @@ def test_a_day_without_a_binding_is_bound_only_before_it_starts(ks, redis_client
     with pytest.raises(DayNotBoundError):
         ks.vrf_key_for_day("g", DAY)
     assert ks.vrf_key_for_day("g", DAY + timedelta(days=1))[0] == ks.active_vrf_key_id()
+
+
+def test_the_roll_id_secret_is_32_bytes_kept_and_the_instances_own(ks, tmp_path, redis_client, prefix):
+    """Issue 25, item 6: each roll's id is keyed with it (``core.record.roll_nonce``)."""
+    secret = ks.roll_id_secret()
+    assert isinstance(secret, bytes) and len(secret) == 32
+    assert ks.roll_id_secret() == secret and secret not in (ks.marker_secret(),)
+    if isinstance(ks, Keystore):  # kept beside the signing keys, 0600, the same after a restart
+        path = ks.keys_dir / "rollid.secret"
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        assert Keystore(ks.root).roll_id_secret() == secret
+    else:  # from the keyring, the same for every worker; never in Redis
+        assert redis_keystore(redis_client, ks.keyring, prefix).roll_id_secret() == secret
+        assert not any(secret.hex() in str(redis_client.dump(k) or b"") for k in redis_client.scan_iter(f"{prefix}*"))
+
+
+def test_an_instance_made_before_keyed_roll_ids_gets_its_secret_at_keys_init(tmp_path):
+    ks = Keystore(tmp_path / "instance")
+    ks.init_keys()
+    (ks.keys_dir / "rollid.secret").unlink()  # as an instance folder made before issue 25
+    again = Keystore(tmp_path / "instance")
+    again.init_keys()  # `narrador keys init`, or the worker's start
+    assert (ks.keys_dir / "rollid.secret").exists() and len(again.roll_id_secret()) == 32
+
+
+def test_a_keyring_made_before_keyed_roll_ids_still_gives_one_secret_to_every_worker(
+        redis_client, keyring, prefix, tmp_path):
+    data = json.loads(keyring.to_json())
+    assert len(bytes.fromhex(data["roll_id_secret"])) == 32
+    del data["roll_id_secret"]  # a keyring written before issue 25
+    old = Keyring.from_json(json.dumps(data))
+    assert old.roll_id_secret is None
+    first = redis_keystore(redis_client, old, prefix).roll_id_secret()
+    assert first == redis_keystore(redis_client, Keyring.from_json(json.dumps(data)), prefix).roll_id_secret()
+    assert len(first) == 32 and first not in (old.marker_secret, keyring.roll_id_secret)
+    assert Keyring.from_json(old.to_json()) == old  # written back as it was: nothing to migrate
+    with pytest.raises(KeyringError, match="roll_id_secret: expected 64 hex"):
+        Keyring.from_json(json.dumps({**data, "roll_id_secret": "zz"}))
 
 
 def test_concurrent_creation_of_one_day_gives_one_seed(ks):
@@ -325,11 +364,45 @@ def test_two_workers_with_their_own_instance_folders_give_the_same_record(
         assert all(svc.store.get_roll(rid) is None for rid in outcome.roll_ids)
     first, second = envelopes
     for a, b in zip(first, second, strict=True):
-        assert a["record"]["nonce"] is None or a["record"]["flags"]["secret"]
-        if a["record"]["flags"]["secret"]:  # the nonce is random; the dice and proof are not
-            assert a["record"]["faces"] == b["record"]["faces"]
-            assert a["record"]["vrf_proof"] == b["record"]["vrf_proof"]
-        else:
-            diff = {k: (a["record"][k], b["record"][k]) for k in a["record"] if a["record"][k] != b["record"][k]}
-            assert a == b, diff  # same key, same seed, same dice: byte-identical signed envelopes
+        # same keyring: the same nonce and roll id (keyed with its roll-id secret, issue 25), the
+        # same key, seed (or VRF key) and dice: byte-identical signed envelopes, secret ones too
+        diff = {k: (a["record"][k], b["record"][k]) for k in a["record"] if a["record"][k] != b["record"][k]}
+        assert a == b, diff
     assert first[0]["key_id"] == second[0]["key_id"]
+
+
+def test_keys_migrate_says_whether_the_keyring_carries_the_folders_roll_id_secret(tmp_path, redis_server_binary):
+    """Issue 25, item 6: the roll-id secret is a secret, so it moves to the Redis keystore in
+    the keyring (``keys keyring from-instance``), never into Redis; ``keys migrate`` says
+    whether the keyring holds the folder's (then new rolls keep ids keyed alike)."""
+    from click.testing import CliRunner
+
+    from worker.cli import main
+    from worker.devtools.redisproc import EmbeddedRedis
+
+    folder = Keystore(tmp_path / "instance")
+    folder.init_keys()
+    (tmp_path / "files.toml").write_text(f'[narrador]\ninstance_dir = "{tmp_path / "instance"}"\n')
+    runner = CliRunner()
+    made = runner.invoke(main, ["keys", "keyring", "from-instance", "-c", str(tmp_path / "files.toml"),
+                                str(tmp_path / "kr.json")])
+    assert made.exit_code == 0, made.output
+    assert load_keyring(path=tmp_path / "kr.json").roll_id_secret == folder.roll_id_secret()
+    write_keyring(tmp_path / "other.json", Keyring.generate())
+    for n, (keyring, said) in enumerate((("kr.json", "roll ids: the keyring holds the folder's roll-id secret"),
+                                         ("other.json", "roll ids: the keyring's roll-id secret is not the folder's"))):
+        server = EmbeddedRedis(tmp_path / f"redis-{n}", persistent=False).start()  # a server of the test's own
+        try:
+            config = tmp_path / f"redis-{n}.toml"
+            config.write_text(f'[narrador]\ninstance_dir = "{tmp_path / "instance"}"\nredis_url = "{server.url}"\n'
+                              f'keystore = "redis"\nkeyring_file = "{tmp_path / keyring}"\n')
+            out = runner.invoke(main, ["keys", "migrate", "-c", str(config)],
+                                env={"REDIS_URL": "", "NARRADOR_REDIS_URL": ""})
+            assert out.exit_code == 0 and said in out.output, out.output
+            client = redis.Redis.from_url(server.url)
+            secret = load_keyring(path=tmp_path / keyring).roll_ids_key()
+            dumps = [client.dump(k) or b"" for k in client.scan_iter("*")]
+            assert dumps and not any(secret in d or secret.hex().encode() in d for d in dumps)  # never in Redis
+            client.close()
+        finally:
+            server.stop()

@@ -115,3 +115,126 @@ def test_notification_settings_are_checked_at_load(tmp_path):
         settings_from_mapping({**base, "games": {"g": {"notify_webhook": "discord"}}}, base_dir=tmp_path, environ={})
     with pytest.raises(ConfigError, match="notify_mail"):
         settings_from_mapping({**base, "games": {"g": {"notify_mail": ["a@b.c"]}}}, base_dir=tmp_path, environ={})
+
+
+def _channels(tmp_path, smtp_port, hook, game, forum_name, *, language="es", **game_extra):
+    return settings_from_mapping({
+        "narrador": {"instance_dir": str(tmp_path / "inst"), "smtp_host": "127.0.0.1", "smtp_port": smtp_port,
+                     "smtp_from": "narrador@partida.test", "public_url": "http://narrador.test"},
+        "games": {game: {"ruleset": "vampiro", "title": "Noches de Madrid", "language": language,
+                         "notify_email": ["st@partida.test"], "notify_webhook": hook, **game_extra}},
+        "forums": {forum_name: {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
+                                "password": "x", "game": game, "watch_threads": ["1"], "answer_since": "all"}},
+    }, base_dir=tmp_path, environ={})
+
+
+def test_a_reply_given_up_is_one_message_in_the_games_language_naming_the_post_not_the_roll(
+        tmp_path, unique, redis_client, cleanup_keys, mailbox, webhook, monkeypatch):
+    """Issue 25: after its re-queues (about a day) a reply is given up (``reply_failed``); the
+    Storytellers hear of it outside the forum, in the game's language (English here), with the
+    player's post and the last error: never the reply, which holds the dice."""
+    from datetime import timedelta
+
+    from worker.notify import send
+    from worker.service import replies
+
+    box, smtp_port = mailbox
+    received, hook = webhook
+    game, forum_name = f"g-{unique}", f"f-{unique}"
+    settings = _channels(tmp_path, smtp_port, hook, game, forum_name, language="en")
+    forum = FakeForum(forum_name)
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    now = [FIXED_NOW]
+    svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: now[0]), keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=lambda: now[0])
+    svc.on_notification = lambda note: send(settings, redis_client, note)
+    thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    for post in service.poll_thread(svc, forum_name, thread_id):
+        service.process_post(svc, post)
+    refused = ForumError("forbidden", "the thread is locked", transient=False)
+    forum.fail_next("post_reply", refused)
+    with pytest.raises(ForumError):
+        service.send_reply(svc, forum_name, post_id)
+    reply = svc.store.get_post(forum_name, post_id).fields["reply"]
+    monkeypatch.setattr(replies, "MAX_REQUEUES", 2)  # a day of re-queues, shortened
+    for minute in range(6, 9):
+        now[0] = FIXED_NOW + timedelta(minutes=minute)
+        assert service.stranded_replies(svc) == ([(forum_name, post_id)] if minute < 8 else [])
+        assert len(box.messages) == (0 if minute < 8 else 1)
+    assert svc.store.get_post(forum_name, post_id).status == "reply_failed"
+    assert len(box.messages) == 1 and len(received) == 1
+    to, mail = box.messages[0]
+    assert to == ["st@partida.test"]
+    assert mail["Subject"] == f"Narrador stopped trying one reply on the forum {forum_name}"
+    body = mail.get_content()
+    url = forum.post(post_id).url
+    assert "Game “Noches de Madrid”" in body and f"jugadora ({url})" in body, body
+    assert "Last error: the thread is locked." in body and "audit page" in body, body
+    assert "5 dif 6" not in body and "[tirada]" not in body and reply not in body  # never the roll
+    assert received[0]["event"] == "reply_failed" and received[0]["content"] == body.strip()
+    assert (received[0]["game"], received[0]["forum"]) == (game, forum_name)
+
+
+def test_secret_rolls_waiting_for_a_reveal_are_told_once_each_without_their_content(
+        tmp_path, unique, redis_client, cleanup_keys, mailbox, webhook, monkeypatch, request):
+    """Issue 25: a secret roll not revealed ``notify_secret_after_hours`` after it was made is
+    told (the beat job ``narrador.notify_tick``), once, naming its post and never its dice,
+    tag or result; one revealed in time is not told; one the rate limit held back is told by
+    the next tick."""
+    from datetime import timedelta
+
+    from worker import tasks
+    from worker.gamestate import RedisGameState
+    from worker.masters import MasterAccounts, reveal_key
+    from worker.notify import RATE_LIMIT
+
+    box, smtp_port = mailbox
+    received, hook = webhook
+    game, forum_name = f"g-{unique}", f"f-{unique}"
+    settings = _channels(tmp_path, smtp_port, hook, game, forum_name, notify_secret_after_hours=6)
+    assert settings_from_mapping({"narrador": {"instance_dir": str(tmp_path)}, "games": {"g": {}}},
+                                 base_dir=tmp_path, environ={}).games["g"].notify_secret_after_hours == 24
+    forum = FakeForum(forum_name)
+    keystore = Keystore(settings.instance_dir)
+    keystore.init_keys()
+    now = [FIXED_NOW]
+    svc = service.Services(settings=settings, store=RedisGameState(redis_client), keystore=keystore,
+                           forum_factory=lambda fs: forum, clock=lambda: now[0])
+    monkeypatch.setattr(tasks, "services", lambda: svc)
+    keystore.ensure_seeds_ahead(game, FIXED_NOW.date(), days=3)  # the days' VRF keys, bound ahead
+    _, first = forum.add_thread("1", "Escena", "Escucho [tirada]10 dif 6 secreta[/tirada], miro "
+                                               "[tirada]3 dif 6[/tirada] y [tirada]4 dif 7 secreta[/tirada]")
+    ids = list(service.process_post(svc, forum.post(first)).roll_ids)
+    records = [svc.store.get_roll(rid)["record"] for rid in ids]
+    assert [r["flags"]["secret"] for r in records] == [True, False, True]
+    MasterAccounts(redis_client).reveal(ids[2], f"ana-{unique}")  # revealed in time: not told
+    request.addfinalizer(lambda: redis_client.delete(reveal_key(ids[2])))  # named by the roll id only
+
+    now[0] = FIXED_NOW + timedelta(hours=5, minutes=59)
+    assert tasks.notify_tick() == 0 and box.messages == []  # not 6 hours yet
+    now[0] = FIXED_NOW + timedelta(hours=6, minutes=1)
+    assert tasks.notify_tick() == 1
+    assert len(box.messages) == 1 and len(received) == 1
+    mail = box.messages[0][1]
+    assert mail["Subject"].strip() == "Una tirada secreta espera que la reveles en la partida Noches de Madrid"
+    body = mail.get_content()
+    # the whole message: the post, never the tag, its dice or its result
+    assert body.strip() == ("Partida «Noches de Madrid»: una tirada secreta espera desde hace más de 6 horas que un "
+                            f"máster la revele: jugadora ({forum.post(first).url}). Se revela en la página de "
+                            "auditoría de la partida."), body
+    assert received[0]["event"] == "secret_waiting" and received[0]["content"] == body.strip()
+    assert tasks.notify_tick() == 0 and len(box.messages) == 1  # told once
+
+    # a second secret roll, waiting while the last notification's rate limit still holds
+    now[0] = FIXED_NOW + timedelta(hours=7)
+    _, second = forum.add_thread("1", "Otra", "[tirada]5 dif 6 secreta[/tirada]")
+    service.process_post(svc, forum.post(second))
+    now[0] = FIXED_NOW + timedelta(hours=13, minutes=5)
+    assert tasks.notify_tick() == 0 and len(box.messages) == 1  # held back, kept
+    limit = f"nr:notify:{{{game}}}::secret_waiting"
+    assert 0 < redis_client.ttl(limit) <= RATE_LIMIT
+    redis_client.delete(limit)  # 15 minutes later
+    assert tasks.notify_tick() == 1 and len(box.messages) == 2
+    assert forum.post(second).url in box.messages[1][1].get_content()
+    assert forum.post(first).url not in box.messages[1][1].get_content()  # each roll told once

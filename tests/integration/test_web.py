@@ -713,6 +713,32 @@ def test_state_page_shows_a_forum_whose_replies_fail_at_once(world, ana, redis_c
     assert "los foros se leen bien" not in html and "Ningún aviso de las páginas." in html
 
 
+def test_the_audit_page_header_shows_the_forums_health(world, ana, redis_client):
+    """Issue 25, "What to build": the audit page's header showed nothing of a forum whose
+    replies all failed; now it says what the state page says (one renderer): failing since
+    when, and the last error in words, and that it works again after the fix."""
+    import re
+    from datetime import UTC, datetime
+
+    from worker.health import RedisHealthBook
+
+    u, game = world["u"], world["ids"]["game"]
+    forum = f"f-{u}"
+    html = ana.get(f"/audit/{game}").get_data(as_text=True)
+    header = html[:html.index('id="rolls"')]
+    assert 'id="forum-health"' in header and "Sin datos todavía" in header
+    _wrong_password(redis_client, forum)
+    html = ana.get(f"/audit/{game}").get_data(as_text=True)
+    header = html[:html.index('id="rolls"')]
+    row = re.search(r'<tr class="bad"><td data-label="Foro">' + re.escape(forum) + r"</td>.*?</tr>", header).group(0)
+    assert "Falla desde 2026-12-04 10:01" in row  # the game's zone (Madrid), as the state page shows it
+    assert "Al responder: login refused: narrador: invalid username or password (1×)" in row
+    RedisHealthBook(redis_client).succeeded(forum, "reply", datetime(2026, 12, 4, 9, 5, tzinfo=UTC))
+    header = ana.get(f"/audit/{game}").get_data(as_text=True).split('id="rolls"')[0]
+    assert 'class="bad"' not in header.split('id="forum-health"')[1].split("</section>")[0]
+    assert "Funciona" in header and "2026-12-04 10:05" in header
+
+
 # ----------------------------------------------------------------------------- secret rolls
 
 

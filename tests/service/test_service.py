@@ -76,6 +76,40 @@ def test_post_with_two_tags_gets_one_reply_with_two_signed_rolls(env):
     assert second["successes"] >= 1  # willpower guarantees one success (default option)
 
 
+def test_roll_ids_are_keyed_with_the_instances_secret_stable_for_a_post_and_unguessable(env, tmp_path):
+    """Issue 25, item 6: a roll id was the first 80 bits of SHA-256 over the game, forum,
+    thread and post ids and the tag index, all public, so anyone could read a members-only
+    board's roll at /v/<id>. Now it is keyed with the instance's roll-id secret (through the
+    record's nonce): not the public hash; the same when the post is decided again (a worker
+    that died before its commit wrote nothing: the redelivery decides afresh); another
+    instance's differs; and it still verifies from the record."""
+    svc, forum, unique = env
+    thread_id, post_id = forum.add_thread("1", "Escena", "Salto [tirada]5 dif 6[/tirada] y [tirada]4 dif 7[/tirada]")
+    post = forum.post(post_id)
+    ids = list(service.process_post(svc, post).roll_ids)
+    public = [records.roll_id(derive.roll_key(f"g-{unique}", f"f-{unique}", thread_id, post_id, i)) for i in (0, 1)]
+    assert len(set(ids)) == 2 and not set(ids) & set(public)
+    envelope = svc.store.get_roll(ids[0])
+    rec = envelope["record"]
+    key = derive.roll_key(f"g-{unique}", f"f-{unique}", thread_id, post_id, 0)
+    assert rec["nonce"] == records.roll_nonce(svc.keystore.roll_id_secret(), key)
+    assert rec["roll_id"] == records.keyed_roll_id(key, rec["nonce"]) == ids[0]
+    report = records.verify_signed(envelope, svc.keystore.public_keys())
+    assert report.check("roll_id").ok and "the record's nonce" in report.check("roll_id").reason
+
+    # redelivered (nothing of the first attempt committed): a fresh store, the same instance
+    again = service.Services(settings=svc.settings, store=MemoryGameState(clock=lambda: FIXED_NOW),
+                             keystore=svc.keystore, forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
+    assert list(service.process_post(again, post).roll_ids) == ids
+    # another instance (its own folder, its own secret) gives other ids for the same post
+    other_keys = Keystore(tmp_path / "other-instance")
+    other_keys.init_keys()
+    other = service.Services(settings=svc.settings, store=MemoryGameState(clock=lambda: FIXED_NOW),
+                             keystore=other_keys, forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
+    other_ids = list(service.process_post(other, post).roll_ids)
+    assert len(other_ids) == 2 and not set(other_ids) & set(ids) and not set(other_ids) & set(public)
+
+
 def test_quoted_tag_is_not_rolled_again(env):
     svc, forum, unique = env
     thread_id, first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")

@@ -103,4 +103,5 @@ def test_keyring_from_an_instance_folder_keeps_its_keys_active_last(tmp_path):
     assert set(keyring.signing()) == set(ks.public_keys()) and first in keyring.signing()
     assert set(keyring.vrf()) == set(ks.vrf_public_keys())
     assert keyring.marker_secret == ks.marker_secret()
+    assert keyring.roll_id_secret == ks.roll_id_secret()  # roll ids stay keyed alike (issue 25)
     assert json.loads(out.read_text())["narrador_keyring"] == 1

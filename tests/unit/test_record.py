@@ -25,11 +25,13 @@ from core.record import (
     canonical_json,
     commitment,
     key_id_for,
+    keyed_roll_id,
     public_key_pem,
     public_keys_from_pem,
     record_hash,
     record_problems,
     roll_id,
+    roll_nonce,
     sign_record,
     verify_signed,
     vrf_key_id_for,
@@ -154,6 +156,47 @@ def test_roll_id_is_base32_of_truncated_sha256():
     assert roll_id(roll_key("noches", "flaskbb", "12", "345", 2)) != roll_id(key)
     with pytest.raises(ValueError):
         roll_id(b"")
+
+
+def test_a_keyed_roll_id_is_base32_of_sha256_of_the_key_and_the_nonce_keyed_with_the_secret():
+    """Issue 25, item 6 (docs/verification.md §4), recomputed with the standard library."""
+    import base64
+    import hmac
+
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    secret = bytes.fromhex("44" * 32)
+    nonce = roll_nonce(secret, key)
+    assert nonce == hmac.new(secret, b"narrador-roll-nonce-v1\x00" + key, hashlib.sha256).hexdigest()[:32]
+    rid = keyed_roll_id(key, nonce)
+    assert rid == base64.b32encode(hashlib.sha256(key + bytes.fromhex(nonce)).digest()[:10]).decode().lower()
+    assert len(rid) == 16 and rid != roll_id(key)
+    assert roll_nonce(secret, key) == nonce  # stable: the same post gets the same id
+    assert roll_nonce(bytes.fromhex("55" * 32), key) != nonce  # another instance, another id
+    for bad in (lambda: roll_nonce(b"short", key), lambda: roll_nonce(secret, b""),
+                lambda: keyed_roll_id(key, "XY" * 16), lambda: keyed_roll_id(b"", nonce)):
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_a_record_with_a_keyed_id_verifies_and_one_made_before_keeps_its_public_id():
+    key = roll_key("noches", "flaskbb", "12", "345", 1)
+    nonce = roll_nonce(bytes.fromhex("44" * 32), key)
+    keyed = sign_record(make_record(nonce=nonce, keyed_id=True), PRIVATE, KEY_ID)
+    assert keyed["record"]["roll_id"] == keyed_roll_id(key, nonce)
+    report = verify_signed(keyed, KEYS, seed=SEED)
+    assert report.ok and report.check("roll_id").ok, report.lines()
+    before = signed_record()  # made before ids were keyed: no nonce, the public id
+    assert before["record"]["nonce"] is None and verify_signed(before, KEYS, seed=SEED).check("roll_id").ok
+    old_secret = sign_record(make_secret(), PRIVATE, KEY_ID)  # an old secret roll: a nonce, the public id
+    assert old_secret["record"]["roll_id"] == roll_id(key)
+    assert verify_signed(old_secret, KEYS, vrf_keys=VRF_KEYS).check("roll_id").ok
+    # a re-signed lie: another nonce under the same id, or the public id's neighbour
+    for lie in ({"nonce": "ab" * 16}, {"roll_id": roll_id(roll_key("noches", "flaskbb", "12", "345", 2))}):
+        record = {**keyed["record"], **lie}
+        report = verify_signed(sign_record(record, PRIVATE, KEY_ID), KEYS, seed=SEED)
+        assert report.check("signature").ok and not report.check("roll_id").ok, (lie, report.lines())
+    with pytest.raises(ValueError, match="nonce"):
+        make_record(keyed_id=True)
 
 
 def test_commitment_is_sha256_hex_of_the_seed():

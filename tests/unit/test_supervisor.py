@@ -121,3 +121,38 @@ def test_an_unhealthy_child_is_killed_and_started_again():
         assert child.process.pid != first and child.process.poll() is None
     finally:
         group.stop(timeout=5)
+
+
+def test_the_web_apps_health_is_its_healthz_answering_at_all():
+    """Issue 25, item 3: a hung web app (its gunicorn stopped: alive, serving nothing) was
+    never noticed. Any HTTP status is an answer; silence longer than the limit is not."""
+    from types import SimpleNamespace
+
+    from worker.devtools.up import WebHealth
+
+    now, answers, asked = [0.0], [False], []
+
+    def probe(url: str, timeout: float) -> bool:
+        asked.append((url, timeout))
+        return answers[0]
+
+    check = WebHealth("http://127.0.0.1:5000/healthz", max_silence=4, startup=30, clock=lambda: now[0], probe=probe)
+    child = SimpleNamespace(process=SimpleNamespace(pid=100), started=0.0)
+    assert check(child) is None  # starting: no answer yet, within its start-up time
+    assert asked == [("http://127.0.0.1:5000/healthz", 2.0)]
+    now[0] = 31
+    assert check(child) == "/healthz did not answer 31 s after it started"
+    answers[0] = True
+    now[0] = 32
+    assert check(child) is None
+    answers[0] = False  # hung from now on
+    now[0] = 32.5
+    assert check(child) is None and len(asked) == 3  # asked at most every second
+    now[0] = 36
+    assert check(child) is None  # 4 s of silence: not more than the limit yet
+    now[0] = 36.5
+    assert check(child) == "/healthz did not answer for 5 s, more than 4 s"
+    child.process = SimpleNamespace(pid=101)  # the restarted app gets its own start-up time
+    child.started = 37.0
+    now[0] = 40
+    assert check(child) is None

@@ -116,7 +116,7 @@ def _post(text: str) -> PostInput:
         forum="f", thread="1", post_id="9", url="https://foro.example/t/1#p9", author="Ana", created=now,
         text=text, tags=tuple(extract_rolls(text)), now=now, seed=bytes(32), key_id="56475aa75463474c",
         signing_key=Ed25519PrivateKey.from_private_bytes(bytes(range(32))), marker="(ref p9)", markup="bbcode",
-        public_url="https://narrador.example", token=lambda n: bytes(n),
+        public_url="https://narrador.example", id_secret=bytes(32),
     )
 
 

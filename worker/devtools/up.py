@@ -4,12 +4,15 @@ Start-up (issue 14, item 9): Redis must answer before anything starts; "running"
 only once the worker has written its first heartbeat (``worker.heartbeat``) and the web app
 answers ``/healthz``; otherwise ``up`` stops what it started and exits 1 with one line
 saying what did not come up and which log to read.  Then the supervisor
-(``worker.devtools.supervisor``) restarts a child that dies, or a worker whose heartbeat goes stale.
+(``worker.devtools.supervisor``) restarts a child that dies, a worker or beat whose heartbeat
+goes stale, and a web app whose ``/healthz`` stops answering (:class:`WebHealth`, issue 25);
+:class:`Watch` restarts the embedded Redis with the children's backoff.
 """
 
 from __future__ import annotations
 
 import errno
+import math
 import signal
 import sys
 import time
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.errors import NarradorError
 from worker.devtools.redisproc import EmbeddedRedis
-from worker.devtools.supervisor import Child, ProcessGroup, narrador_commands, worker_node_name
+from worker.devtools.supervisor import Child, ProcessGroup, RestartPolicy, narrador_commands, worker_node_name
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -85,6 +88,58 @@ class HeartbeatHealth:
         if beat.age > self.max_age:
             return f"last heartbeat {beat.age:.0f} s ago, more than {self.max_age:.0f} s"
         return None
+
+
+class WebHealth:
+    """The web app's health check (issue 25, item 3): its ``/healthz`` answering at all. Any
+    HTTP status is an answer (a 503 says Redis is down, which a restart of the web app would
+    not fix); no answer within :attr:`timeout` is none. The app is unhealthy (hung: a gunicorn
+    master and its workers stopped, alive and serving nothing) once it has not answered for
+    ``max_silence`` seconds, or, before its first answer, ``startup`` seconds after it started.
+    It is asked at most every ``every`` seconds; each question blocks the supervision round
+    for at most :attr:`timeout` seconds.
+    """
+
+    def __init__(self, url: str, *, max_silence: float, startup: float = STARTUP_SECONDS, every: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 probe: Callable[[str, float], bool] | None = None) -> None:
+        self.url, self.max_silence, self.startup, self.every, self.clock = url, max_silence, startup, every, clock
+        self.timeout = max(0.5, min(3.0, max_silence / 2))
+        self.probe = probe or _answers
+        self._pid = 0
+        self._answered: float | None = None
+        self._asked = float("-inf")
+
+    def __call__(self, child: Child) -> str | None:
+        now = self.clock()
+        if child.process.pid != self._pid:  # a new process: nothing heard from it yet
+            self._pid, self._answered, self._asked = child.process.pid, None, float("-inf")
+        if now - self._asked >= self.every:
+            self._asked = now
+            if self.probe(self.url, self.timeout):
+                self._answered = self.clock()
+        if self._answered is None:
+            since_start = now - child.started
+            if since_start > self.startup:
+                return f"/healthz did not answer {since_start:.0f} s after it started"
+            return None
+        silent = now - self._answered
+        if silent > self.max_silence:
+            return f"/healthz did not answer for {math.ceil(silent)} s, more than {self.max_silence:.0f} s"
+        return None
+
+
+def _answers(url: str, timeout: float) -> bool:
+    """True when ``url`` answers with any HTTP status within ``timeout`` seconds."""
+    import urllib.error
+
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True  # an answer, if not a happy one
+    except (OSError, ValueError):
+        return False
 
 
 def check_bind(bind: str) -> None:
@@ -300,7 +355,7 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
         max_age = settings.narrador.worker_heartbeat_max_age
         group.start("worker", commands["worker"], env, health=HeartbeatHealth(health_client, node, max_age=max_age))
         group.start("beat", commands["beat"], env, health=HeartbeatHealth(health_client, role="beat", max_age=max_age))
-        group.start("web", commands["web"], env)
+        group.start("web", commands["web"], env, health=WebHealth(f"http://{bind}/healthz", max_silence=max_age))
         yield Running(redis_url, f"http://{bind}", group, embedded, node)
     finally:
         group.stop()
@@ -314,20 +369,23 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
 
 
 class Watch:
-    """What ``narrador up`` watches between supervision rounds, every ``every`` seconds:
+    """What ``narrador up`` watches between supervision rounds:
 
-    - the forums' health (``worker.health``): a line on the console when a forum starts
-      failing (why) or works again, and at start for a forum already failing;
-    - the embedded Redis (when ``up`` started it): a server that exited is started again on
-      the same socket and data, with a line saying so; a start that fails is tried again at
-      the next round (no restart loop faster than ``every``).
+    - the embedded Redis (when ``up`` started it), at every round: a server that exited is
+      started again on the same socket and data after the children's backoff
+      (:class:`worker.devtools.supervisor.RestartPolicy`: 1 s, doubling to 30 s, counted anew
+      once it ran a minute), with a line saying so and when; a start that fails waits the
+      next, longer delay. It is never given up on (nothing works without it);
+    - the forums' health (``worker.health``), every ``every`` seconds: a line on the console
+      when a forum starts failing (why) or works again, and at start for a forum already
+      failing.
 
     Called as ``stop_when`` of :meth:`ProcessGroup.wait`; never asks to stop.
     """
 
     def __init__(self, health_client: Any, forums: list[str], embedded: EmbeddedRedis | None = None, *,
                  every: float = 5.0, clock: Callable[[], float] = time.monotonic,
-                 say: Callable[[str], None] | None = None) -> None:
+                 say: Callable[[str], None] | None = None, policy: RestartPolicy | None = None) -> None:
         from worker.health import RedisHealthBook
 
         self.book = RedisHealthBook(health_client)
@@ -336,32 +394,54 @@ class Watch:
         self.every = every
         self.clock = clock
         self.say = say or (lambda line: print(f"narrador: {line}", file=sys.stderr, flush=True))
+        self.policy = policy or RestartPolicy()
         self._next = 0.0
         self._states: dict[str, str] = {}
+        self._redis_started = clock()
+        self._redis_failures = 0
+        self._redis_restart_at: float | None = None
 
     def __call__(self) -> bool:
         now = self.clock()
+        self._redis(now)
         if now < self._next:
             return False
         self._next = now + self.every
-        self._redis()
         self._health()
         return False
 
-    def _redis(self) -> None:
-        proc = self.embedded.process if self.embedded is not None else None
-        if self.embedded is None or (proc is not None and proc.poll() is None):
+    def _redis_retry(self, now: float, what: str) -> None:
+        """Count a failure of the embedded Redis and schedule its start (the line says when)."""
+        quick = now - self._redis_started < self.policy.stable_after
+        self._redis_failures = self._redis_failures + 1 if quick else 1
+        delay = self.policy.delay(self._redis_failures)
+        self._redis_restart_at = now + delay
+        self.say(f"{what}; starting it again in {delay:.0f} s on the same data")
+
+    def _redis(self, now: float) -> None:
+        if self.embedded is None:
+            return
+        if self._redis_restart_at is None:
+            proc = self.embedded.process
+            if proc is not None and proc.poll() is None:
+                return
+            code = proc.returncode if proc is not None else "?"
+            self.embedded.process = None
+            self._redis_retry(now, f"the embedded Redis exited (code {code})")
+            return
+        if now < self._redis_restart_at:
             return
         from worker.devtools.redisproc import EmbeddedRedisError
 
-        code = proc.returncode if proc is not None else "?"
-        self.say(f"the embedded Redis exited (code {code}); starting it again on the same data")
+        self._redis_restart_at = None
         try:
             self.embedded.start()
         except EmbeddedRedisError as exc:
             self.embedded.process = None
-            self.say(f"the embedded Redis did not start again ({exc}); trying again in {self.every:.0f} s")
+            self._redis_started = now  # a start that fails is a quick failure
+            self._redis_retry(self.clock(), f"the embedded Redis did not start again ({exc})")
             return
+        self._redis_started = self.clock()
         self.say("the embedded Redis is back")
 
     def _health(self) -> None:

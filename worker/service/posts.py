@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -293,7 +292,8 @@ def post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, option
         created=post.created_utc, text=text, tags=tags, now=now, seed=seed,
         key_id=key_id, signing_key=signing_key, vrf=vrf,
         marker=reply_marker(svc, post.post_id), markup=svc.forum(post.forum).reply_markup,
-        public_url=svc.settings.public_url, token=secrets.token_bytes, masters=st.masters, stress=st.stress,
+        public_url=svc.settings.public_url, id_secret=svc.keystore.roll_id_secret(), masters=st.masters,
+        stress=st.stress,
         contest_expiry_seconds=st.contest_expiry_seconds, turn_marker_ttl_seconds=st.turn_marker_ttl_seconds,
         turn_actions_ttl_seconds=st.op_ttl_seconds, welcome_back=st.welcome_back,
     )

@@ -211,16 +211,32 @@ def stranded_replies(svc: Services) -> list[tuple[str, str]]:
     """``(forum, post id)`` of replies still unposted :data:`NOTICE_RETRY_AFTER` seconds after
     their post was processed: the send task gave up (a forum down longer than its retries),
     or its worker died.  The calendar job queues them again, so a long outage delays a
-    reply but never loses it (found in review)."""
+    reply but never loses it (found in review).
+
+    A reply re-queued more than :data:`MAX_REQUEUES` times (about a day) is given up
+    (``reply_failed``: the audit page lists it, a master may retry it), and the game's
+    Storytellers are told outside the forum (``worker.notify``, one notification per forum
+    and call naming the players' posts, never the reply: issue 25)."""
+    from worker.notify import reply_failed_notifications
+
     cutoff = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
     todo = []
     for name in svc.settings.forums:
+        given_up = []
         for pid in svc.store.pending_replies(name, older_than_ms=cutoff):
             if svc.store.count_requeue(name, pid) > MAX_REQUEUES:
                 svc.store.update_post(name, pid, status=PostStatus.REPLY_FAILED)
                 log.error("reply to %s/%s given up after %d re-queues", name, pid, MAX_REQUEUES)
+                state = svc.store.get_post(name, pid)
+                given_up.append(dict(state.fields) if state is not None else {})
                 continue
             todo.append((name, pid))
+        if given_up:
+            try:
+                error = svc.health.get(name).error("reply")
+            except Exception:  # noqa: BLE001 - Redis down: the notification goes without it
+                error = ""
+            svc.notify(reply_failed_notifications(svc.settings, name, given_up, error))
     return todo
 
 

@@ -8,15 +8,19 @@ Tasks (``worker.tasks``) and views (``web``) build one and pass it to the functi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from worker.forums.base import ForumError, ForumPort
 from worker.gamestate import GameState
 from worker.health import Direction, HealthBook, HealthChange, MemoryHealthBook
 from worker.keystore import KeystorePort
 from worker.settings import ForumSettings, Settings
+
+if TYPE_CHECKING:
+    from worker.notify import Notification
 
 Clock = Callable[[], datetime]
 health_log = logging.getLogger("narrador.health")
@@ -42,6 +46,8 @@ class Services:
             Redis in production, memory by default).
         on_health_change: called with each change of a forum's state (the worker queues the
             notifications, ``narrador poll`` sends them).
+        on_notification: called with each other notification for the Storytellers the
+            service layer makes (``worker.notify``: replies given up); the worker queues it.
     """
 
     settings: Settings
@@ -51,6 +57,7 @@ class Services:
     clock: Clock = utc_now
     health: HealthBook = field(default_factory=MemoryHealthBook)
     on_health_change: Callable[[HealthChange], object] | None = None
+    on_notification: Callable[[Notification], object] | None = None
     _forums: dict[str, ForumPort] = field(default_factory=dict)
 
     def forum_outcome(self, name: str, direction: Direction, exc: ForumError | None = None) -> HealthChange | None:
@@ -79,6 +86,17 @@ class Services:
             except Exception:  # noqa: BLE001 - a notification must never break a read or reply
                 health_log.warning("forum %s: the change of state was not notified", name, exc_info=True)
         return change
+
+    def notify(self, notes: Iterable[Notification]) -> None:
+        """Hand each notification to :attr:`on_notification` (nothing without one). Never
+        raises: a notification must not break the job that found what it tells."""
+        if self.on_notification is None:
+            return
+        for note in notes:
+            try:
+                self.on_notification(note)
+            except Exception:  # noqa: BLE001 - the Storytellers are told by the next one
+                health_log.warning("notification %s of game %s not queued", note.event, note.game, exc_info=True)
 
     def forum(self, name: str) -> ForumPort:
         """The adapter of forum ``name``, built once and reused."""
