@@ -7,7 +7,8 @@ A client class sets ``base_url``, ``session``, ``timeout`` and ``polite`` (a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urljoin
 
@@ -15,7 +16,7 @@ import requests
 
 from worker.forums import polite as politeness
 from worker.forums.base import ForumError, log_forum_alert
-from worker.forums.polite import Politeness
+from worker.forums.polite import Fetched, Politeness
 
 __all__ = ["HttpClient"]
 
@@ -43,6 +44,33 @@ class HttpClient:
         Other statuses are returned for the caller to judge."""
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, **kwargs)
+
+    def _conditional_page(self, path: str, page: int, *, volatile: Iterable[re.Pattern[str]] = ()) -> Fetched:
+        """Page ``page`` of a topic, read through the conditional cache (``polite`` is set).
+
+        ``unchanged`` is True only when the page is the same as at the last read that
+        started on it and it was then the topic's last page (the memo ``last_page`` that
+        read committed): the caller returns no posts and parses nothing. A page unchanged
+        but not the last one, a 304 included, comes back as a full read (``unchanged``
+        False, a body to parse, nothing to commit): its posts are needed with the later
+        pages' (a full read flags the posts it does not see as deleted), and a 304's body
+        is empty (issue 24, item 4: parsed, it was a false ``markup`` alert every cycle).
+        The caller commits ``{"last_page": ...}`` after a successful read that started on
+        this page.
+
+        Raises:
+            ForumError: transport reasons.
+        """
+        assert self.polite is not None
+        fetched = self.polite.conditional(self._url(path), lambda headers: self._request("GET", path, headers=headers),
+                                          volatile=volatile)
+        if fetched.unchanged and fetched.memo.get("last_page") == str(page):
+            return fetched
+        if fetched.response.status_code == 304:
+            return Fetched(self._request("GET", path), False, "", fetched.memo)
+        if fetched.unchanged:
+            return Fetched(fetched.response, False, fetched.digest, fetched.memo)
+        return fetched
 
     def _as_member(self, read: Callable[[], T]) -> T:
         """``read()``, and once more after logging in when it failed as a guest would: a

@@ -140,11 +140,8 @@ class FlaskBBClient(HttpClient):
         (``fetched`` is None without politeness)."""
         if self.polite is None:
             return self._read_page(thread_id, page), None
-        path = f"/topic/{thread_id}?page={page}"
-        fetched = self.polite.conditional(
-            self._url(path), lambda headers: self._request("GET", path, headers=headers),
-            volatile=VOLATILE)
-        if fetched.unchanged and fetched.memo.get("last_page") == str(page):
+        fetched = self._conditional_page(f"/topic/{thread_id}?page={page}", page, volatile=VOLATILE)
+        if fetched.unchanged:
             return _UNCHANGED, fetched
         return self._read_page(thread_id, page, fetched.response), fetched
 

@@ -424,19 +424,11 @@ class ProfileClient(HttpClient):
     def _list_posts(self, thread_id: str, since: int) -> ThreadPage:
         fetched = None
         if self.polite is not None:
-            path = self._page_path(thread_id, since)
-            fetched = self.polite.conditional(
-                self._url(path), lambda h: self._request("GET", path, headers=h),
-                volatile=self._volatile)
-            if fetched.unchanged and fetched.memo.get("last_page") == str(since):
+            fetched = self._conditional_page(self._page_path(thread_id, since), since, volatile=self._volatile)
+            if fetched.unchanged:
                 return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since,
                                   unchanged=True)
             resp = fetched.response
-            if resp.status_code == 304:
-                # unchanged, but not the last page: its posts are needed with the later ones
-                # (a full read flags the posts it does not see as deleted), so read it in full
-                fetched = None
-                resp, _ = self._fetch(thread_id, since)
             learnt = bool(resp.history) and not self._is_login_url(resp.url) and self._remember_canonical(
                 thread_id, resp.url)
             try:
