@@ -137,8 +137,8 @@ def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
             if url.path.startswith("/t/"):
                 number = int(parse_qs(url.query).get("page", ["1"])[0])
                 body = forum.page(url.path[3:], number)
-                if body is None:
-                    return self._send(404, "<html><body>no such topic</body></html>")
+                if body is None:  # in the forum's layout, as engines render it: the bot's session shows
+                    return self._send(404, '<html><body><a class="logout" href="/logout">x</a>no such topic</body></html>')
                 return self._send_tagged(body)
             if url.path.startswith("/reply/"):
                 return self._send(200, '<html><body><a class="logout" href="/logout">x</a>'

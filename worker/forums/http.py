@@ -72,18 +72,34 @@ class HttpClient:
             return Fetched(fetched.response, False, fetched.digest, fetched.memo)
         return fetched
 
-    def _as_member(self, read: Callable[[], T]) -> T:
-        """``read()``, and once more after logging in when it failed as a guest would: a
-        board or topic hidden from guests (members only) answers 401/403/404, "not found" or
-        a page without what was asked. Once logged in, its failures are the forum's word."""
+    def _as_member(self, read: Callable[[], T], **context: object) -> T:
+        """``read()``, and once more after a login when it failed the way a guest's read
+        fails: a board or topic hidden from guests answers 401/403/404, "not found",
+        "forbidden" (a login box), or a page without what was asked (``markup``: a redirect
+        away, a permission page).
+
+        The login is done again even when the client believes it is logged in: the forum
+        may have dropped the bot's session (expired, cookies cleared), and then it answers
+        the bot as a guest (audit of issue 24, item 1: a members-only topic read with a
+        dropped session was "not found" and forgotten). Only a failing page that shows the
+        bot's session (``ForumError.logged_in``) is believed at once. The read after that
+        login is final: its failure is the forum's word, the only one a thread or board may
+        be "not found" from; a ``markup`` one is a forum alert (with ``context``) unless the
+        page, rendered for the bot, was alerted where it was read. ``read`` must not call
+        ``_as_member`` itself (one login per call).
+        """
         try:
             return read()
         except ForumError as exc:
-            refused = exc.reason in ("not_found", "forbidden", "markup") or exc.status in (401, 403)
-            if getattr(self, "_logged_in", False) or not refused:
+            if exc.logged_in or not _as_guest_fails(exc):
                 raise
         self.login()
-        return read()
+        try:
+            return read()
+        except ForumError as exc:
+            if exc.reason == "markup" and not exc.logged_in:
+                log_forum_alert(getattr(self, "name", "") or self.base_url, exc, **context)
+            raise
 
     def login(self) -> None:
         """Log in as the bot (each client's own)."""
@@ -109,3 +125,8 @@ class HttpClient:
             ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
         """
         return self._request("GET", path)
+
+
+def _as_guest_fails(exc: ForumError) -> bool:
+    """A failure a guest's read of a members-only page gives (see ``HttpClient._as_member``)."""
+    return exc.reason in ("not_found", "forbidden", "markup") or exc.status in (401, 403)
