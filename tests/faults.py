@@ -188,6 +188,13 @@ class FaultStack:
             rows = json.loads(resp.read())
         return Counter(str(marker) for _t, marker, _topic, _id in rows)
 
+    def replied_at(self, post_id: str) -> float | None:
+        """When the forum received the bot's first reply to ``post_id`` (Unix time), or None."""
+        with urllib.request.urlopen(f"{self.sink_url}/sink/replies", timeout=10) as resp:
+            rows = json.loads(resp.read())
+        times = [float(t) for t, marker, _topic, _id in rows if str(marker) == str(post_id)]
+        return min(times) if times else None
+
     def wait_answered(self, post_ids: list[str], timeout: float) -> Counter[str]:
         """Wait until every post in ``post_ids`` has a reply (or ``timeout`` s, or the worker
         exited); the counts."""
