@@ -177,6 +177,20 @@ class FaultStack:
                                      headers={"Content-Type": "application/json"})
         urllib.request.urlopen(req, timeout=10).read()
 
+    def throttle(self, seconds: float, retry_after: float) -> float:
+        """From now on, for ``seconds``, the forum answers every request 429 with
+        ``Retry-After: retry_after``; returns when that ends (Unix time)."""
+        body = json.dumps({"seconds": seconds, "retry_after": retry_after}).encode()
+        req = urllib.request.Request(f"{self.sink_url}/sink/throttle", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return float(json.loads(resp.read())["until"])
+
+    def throttled(self) -> list[tuple[float, str, str]]:
+        """Every request the forum answered 429: (Unix time, method, path)."""
+        with urllib.request.urlopen(f"{self.sink_url}/sink/throttled", timeout=10) as resp:
+            return [(float(t), str(m), str(p)) for t, m, p in json.loads(resp.read())]
+
     def stats(self) -> dict[str, int]:
         """The sink's call counts (``post_reply`` counts a reply when its request arrives)."""
         with urllib.request.urlopen(f"{self.sink_url}/sink/stats", timeout=10) as resp:
