@@ -23,7 +23,8 @@ from core.i18n import N_, tr, trn
 LANGS = ("es", "en")
 FLAVOURS = ("markdown", "markdown_escaped", "bbcode", "html")
 #: What breaks an echoed ``[`` in BBCode replies so no tag opens: U+2060 WORD JOINER,
-#: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB.
+#: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB
+#: (docs/decisions.md, "Echoed tags": live tests and the engines' sources).
 WORD_JOINER = "\u2060"
 
 # The verdict of a roll by outcome or degree key (core.rules.degree_label); exaltado's

@@ -180,6 +180,20 @@ class FaultStack:
                                      headers={"Content-Type": "application/json"})
         urllib.request.urlopen(req, timeout=10).read()
 
+    def throttle(self, seconds: float, retry_after: float) -> float:
+        """From now on, for ``seconds``, the forum answers every request 429 with
+        ``Retry-After: retry_after``; returns when that ends (Unix time)."""
+        body = json.dumps({"seconds": seconds, "retry_after": retry_after}).encode()
+        req = urllib.request.Request(f"{self.sink_url}/sink/throttle", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return float(json.loads(resp.read())["until"])
+
+    def throttled(self) -> list[tuple[float, str, str]]:
+        """Every request the forum answered 429: (Unix time, method, path)."""
+        with urllib.request.urlopen(f"{self.sink_url}/sink/throttled", timeout=10) as resp:
+            return [(float(t), str(m), str(p)) for t, m, p in json.loads(resp.read())]
+
     def stats(self) -> dict[str, int]:
         """The sink's call counts (``post_reply`` counts a reply when its request arrives)."""
         with urllib.request.urlopen(f"{self.sink_url}/sink/stats", timeout=10) as resp:
@@ -190,6 +204,13 @@ class FaultStack:
         with urllib.request.urlopen(f"{self.sink_url}/sink/replies", timeout=10) as resp:
             rows = json.loads(resp.read())
         return Counter(str(marker) for _t, marker, _topic, _id in rows)
+
+    def replied_at(self, post_id: str) -> float | None:
+        """When the forum received the bot's first reply to ``post_id`` (Unix time), or None."""
+        with urllib.request.urlopen(f"{self.sink_url}/sink/replies", timeout=10) as resp:
+            rows = json.loads(resp.read())
+        times = [float(t) for t, marker, _topic, _id in rows if str(marker) == str(post_id)]
+        return min(times) if times else None
 
     def wait_answered(self, post_ids: list[str], timeout: float) -> Counter[str]:
         """Wait until every post in ``post_ids`` has a reply (or ``timeout`` s, or the worker

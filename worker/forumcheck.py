@@ -430,17 +430,20 @@ def _show_form(report: CheckReport, form: FormView, label: str) -> None:
 
 
 def _other_forms(html: str, chosen: str) -> list[str]:
-    """The page's forms other than the one chosen, as ``form#id (action) fields: a, b``:
-    what to put in ``reply.form`` when the chosen one is not the reply form."""
+    """The page's forms other than the one ``chosen`` (a selector group) matches, as
+    ``form#id (action) fields: a, b``: what to put in ``reply.form`` when the chosen one is not
+    the reply form."""
     from bs4 import BeautifulSoup
 
-    from worker.forums.markup import form_fields
+    from worker.forums.markup import first_match, form_fields
 
     out = []
-    for form in BeautifulSoup(html, "lxml").find_all("form", limit=20):
-        ident = f"form#{form.get('id')}" if form.get("id") else f"form[action='{form.get('action') or ''}']"
-        if ident == chosen:
+    soup = BeautifulSoup(html, "lxml")
+    picked = first_match(soup, chosen)
+    for form in soup.find_all("form", limit=20):
+        if form is picked:  # (compared as elements: the selector is rarely "form#id")
             continue
+        ident = f"form#{form.get('id')}" if form.get("id") else f"form[action='{form.get('action') or ''}']"
         names = ", ".join(sorted(form_fields(form))[:8])
         out.append(f"{ident} (action {form.get('action') or '(this page)'!r}) fields: {names or 'none'}")
     return out

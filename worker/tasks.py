@@ -202,8 +202,8 @@ def poll_latest(self, forum: str) -> int:
     try:
         posts = service.poll_latest(svc, forum)
     except ForumError as exc:
-        if exc.transient:
-            raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+        if exc.transient:  # a "slow down" names its wait (issue 24, item 10)
+            raise self.retry(exc=exc, countdown=exc.retry_after or _backoff(self.request.retries)) from exc
         log.error("latest posts of %s failed: %s", forum, exc)
         return 0
     svc.store.set_thread(forum, "_latest", last_poll=svc.clock().isoformat())

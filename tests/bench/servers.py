@@ -84,6 +84,9 @@ class SinkHandler(_Base):
       would show it (the fault tests' players write here, and
       Narrador finds their posts by polling the topic); answers the new post.
     - ``POST /sink/delay`` (JSON ``{"seconds"}``): from now on, replies take that long.
+    - ``POST /sink/throttle`` (JSON ``{"seconds", "retry_after"}``): for that long every
+      forum request is answered ``429`` with ``Retry-After``, and counted (``throttled`` in
+      the stats; ``GET /sink/throttled`` lists their times and paths).
     - ``GET /u/<name>.json``: the bot's user (the adapter's ``login``).
     """
 
@@ -94,6 +97,21 @@ class SinkHandler(_Base):
     next_id: ClassVar[list[int]] = [0]
     #: Seconds ``POST /posts.json`` takes before answering (``--reply-delay``).
     reply_delay: ClassVar[float] = 0.0
+    #: Until when (Unix time) every forum request answers 429, and its Retry-After.
+    throttle_until: ClassVar[list[float]] = [0.0, 0.0]
+    throttled: ClassVar[list[list]] = []
+
+    def _slowed_down(self) -> bool:
+        """While throttled: answer 429 ``Retry-After`` (and count it); True when it did."""
+        until, retry_after = self.throttle_until
+        if time.time() >= until:
+            return False
+        with self.lock:
+            self.throttled.append([time.time(), self.command, self.path])
+        self._count("throttled")
+        self._send(429, b'{"errors":["You have performed this action too many times."],"error_type":"rate_limit"}',
+                   headers={"Retry-After": str(int(retry_after))})
+        return True
 
     def _count(self, what: str) -> None:
         with self.lock:
@@ -132,6 +150,10 @@ class SinkHandler(_Base):
         if path == "/sink/delay":
             SinkHandler.reply_delay = float(json.loads(raw or b"{}")["seconds"])
             return self._send(200, b"{}")
+        if path == "/sink/throttle":
+            data = json.loads(raw or b"{}")
+            SinkHandler.throttle_until[:] = [time.time() + float(data["seconds"]), float(data["retry_after"])]
+            return self._send(200, json.dumps({"until": SinkHandler.throttle_until[0]}).encode())
         if path == "/sink/post":
             data = json.loads(raw or b"{}")
             with self.lock:
@@ -142,6 +164,8 @@ class SinkHandler(_Base):
             return self._send(200, json.dumps(post).encode())
         if path != "/posts.json":
             return self._send(404, b'{"errors":["not found"]}')
+        if self._slowed_down():
+            return None
         self._count("post_reply")
         if self.reply_delay:
             time.sleep(self.reply_delay)  # a forum taking its time to create a post
@@ -175,6 +199,12 @@ class SinkHandler(_Base):
             with self.lock:
                 body = json.dumps(self.stats).encode()
             return self._send(200, body)
+        if parts.path == "/sink/throttled":
+            with self.lock:
+                body = json.dumps(self.throttled).encode()
+            return self._send(200, body)
+        if self._slowed_down():
+            return None
         m = _TOPIC.fullmatch(parts.path)
         if m:
             self._count("topic_read")

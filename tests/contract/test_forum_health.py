@@ -86,8 +86,8 @@ def test_forum_errors_cross_the_celery_boundary_as_themselves():
     """Issue 25, item 1: worker.log showed UnpickleableExceptionWrapper('worker.forums.base',
     'ForumError', ...): pickling rebuilt it from its message, which is not a reason."""
     exc = ForumError("auth", "narrador: wrong password", transient=False, url="http://f/login", status=200,
-                     retry_after=300.0, key="login.form")
+                     retry_after=300.0, key="login.form", logged_in=False)
     back = pickle.loads(pickle.dumps(exc))
     assert isinstance(back, ForumError) and str(back) == str(exc)
-    assert (back.reason, back.transient, back.url, back.status, back.retry_after, back.key) == (
-        "auth", False, "http://f/login", 200, 300.0, "login.form")
+    assert (back.reason, back.transient, back.url, back.status, back.retry_after, back.key, back.logged_in) == (
+        "auth", False, "http://f/login", 200, 300.0, "login.form", False)

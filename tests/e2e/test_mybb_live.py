@@ -133,6 +133,13 @@ def test_a_scene_over_many_pages_is_rolled_once_rendered_and_verified(mybb, tmp_
     assert 'class="mycode_b"' in first_reply and "[b]" not in first_reply
     assert 'href="http://narrador.test/v/' in first_reply and 'class="mycode_url"' in first_reply
     assert replies[-1].page == 6  # 8 posts + 4 replies = 12: the last reply is on page 6
+    # the echoed tag is broken with a word joiner (U+2060), stored as sent and shown without
+    # U+FFFD (issue 24, item 7: SMF turned the U+200B of before into U+FFFD)
+    stored = mybb.bodies(tid, BOT[0])
+    assert len(stored) == 4 and all("[\u2060tirada]" in b and "\ufffd" not in b for b in stored.values())
+    assert all("\u200b" not in b for b in stored.values())
+    assert "[\u2060tirada]5 dif 6[\u2060/tirada]" in first_reply
+    assert all("\ufffd" not in r.body_html for r in replies)
 
     # a second poll adds nothing (every reply found by its marker, no roll repeated)
     assert poll(config) == "0 replies sent"

@@ -57,7 +57,8 @@ def bot_client(forum: SMF, *, timezone: str = "Europe/Madrid", **kw) -> ProfileC
     return ProfileClient(profile, forum.base_url, *forum.account(BOT), name="smf-bot", form_age=0, **kw)
 
 
-def write_config(tmp: Path, forum: SMF, unique: str, *, threads: list[str] = (), boards: list[str] = ()) -> Path:
+def write_config(tmp: Path, forum: SMF, unique: str, *, threads: list[str] = (), boards: list[str] = (),
+                 extra: tuple[str, ...] = ()) -> Path:
     path = tmp / "narrador.toml"
     path.write_text("\n".join([
         "[narrador]",
@@ -82,6 +83,7 @@ def write_config(tmp: Path, forum: SMF, unique: str, *, threads: list[str] = (),
         "request_interval = 0",
         f"flood_interval = {FLOOD}",
         "edit_scan_interval = 1  # a full read for edits on earlier pages at every poll after a second",
+        *extra,
         "",
     ]), encoding="utf-8")
     return path
@@ -229,11 +231,13 @@ def test_a_crash_after_smf_accepted_the_reply_leaves_exactly_one_reply(smf, tmp_
 def test_a_newly_watched_members_only_board_rolls_no_history(smf, tmp_path, unique, cleanup_keys):
     """Issue 24, item 8 (live): watching a board with old tagged posts rolled and answered
     every old tag on the first poll. 20 tagged posts two days old: none rolled; a post made
-    after the watch began is answered. The board is members-only: listed as the bot."""
+    after the watch began is answered. The board is members-only: listed as the bot, and
+    its listing (``board.last_post`` on every topic, item 9) raises no alert: with the page
+    size the advice names set (``per_page = 3``), the forum's alerts stay empty."""
     topic, _ = scene(smf, unique, [f"Tiro {i}: [tirada]{i % 5 + 1} dif 6[/tirada]" for i in range(19)])
     # every post of the board two days older: the other tests' topics are history too
     smf.sql(f"UPDATE smf_messages SET poster_time = poster_time - 172800 WHERE id_board = {int(smf.board)}")
-    config = write_config(tmp_path, smf, unique, boards=[smf.board])
+    config = write_config(tmp_path, smf, unique, boards=[smf.board], extra=("per_page = 3",))
     env = dict(os.environ, REDIS_URL=redis_url())
     out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)],
                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
@@ -246,3 +250,6 @@ def test_a_newly_watched_members_only_board_rolls_no_history(smf, tmp_path, uniq
     assert poll(config) == "1 replies sent"
     mine = [p for p in bot_client(smf).list_posts(topic).posts if p.author == BOT]
     assert len(mine) == 1 and f"(ref p{new} " in mine[0].body_html
+    from worker.alerts import forum_alerts
+
+    assert forum_alerts(services_for(config).store.r, f"f-{unique}") == []

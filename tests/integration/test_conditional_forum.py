@@ -73,6 +73,7 @@ class Forum:
     requests: list[tuple[str, int]] = field(default_factory=list)  # (path?query, status)
     per_page: int = PER_PAGE
     board_slug: str = "partidas"  # board 2's canonical URL is /b/2-<slug>
+    saved: dict[str, str] = field(default_factory=dict)  # path?query -> a saved page served as is
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def page(self, topic: str, number: int) -> str | None:
@@ -119,8 +120,16 @@ def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
             if status != 304:
                 self.wfile.write(data)
 
+        def _send_tagged(self, body: str) -> None:
+            etag = '"' + hashlib.sha1(body.encode()).hexdigest()[:16] + '"'
+            if self.headers.get("If-None-Match") == etag:
+                return self._send(304, headers={"ETag": etag})
+            return self._send(200, body, {"ETag": etag})
+
         def do_GET(self) -> None:
             url = urlsplit(self.path)
+            if self.path in forum.saved:
+                return self._send_tagged(forum.saved[self.path])
             if url.path == "/b/2":
                 return self._send(301, headers={"Location": f"/b/2-{forum.board_slug}"})
             if url.path == f"/b/2-{forum.board_slug}":
@@ -128,12 +137,9 @@ def _handler(forum: Forum) -> type[BaseHTTPRequestHandler]:
             if url.path.startswith("/t/"):
                 number = int(parse_qs(url.query).get("page", ["1"])[0])
                 body = forum.page(url.path[3:], number)
-                if body is None:
-                    return self._send(404, "<html><body>no such topic</body></html>")
-                etag = '"' + hashlib.sha1(body.encode()).hexdigest()[:16] + '"'
-                if self.headers.get("If-None-Match") == etag:
-                    return self._send(304, headers={"ETag": etag})
-                return self._send(200, body, {"ETag": etag})
+                if body is None:  # in the forum's layout, as engines render it: the bot's session shows
+                    return self._send(404, '<html><body><a class="logout" href="/logout">x</a>no such topic</body></html>')
+                return self._send_tagged(body)
             if url.path.startswith("/reply/"):
                 return self._send(200, '<html><body><a class="logout" href="/logout">x</a>'
                                   f'<form id="reply" method="post" action="{url.path}"><textarea name="m">'
@@ -194,6 +200,37 @@ def test_a_304_to_a_full_read_of_a_multi_page_topic_reads_the_page_again_not_an_
     forum.requests.clear()
     assert bot.list_posts("7", since_page=4).unchanged
     assert forum.requests == [("/t/7?page=4", 304)]
+
+
+def test_a_304_to_a_flaskbb_topic_read_again_from_page_1_is_read_in_full_not_parsed_as_a_page(served, caplog):
+    """Item 4 on FlaskBB (audit of issue 24): the FlaskBB client parsed the empty 304 body of
+    a page it had read before and raised a false ``markup`` alert. FlaskBB 2.2 sends no
+    ETag; a proxy or a later FlaskBB in front of it may: the server here serves the saved
+    FlaskBB pages of topic 2 (2 pages) with ETags and answers If-None-Match with 304."""
+    from pathlib import Path
+
+    from worker.forums.flaskbb import FlaskBBClient
+
+    forum, base = served
+    saved = Path(__file__).resolve().parents[1] / "fixtures" / "flaskbb"
+    for number in (1, 2):
+        forum.saved[f"/topic/2?page={number}"] = (saved / f"topic_p{number}.html").read_text(encoding="utf-8")
+    bot = FlaskBBClient(base, "narrador", "pw", name="flaskbb",
+                        polite=Politeness(MemoryBackend(), "flaskbb", min_interval=0))
+    bot._logged_in = True  # page 1 is the bot's (its logout link): no login needed for these reads
+    every = [str(i) for i in range(2, 13)]
+    assert [p.post_id for p in bot.list_posts("2").posts] == every
+    forum.requests.clear()
+    with caplog.at_level("WARNING", logger="narrador.alerts"):
+        again = bot.list_posts("2")  # the safety re-read, from page 1: unchanged, not the last page
+    assert caplog.records == []
+    assert [p.post_id for p in again.posts] == every and not again.unchanged
+    assert forum.requests == [("/topic/2?page=1", 304), ("/topic/2?page=1", 200), ("/topic/2?page=2", 200)]
+    # the last page, read as the poll's first page and unchanged: one 304, nothing parsed
+    assert [p.post_id for p in bot.list_posts("2", since_page=2).posts] == ["12"]
+    forum.requests.clear()
+    idle = bot.list_posts("2", since_page=2)
+    assert idle.unchanged and idle.posts == () and forum.requests == [("/topic/2?page=2", 304)]
 
 
 def test_a_remembered_page_that_is_gone_reads_from_page_1_and_the_thread_stays(served):

@@ -336,6 +336,35 @@ def test_a_newly_watched_board_starts_at_a_high_water_mark_and_says_what_it_skip
     assert processed == [] and len(env.forum.replies) == 2
 
 
+def test_a_newly_watched_thread_starts_at_a_high_water_mark_and_says_what_it_skipped(make_env, caplog):
+    """Issue 24, item 8, for ``watch_threads`` (the audit: only the board case was tested): a
+    thread watched on its own, in a board nobody watches, with 20 old tagged posts: 0 rolls,
+    one "skipped 20" line; a post made after the watch began is answered; a full re-read of
+    the thread (its edit scan) rolls none of the history."""
+    import logging
+
+    env = make_env(boards=(), threads=("1",), edit_scan_interval=600)
+    tid = _old_board(env, days=2, tagged=20)  # board 1: not watched here
+    assert tid == "1"
+    with caplog.at_level(logging.INFO, logger="worker.service.polling"):
+        plan, processed, failed = env.cycle()
+    assert plan.threads == {"1": "new"} and plan.listing_reads == 0
+    assert processed == [] and failed == [] and env.forum.replies == []
+    lines = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(lines) == 1 and "skipped 20 posts" in lines[0] and "thread 1 " in lines[0]
+    env.advance(60)
+    new = env.forum.add_post(tid, "Ahora sí: [tirada]4 dif 6[/tirada]")
+    env.advance(60)
+    _, processed, _ = env.cycle()
+    assert processed == [new] and len(env.forum.replies) == 1
+    env.advance(3600)  # past edit_scan_interval: a full read from page 1
+    with caplog.at_level(logging.INFO, logger="worker.service.polling"):
+        caplog.clear()
+        _, processed, _ = env.cycle()
+    assert processed == [] and len(env.forum.replies) == 1
+    assert [r for r in caplog.records if "skipped" in r.getMessage()] == []  # said once
+
+
 def test_answer_since_names_the_date_from_which_history_is_answered(make_env):
     env = make_env(answer_since=(FIXED_NOW - timedelta(days=1)).date().isoformat())  # yesterday, 00:00 UTC
     old = _old_board(env, days=3, tagged=3)

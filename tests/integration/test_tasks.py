@@ -141,3 +141,32 @@ def test_a_post_written_long_before_it_is_queued_goes_behind_fresh_ones():
     assert "priority" not in tasks.post_task_options(fresh, now)
     assert "priority" not in tasks.post_task_options({"created_utc": "ayer"}, now)
     assert tasks.post_task_options(old, now)["argsrepr"] == "[<post f/7>]"
+
+
+@pytest.mark.parametrize("task_name", ["poll_latest", "poll_thread"])
+def test_a_poll_the_forum_told_to_slow_down_retries_after_its_retry_after(queued, monkeypatch, task_name):
+    """Issue 24, item 10: a 429 with ``Retry-After: 30`` puts the host in backoff, and the
+    poll that met it retries after those 30 s; ``poll_latest`` (the Discourse fallback) used
+    its own backoff (2 s at the first retry: a new request into the forum's backoff)."""
+    from worker import polling, service
+
+    svc, forum, unique, calls = queued
+    slow_down = ForumError("flood", "the forum asks us to slow down", status=429, retry_after=30.0)
+
+    def refused(*args, **kwargs):
+        raise slow_down
+
+    monkeypatch.setattr(service, "poll_latest", refused)
+    monkeypatch.setattr(polling, "read", refused)
+    task = getattr(tasks, task_name)
+    retries: list[dict] = []
+
+    def retry(**kw):
+        retries.append(kw)
+        return RuntimeError("retry")
+
+    monkeypatch.setattr(task, "retry", retry)
+    args = (f"f-{unique}",) if task_name == "poll_latest" else (f"f-{unique}", "1")
+    with pytest.raises(RuntimeError):
+        task.run(*args)
+    assert [(r["exc"], r["countdown"]) for r in retries] == [(slow_down, 30.0)]

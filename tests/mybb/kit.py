@@ -92,6 +92,13 @@ class MyBB:
             rows = db.execute("SELECT pid, dateline FROM mybb_posts WHERE tid = ?", (int(tid),)).fetchall()
         return {str(pid): int(when) for pid, when in rows}
 
+    def bodies(self, tid: str, username: str) -> dict[str, str]:
+        """Post id -> the stored ``message`` of every post of thread ``tid`` by ``username``."""
+        with sqlite3.connect(self.db) as db:
+            rows = db.execute("SELECT pid, message FROM mybb_posts WHERE tid = ? AND username = ?",
+                              (int(tid), username)).fetchall()
+        return {str(pid): str(message) for pid, message in rows}
+
     def age_board(self, fid: str, seconds: int) -> None:
         """Every post of board ``fid`` ``seconds`` older (history for a newly watched board)."""
         with sqlite3.connect(self.db) as db:

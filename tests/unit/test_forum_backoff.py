@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.forums.base import ForumError
+from worker.forums.base import ForumError, ForumPort
 from worker.forums.polite import AUTH_BACKOFF, MemoryBackend, Politeness
 from worker.forums.profile import ProfileClient, load_profile
 
-MYBB = Path(__file__).resolve().parents[1] / "fixtures" / "mybb"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MYBB = FIXTURES / "mybb"
 
 
 def client_on(web: FakeWeb, now: list[float]) -> ProfileClient:
@@ -29,11 +30,11 @@ def client_on(web: FakeWeb, now: list[float]) -> ProfileClient:
                          name="mybb", polite=polite, form_age=0, sleep=lambda s: None, clock=lambda: now[0])
 
 
-def a_minute_of_polls(client: ProfileClient, now: list[float]) -> list[str]:
+def a_minute_of_polls(client: ForumPort, now: list[float], thread_id: str = "1") -> list[str]:
     reasons = []
     for _ in range(30):
         try:
-            client.list_posts("1")
+            client.list_posts(thread_id)
             reasons.append("ok")
         except ForumError as exc:
             reasons.append(exc.reason)
@@ -122,3 +123,78 @@ def test_the_masters_forums_check_lifts_the_backoff_for_one_try_and_a_refusal_pu
     assert polite.lift_backoff("http://fa.test/login") == "a refused login (Narrador: captcha)"
     assert polite.throttle("http://fa.test/t1-") is False  # the one try goes through
     assert polite.login_refused("http://fa.test/login", "Narrador: captcha") >= 2 * AUTH_BACKOFF
+
+
+def polite_on(now: list[float], name: str) -> Politeness:
+    return Politeness(MemoryBackend(clock=lambda: now[0]), name, min_interval=0, clock=lambda: now[0],
+                      sleep=lambda s: None)
+
+
+def refused_once(web: FakeWeb, client: ForumPort, now: list[float], caplog, thread_id: str) -> list[str]:
+    """A minute of polls every 2 s of a client whose login (or key) is refused: the reasons."""
+    with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+        reasons = a_minute_of_polls(client, now, thread_id)
+    assert reasons[0] == "auth" and set(reasons[1:]) == {"throttled"}
+    alerts = [r for r in caplog.records if getattr(r, "reason", "") == "auth"]
+    assert len(alerts) == 1
+    requests_made = len(web.log)
+    with pytest.raises(ForumError) as err:  # the backoff names why and lasts AUTH_BACKOFF seconds
+        client.list_posts(thread_id)
+    assert "refused login" in str(err.value) and err.value.retry_after == pytest.approx(AUTH_BACKOFF - 60, abs=1)
+    assert len(web.log) == requests_made
+    return reasons
+
+
+def test_a_refused_flaskbb_login_puts_the_host_in_backoff_and_is_one_alert(caplog):
+    """Issue 24, item 10, on FlaskBB: a members-only topic (a guest gets FlaskBB's "Unknown
+    Error" page) with a wrong password: one login attempt, then nothing for AUTH_BACKOFF."""
+    from worker.forums.flaskbb import FlaskBBClient
+
+    flaskbb = FIXTURES / "flaskbb"
+    web = FakeWeb("http://flaskbb.test")
+    web.route("GET", "/topic/2", Reply(200, (flaskbb / "unknown_topic.html").read_text(encoding="utf-8")))
+    web.route("GET", "/auth/login", Reply(200, (flaskbb / "login.html").read_text(encoding="utf-8")))
+    web.route("POST", "/auth/login", Reply(200, (flaskbb / "login_failed.html").read_text(encoding="utf-8")))
+    now = [1_800_000_000.0]
+    client = FlaskBBClient("http://flaskbb.test", "narrador", "wrong", session=web.session(), name="flaskbb",
+                           polite=polite_on(now, "flaskbb"))
+    refused_once(web, client, now, caplog, "2")
+    assert len(web.calls("POST", "/auth/login")) == 1
+    assert len(web.log) == 3  # the topic, the login form, the refused login
+
+
+def test_a_refused_phpbb_login_puts_the_host_in_backoff_and_is_one_alert(caplog):
+    """Issue 24, item 10, on phpBB: a topic that shows a guest the login box, a wrong password."""
+    from worker.forums.phpbb import PhpBBClient
+
+    phpbb = FIXTURES / "phpbb"
+    login = (phpbb / "login.html").read_text(encoding="utf-8")
+    web = FakeWeb("http://phpbb.test")
+    web.route("GET", "/viewtopic.php", Reply(200, login))  # members only: the login box
+    web.route("GET", "/ucp.php", Reply(200, login))
+    web.route("POST", "/ucp.php", Reply(200, (phpbb / "login_failed.html").read_text(encoding="utf-8")))
+    now = [1_800_000_000.0]
+    client = PhpBBClient("http://phpbb.test", "narrador", "wrong", session=web.session(), name="phpbb",
+                         polite=polite_on(now, "phpbb"), use_feed=False, form_age=0, sleep=lambda s: None,
+                         clock=lambda: now[0])
+    refused_once(web, client, now, caplog, "7")
+    assert len(web.calls("POST", "/ucp.php")) == 1
+    assert len(web.log) == 3  # the topic, the login form, the refused login
+
+
+def test_a_refused_discourse_api_key_puts_the_host_in_backoff_and_is_one_alert(caplog):
+    """Issue 24, item 10 (live: 425 requests in 60 s with a refused key): Discourse answers a
+    revoked key 403 "The API username or key is invalid"."""
+    import json
+
+    from worker.forums.discourse import DiscourseClient
+
+    web = FakeWeb("https://disc.test")
+    refused = {"errors": ["You are not permitted to view the requested resource. The API username or key is invalid."],
+               "error_type": "invalid_access"}
+    web.route("GET", "/t/12.json", Reply(403, json.dumps(refused), {"Content-Type": "application/json"}))
+    now = [1_800_000_000.0]
+    client = DiscourseClient("https://disc.test", "narrador", "revoked", session=web.session(), name="disc",
+                             polite=polite_on(now, "disc"))
+    refused_once(web, client, now, caplog, "12")
+    assert len(web.log) == 1

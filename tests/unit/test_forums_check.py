@@ -226,3 +226,74 @@ def test_a_reader_that_leaves_early_is_no_internal_error():
     result = CliRunner().invoke(group, ["talk"])
     assert result.exit_code == 1
     assert "internal error" not in result.output and "Error" not in result.output
+
+
+def _live_mybb(monkeypatch, tmp_path: Path, reply_page: str, answer) -> tuple:  # type: ignore[no-untyped-def]
+    """``check_live`` on a fake MyBB (``tests.unit.fakeweb``) serving the saved pages of topic 1;
+    the reply page and the answer to the reply form are the test's."""
+    from tests.unit.fakeweb import FakeWeb, Reply
+    from worker import bootstrap
+    from worker.forums.polite import MemoryBackend, Politeness
+    from worker.forums.profile import ProfileClient, load_profile
+    from worker.settings import load_settings
+
+    web = FakeWeb("http://mybb.test")
+    web.route("GET", "/member.php", Reply(200, (MYBB / "login_failed.html").read_text(encoding="utf-8")))
+    web.route("POST", "/member.php", Reply(200, (MYBB / "showthread_p1.html").read_text(encoding="utf-8")))
+    web.route("GET", "/showthread.php", lambda seen: Reply(200, (MYBB / f"showthread_p{seen.query.get('page', '1')}.html")
+                                                           .read_text(encoding="utf-8")))
+    web.route("GET", "/newreply.php", Reply(200, reply_page))
+    web.route("POST", "/newreply.php", answer)
+    client = ProfileClient(load_profile("mybb18"), "http://mybb.test", "rollbot", "pw", session=web.session(),
+                           name="foro", form_age=0, sleep=lambda s: None,
+                           polite=Politeness(MemoryBackend(), "foro", min_interval=0, sleep=lambda s: None))
+    monkeypatch.setattr(bootstrap, "make_forum", lambda *a, **kw: client)
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text(encoding="utf-8") + 'password = "pw"\n', encoding="utf-8")
+    return web, load_settings(cfg, environ={})
+
+
+def _box_outside_the_form() -> str:
+    html = (MYBB / "newreply.html").read_text(encoding="utf-8")
+    outside = re.sub(r'<textarea([^>]*)name="message"([^>]*)>.*?</textarea>', "", html, count=1, flags=re.S)
+    assert outside != html
+    return outside.replace("</body>", '<textarea name="message" form="x"></textarea></body>')
+
+
+def test_post_really_tries_after_the_message_box_outside_the_form_warning(monkeypatch, tmp_path):
+    """Audit of issue 24, item 12: the warning must not stop --post. The reply form is sent,
+    with the message the client adds although the form has no such field."""
+    from tests.unit.fakeweb import Reply
+    from worker.forumcheck import check_live
+
+    web, settings = _live_mybb(monkeypatch, tmp_path, _box_outside_the_form(),
+                               Reply(302, "", {"Location": "showthread.php?tid=1&pid=99#pid99"}))
+    report = check_live(settings, "foro", thread_id="1", post=True)
+    assert [w.key for w in report.warnings] == ["reply.fields"]
+    sent = web.calls("POST", "/newreply.php")
+    assert len(sent) == 1 and "(narrador forums check)" in sent[0].form["message"]
+    assert sent[0].form["my_post_key"] and sent[0].form["action"] == "do_newreply"
+    assert "post: not tried (fix the problems above first)" not in report.lines
+
+
+def test_a_failed_post_lists_the_other_forms_of_the_reply_page(monkeypatch, tmp_path):
+    """Audit of issue 24, item 12: when the test reply fails, the page's other forms are
+    named (``_other_forms``), so the master can point ``reply.form`` at the right one."""
+    from tests.unit.fakeweb import Reply
+    from worker.forumcheck import check_live
+
+    page = _box_outside_the_form().replace(
+        "</body>", '<form id="quick_reply_form" action="newreply.php?tid=1&amp;processed=1" method="post">'
+        '<textarea name="message"></textarea><input type="hidden" name="my_post_key" value="k"></form></body>')
+    refused = Reply(200, '<html><body><div class="error">The message is too short.</div></body></html>')
+    web, settings = _live_mybb(monkeypatch, tmp_path, page, refused)
+    report = check_live(settings, "foro", thread_id="1", post=True)
+    assert len(web.calls("POST", "/newreply.php")) == 1
+    assert [p.key for p in report.problems] == ["reply.form"] and "too short" in report.problems[0].message
+    others = [line for line in report.lines if line.startswith("  another form on the reply page: ")]
+    assert others == [
+        "  another form on the reply page: form[action='http://127.0.0.1:5302/search.php'] "
+        "(action 'http://127.0.0.1:5302/search.php') fields: action, keywords, postthread",
+        "  another form on the reply page: form#quick_reply_form (action 'newreply.php?tid=1&processed=1') "
+        "fields: message, my_post_key",
+    ]

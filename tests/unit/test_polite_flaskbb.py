@@ -105,9 +105,13 @@ def test_slow_forum_is_a_transient_timeout(setup):
 def test_markup_change_is_an_alert_and_is_read_again_next_time(setup, caplog):
     web, client, parses, _ = setup
     broken = LAST_PAGE.replace("post-row", "message-row")
-    web.route("GET", "/topic/2", Reply(200, broken))
+    # rendered for whoever asks: the bot's page shows its logout link (the saved page is a guest's)
+    as_bot = broken.replace("</body>", '<a href="/auth/logout">Logout</a></body>')
+    web.route("GET", "/topic/2", lambda seen: Reply(200, as_bot if "session=bot" in seen.headers.get("Cookie", "")
+                                                    else broken))
     web.route("GET", "/auth/login", Reply(200, (FIXTURES / "login.html").read_text(encoding="utf-8")))
-    web.route("POST", "/auth/login", Reply(200, (FIXTURES / "board_member.html").read_text(encoding="utf-8")))
+    web.route("POST", "/auth/login", Reply(200, (FIXTURES / "board_member.html").read_text(encoding="utf-8"),
+                                           {"Set-Cookie": "session=bot; path=/"}))
     for _ in range(2):  # not remembered as "seen": the next poll parses (and alerts) again
         with pytest.raises(ForumError) as err:
             client.list_posts("2", since_page=2)

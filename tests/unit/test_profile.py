@@ -57,6 +57,29 @@ def client_for(web: FakeWeb, name: str, **kw) -> ProfileClient:
                          clock=lambda: float(next(clock)), **kw)
 
 
+@pytest.mark.parametrize("saved, last", [
+    ("messageindex_member.html", {"5": "topic=5.msg94#new", "4": "topic=4.msg72#new", "3": "topic=3.msg39#new",
+                                  "2": "topic=2.msg37#new"}),
+    ("messageindex_guest.html", {"5": "topic=5.21#msg94", "4": "topic=4.30#msg72", "3": "topic=3.0#msg39",
+                                 "2": "topic=2.33#msg37"}),
+    ("messageindex_no_replies.html", {"6": "topic=6.0#new", "1": "topic=1.0#new"}),
+])
+def test_smf_board_listing_shows_each_topics_last_post_to_members_guests_and_for_topics_without_replies(
+        saved, last, caplog):
+    """Issue 24, item 9 (live: 189 warnings in one run): ``board.last_post`` matched nothing
+    for a topic without replies and on guest-rendered pages (``a[href*='.msg']``). Pages
+    saved from the SMF 2.1.5 kit: every topic's activity is its last post link, no warning."""
+    web = FakeWeb("https://foro.test")
+    web.route("GET", "/index.php", Reply(200, page(f"smf/{saved}")))
+    client = client_for(web, "smf21")
+    client._logged_in = "member" in saved or "no_replies" in saved
+    with caplog.at_level(logging.WARNING, logger="narrador.alerts"):
+        listing = client.board_listing("2")
+    assert {e.thread_id: e.activity for e in listing.entries} == {
+        tid: f"last https://foro.test/index.php?{href}" for tid, href in last.items()}
+    assert caplog.records == []
+
+
 def smf_web(*answers: Reply) -> FakeWeb:
     web = FakeWeb("https://foro.test")
     web.route("GET", "/index.php", Reply(200, page("smf/post_form.html")))

@@ -82,6 +82,11 @@ class ForumError(Exception):
         retry_after: seconds the forum asked us to wait (flood control), when known.
         key: the configuration or profile key at fault (``topic.post``, ``topic.time``...),
             when a selector or pattern is what no longer fits the forum's pages.
+        logged_in: what the page that failed said of the bot's session: True when it was
+            rendered for the logged-in bot (its failure is the forum's word to the bot),
+            False when for a guest, None when it does not say (a bare error page, a status
+            without a page). A client logs in again before believing a failure that is not
+            True here (``worker.forums.http.HttpClient._as_member``).
     """
 
     def __init__(
@@ -94,6 +99,7 @@ class ForumError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
         key: str = "",
+        logged_in: bool | None = None,
     ) -> None:
         if reason not in REASONS:
             raise ValueError(f"unknown ForumError reason {reason!r}")
@@ -103,6 +109,7 @@ class ForumError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.key = key
+        self.logged_in = logged_in
         self.message = message
         detail = message or reason
         if key:
@@ -117,13 +124,13 @@ class ForumError(Exception):
         """Pickled as its fields, so it crosses the Celery boundary as itself (its result
         backend and its retries) instead of ``UnpickleableExceptionWrapper`` (issue 25)."""
         return (_rebuild_forum_error, (self.reason, self.message, self.transient, self.url, self.status,
-                                       self.retry_after, self.key))
+                                       self.retry_after, self.key, self.logged_in))
 
 
 def _rebuild_forum_error(reason: str, message: str, transient: bool, url: str | None, status: int | None,
-                         retry_after: float | None, key: str) -> ForumError:
+                         retry_after: float | None, key: str, logged_in: bool | None = None) -> ForumError:
     return ForumError(reason, message, transient=transient, url=url, status=status,
-                      retry_after=retry_after, key=key)
+                      retry_after=retry_after, key=key, logged_in=logged_in)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -7,7 +7,8 @@ A client class sets ``base_url``, ``session``, ``timeout`` and ``polite`` (a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urljoin
 
@@ -15,7 +16,7 @@ import requests
 
 from worker.forums import polite as politeness
 from worker.forums.base import ForumError, log_forum_alert
-from worker.forums.polite import Politeness
+from worker.forums.polite import Fetched, Politeness
 
 __all__ = ["HttpClient"]
 
@@ -44,18 +45,61 @@ class HttpClient:
         return politeness.request(self.session, method, self._url(path), timeout=self.timeout,
                                   polite=self.polite, **kwargs)
 
-    def _as_member(self, read: Callable[[], T]) -> T:
-        """``read()``, and once more after logging in when it failed as a guest would: a
-        board or topic hidden from guests (members only) answers 401/403/404, "not found" or
-        a page without what was asked. Once logged in, its failures are the forum's word."""
+    def _conditional_page(self, path: str, page: int, *, volatile: Iterable[re.Pattern[str]] = ()) -> Fetched:
+        """Page ``page`` of a topic, read through the conditional cache (``polite`` is set).
+
+        ``unchanged`` is True only when the page is the same as at the last read that
+        started on it and it was then the topic's last page (the memo ``last_page`` that
+        read committed): the caller returns no posts and parses nothing. A page unchanged
+        but not the last one, a 304 included, comes back as a full read (``unchanged``
+        False, a body to parse, nothing to commit): its posts are needed with the later
+        pages' (a full read flags the posts it does not see as deleted), and a 304's body
+        is empty (issue 24, item 4: parsed, it was a false ``markup`` alert every cycle).
+        The caller commits ``{"last_page": ...}`` after a successful read that started on
+        this page.
+
+        Raises:
+            ForumError: transport reasons.
+        """
+        assert self.polite is not None
+        fetched = self.polite.conditional(self._url(path), lambda headers: self._request("GET", path, headers=headers),
+                                          volatile=volatile)
+        if fetched.unchanged and fetched.memo.get("last_page") == str(page):
+            return fetched
+        if fetched.response.status_code == 304:
+            return Fetched(self._request("GET", path), False, "", fetched.memo)
+        if fetched.unchanged:
+            return Fetched(fetched.response, False, fetched.digest, fetched.memo)
+        return fetched
+
+    def _as_member(self, read: Callable[[], T], **context: object) -> T:
+        """``read()``, and once more after a login when it failed the way a guest's read
+        fails: a board or topic hidden from guests answers 401/403/404, "not found",
+        "forbidden" (a login box), or a page without what was asked (``markup``: a redirect
+        away, a permission page).
+
+        The login is done again even when the client believes it is logged in: the forum
+        may have dropped the bot's session (expired, cookies cleared), and then it answers
+        the bot as a guest (audit of issue 24, item 1: a members-only topic read with a
+        dropped session was "not found" and forgotten). Only a failing page that shows the
+        bot's session (``ForumError.logged_in``) is believed at once. The read after that
+        login is final: its failure is the forum's word, the only one a thread or board may
+        be "not found" from; a ``markup`` one is a forum alert (with ``context``) unless the
+        page, rendered for the bot, was alerted where it was read. ``read`` must not call
+        ``_as_member`` itself (one login per call).
+        """
         try:
             return read()
         except ForumError as exc:
-            refused = exc.reason in ("not_found", "forbidden", "markup") or exc.status in (401, 403)
-            if getattr(self, "_logged_in", False) or not refused:
+            if exc.logged_in or not _as_guest_fails(exc):
                 raise
         self.login()
-        return read()
+        try:
+            return read()
+        except ForumError as exc:
+            if exc.reason == "markup" and not exc.logged_in:
+                log_forum_alert(getattr(self, "name", "") or self.base_url, exc, **context)
+            raise
 
     def login(self) -> None:
         """Log in as the bot (each client's own)."""
@@ -81,3 +125,8 @@ class HttpClient:
             ForumError: transport reasons (``timeout``, ``connection``, ``http_5xx``...).
         """
         return self._request("GET", path)
+
+
+def _as_guest_fails(exc: ForumError) -> bool:
+    """A failure a guest's read of a members-only page gives (see ``HttpClient._as_member``)."""
+    return exc.reason in ("not_found", "forbidden", "markup") or exc.status in (401, 403)

@@ -117,20 +117,22 @@ class FlaskBBClient(HttpClient):
     def _read_page(self, thread_id: str, page: int,
                    resp: requests.Response | None = None) -> tuple[list[ForumPost], PageInfo] | None:
         """One topic page parsed (fetched unless ``resp`` is given), or None when the page
-        is past the last one (404). A page that does not parse is logged as an alert when the
-        bot is logged in (a guest may be sent away from a members-only board: FlaskBB
-        redirects to the category page; :meth:`list_posts` logs in and reads again)."""
+        is past the last one (404). A page that does not parse says whether it was rendered
+        for the bot (``ForumError.logged_in``), and is logged as an alert when it was (a guest,
+        or a bot whose session FlaskBB dropped, is sent away from a members-only board to the
+        category page: the caller logs in and reads again, ``HttpClient._as_member``)."""
         resp = resp if resp is not None else self._topic_page(thread_id, page)
         if resp.status_code == 404:
             return None
         if resp.status_code >= 400:
-            raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
+            raise ForumError("http_4xx", url=resp.url, status=resp.status_code, logged_in=is_logged_in(resp.text))
         try:
             return parse_topic_page(resp.text, self.base_url, forum=self.name,
                                     thread_id=thread_id)
         except ForumError as exc:
             exc.url = exc.url or resp.url
-            if exc.reason == "markup" and self._logged_in:
+            exc.logged_in = is_logged_in(resp.text)
+            if exc.reason == "markup" and exc.logged_in:
                 log_forum_alert(self.name, exc, thread_id=thread_id, page=page)
             raise
 
@@ -140,11 +142,8 @@ class FlaskBBClient(HttpClient):
         (``fetched`` is None without politeness)."""
         if self.polite is None:
             return self._read_page(thread_id, page), None
-        path = f"/topic/{thread_id}?page={page}"
-        fetched = self.polite.conditional(
-            self._url(path), lambda headers: self._request("GET", path, headers=headers),
-            volatile=VOLATILE)
-        if fetched.unchanged and fetched.memo.get("last_page") == str(page):
+        fetched = self._conditional_page(f"/topic/{thread_id}?page={page}", page, volatile=VOLATILE)
+        if fetched.unchanged:
             return _UNCHANGED, fetched
         return self._read_page(thread_id, page, fetched.response), fetched
 
@@ -153,8 +152,10 @@ class FlaskBBClient(HttpClient):
 
         Reads as a guest first (no login request while polling); logs in and retries once
         when the topic is not visible to guests (FlaskBB answers them 404, or sends them to
-        the category page with a flash for a board without the Guest group). If ``since_page`` is past the last page
-        (posts were deleted), reads the last page instead. At most :data:`MAX_PAGES` pages.
+        the category page with a flash for a board without the Guest group), also when the
+        client believed it was logged in: FlaskBB may have dropped the session. If
+        ``since_page`` is past the last page (posts were deleted), reads the last page
+        instead. At most :data:`MAX_PAGES` pages.
         With politeness, when page ``since_page`` is unchanged since the last call and was
         then the last page, returns no posts (``first_page == last_page == since_page``)
         after one request and no parse.
@@ -163,27 +164,24 @@ class FlaskBBClient(HttpClient):
             ForumError: ``not_found`` (no such topic, even logged in), ``markup``, transport.
         """
         _check_id(thread_id, "thread id")
-        first = max(1, int(since_page))
-        fetched = None
-        try:
-            got, fetched = self._read_first(thread_id, first)
-            if got is _UNCHANGED:  # idle thread: one request, no parse
-                return ThreadPage(thread_id=thread_id, posts=(), first_page=first,
-                                  last_page=first, unchanged=True)
-            if got is None and first > 1:
-                # past the end: find the real last page from page 1
-                head = self._read_page(thread_id, 1)
-                if head is None:
-                    raise ForumError("not_found", f"topic {thread_id} has no page 1")
-                first = head[1].last_page
-                got = head if first == 1 else self._read_page(thread_id, first)
-            if got is None:
-                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
-        except ForumError as exc:
-            if exc.reason not in ("not_found", "markup") or self._logged_in:
-                raise
-            self.login()  # maybe hidden from guests (a 404, or a redirect to the category)
-            return self.list_posts(thread_id, since_page=since_page)
+        since = max(1, int(since_page))
+        return self._as_member(lambda: self._list_posts(thread_id, since), thread_id=thread_id)
+
+    def _list_posts(self, thread_id: str, since: int) -> ThreadPage:
+        first = since
+        got, fetched = self._read_first(thread_id, first)
+        if got is _UNCHANGED:  # idle thread: one request, no parse
+            return ThreadPage(thread_id=thread_id, posts=(), first_page=first,
+                              last_page=first, unchanged=True)
+        if got is None and first > 1:
+            # past the end: find the real last page from page 1
+            head = self._read_page(thread_id, 1)
+            if head is None:
+                raise ForumError("not_found", f"topic {thread_id} has no page 1", transient=False)
+            first = head[1].last_page
+            got = head if first == 1 else self._read_page(thread_id, first)
+        if got is None:
+            raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
         posts, info = got
         all_posts = list(posts)
         current, last, title = info.page, info.last_page, info.title
@@ -195,10 +193,11 @@ class FlaskBBClient(HttpClient):
                 break
             posts, info = nxt
             if info.page != current + 1:
-                raise ForumError("markup", f"asked for page {current + 1}, got {info.page}")
+                raise ForumError("markup", f"asked for page {current + 1}, got {info.page}",
+                                 logged_in=info.logged_in)
             all_posts.extend(posts)
             current, last = info.page, max(last, info.last_page)
-        if fetched is not None and first == int(since_page):
+        if fetched is not None and first == since:
             fetched.commit({"last_page": str(current)})
         return ThreadPage(thread_id=thread_id, posts=tuple(all_posts), first_page=first,
                           last_page=current, title=title)
@@ -227,23 +226,24 @@ class FlaskBBClient(HttpClient):
             ForumError: ``not_found`` (no such board), ``markup`` (alert logged), transport.
         """
         _check_id(forum_id, "forum id")
-        return self._as_member(lambda: self._board_listing(forum_id, page))
+        return self._as_member(lambda: self._board_listing(forum_id, page), board=forum_id, page=page)
 
     def _board_listing(self, forum_id: str, page: int) -> BoardListing:
         page = max(1, int(page))
         resp = self._request("GET", f"/forum/{forum_id}?page={page}")
         if resp.status_code == 404 and page > 1:
-            first = self.board_listing(forum_id, page=1)
-            return first if first.last_page <= 1 else self.board_listing(
-                forum_id, page=min(first.last_page, page - 1))
+            first = self._board_listing(forum_id, 1)
+            return first if first.last_page <= 1 else self._board_listing(
+                forum_id, min(first.last_page, page - 1))
         if resp.status_code >= 400:
             raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
-                             url=resp.url, status=resp.status_code)
+                             url=resp.url, status=resp.status_code, logged_in=is_logged_in(resp.text))
         try:
             listing = parse_board_page(resp.text)
         except ForumError as exc:
             exc.url = exc.url or resp.url
-            if exc.reason == "markup" and self._logged_in:  # a guest is listed again as the bot
+            exc.logged_in = is_logged_in(resp.text)
+            if exc.reason == "markup" and exc.logged_in:  # a guest's page is listed again as the bot
                 log_forum_alert(self.name, exc, board=forum_id, page=page)
             raise
         if all(e.thread_id for e in listing.entries):
@@ -305,18 +305,23 @@ class FlaskBBClient(HttpClient):
         raise ForumError("auth", "session lost twice while replying")
 
     def _reply_token(self, thread_id: str) -> str:
-        for attempt in range(2):
+        """The quick reply form's token on page 1, read as the bot: a page rendered for a
+        guest (the session expired; a members-only topic sends a guest away) is read again
+        after one login (``HttpClient._as_member``)."""
+
+        def read() -> PageInfo:
             got = self._read_page(thread_id, 1)
             if got is None:
                 raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
             info = got[1]
-            if info.reply_token:
-                return info.reply_token
-            if info.logged_in or attempt == 1:
+            if not info.reply_token:
                 raise ForumError("forbidden", f"no reply form in topic {thread_id} "
-                                 "(locked, or the bot may not reply)", transient=False)
-            self.login()  # the session expired: the page was rendered for a guest
-        raise AssertionError("unreachable")
+                                 "(locked, or the bot may not reply)", transient=False, logged_in=info.logged_in)
+            return info
+
+        token = self._as_member(read, thread_id=thread_id).reply_token
+        assert token is not None  # read() raises without one
+        return token
 
     def _posted_id(self, resp: requests.Response, what: str) -> str:
         """The post id from the redirect after a submitted form, or a ``rejected`` error
@@ -352,15 +357,13 @@ class FlaskBBClient(HttpClient):
         """
         if not marker.split():
             raise ValueError("empty marker")
-        try:
-            first = self._read_page(thread_id, 1)
-            if first is None:
-                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
-        except ForumError as exc:
-            if exc.reason != "not_found" or self._logged_in:
-                raise
-            self.login()  # maybe hidden from guests
-            return self.find_reply(thread_id, marker, after_post_id=after_post_id, from_page=from_page)
+        return self._as_member(lambda: self._find_reply(thread_id, marker, after_post_id, from_page),
+                               thread_id=thread_id)
+
+    def _find_reply(self, thread_id: str, marker: str, after_post_id: str | None, from_page: int) -> str | None:
+        first = self._read_page(thread_id, 1)
+        if first is None:
+            raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
 
         def read(number: int) -> PageRead | None:
             got = self._read_page(thread_id, number)

@@ -166,34 +166,36 @@ class PhpBBClient(HttpClient):
 
     def _read_page(self, thread_id: str, page: int, per_page: int | None = None
                    ) -> tuple[list[ForumPost], TopicInfo]:
+        """One topic page. A failure says whether its page was rendered for the bot
+        (``ForumError.logged_in``: the logout link); a page that does not parse is an alert
+        when it was (a guest's login box is read again as the bot, ``HttpClient._as_member``)."""
         path = self._topic_path(thread_id, page, per_page or self.posts_per_page)
         resp = self._request("GET", path)
+        member = is_logged_in(resp.text)
         if resp.status_code == 404:
             raise ForumError("not_found", f"topic {thread_id} not found", url=resp.url,
-                             status=404, transient=False)
+                             status=404, transient=False, logged_in=member)
         if resp.status_code >= 400:
             raise ForumError("forbidden" if resp.status_code == 403 else "http_4xx",
                              url=resp.url, status=resp.status_code,
-                             transient=False if resp.status_code == 403 else None)
+                             transient=False if resp.status_code == 403 else None, logged_in=member)
         soup_has_posts = 'class="post ' in resp.text or "class='post " in resp.text
         if not soup_has_posts and parse_login_form(resp.text) is not None:
             raise ForumError("forbidden", f"topic {thread_id} needs a login", url=resp.url,
-                             transient=False)
+                             transient=False, logged_in=False)
         try:
             return parse_topic_page(resp.text, self.base_url, forum=self.name, thread_id=thread_id)
         except ForumError as exc:
-            raise self._markup(exc, resp.url, thread_id=thread_id, page=page) from None
+            exc.url, exc.logged_in = exc.url or resp.url, member
+            if member:
+                raise self._markup(exc, resp.url, thread_id=thread_id, page=page) from None
+            raise
 
     def _read_logged(self, thread_id: str, page: int, per_page: int | None = None
                      ) -> tuple[list[ForumPost], TopicInfo]:
-        """A topic page, logging in and retrying once when it is hidden from guests."""
-        try:
-            return self._read_page(thread_id, page, per_page)
-        except ForumError as exc:
-            if exc.reason not in ("forbidden", "not_found") or self._logged_in:
-                raise
-            self.login()
-            return self._read_page(thread_id, page, per_page)
+        """A topic page, read again after one login when it failed as a guest's read does
+        (``HttpClient._as_member``: also when the forum dropped the bot's session)."""
+        return self._as_member(lambda: self._read_page(thread_id, page, per_page), thread_id=thread_id, page=page)
 
     def _feed_unchanged(self, thread_id: str, since: int):
         """(True, None) when the topic feed is unchanged since the last poll that ended on
@@ -230,26 +232,32 @@ class PhpBBClient(HttpClient):
         unchanged, feed = self._feed_unchanged(thread_id, since)
         if unchanged:
             return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since, unchanged=True)
+        thread = self._as_member(lambda: self._read_pages(thread_id, since), thread_id=thread_id)
+        if feed is not None:
+            feed.commit({"last_page": str(thread.last_page)})
+        return thread
+
+    def _read_pages(self, thread_id: str, since: int) -> ThreadPage:
+        """Pages ``since`` to the last (see :meth:`list_posts`), as whoever the session is."""
         if since > 1 and self._known_per_page is None:
             # ``start`` depends on the board's page size: learn it once from page 1
-            self._known_per_page = self._read_logged(thread_id, 1)[1].per_page or self.posts_per_page
+            self._known_per_page = self._read_page(thread_id, 1)[1].per_page or self.posts_per_page
         per_page = self._known_per_page
-        posts, info = self._read_logged(thread_id, since, per_page)
+        posts, info = self._read_page(thread_id, since, per_page)
         self._known_per_page = info.per_page or self._known_per_page
         first = info.page
         collected = list(posts)
         current, last, title = info.page, info.last_page, info.title
         reads = 1
         while current < last and reads < MAX_PAGES:
-            more, nxt = self._read_logged(thread_id, current + 1, info.per_page or per_page)
+            more, nxt = self._read_page(thread_id, current + 1, info.per_page or per_page)
             reads += 1
             if nxt.page != current + 1:
-                raise self._markup(ForumError("markup", f"asked for page {current + 1}, got "
-                                              f"{nxt.page}"), self.base_url, thread_id=thread_id)
+                wrong = ForumError("markup", f"asked for page {current + 1}, got {nxt.page}",
+                                   logged_in=nxt.logged_in)
+                raise self._markup(wrong, self.base_url, thread_id=thread_id) if nxt.logged_in else wrong
             collected.extend(more)
             current, last = nxt.page, max(last, nxt.last_page)
-        if feed is not None:
-            feed.commit({"last_page": str(current)})
         return ThreadPage(thread_id=thread_id, posts=tuple(collected), first_page=first,
                           last_page=current, title=title)
 
@@ -272,27 +280,28 @@ class PhpBBClient(HttpClient):
             ForumError: ``not_found`` (no such board), ``markup``, transport reasons.
         """
         _check_id(forum_id, "board id")
-        return self._as_member(lambda: self._board_listing(forum_id, page))
+        return self._as_member(lambda: self._board_listing(forum_id, page), board=forum_id, page=page)
 
     def _board_listing(self, forum_id: str, page: int) -> BoardListing:
         page = max(1, int(page))
         if page > 1 and forum_id not in self._board_per_page:
-            first = self.board_listing(forum_id, page=1)
+            first = self._board_listing(forum_id, 1)
             if first.last_page <= 1:
                 return first
         per_page = self._board_per_page.get(forum_id) or 25
         path = f"viewforum.php?f={forum_id}" + (f"&start={(page - 1) * per_page}" if page > 1 else "")
         resp = self._request("GET", path)
+        member = is_logged_in(resp.text)
         if resp.status_code == 404:
             raise ForumError("not_found", f"board {forum_id} not found", url=resp.url,
-                             transient=False)
+                             transient=False, logged_in=member)
         if resp.status_code >= 400:
-            raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
+            raise ForumError("http_4xx", url=resp.url, status=resp.status_code, logged_in=member)
         try:
             listing = parse_board_page(resp.text)
         except ForumError as exc:
-            if not self._logged_in:  # perhaps hidden from guests: listed again as the bot
-                exc.url = exc.url or resp.url
+            exc.url, exc.logged_in = exc.url or resp.url, member
+            if not member:  # perhaps hidden from guests (or the session dropped): listed again as the bot
                 raise
             raise self._markup(exc, resp.url, board=forum_id) from None
         if page == 1:
@@ -311,11 +320,15 @@ class PhpBBClient(HttpClient):
         """
         if not marker.split():
             raise ValueError("empty marker")
-        first_posts, info = self._read_logged(thread_id, 1)
+        return self._as_member(lambda: self._find_reply(thread_id, marker, after_post_id, from_page),
+                               thread_id=thread_id)
+
+    def _find_reply(self, thread_id: str, marker: str, after_post_id: str | None, from_page: int) -> str | None:
+        first_posts, info = self._read_page(thread_id, 1)
         per_page = info.per_page or self.posts_per_page
 
         def read(number: int) -> PageRead | None:
-            posts, page = self._read_logged(thread_id, number, per_page)
+            posts, page = self._read_page(thread_id, number, per_page)
             return PageRead(posts, page.last_page)
 
         return search_pages(read, bot=self.username, marker=marker, last_page=info.last_page,

@@ -103,6 +103,8 @@ class ProfileClient(HttpClient):
         self.sleep = sleep
         self.clock = clock
         self._logged_in = False
+        self._logins = 0  # logins done (or found done): a read that saw one is final
+        self._read_began = 0  # ``_logins`` when the read in progress began
         self._volatile = tuple(re.compile(v) for v in profile.topic.volatile)
         self._canonical: dict[str, str] = {}
         self._per_page: int | None = None
@@ -114,8 +116,10 @@ class ProfileClient(HttpClient):
         return datetime.fromtimestamp(self.clock(), UTC)
 
     def _alert(self, exc: ForumError, url: str, **context: object) -> ForumError:
+        """``exc`` (a failure that is final), logged as a forum alert when a person must act:
+        a page that changed shape (``markup``), a page the bot may not read (``forbidden``)."""
         exc.url = exc.url or url
-        if exc.reason == "markup":
+        if exc.reason in ("markup", "forbidden"):
             log_forum_alert(self.name, exc, profile=self.profile.name, **context)
         return exc
 
@@ -269,6 +273,7 @@ class ProfileClient(HttpClient):
             rendered = self.clock()
             if self._is_logged_in(page.text):
                 self._logged_in = True
+                self._logins += 1
                 return
             form = self._form(page.text, recipe)
             if form is None:
@@ -283,6 +288,7 @@ class ProfileClient(HttpClient):
             resp = self._request("POST", urljoin(page.url, action or recipe.url), data=fields)
             if self._is_logged_in(resp.text) or self._is_logged_in(self._request("GET", "").text):
                 self._logged_in = True
+                self._logins += 1
                 if self.polite is not None:
                     self.polite.login_ok(resp.url)
                 return
@@ -330,6 +336,14 @@ class ProfileClient(HttpClient):
         if resp.status_code == 404:
             raise ForumError("not_found", f"topic {thread_id} not found", url=resp.url,
                              status=404, transient=False)
+        if resp.status_code in (401, 403):
+            # the forum refuses it: never "gone" (SMF's "missing or off limits", HTTP 403, is
+            # its answer to the bot for a topic it may not read and for a missing one alike)
+            exc = ForumError("forbidden", f"topic {thread_id}: the forum refuses it to the bot", url=resp.url,
+                             status=resp.status_code, transient=False)
+            if not alert:
+                raise exc
+            raise self._alert(exc, resp.url, thread_id=thread_id, page=page)
         if resp.status_code >= 400:
             raise ForumError("http_4xx", url=resp.url, status=resp.status_code)
         try:
@@ -345,21 +359,27 @@ class ProfileClient(HttpClient):
                               profile=self.profile.name, thread_id=thread_id, page=page)
         return posts, info
 
+    def _begin_read(self) -> None:
+        """A read of the forum begins: at most one login is done for it (``_refused_guest``)."""
+        self._read_began = self._logins
+
     def _refused_guest(self, resp: requests.Response, exc: ForumError) -> bool:
-        """The answer may be the forum refusing a guest (or an expired session) rather than
-        what was asked: a 401/403/404, a "missing or off limits" page, a page without posts,
-        while the bot is not logged in or the page says it is not."""
+        """The answer may be the forum refusing a guest rather than what was asked: a
+        401/403/404, a "missing or off limits" page, a page without posts. True when the bot
+        should log in and read again: it is not logged in, or it believes it is but the page
+        does not show its session (``topic.logged_in``): the forum may have dropped it
+        (expired, cookies cleared; audit of issue 24, item 1: a 404 to a dropped session was
+        taken for "gone"). False once a login was done during this read: what comes after a
+        fresh login is the forum's word, the only one a topic may be "not found" from."""
         if exc.reason == "markup" and exc.key not in ("topic.post", "board.listing"):
             return False
         if exc.reason == "http_4xx" and exc.status not in (401, 403):
             return False
-        if exc.reason not in ("not_found", "markup", "http_4xx"):
+        if exc.reason not in ("not_found", "markup", "http_4xx", "forbidden"):
             return False
-        if not self._logged_in:
-            return True
-        if resp.status_code == 404:  # a 404 to the logged-in bot is the forum's word: not found
+        if self._logins > self._read_began:
             return False
-        return bool(self.profile.topic.logged_in) and not self._is_logged_in(resp.text)
+        return not self._logged_in or not self._is_logged_in(resp.text)
 
     def _parse_as_member(self, resp: requests.Response, thread_id: str, page: int,
                          refetch: Callable[[], requests.Response]
@@ -412,6 +432,7 @@ class ProfileClient(HttpClient):
                 transport reasons.
         """
         since = max(1, int(since_page))
+        self._begin_read()
         try:
             return self._list_posts(thread_id, since)
         except ForumError as exc:
@@ -424,19 +445,11 @@ class ProfileClient(HttpClient):
     def _list_posts(self, thread_id: str, since: int) -> ThreadPage:
         fetched = None
         if self.polite is not None:
-            path = self._page_path(thread_id, since)
-            fetched = self.polite.conditional(
-                self._url(path), lambda h: self._request("GET", path, headers=h),
-                volatile=self._volatile)
-            if fetched.unchanged and fetched.memo.get("last_page") == str(since):
+            fetched = self._conditional_page(self._page_path(thread_id, since), since, volatile=self._volatile)
+            if fetched.unchanged:
                 return ThreadPage(thread_id=thread_id, posts=(), first_page=since, last_page=since,
                                   unchanged=True)
             resp = fetched.response
-            if resp.status_code == 304:
-                # unchanged, but not the last page: its posts are needed with the later ones
-                # (a full read flags the posts it does not see as deleted), so read it in full
-                fetched = None
-                resp, _ = self._fetch(thread_id, since)
             learnt = bool(resp.history) and not self._is_login_url(resp.url) and self._remember_canonical(
                 thread_id, resp.url)
             try:
@@ -500,6 +513,7 @@ class ProfileClient(HttpClient):
                              transient=False)
         paged = "{page}" in spec.url or "{start}" in spec.url
         page = max(1, int(page)) if paged else 1
+        self._begin_read()
         path = self.board_path(forum_id, page)
         resp = self._request("GET", path)
         if resp.status_code == 404 and page == 1 and self.canonical_url(f"board:{forum_id}"):
@@ -509,6 +523,9 @@ class ProfileClient(HttpClient):
             resp = self._request("GET", path)
         for attempt in (1, 2):
             try:
+                if resp.status_code in (401, 403):
+                    raise ForumError("forbidden", f"board {forum_id}: the forum refuses it to the bot",
+                                     url=resp.url, status=resp.status_code, transient=False)
                 if resp.status_code >= 400:
                     raise ForumError("not_found" if resp.status_code == 404 else "http_4xx",
                                      url=resp.url, status=resp.status_code)
@@ -516,10 +533,10 @@ class ProfileClient(HttpClient):
                 break
             except ForumError as exc:
                 if attempt == 1 and self._refused_guest(resp, exc):
-                    self.login()  # a members-only board: list it as the bot
+                    self.login()  # a members-only board (or a dropped session): list it as the bot
                     resp = self._request("GET", path)
                     continue
-                if exc.reason != "markup":
+                if exc.reason not in ("markup", "forbidden"):
                     raise
                 raise self._alert(exc, resp.url, board=forum_id) from None
         if page == 1 and resp.history:
@@ -571,6 +588,7 @@ class ProfileClient(HttpClient):
         """
         if not marker.split():
             raise ValueError("empty marker")
+        self._begin_read()
         first_posts, info = self._read(thread_id, 1)
 
         def read(number: int) -> PageRead | None:
