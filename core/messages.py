@@ -39,7 +39,21 @@ TIME_UNITS = {
 _ERRORS = {
     "no_sheet": N_("no tienes hoja de personaje en esta partida: usa un número de dados ({traits})"),
     "unknown_character": N_("no hay ningún personaje llamado {character}"),
-    "ambiguous_character": N_("{author} lleva varios personajes ({characters}); pide al Narrador que elija"),
+    "ambiguous_character": N_(
+        "{author} lleva varios personajes ({characters}): di cuál tira con como \"Nombre\""
+    ),
+    "unknown_own_character": N_("{author} no lleva ningún personaje llamado «{character}»"),
+    "initiative_no_sheet": N_(
+        "sin hoja de personaje, la iniciativa necesita su puntuación (Destreza + Astucia): "
+        "[tirada]iniciativa 5[/tirada]"
+    ),
+    "soak_no_sheet": N_(
+        "sin hoja de personaje, la absorción necesita sus dados: [tirada]3 absorber[/tirada]"
+    ),
+    "no_damage_to_soak": N_("no hay daño pendiente contra {character} que absorber: primero el ataque y su daño"),
+    "soak_type_mismatch": N_("el daño pendiente es {expected}, no {given}"),
+    "no_blood_tracked": N_("la hoja de {character} no lleva reserva de sangre (blood y generation)"),
+    "no_essence_tracked": N_("la hoja de {character} no lleva motas de Esencia (essence)"),
     "unknown_trait": N_("{character} no tiene el Rasgo «{trait}»"),
     "abbreviated_trait": N_(
         "«{trait}» es una abreviatura de {full} ({character}): no se tira con abreviaturas, escribe el nombre entero"
@@ -147,10 +161,50 @@ _TEXTS = {
         "{difficulty} (Nuevos Intentos); el Narrador puede dar otra dificultad"
     ),
     "retry_simple_only": N_("«reintento» solo vale para acciones simples (no con ext, equipo ni vs)"),
-    "combat_not_ready": N_(
-        "las palabras de combate (iniciativa, ataque, daño, absorber, sangre, motas, como \"...\") aún no "
-        "se aplican: no se tira; escribe la tirada sin ellas"
+    "combat_unavailable": N_(
+        "esta partida aún no guarda el estado del combate (iniciativa, salud, sangre): no se tira; "
+        "escribe la tirada sin las palabras de combate"
     ),
+    "combat_not_secret": N_(
+        "una tirada de combate (iniciativa, ataque, daño, absorber) no puede ser secreta: el orden y la "
+        "salud la delatarían"
+    ),
+    "wound_penalty": N_("−{penalty} por heridas ({level})"),
+    "initiative_rating": N_("{name}: {traits} = {rating}"),
+    "initiative_sum": N_("{rating} + dado {die} = {score}"),
+    "initiative_order": N_("orden del turno: {order}"),
+    "initiative_complete": N_("todos han tirado: el orden está completo"),
+    "initiative_notice": N_(
+        "Orden de iniciativa: {order}. Se declara del último al primero y se resuelve del primero al último."
+    ),
+    "attack_missed": N_("el ataque falla: no hay daño"),
+    "attack_hit": N_("impacto de {attacker}: {extra} éxitos extra → +{extra} dados de daño"),
+    "attack_hit_target": N_("impacto de {attacker} contra {target}: {extra} éxitos extra → +{extra} dados de daño"),
+    "damage_takes": N_("daño del ataque de {attacker} ({roll_id}): {base} + {extra} extra = {pool} dados"),
+    "damage_no_attack": N_("{attacker} no tiene un ataque abierto en este hilo: {pool} dados, sin extra"),
+    "damage_minimum": N_("al menos un dado de daño"),
+    "damage_soak_subtracted": N_("absorción de {target} restada: −{soak} dados"),
+    "damage_waits_soak": N_("{levels} niveles de daño {damage}: falta la absorción de {target}"),
+    "damage_no_soak": N_("{target} no puede absorber daño {damage} ({creature})"),
+    "soak_takes": N_("absorbe el daño de {attacker}: {damage_successes} niveles de daño {damage}"),
+    "soak_parts": N_("absorción: {parts} = {dice}"),
+    "soak_net": N_("{rolled} − {soaked} = {after} niveles"),
+    "soak_halved": N_("a la mitad (contundente a un vampiro): {levels} niveles"),
+    "health_changed": N_("salud de {character}: {before} → {after}"),
+    "health_pending": N_("pendiente de que el Narrador lo confirme"),
+    "health_untracked": N_("{levels} niveles de daño {damage} a {character}: sin hoja, se apuntan a mano"),
+    "blood_spent": N_(
+        "{character} gasta {points} de sangre: le quedan {current}/{max} ({spent}/{per_turn} este turno)"
+    ),
+    "motes_spent": N_("{character} gasta {motes} motas de Esencia: le quedan {current}/{max}"),
+    "unhurt": N_("ileso"),
+    # the traits a combat line adds up
+    "dexterity": N_("Destreza"),
+    "wits": N_("Astucia"),
+    "awareness": N_("Consciencia"),
+    "stamina": N_("Resistencia"),
+    "fortitude": N_("Fortaleza"),
+    "armour": N_("armadura"),
     "human_capped": N_("un humano normal no tira más de 10 dados: {asked} → {pool}"),
     "specialty_no_effect": N_(
         "«esp» no cambia nada con las reglas de {ruleset}: suma los dados de la especialidad "
@@ -218,6 +272,17 @@ _SHEET_PROBLEMS = {
         "la puntuación de un humano llega como mucho a {limit} («un 5 es el límite de la capacidad humana»), "
         "no {value}"
     ),
+    # the combat fields (issue 29, core.combat.stats.parse_combat_fields)
+    "npc_bool": N_("debe ser true o false"),
+    "bad_creature": N_("criatura desconocida «{value}»: mortal, vampire o exalt"),
+    "bad_generation": N_("la generación debe ser un número de 4 a 13 (la tabla de generaciones), no {value}"),
+    "bad_armour": N_("la armadura debe ser un número de 0 a {max}, no {value}"),
+    "bad_health": N_(
+        "la salud es «unhurt» o los niveles marcados (bashing, lethal, aggravated), {max} como mucho en total"
+    ),
+    "bad_blood": N_("la sangre es un número de 0 al máximo, o current, max y per_turn"),
+    "blood_over": N_("la sangre ({value}) supera el máximo de la generación ({max})"),
+    "blood_no_limit": N_("con «blood» hace falta «generation» (4-13), o max y per_turn"),
     "cannot_read": N_("no se puede leer: {error}"),
     "bad_file": N_("no es YAML ni JSON válido: {error}"),
 }

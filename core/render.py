@@ -13,19 +13,19 @@ success cancelled by a 1 is bold and struck through; the others are plain.
 
 from __future__ import annotations
 
-import html
-import re
 from dataclasses import dataclass, field
 
+from core.combat.labels import damage_name
 from core.errors import RulesError
 from core.i18n import N_, tr, trn
+from core.markup import HTML, WORD_JOINER, BBCode, EscapedMarkdown, Markdown, Markup, markup_for
+
+__all__ = ["FLAVOURS", "HTML", "LANGS", "WORD_JOINER", "BBCode", "EscapedMarkdown", "Markdown", "Markup",
+           "ReplyContext", "RollView", "TagProblem", "markup_for", "outcome_label", "plain", "post_marker",
+           "render_dice", "render_reply", "render_roll_line", "rules_error_message"]
 
 LANGS = ("es", "en")
 FLAVOURS = ("markdown", "markdown_escaped", "bbcode", "html")
-#: What breaks an echoed ``[`` in BBCode replies so no tag opens: U+2060 WORD JOINER,
-#: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB
-#: (docs/decisions.md, "Echoed tags": live tests and the engines' sources).
-WORD_JOINER = "\u2060"
 
 # The verdict of a roll by outcome or degree key (core.rules.degree_label); exaltado's
 # "basic"/"extra" degrees read as a plain success.
@@ -68,6 +68,10 @@ class RollView:
         successes_required: successes a vampiro/gehena roll needed (``éxitos 3``; 1 usually).
         notes: lines about state the roll changed, already translated (extended-action
             progress "7/10, faltan 3", contest state, Willpower left...).
+        kind: a combat roll's kind (issue 29): ``initiative`` (``successes`` is the score),
+            ``damage`` or ``soak`` (``successes`` are health levels; no botch, 1s cancel
+            nothing), or ``""`` for an action roll (an attack included).
+        damage: the damage type of a damage or soak roll (``bashing``, ``lethal``, ``aggravated``).
     """
 
     index: int
@@ -93,6 +97,8 @@ class RollView:
     notes: tuple[str, ...] = ()
     stunt_dice: int = 0
     successes_required: int = 1
+    kind: str = ""
+    damage: str = ""
 
 
 @dataclass(frozen=True)
@@ -209,150 +215,6 @@ def _check_language(lang: str) -> None:
         raise RulesError(f"unknown language {lang!r}", code="unknown_language", lang=lang)
 
 
-class Markup:
-    """How one forum markup writes the few things a reply uses. One subclass per markup;
-    :func:`markup_for` picks it. Every method takes text that is already inert
-    (:meth:`plain`) except :meth:`plain` and :meth:`code` themselves."""
-
-    name = ""
-
-    def bold(self, s: str) -> str:
-        raise NotImplementedError
-
-    def strike(self, s: str) -> str:
-        raise NotImplementedError
-
-    def italic(self, s: str) -> str:
-        raise NotImplementedError
-
-    def link(self, text: str, url: str) -> str:
-        raise NotImplementedError
-
-    def plain(self, s: str) -> str:
-        """Player-written text made inert, shown as written."""
-        raise NotImplementedError
-
-    def code(self, s: str) -> str:
-        """A tag as written, shown literally."""
-        raise NotImplementedError
-
-    def lines(self, lines: list[str]) -> str:
-        """The reply's lines joined so that the forum keeps them apart."""
-        return "\n".join(lines)
-
-
-# Characters with a meaning in Markdown, made literal: brackets and "<" as entities (no link,
-# no tag, and no "\\[ ... \\]" / "\\( ... \\)" that Markdown forums with a math extension,
-# such as Spirit, would typeset), the rest with a backslash (escapes every renderer honours).
-# Parentheses alone cannot start anything once brackets are inert: left as written.
-_MARKDOWN_ENTITIES = {"[": "&#91;", "]": "&#93;", "<": "&lt;"}
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>!~|#])")
-
-
-class Markdown(Markup):
-    """CommonMark, as FlaskBB, Discourse and Markdown forums render it."""
-
-    name = "markdown"
-
-    def bold(self, s: str) -> str:
-        return f"**{s}**"
-
-    def strike(self, s: str) -> str:
-        return f"~~{s}~~"
-
-    def italic(self, s: str) -> str:
-        return f"_{s}_"
-
-    def link(self, text: str, url: str) -> str:
-        return f"[{text}]({url})"
-
-    def plain(self, s: str) -> str:
-        return _MARKDOWN_SPECIAL.sub(lambda m: _MARKDOWN_ENTITIES.get(m.group(1), "\\" + m.group(1)), s)
-
-    def code(self, s: str) -> str:
-        return "`" + s.replace("`", "'") + "`"
-
-
-class EscapedMarkdown(Markdown):
-    """Markdown for a renderer that escapes the HTML in a post, entities included (FlaskBB 2.2:
-    mistune with ``escape=True``): ``&#91;`` would show as written (issue 26: "[tirada]ayuda"
-    answered with literal ``&#91;tirada&#93;``), so brackets and "<" are escaped with a
-    backslash there, which such a renderer honours and shows as the character."""
-
-    name = "markdown_escaped"
-
-    def plain(self, s: str) -> str:
-        return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(1), s)
-
-
-class BBCode(Markup):
-    """BBCode, as phpBB, MyBB and SMF render it."""
-
-    name = "bbcode"
-
-    def bold(self, s: str) -> str:
-        return f"[b]{s}[/b]"
-
-    def strike(self, s: str) -> str:
-        return f"[s]{s}[/s]"
-
-    def italic(self, s: str) -> str:
-        return f"[i]{s}[/i]"
-
-    def link(self, text: str, url: str) -> str:
-        return f"[url={url}]{text}[/url]"
-
-    def plain(self, s: str) -> str:
-        # a word joiner (U+2060) after each [ so no tag opens: invisible, and kept by every
-        # engine here, where SMF turns a zero-width space (U+200B) into U+FFFD (issue 24)
-        return s.replace("[", "[" + WORD_JOINER)
-
-    def code(self, s: str) -> str:
-        return self.plain(s)
-
-
-class HTML(Markup):
-    """HTML, for forums whose post box takes HTML."""
-
-    name = "html"
-
-    def bold(self, s: str) -> str:
-        return f"<b>{s}</b>"
-
-    def strike(self, s: str) -> str:
-        return f"<s>{s}</s>"
-
-    def italic(self, s: str) -> str:
-        return f"<i>{s}</i>"
-
-    def link(self, text: str, url: str) -> str:
-        return f'<a href="{html.escape(url, quote=True)}">{text}</a>'
-
-    def plain(self, s: str) -> str:
-        return html.escape(s, quote=False)
-
-    def code(self, s: str) -> str:
-        return f"<code>{html.escape(s, quote=False)}</code>"
-
-    def lines(self, lines: list[str]) -> str:
-        return "<br>\n".join(lines)
-
-
-_MARKUPS: dict[str, Markup] = {m.name: m for m in (Markdown(), EscapedMarkdown(), BBCode(), HTML())}
-
-
-def markup_for(flavour: str) -> Markup:
-    """The :class:`Markup` of ``flavour`` (one of :data:`FLAVOURS`).
-
-    Raises:
-        RulesError: unknown flavour.
-    """
-    try:
-        return _MARKUPS[flavour]
-    except KeyError:
-        raise RulesError(f"unknown reply flavour {flavour!r}", code="unknown_flavour") from None
-
-
 def _bold(s: str, flavour: str) -> str:
     return markup_for(flavour).bold(s)
 
@@ -416,11 +278,12 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     lang, fl = ctx.lang, ctx.flavour
     _check_language(lang)
     tag = _code(view.tag, fl)
-    code = _link(view.roll_id, view.verify_url, fl)
-    code_word = tr(lang, "código")
     if view.secret:
         secret = tr(lang, "Tirada secreta. Compromiso: {commitment}").format(commitment=view.commitment)
-        return f"{tag} → {secret} · {code_word} {code}"
+        code_word = tr(lang, "código")
+        return f"{tag} → {secret} · {code_word} {_link(view.roll_id, view.verify_url, fl)}"
+    if view.kind:
+        return _combat_line(view, ctx)
     if view.stunt_dice:
         params = [tr(lang, "{pool}+{stunt} dados (acrobacia)").format(pool=view.pool, stunt=view.stunt_dice)]
     else:
@@ -444,7 +307,14 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
         parts.append(tr(lang, "dados") + f": {render_dice(view, fl)}")
     if view.chance is not None:
         parts.append(tr(lang, "prob. de este resultado o mejor: {pct}").format(pct=_pct(view.chance, lang)))
-    parts.append(f"{code_word} {code}")
+    return _finish(view, ctx, parts)
+
+
+def _finish(view: RollView, ctx: ReplyContext, parts: list[str]) -> str:
+    """A roll line's end: its code, comment and notes."""
+    lang, fl = ctx.lang, ctx.flavour
+    code_word = tr(lang, "código")
+    parts.append(f"{code_word} {_link(view.roll_id, view.verify_url, fl)}")
     line = " · ".join(parts)
     if view.comment:
         line += f" — {plain(view.comment, fl)}"
@@ -453,13 +323,35 @@ def render_roll_line(view: RollView, ctx: ReplyContext) -> str:
     return line
 
 
-def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagProblem]) -> str:
+def _combat_line(view: RollView, ctx: ReplyContext) -> str:
+    """A combat roll (initiative, damage, soak): its score or the health levels it deals or
+    soaks, the dice (successes bold; 1s are not struck: they cancel nothing), the chance."""
+    lang, fl, n = ctx.lang, ctx.flavour, view.successes
+    if view.kind == "initiative":
+        verdict = tr(lang, "Iniciativa {score}").format(score=n)
+        params = [trn(lang, "{pool} dado", "{pool} dados", view.pool).format(pool=view.pool)]
+    else:
+        damage = damage_name(lang, view.damage)
+        verdict = (trn(lang, "{n} nivel de daño {damage}", "{n} niveles de daño {damage}", n) if view.kind == "damage"
+                   else trn(lang, "absorbe {n} nivel", "absorbe {n} niveles", n)).format(n=n, damage=damage)
+        params = [trn(lang, "{pool} dado", "{pool} dados", view.pool).format(pool=view.pool),
+                  tr(lang, "dif {difficulty}").format(difficulty=view.difficulty)]
+    parts = [f"{_code(view.tag, fl)} → {_bold(verdict, fl)}", ", ".join(params),
+             tr(lang, "dados") + f": {render_dice(view, fl)}"]
+    if view.chance is not None:
+        parts.append(tr(lang, "prob. de este resultado o mejor: {pct}").format(pct=_pct(view.chance, lang)))
+    return _finish(view, ctx, parts)
+
+
+def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagProblem],
+                 spends: list[TagProblem] | tuple[TagProblem, ...] = ()) -> str:
     """The whole reply to one post, tags in the author's order.
 
     Args:
         ctx: author, language, flavour, marker.
         rolls: the rolled tags.
         problems: the tags that were not rolled, with their explanation.
+        spends: tags that only spent (``[tirada]sangre 1[/tirada]``: no dice), with what they did.
 
     Returns:
         The reply text in the forum's markup; it always contains ``ctx.marker``.
@@ -478,6 +370,7 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
     items: list[tuple[int, str]] = [(v.index, render_roll_line(v, ctx)) for v in rolls]
     items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {plain(p.message, ctx.flavour)}")
               for p in problems]
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {plain(p.message, ctx.flavour)}") for p in spends]
     items.sort(key=lambda x: x[0])
     # a post with no tag (only an absence notice, say) is not headed "Tiradas de @..." (issue 26)
     lines = [_bold(header, ctx.flavour), ""] if items else []

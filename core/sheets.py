@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from core.combat.stats import COMBAT_FIELDS, CombatStats, parse_combat_fields
 from core.errors import SheetError, SheetProblem, StateError
 from core.rules import Trait, check_pool
 from core.tags import normalize_trait
@@ -63,6 +64,9 @@ class CharacterSheet:
         willpower_temporary: current Willpower points (0 .. permanent).
         essence_motes / essence_max: Exaltado Essence motes now and at most, or ``None``
             when the sheet does not track Essence (stunt rewards are then only shown).
+        npc: a Storyteller's character (issue 29): rolled by naming it (``como "Guardia"``);
+            an owner's roll without a name takes the one sheet that is not an NPC.
+        combat: creature, armour, current health and blood (:class:`core.combat.stats.CombatStats`).
     """
 
     id: str
@@ -73,6 +77,19 @@ class CharacterSheet:
     willpower_temporary: int
     essence_motes: int | None = None
     essence_max: int | None = None
+    npc: bool = False
+    combat: CombatStats = field(default_factory=CombatStats)
+
+    @property
+    def fortitude(self) -> int:
+        """The Fortitude (Fortaleza) rating, a Discipline under ``other`` (0 without it)."""
+        t = self.traits.get("fortaleza") or self.traits.get("fortitude")
+        return t.rating if t else 0
+
+    def rating(self, key: str) -> int:
+        """The rating of the trait ``key`` (0 when the sheet does not have it)."""
+        t = self.traits.get(key)
+        return t.rating if t else 0
 
     @property
     def willpower_permanent(self) -> int:
@@ -91,6 +108,7 @@ class CharacterSheet:
             "traits": {k: t.to_dict() for k, t in sorted(self.traits.items())},
             "willpower": {"permanent": self.willpower_permanent, "temporary": self.willpower_temporary},
             "essence": None if self.essence_max is None else {"motes": self.essence_motes, "max": self.essence_max},
+            "npc": self.npc, "combat": self.combat.to_dict(),
         }
 
 
@@ -225,8 +243,9 @@ def imported_sheet(cid: str, character: Mapping[str, Any], old: CharacterSheet |
     ``old`` (the stored sheet of the same id, or None).
 
     A re-imported character keeps its current temporary Willpower (capped at the new permanent
-    rating) unless the file gives ``willpower.temporary``; a new one starts full.  Essence comes
-    from the file only.  Source: issue 7, "Character sheets and willpower".
+    rating) unless the file gives ``willpower.temporary``; a new one starts full.  Its current
+    health and blood are kept likewise unless the file gives ``health`` / ``blood`` (issue 29).
+    Essence comes from the file only.  Source: issue 7, "Character sheets and willpower".
     """
     traits = dict(character["traits"])
     permanent = traits["willpower"].rating if "willpower" in traits else 0
@@ -240,7 +259,14 @@ def imported_sheet(cid: str, character: Mapping[str, Any], old: CharacterSheet |
     return CharacterSheet(id=cid, name=character["name"], owner=character["owner"], human=bool(character["human"]),
                           traits=traits, willpower_temporary=temp,
                           essence_motes=int(essence[0]) if essence is not None else None,
-                          essence_max=int(essence[1]) if essence is not None else None)
+                          essence_max=int(essence[1]) if essence is not None else None,
+                          npc=bool(character.get("npc", False)), combat=_combat_of(character, old))
+
+
+def _combat_of(character: Mapping[str, Any], old: CharacterSheet | None) -> CombatStats:
+    """A re-imported character keeps its current health and blood unless the file gives them."""
+    combat = character.get("combat") or CombatStats()
+    return combat if old is None else combat.keeping(old.combat, tuple(character.get("combat_given", ())))
 
 
 # --------------------------------------------------------------------------- sheets files
@@ -281,7 +307,8 @@ def _parse_one(raw: Any, where: str, problems: list[SheetProblem]) -> dict[str, 
     if not isinstance(raw, Mapping):
         problems.append(SheetProblem(where, "character_mapping"))
         return None
-    known = {"name", "owner", "human", "willpower", "humanity", "essence", "notes", *_CATEGORIES}
+    known = {"name", "owner", "human", "willpower", "humanity", "essence", "notes", "npc", *COMBAT_FIELDS,
+             *_CATEGORIES}
     for key in raw:
         if key not in known:
             problems.append(SheetProblem(f"{where}.{key}", "unknown_field", {"known": ", ".join(sorted(known))}))
@@ -294,6 +321,10 @@ def _parse_one(raw: Any, where: str, problems: list[SheetProblem]) -> dict[str, 
     human = raw.get("human", False)
     if not isinstance(human, bool):
         problems.append(SheetProblem(f"{where}.human", "human_bool"))
+    npc = raw.get("npc", False)
+    if not isinstance(npc, bool):
+        problems.append(SheetProblem(f"{where}.npc", "npc_bool"))
+    combat = parse_combat_fields(raw, where, problems)
     traits: dict[str, TraitRating] = {}
 
     paths: dict[str, str] = {}
@@ -376,7 +407,8 @@ def _parse_one(raw: Any, where: str, problems: list[SheetProblem]) -> dict[str, 
     if name is None or owner is None:
         return None
     return {"name": name, "owner": owner, "human": bool(human) if isinstance(human, bool) else False,
-            "traits": traits, "temporary": temporary, "essence": essence}
+            "traits": traits, "temporary": temporary, "essence": essence, "npc": npc is True, "combat": combat,
+            "combat_given": tuple(k for k in ("health", "blood") if k in raw)}
 
 
 #: A normal human's highest rating in an Attribute, Ability or other 5-point trait
@@ -399,7 +431,8 @@ def parse_sheets(data: Any, *, game: str | None = None) -> list[dict[str, Any]]:
 
     Returns:
         one dict per character: ``name``, ``owner``, ``human``, ``traits`` (key ->
-        :class:`TraitRating`), ``temporary`` (int or ``None`` = keep / full).
+        :class:`TraitRating`), ``temporary`` (int or ``None`` = keep / full), ``essence``,
+        ``npc`` (bool), ``combat`` (:class:`core.combat.stats.CombatStats`).
 
     Raises:
         SheetError: listing every problem found (up to all of them), each a

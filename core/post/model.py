@@ -18,6 +18,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from core.absence import Absence
 from core.calendar import TzLike
+from core.post.combat_state import (
+    AttackOpened,
+    AttackUpdated,
+    BloodSpent,
+    CombatContext,
+    HealthChanged,
+    InitiativeRolled,
+    MotesSpent,
+)
 from core.rules import Ruleset, RulesOptions
 from core.scenes import Scene
 from core.sheets import CharacterSheet
@@ -62,6 +71,10 @@ class PostQuery:
         teams / contests: names of the teamwork efforts and contests its tags roll.
         fingerprints: the tags' pre-fingerprints (:func:`core.post.params.pre_fingerprint`),
             whose rolls in the thread the decision compares against.
+        combat: a tag uses combat words (issue 29): load the thread's
+            :class:`~core.post.combat_state.CombatContext` (``docs/state.md`` «Combat»).
+        targets: the characters the tags name as attack targets (``ataque vs "Guardia"``),
+            as written: their sheets are loaded into the combat context.
     """
 
     game: str
@@ -73,6 +86,8 @@ class PostQuery:
     teams: tuple[str, ...] = ()
     contests: tuple[str, ...] = ()
     fingerprints: tuple[str, ...] = ()
+    combat: bool = False
+    targets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,6 +187,9 @@ class PostContext:
             each owned character's).
         teams / contests: envelopes by :func:`ident` of the name.
         rolled: per pre-fingerprint, the full fingerprints already rolled in the thread.
+        combat: the thread's combat state (initiative order, open attack links, targets'
+            sheets) when the query asked for it; ``None`` when the game state does not load
+            combat -- then combat words are refused, since nothing could keep what they change.
     """
 
     owned: Mapping[str, CharacterSheet | None] = field(default_factory=dict)
@@ -183,6 +201,7 @@ class PostContext:
     teams: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     contests: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     rolled: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    combat: CombatContext | None = None
 
     def actor(self, name: str) -> ActorState:
         """The stored state of roller ``name`` (empty when nothing is stored)."""
@@ -301,7 +320,8 @@ class NoticeClaim:
 
 
 Change = (WillpowerSpent | StuntCredited | ExtendedSaved | TeamSaved | ContestSaved | RetriesSaved
-          | TurnActionsSaved | SceneActivity | AbsenceSaved | InactiveCleared | NoticeClaim)
+          | TurnActionsSaved | SceneActivity | AbsenceSaved | InactiveCleared | NoticeClaim
+          | InitiativeRolled | AttackOpened | AttackUpdated | HealthChanged | BloodSpent | MotesSpent)
 
 
 @dataclass(frozen=True)
@@ -357,3 +377,9 @@ class PostDecision:
     def notices(self) -> tuple[NoticeClaim, ...]:
         """The notices the post claims."""
         return tuple(c for c in self.changes if isinstance(c, NoticeClaim))
+
+    @property
+    def initiative_complete(self) -> bool:
+        """Everyone present in the scene has rolled initiative for the turn: the post claims
+        the notice that posts the order (``NoticeClaim`` of kind ``initiative_order``)."""
+        return any(n.kind == "initiative_order" for n in self.notices)

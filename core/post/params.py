@@ -32,7 +32,7 @@ def json_safe(value: Any) -> Any:
 def roll_params(
     spec: RollSpec, *, pool: int, difficulty: int, stress: bool | None = None, successes_required: int | None = None,
     stunt_dice: int | None = None, stunt_pending: int = 0, action: Mapping[str, Any] | None = None,
-    marks: Any = (),
+    marks: Any = (), combat: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record's ``params``: the resolved roll (what ``narrador eval`` needs) plus the tag's parse.
 
@@ -43,8 +43,12 @@ def roll_params(
     ``successes_required`` (vampiro/gehena ``éxitos N``), ``stunt_dice`` (the stunt dice in
     ``pool``), ``stunt_pending`` (a player's stunt awaiting the Storyteller), ``action``
     (index, of, penalty, linked roll ids of the turn's earlier actions), ``marks``
-    (``human_pool_capped``, ``stunt_pending``).  ``stress`` is the effective stress (the
-    tag's word, the scene's or the game's).
+    (``human_pool_capped``, ``stunt_pending``), ``combat`` (issue 29: the combat roll's kind
+    -- ``initiative``, ``attack``, ``damage``, ``soak``, or ``action`` for a wounded roller's
+    other rolls -- and what a player checks by hand: the wound penalty, the pool's parts, the
+    extra successes taken, the net damage, the health before and after;
+    ``docs/verification.md`` §5.1).  ``stress`` is the effective stress (the tag's word, the
+    scene's or the game's).
     """
     params: dict[str, Any] = {
         "pool": pool,
@@ -65,6 +69,8 @@ def roll_params(
         params["action"] = {k: action[k] for k in ("index", "of", "penalty", "linked") if k in action}
     if marks:
         params["marks"] = list(marks)
+    if combat:
+        params["combat"] = dict(combat)
     return json_safe(params)  # type: ignore[no-any-return]
 
 
@@ -85,10 +91,16 @@ def action_fingerprint(author: str, params: Mapping[str, Any]) -> str:
     (32 hex digits), unless the later one counts toward an extended action, a teamwork effort,
     a contest or a multiple action: the fingerprint leaves such an action's progress out on
     purpose, and :mod:`core.post.resolve` does not flag those rolls (issue 26: the second roll
-    of an extended action was shown "repetida").
+    of an extended action was shown "repetida").  A combat roll (issue 29) is one action per
+    scope: an initiative or an attack per combat turn, a damage or soak roll per attack link
+    (``params.combat``'s ``turn`` / ``link``), so next turn's attack with the same tag is not
+    "rolled again"; the key of any other roll is unchanged.
     """
     key = [author.casefold(), params.get("pool"), params.get("difficulty"), params.get("willpower"),
            params.get("specialty"), params.get("stress"), _spec_without_comment(params.get("spec"))]
+    combat = params.get("combat")
+    if isinstance(combat, Mapping) and combat.get("kind") in ("initiative", "attack", "damage", "soak"):
+        key.append([combat.get("kind"), combat.get("turn") or combat.get("link") or ""])
     return _digest(key)
 
 

@@ -464,13 +464,17 @@ def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
     ruleset, options and parameters (``params``: pool, difficulty, willpower, specialty,
     stress, automatic, successes_required, and the stunt dice applied -- ``stunt_dice``, or the
     tag's stunt in records older than it) through ``core.rules.evaluate``, so anyone can
-    check that the stated result follows from the dice.
+    check that the stated result follows from the dice.  A combat record (``params.combat``,
+    issue 29) is recomputed by :mod:`core.record.combat`: initiative, damage and soak by their
+    own rules (no botch), an attack or a wounded roller's action as above plus its pool after
+    the wound penalty and its extra successes; then ``params`` is compared too.
 
     Raises:
         KeyError / TypeError / RulesError: a record without the fields or with values the
             rules reject (:func:`verify_signed` reports it as a failed ``rules`` check).
     """
     from core import rules
+    from core.record import combat as combat_record
 
     params = record["params"]
     assert isinstance(params, Mapping)
@@ -479,6 +483,9 @@ def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
     if not isinstance(faces, list) or not (stored_options is None or isinstance(stored_options, Mapping)):
         raise TypeError("faces must be a list and options a mapping")
     options = rules.RulesOptions.from_mapping(dict(stored_options or {}))
+    fight = params.get("combat")
+    if isinstance(fight, Mapping) and fight.get("kind") in combat_record.COMBAT_KINDS:
+        return combat_record.recompute_combat(record, options)
     result = rules.evaluate(
         rules.get_ruleset(str(record["ruleset"])), list(faces),
         difficulty=params["difficulty"], willpower=bool(params.get("willpower")),
@@ -488,4 +495,8 @@ def recompute_with_rules(record: Mapping[str, object]) -> dict[str, object]:
             int(spec.get("stunt") or 0) if isinstance(spec, Mapping) else 0),
         successes_required=params.get("successes_required"),
     )
-    return {"successes": result.successes, "outcome": result.outcome, "degree": result.degree_label or None}
+    out: dict[str, object] = {"successes": result.successes, "outcome": result.outcome,
+                              "degree": result.degree_label or None}
+    if isinstance(fight, Mapping):
+        out["params"] = combat_record.check_action(params, result)
+    return out

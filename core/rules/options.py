@@ -34,6 +34,7 @@ _CHOICE_OPTIONS: dict[str, tuple[str, ...]] = {
     "initiative": ("dex_wits_d10", "join_battle"),
     "soak": ("rolled", "subtract"),
     "vampire_bashing": ("halved", "full"),
+    "combat_damage": ("auto", "confirm"),
 }
 
 
@@ -48,6 +49,7 @@ _BOOL_OPTIONS = (
     "wound_penalties",
     "willpower_ignores_wounds",
     "soak_ones_cancel",
+    "npc_secret",
 )
 
 
@@ -130,6 +132,12 @@ class RulesOptions:
             never a botch).
         vampire_bashing: ``"halved"`` (default; V20 "Applying Damage": bashing damage to a
             vampire is halved after soak, rounded down) or ``"full"``.
+        combat_damage: ``"auto"`` (default: the damage that gets through a soak is marked on
+            the target's health track at once, as a table applies it) or ``"confirm"`` (it
+            waits for a master's confirmation; a master's own soak applies at once).
+        npc_secret: ``False`` (default).  ``True``: a master's roll for an NPC sheet
+            (``como "Guardia"``) is secret unless it is a combat roll (initiative, attack,
+            damage, soak: their effect on the tracks shows anyway).
     """
 
     specialty: str | None = None
@@ -148,6 +156,8 @@ class RulesOptions:
     soak: str | None = None
     soak_ones_cancel: bool = False
     vampire_bashing: str = "halved"
+    combat_damage: str = "auto"
+    npc_secret: bool = False
 
     def __post_init__(self) -> None:
         if self.specialty is not None and self.specialty not in _SPECIALTY_MODES:

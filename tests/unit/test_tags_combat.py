@@ -120,9 +120,12 @@ def _post(text: str) -> PostInput:
     )
 
 
-def test_until_the_worker_applies_them_combat_tags_are_refused_not_rolled():
-    """Before the wiring, a combat tag must not roll as a plain roll (an initiative without a
-    pool would roll 0 dice): the reply says the words are not applied yet; the other tags roll."""
-    decision = resolve(_post("[tirada]iniciativa[/tirada] [tirada]5 dif 6[/tirada]"), PostContext())
+def test_a_game_state_that_loads_no_combat_refuses_combat_tags_instead_of_rolling_them():
+    """PostContext.combat None (an adapter that does not load combat yet): a combat tag must not
+    roll as a plain roll (an initiative without a pool would roll 0 dice) nor produce changes the
+    adapter cannot commit; the reply says why; the other tags roll."""
+    decision = resolve(_post("[tirada]iniciativa[/tirada] [tirada]5 dif 6[/tirada] [tirada]sangre 1[/tirada]"),
+                       PostContext())
     assert len(decision.records) == 1
-    assert "las palabras de combate (iniciativa, ataque, daño, absorber, sangre, motas" in decision.reply
+    assert decision.reply.count("esta partida aún no guarda el estado del combate") == 2
+    assert decision.changes == ()
