@@ -239,6 +239,21 @@ class Markup:
         """The reply's lines joined so that the forum keeps them apart."""
         return "\n".join(lines)
 
+    def message(self, s: str) -> str:
+        """A plain-text message (a refusal's sentence) made inert, each tag it quotes between
+        backticks (``¿Quisiste decir `[tirada]...[/tirada]`?``, the corrected tag) shown as
+        :meth:`code` shows a tag: the backticks are the catalogue's way of marking a tag in
+        plain text, not something for a reader to see (issue 26, the review of every reply
+        kind: a BBCode or HTML forum showed them as written, FlaskBB escaped)."""
+        out, last = [], 0
+        for quoted in _QUOTED.finditer(s):
+            out += [self.plain(s[last:quoted.start()]), self.code(quoted.group(1))]
+            last = quoted.end()
+        return "".join([*out, self.plain(s[last:])])
+
+
+#: A tag between backticks in a plain message (:meth:`Markup.message`).
+_QUOTED = re.compile(r"`([^`\n]+)`")
 
 # Characters with a meaning in Markdown, made literal: brackets and "<" as entities (no link,
 # no tag, and no "\\[ ... \\]" / "\\( ... \\)" that Markdown forums with a math extension,
@@ -475,7 +490,7 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
               if ctx.character else tr(lang, "Tiradas de {author}").format(author=who))
     not_rolled = _bold(tr(lang, "No se ha tirado"), ctx.flavour)
     items: list[tuple[int, str]] = [(v.index, render_roll_line(v, ctx)) for v in rolls]
-    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {plain(p.message, ctx.flavour)}")
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {markup.message(p.message)}")
               for p in problems]
     items.sort(key=lambda x: x[0])
     # a post with no tag (only an absence notice, say) is not headed "Tiradas de @..." (issue 26)
