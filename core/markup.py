@@ -17,6 +17,8 @@ __all__ = ["HTML", "WORD_JOINER", "BBCode", "EscapedMarkdown", "Markdown", "Mark
 #: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB
 #: (docs/decisions.md, "Echoed tags": live tests and the engines' sources).
 WORD_JOINER = "\u2060"
+#: A tag between backticks in a plain message (:meth:`Markup.message`).
+_QUOTED = re.compile(r"`([^`\n]+)`")
 
 
 class Markup:
@@ -49,6 +51,18 @@ class Markup:
     def lines(self, lines: list[str]) -> str:
         """The reply's lines joined so that the forum keeps them apart."""
         return "\n".join(lines)
+
+    def message(self, s: str) -> str:
+        """A plain-text message (a refusal's sentence) made inert, each tag it quotes between
+        backticks (``¿Quisiste decir `[tirada]...[/tirada]`?``, the corrected tag) shown as
+        :meth:`code` shows a tag: the backticks are the catalogue's way of marking a tag in
+        plain text, not something for a reader to see (issue 26, the review of every reply
+        kind: a BBCode or HTML forum showed them as written, FlaskBB escaped)."""
+        out, last = [], 0
+        for quoted in _QUOTED.finditer(s):
+            out += [self.plain(s[last:quoted.start()]), self.code(quoted.group(1))]
+            last = quoted.end()
+        return "".join([*out, self.plain(s[last:])])
 
 
 # Characters with a meaning in Markdown, made literal: brackets and "<" as entities (no link,

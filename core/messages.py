@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.i18n import LANGS, N_, NC_, tr, trp
+from core.traits import trait_name
 
 __all__ = ["LANGS", "TIME_UNITS", "error_message", "event_text", "sheet_problem", "text", "time_unit"]
 
@@ -327,11 +328,26 @@ def _fill(template: str, params: Mapping[str, Any]) -> str:
     return template.format_map(_Missing(dict(params.items())))
 
 
+#: The params of a StateError that name a character sheet's traits (comma-separated): a sheet
+#: stores a standard trait by its Spanish name, the reply names it in its language.  Others
+#: (``trait`` of ``unknown_trait``, ``abbreviated_trait``) quote what the player wrote.
+_TRAIT_PARAMS = {"full": (), "closest": (), "trait": ("rating_mismatch",)}
+
+
 def error_message(err: Any, lang: str = "es") -> str:
     """The reply text of a :class:`worker.state.StateError` (any object with ``code`` and
-    ``params``); falls back to ``str(err)`` for an unknown code."""
-    message = _ERRORS.get(getattr(err, "code", ""))
-    return _fill(tr(lang, message), getattr(err, "params", {})) if message else str(err)
+    ``params``); falls back to ``str(err)`` for an unknown code.  A sheet's trait names it
+    quotes are in ``lang`` (:func:`core.traits.trait_name`: "'Dex' abbreviates Dexterity" in
+    an English game, issue 26)."""
+    code = getattr(err, "code", "")
+    message = _ERRORS.get(code)
+    if not message:
+        return str(err)
+    params = dict(getattr(err, "params", {}) or {})
+    for key, only in _TRAIT_PARAMS.items():
+        if isinstance(params.get(key), str) and (not only or code in only):
+            params[key] = ", ".join(trait_name(n, lang) for n in params[key].split(", "))
+    return _fill(tr(lang, message), params)
 
 
 def event_text(event: Any, lang: str = "es") -> str:

@@ -368,9 +368,9 @@ def render_reply(ctx: ReplyContext, rolls: list[RollView], problems: list[TagPro
               if ctx.character else tr(lang, "Tiradas de {author}").format(author=who))
     not_rolled = _bold(tr(lang, "No se ha tirado"), ctx.flavour)
     items: list[tuple[int, str]] = [(v.index, render_roll_line(v, ctx)) for v in rolls]
-    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {plain(p.message, ctx.flavour)}")
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {not_rolled}: {markup.message(p.message)}")
               for p in problems]
-    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {plain(p.message, ctx.flavour)}") for p in spends]
+    items += [(p.index, f"{_code(p.tag, ctx.flavour)} → {markup.message(p.message)}") for p in spends]
     items.sort(key=lambda x: x[0])
     # a post with no tag (only an absence notice, say) is not headed "Tiradas de @..." (issue 26)
     lines = [_bold(header, ctx.flavour), ""] if items else []

@@ -220,7 +220,10 @@ def _check_names(sheet: CharacterSheet, names: tuple[str, ...]) -> None:
     if not missing:
         return
     abbreviated = {n: full for n in missing if (full := _unique_prefix(n, on_sheet)) is not None}
-    shown = {normalize_trait(name): name for _, name, _ in on_sheet}
+    # the closest by a standard trait's Spanish or English name (an English game's "Dextrity"
+    # found nothing among the stored Spanish names); shown by the sheet's name
+    shown = {normalize_trait(written): name for _, name, names in on_sheet
+             for written in (name, *(names[:1] if names else ()))}
     replacements = []
     for n in missing:
         if n in abbreviated:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from core.tags import normalize_trait
 
-__all__ = ["TRAITS", "TraitInfo", "closest_trait", "lookup", "trait_key"]
+__all__ = ["TRAITS", "TraitInfo", "closest_trait", "lookup", "trait_key", "trait_name"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,12 @@ class TraitInfo:
     max_rating: int
     es: str
     names: tuple[str, ...]
+
+    @property
+    def en(self) -> str:
+        """The English display name: the key in title case (``Dexterity``, ``Animal Ken``,
+        ``Self-Control``)."""
+        return self.key.title()
 
 
 def _t(key: str, category: str, es: str, *names: str, max_rating: int = 5) -> TraitInfo:
@@ -132,6 +138,18 @@ def trait_key(name: str) -> str:
 
 
 
+def trait_name(name: str, lang: str) -> str:
+    """``name`` as a reply in ``lang`` names it: a standard trait by its Spanish name (``es``)
+    or its English one (``en``), in whichever language it was written (a sheet stores the
+    Spanish name: an English game's refusal said "'Dex' abbreviates Destreza", issue 26's
+    review of every reply kind); a custom trait (a Discipline, a Background) as written.
+    Never raises."""
+    info = lookup(name)
+    if info is None:
+        return name
+    return info.en if lang == "en" else info.es
+
+
 def closest_trait(name: str, category: str) -> str | None:
     """The standard ``category`` trait (``attribute``, ``ability``, ``virtue``) whose name
     (Spanish or English, as the table writes it) is closest to ``name``, for a "did you
@@ -141,7 +159,7 @@ def closest_trait(name: str, category: str) -> str | None:
     candidates: dict[str, str] = {}
     for info in TRAITS:
         if info.category == category:
-            for written in (info.es, info.key.title(), *info.names[2:]):
+            for written in (info.es, info.en, *info.names[2:]):
                 candidates.setdefault(normalize_trait(written), written)
     close = difflib.get_close_matches(normalize_trait(name), list(candidates), n=1, cutoff=0.6)
     return candidates[close[0]] if close else None

@@ -14,6 +14,7 @@ from core.sheets import CharacterSheet
 from core.tags import corrected_tag, willpower_as_flag
 from core.tags.messages import with_suggestion
 from core.tags.model import RollSpec
+from core.traits import trait_name
 
 __all__ = ["combat_view", "roll_view", "state_refusal", "stunt_credit_for", "stunt_lines"]
 
@@ -23,11 +24,13 @@ def state_refusal(err: StateError, raw: str, lang: str, ruleset_id: str) -> str:
     the tag ``raw`` as written), with the corrected tag when there is one (issue 26): the
     full trait names for an abbreviation or a misspelling (``replacements``,
     :func:`core.tags.corrected_tag`), the point spent for a Willpower word joined to a trait
-    (:func:`core.tags.willpower_as_flag`).  Never raises."""
+    (:func:`core.tags.willpower_as_flag`); a standard trait by its name in ``lang``
+    (:func:`core.traits.trait_name`).  Never raises."""
     message = messages.error_message(err, lang)
     replacements = err.params.get("replacements")
-    if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names
-        return with_suggestion(message, corrected_tag(raw, replacements), lang)
+    if isinstance(replacements, tuple) and replacements:  # "Des+Atl": the tag with full names, in lang
+        named = tuple((written, trait_name(full, lang)) for written, full in replacements)
+        return with_suggestion(message, corrected_tag(raw, named), lang)
     if err.code == "ten_point_trait_combined" and (fixed := willpower_as_flag(raw, ruleset_id)):
         return with_suggestion(message, fixed, lang)  # "Destreza y FV": "Destreza fv"
     return message

@@ -8,6 +8,8 @@ available.  ``TagError`` messages themselves stay English, for logs.
 
 from __future__ import annotations
 
+import re
+
 from core.errors import TagError
 from core.i18n import LANGS, N_, NC_, Words, tr, trp
 from core.tags.model import RollSpec
@@ -192,11 +194,19 @@ def error_message(err: TagError, lang: str = "es") -> str:
     return message
 
 
+#: The Willpower word the parser writes into a corrected tag (``Destreza y FV`` ->
+#: ``Destreza fv``; ``5 +fv`` -> ``5 fv``): lowercase and alone, unlike a spelling kept as written.
+_SUGGESTED_WILLPOWER = re.compile(r"(?<![\w.])fv(?![\w.])")
+
+
 def with_suggestion(message: str, tag: str, lang: str = "es") -> str:
     """``message`` (one refusal sentence) followed by ``¿Quisiste decir `TAG`?`` in ``lang``:
     the corrected tag a refusal shows (issue 26).  ``tag`` is the whole tag, brackets
-    included.  Never raises."""
+    included; the Willpower word the parser writes into it is the one of ``lang`` (``wp`` in
+    English: an English game was told "Did you mean [roll]Dexterity fv[/roll]?").  Never
+    raises."""
     t = Words(lang, _TEXTS)
+    tag = _SUGGESTED_WILLPOWER.sub(trp(lang, "tag word", "fv"), tag)
     return message + (" " if message.endswith((".", "?", "!")) else ". ") + t["did_you_mean"].format(tag=tag)
 
 

@@ -124,3 +124,21 @@ def test_the_absence_line_is_its_own_paragraph_after_the_rolls(flavour):
     at = next(i for i, line in enumerate(lines) if "Anotada la ausencia de jugadora" in line)
     assert lines[at - 2].startswith("2. ") and lines[at - 1] == "", lines
     assert not lines[at][:1].isspace()
+
+
+@pytest.mark.parametrize(("flavour", "shown"), [
+    ("markdown", "`[tirada]Destreza fv dif 6[/tirada]`"),
+    ("markdown_escaped", "`[tirada]Destreza fv dif 6[/tirada]`"),
+    ("bbcode", "[\u2060tirada]Destreza fv dif 6[\u2060/tirada]"),
+    ("html", "<code>[tirada]Destreza fv dif 6[/tirada]</code>"),
+])
+def test_a_refusals_corrected_tag_shows_as_a_tag_not_between_backticks(flavour, shown):
+    """Issue 26, the review of every reply kind on live forums: the catalogue marks the
+    corrected tag with backticks ("¿Quisiste decir `[tirada]...[/tirada]`?"), which MyBB showed
+    as written and FlaskBB escaped. The renderer shows it as it shows an echoed tag."""
+    ctx = render.ReplyContext(author="jugadora", marker="(ref p1)", flavour=flavour)
+    problem = render.TagProblem(0, "[tirada]Destreza y FV dif 6[/tirada]",
+                                "se tira solo. ¿Quisiste decir `[tirada]Destreza fv dif 6[/tirada]`?")
+    text = render.render_reply(ctx, [], [problem])
+    assert f"¿Quisiste decir {shown}?" in text
+    assert text.count("`") == (4 if flavour.startswith("markdown") else 0)  # the echo's and the suggestion's

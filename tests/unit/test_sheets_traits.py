@@ -85,3 +85,15 @@ def test_each_problem_has_a_code_and_reads_in_the_games_language():
     guess = by_path["characters[0].attributes.Destrezza"]
     assert sheet_problem(guess, "es").startswith("«Destrezza» no está entre los Atributos (¿quisiste decir «Destreza»?)")
     assert dict(info.value.problems)["characters[0].attributes.Destreza"] == sheet_problem(human, "en")
+
+
+def test_a_standard_trait_is_named_in_the_replys_language_and_a_custom_one_as_written():
+    """Issue 26, the review of every reply kind: a sheet stores a standard trait by its Spanish
+    name, and an English game's refusal said "'Dex' abbreviates Destreza"."""
+    from core.traits import trait_name
+
+    assert [trait_name(n, "en") for n in ("Destreza", "dexterity", "Trato con Animales", "Autocontrol",
+                                          "Celeridad")] == ["Dexterity", "Dexterity", "Animal Ken", "Self-Control",
+                                                            "Celeridad"]
+    assert [trait_name(n, "es") for n in ("Dexterity", "Destreza", "Celeridad")] == ["Destreza", "Destreza",
+                                                                                      "Celeridad"]
