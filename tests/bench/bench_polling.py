@@ -35,12 +35,33 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tests.bench.common import Bench
-from tests.bench.harness import Row, best_time, fmt_time
+from tests.bench.harness import Row, best_time, check_size, fmt_time
 from tests.bench.procs import ROOT, Procs
 
 FIXTURES = ROOT / "tests" / "fixtures" / "flaskbb"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much item 5 does at one size."""
+
+    polls: int  # idle polls of one watched thread
+    cycles: int  # idle poll cycles, 60 s apart (60: an hour, the safety re-read interval)
+    boards: int
+    threads: int
+    by_thread_cycles: int  # idle cycles of the thread-by-thread peer
+    repeat: int  # extraction batches
+
+
+SIZES = {
+    "full": Sizes(polls=100, cycles=60, boards=5, threads=200, by_thread_cycles=3, repeat=7),
+    "quick": Sizes(polls=30, cycles=20, boards=5, threads=200, by_thread_cycles=3, repeat=3),
+    "smoke": Sizes(polls=2, cycles=2, boards=2, threads=12, by_thread_cycles=1, repeat=1),
+}
 
 
 def fifty_post_page() -> str:
@@ -82,7 +103,7 @@ def extract_page_bs(page: str) -> int:
     return len(posts)
 
 
-def _idle_poll(quick: bool, polite: bool) -> Row:
+def _idle_poll(polls: int, polite: bool) -> Row:
     import json
     import urllib.request
 
@@ -92,7 +113,6 @@ def _idle_poll(quick: bool, polite: bool) -> Row:
     from worker.forums.flaskbb import FlaskBBClient
     from worker.forums.flaskbb import client as flaskbb  # where the client looks the parser up
 
-    polls = 30 if quick else 100
     parses = [0]
     real_parse = flaskbb.parse_topic_page
 
@@ -123,15 +143,13 @@ def _idle_poll(quick: bool, polite: bool) -> Row:
         else:
             client = FlaskBBClient(base, "narrador", "x", name=bench.forum_name)
         bench.forum = client  # the services' forum_factory returns bench.forum
-        # first poll: every post is new; mark them processed (no tags) as process_post would
+        # first poll: every post is new (answer_since = "all"); process them as the worker
+        # does, so the polls measured find every post known
         todo = service.poll_thread(bench.svc, bench.forum_name, "2")
+        assert todo.posts, "the first poll found no post to process"
         for post in todo:
-            bench.svc.store.record_post(
-                game=bench.game, forum=bench.forum_name, post_id=post.post_id,
-                fields={"status": "no_tags", "roll_ids": "[]", "thread_id": "2",
-                        "content_hash": service.content_hash(post.body_html)},
-                processed_ms=0)
-        assert service.poll_thread(bench.svc, bench.forum_name, "2").posts == []  # a PollResult since issue 13
+            service.process_post(bench.svc, post)
+        assert service.poll_thread(bench.svc, bench.forum_name, "2").posts == []
         reset()
         flaskbb.parse_topic_page = counting_parse
         try:
@@ -177,11 +195,7 @@ def _idle_poll(quick: bool, polite: bool) -> Row:
     )
 
 
-def _idle_poll_rows(quick: bool) -> list[Row]:
-    return [_idle_poll(quick, polite=True), _idle_poll(quick, polite=False)]
-
-
-def _cycle_rows(quick: bool) -> list[Row]:
+def _cycle_rows(sizes: Sizes) -> Iterator[Row]:
     """Requests per idle poll cycle (200 threads, 5 boards) and per new post."""
     import json
     import urllib.request
@@ -194,10 +208,10 @@ def _cycle_rows(quick: bool) -> list[Row]:
     from worker.keystore import Keystore
     from worker.settings import settings_from_mapping
 
-    hour = 20 if quick else 60  # idle cycles, 60 s apart
+    hour, boards, threads = sizes.cycles, sizes.boards, sizes.threads  # idle cycles 60 s apart
     with Procs() as procs, Bench() as bench:
-        _proc, port = procs.server("forum", "--dir", str(FIXTURES), "--boards", "5", "--threads", "200",
-                                   max_seconds=900)
+        _proc, port = procs.server("forum", "--dir", str(FIXTURES), "--boards", str(boards),
+                                   "--threads", str(threads), max_seconds=900)
         base = f"http://127.0.0.1:{port}"
 
         def stats() -> dict:
@@ -211,16 +225,17 @@ def _cycle_rows(quick: bool) -> list[Row]:
         keystore = Keystore(bench.instance_dir)
         keystore.init_keys()
 
-        def services(mode: str, by_listing: bool, threads: list[str] | None = None):  # type: ignore[no-untyped-def]
+        def services(mode: str, by_listing: bool, watch: list[str] | None = None):  # type: ignore[no-untyped-def]
             name = f"f-{bench.unique}-{mode}"
             data = {
                 "narrador": {"instance_dir": str(bench.instance_dir), "redis_url": redis_url(),
                              "public_url": "http://narrador.test"},
                 "games": {bench.game: {"ruleset": "vampiro"}},
                 "forums": {name: {"kind": "flaskbb", "base_url": base, "username": "narrador", "password": "x",
-                                  "game": bench.game, "watch_forums": ["1", "2", "3", "4", "5"],
+                                  "game": bench.game, "watch_forums": [str(b) for b in range(1, boards + 1)],
                                   "poll_interval": 60, "request_interval": 0, "poll_by_listing": by_listing,
-                                  "safety_read_interval": 3600, "watch_threads": threads or []}},
+                                  "safety_read_interval": 3600, "watch_threads": watch or [],
+                                  "answer_since": "all"}},
             }
             settings = settings_from_mapping(data, base_dir=bench.instance_dir.parent, environ={})
             client = make_forum(settings.forum(name), contact_url="http://bench.invalid", redis=bench.client)
@@ -248,63 +263,63 @@ def _cycle_rows(quick: bool) -> list[Row]:
         reasons: list[str] = []
         name, svc, now = services("listing", True)
         first, _, processed = cycle(name, svc, now)
-        assert processed == 600, processed
+        assert processed == 3 * threads, processed  # every topic opens with 3 posts
         idle = [cycle(name, svc, now) for _ in range(hour)]
         assert all(p == 0 for _, _, p in idle)
         idle_requests = sum(r for r, _, _ in idle) / hour
         idle_cpu = sum(c for _, c, _ in idle) / hour
-        add_post(57)  # a new post (no roll tag) in one topic of board 2
+        add_post(threads // 2 + 1)  # a new post (no roll tag) in one topic
         new_requests, _, new_processed = cycle(name, svc, now)
         assert new_processed == 1
         new_safety = reasons.count("safety")
         new_reads = len(reasons) - new_safety
         after = cycle(name, svc, now)[0]
         # the same forum polled thread by thread
-        tname, tsvc, tnow = services("threads", False, [str(t) for t in range(1, 201)])
+        tname, tsvc, tnow = services("threads", False, [str(t) for t in range(1, threads + 1)])
         cycle(tname, tsvc, tnow)
-        per_thread = [cycle(tname, tsvc, tnow) for _ in range(3)]
+        per_thread = [cycle(tname, tsvc, tnow) for _ in range(sizes.by_thread_cycles)]
         thread_requests = sum(r for r, _, _ in per_thread) / len(per_thread)
         thread_cpu = sum(c for _, c, _ in per_thread) / len(per_thread)
     met = idle_requests <= 10
-    return [
-        Row(
-            item="5 polling",
-            what="idle poll cycle, 200 watched threads in 5 boards (FlaskBB, 10 topics a listing page): "
-                 "requests per cycle, board-listing polling",
-            value=f"{idle_requests:.1f} requests (5 listing pages + {idle_requests - 5:.1f} safety re-reads, "
-                  f"mean of {hour} cycles 60 s apart); CPU {fmt_time(idle_cpu)} per cycle",
-            peer=f"thread by thread (poll_by_listing = false): {thread_requests:.0f} requests, "
-                 f"CPU {fmt_time(thread_cpu)} per cycle",
-            ratio=f"{thread_requests / idle_requests:.0f}x fewer requests",
-            target="≤ 10 requests per idle cycle (before: 200)",
-            met=met,
-            limit=f"first cycle (all 200 threads new): {first} requests. Safety re-reads: each covered "
-                  "thread read in full once per safety_read_interval (3600 s) at a moment of its own, "
-                  f"{'an hour' if hour == 60 else f'{hour} minutes'} simulated with an injected clock; "
-                  "the listings are read every poll_interval (60 s).",
-        ),
-        Row(
-            item="5 polling",
-            what="a new post (no roll tag) in one of the 200 threads: requests of its cycle",
-            value=f"{new_reads} read of its topic beyond the 5 listing pages ({new_requests} requests in "
-                  f"its cycle, {new_safety} of them safety re-reads due then); found at the next cycle "
-                  "(≤ poll_interval)",
-            peer=f"thread by thread: {thread_requests:.0f} requests every cycle, post or none",
-            ratio=f"{new_reads} request per new post; the cycle after: {after} requests",
-            target="",
-            met=None,
-            limit="a post with a roll tag adds the reply (its marker search and form, as before) and, "
-                  "at the next cycle, one read of the topic whose entry the reply changed "
-                  "(tests/integration/test_polling.py).",
-        ),
-    ]
+    forum = f"{threads} watched threads in {boards} boards"
+    yield Row(
+        item="5 polling",
+        what=f"idle poll cycle, {forum} (FlaskBB, 10 topics a listing page): "
+             "requests per cycle, board-listing polling",
+        value=f"{idle_requests:.1f} requests ({boards} listing pages + {idle_requests - boards:.1f} safety "
+              f"re-reads, mean of {hour} cycles 60 s apart); CPU {fmt_time(idle_cpu)} per cycle",
+        peer=f"thread by thread (poll_by_listing = false): {thread_requests:.0f} requests, "
+             f"CPU {fmt_time(thread_cpu)} per cycle",
+        ratio=f"{thread_requests / idle_requests:.0f}x fewer requests",
+        target=f"≤ 10 requests per idle cycle (before: {threads})",
+        met=met,
+        limit=f"first cycle (all {threads} threads new): {first} requests. Safety re-reads: each covered "
+              "thread read in full once per safety_read_interval (3600 s) at a moment of its own, "
+              f"{'an hour' if hour == 60 else f'{hour} minutes'} simulated with an injected clock; "
+              "the listings are read every poll_interval (60 s).",
+    )
+    yield Row(
+        item="5 polling",
+        what=f"a new post (no roll tag) in one of the {threads} threads: requests of its cycle",
+        value=f"{new_requests} requests in its cycle: {new_reads} read of its topic beyond the "
+              f"{boards} listing pages, {new_safety} safety re-reads due then; found at the next "
+              f"cycle (≤ poll_interval); the cycle after: {after} requests",
+        peer=f"thread by thread: {thread_requests:.0f} requests every cycle, post or none",
+        ratio=f"{thread_requests / max(1, new_requests):.0f}x fewer requests; "
+              f"{new_requests / idle_requests:.1f}x an idle cycle",
+        target="",
+        met=None,
+        limit="a post with a roll tag adds the reply (its marker search and form, as before) and, "
+              "at the next cycle, one read of the topic whose entry the reply changed "
+              "(tests/integration/test_polling.py).",
+    )
 
 
-def run(*, quick: bool = False, repeat: int | None = None, poll: bool = True) -> list[Row]:
-    """Item 5's rows."""
+def _extraction_row(repeat: int) -> Row:
+    """A 50-post page: Narrador's lxml readers against the bare lxml parse (and the
+    BeautifulSoup readers they replaced), batches alternated, the same (wall) clock for all."""
     import lxml.html
 
-    repeat = repeat or (3 if quick else 7)
     page = fifty_post_page()
     assert extract_page(page) == extract_page_bs(page) == 50
     lx = bs = raw = float("inf")
@@ -313,21 +328,26 @@ def run(*, quick: bool = False, repeat: int | None = None, poll: bool = True) ->
         bs = min(bs, best_time(lambda: extract_page_bs(page), number=3, repeat=1))
         raw = min(raw, best_time(lambda: lxml.html.fromstring(page), number=10, repeat=1))
     ratio = lx / raw
-    rows = [
-        Row(
-            item="5 polling",
-            what=f"extract a 50-post FlaskBB page ({len(page) // 1024} KiB): parse + author text ×50",
-            value=f"lxml readers {fmt_time(lx)}",
-            peer=f"bare lxml.html parse {fmt_time(raw)}; the BeautifulSoup readers before {fmt_time(bs)}",
-            ratio=f"{ratio:.1f}x the bare lxml parse (BeautifulSoup: {bs / raw:.0f}x); {bs / lx:.0f}x faster",
-            target="≤ 5x the bare lxml parse, same results on every saved page",
-            met=ratio <= 5.0,
-            limit="one thread, CPU only; the page is FlaskBB's real markup repeated, so posts are "
-                  "short (a long-winded forum's posts cost more in author_text). Same results: "
-                  "tests/unit/test_tree_equivalence.py (every saved page of every engine, and "
-                  "generated HTML).",
-        )
-    ]
+    return Row(
+        item="5 polling",
+        what=f"extract a 50-post FlaskBB page ({len(page) // 1024} KiB): parse + author text ×50",
+        value=f"lxml readers {fmt_time(lx)}",
+        peer=f"bare lxml.html parse {fmt_time(raw)}; the BeautifulSoup readers before {fmt_time(bs)}",
+        ratio=f"{ratio:.1f}x the bare lxml parse (BeautifulSoup: {bs / raw:.0f}x); {bs / lx:.0f}x faster",
+        target="≤ 5x the bare lxml parse, same results on every saved page",
+        met=ratio <= 5.0,
+        limit="one thread, no I/O, best of alternated batches; the page is FlaskBB's real markup "
+              "repeated, so posts are short (a long-winded forum's posts cost more in "
+              "author_text). Same results: tests/unit/test_tree_equivalence.py (every saved page "
+              "of every engine, and generated HTML).",
+    )
+
+
+def run(*, size: str = "full", poll: bool = True) -> Iterator[Row]:
+    """Item 5's rows, each yielded when measured."""
+    sizes = SIZES[check_size(size)]
     if poll:
-        rows = _idle_poll_rows(quick) + _cycle_rows(quick) + rows
-    return rows
+        yield _idle_poll(sizes.polls, polite=True)
+        yield _idle_poll(sizes.polls, polite=False)
+        yield from _cycle_rows(sizes)
+    yield _extraction_row(sizes.repeat)
