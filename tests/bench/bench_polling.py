@@ -55,12 +55,23 @@ class Sizes:
     threads: int
     by_thread_cycles: int  # idle cycles of the thread-by-thread peer
     repeat: int  # extraction batches
+    long_posts: int  # posts of each topic in the long-threads variant (10 a page)
+    many_boards: int  # the many-boards variant: its boards and threads (each within 10 listing pages)
+    many_threads: int
+    discovery_boards: int  # the discovery variant: more topics a board than 10 listing pages show
+    discovery_threads: int
 
 
 SIZES = {
-    "full": Sizes(polls=100, cycles=60, boards=5, threads=200, by_thread_cycles=3, repeat=7),
-    "quick": Sizes(polls=30, cycles=20, boards=5, threads=200, by_thread_cycles=3, repeat=3),
-    "smoke": Sizes(polls=2, cycles=2, boards=2, threads=12, by_thread_cycles=1, repeat=1),
+    "full": Sizes(polls=100, cycles=60, boards=5, threads=200, by_thread_cycles=3, repeat=7,
+                  long_posts=50, many_boards=25, many_threads=1000, discovery_boards=5,
+                  discovery_threads=1000),
+    "quick": Sizes(polls=30, cycles=20, boards=5, threads=200, by_thread_cycles=3, repeat=3,
+                   long_posts=50, many_boards=25, many_threads=1000, discovery_boards=5,
+                   discovery_threads=1000),
+    "smoke": Sizes(polls=2, cycles=2, boards=2, threads=12, by_thread_cycles=1, repeat=1,
+                   long_posts=21, many_boards=4, many_threads=24, discovery_boards=1,
+                   discovery_threads=110),
 }
 
 
@@ -195,96 +206,124 @@ def _idle_poll(polls: int, polite: bool) -> Row:
     )
 
 
-def _cycle_rows(sizes: Sizes) -> Iterator[Row]:
-    """Requests per idle poll cycle (200 threads, 5 boards) and per new post."""
-    import json
-    import urllib.request
-    from datetime import timedelta
+class ForumRun:
+    """The bench's FlaskBB-shaped forum (``boards`` boards, ``threads`` topics of ``posts``
+    posts) with Narrador's real polling against it: :meth:`services` builds a forum's services
+    (the real FlaskBB client as the worker builds it, politeness on Redis, an injected clock),
+    :meth:`cycle` runs one poll cycle as the worker does (``polling.plan``, ``polling.read``,
+    ``service.process_post`` for each post found) and advances the clock by 60 s."""
 
-    from tests.bench.common import FIXED_NOW, redis_url
-    from worker import polling, service
-    from worker.bootstrap import make_forum
-    from worker.gamestate import RedisGameState
-    from worker.keystore import Keystore
-    from worker.settings import settings_from_mapping
+    def __init__(self, procs: Procs, bench: Bench, *, boards: int, threads: int, posts: int = 3) -> None:
+        from worker.keystore import Keystore
 
+        self.bench, self.boards, self.threads, self.posts = bench, boards, threads, posts
+        _proc, port = procs.server("forum", "--dir", str(FIXTURES), "--boards", str(boards),
+                                   "--threads", str(threads), "--posts", str(posts), max_seconds=1800)
+        self.base = f"http://127.0.0.1:{port}"
+        self.keystore = Keystore(bench.instance_dir)
+        self.keystore.init_keys()
+        self.reasons: list[str] = []  # why each thread of the last cycle was read
+
+    def stats(self) -> dict:
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(self.base + "/_stats", timeout=5) as resp:
+            return json.loads(resp.read())
+
+    def add_post(self, topic: int) -> None:
+        import urllib.request
+
+        urllib.request.urlopen(urllib.request.Request(f"{self.base}/_post?topic={topic}", method="POST"),
+                               timeout=5).read()
+
+    def services(self, mode: str, by_listing: bool, watch: list[str] | None = None):  # type: ignore[no-untyped-def]
+        """``(forum name, services, clock cell)`` of a forum watching every board (and
+        ``watch``), by listing or thread by thread."""
+        from tests.bench.common import FIXED_NOW, redis_url
+        from worker import service
+        from worker.bootstrap import make_forum
+        from worker.gamestate import RedisGameState
+        from worker.settings import settings_from_mapping
+
+        bench = self.bench
+        name = f"f-{bench.unique}-{mode}"
+        data = {
+            "narrador": {"instance_dir": str(bench.instance_dir), "redis_url": redis_url(),
+                         "public_url": "http://narrador.test"},
+            "games": {bench.game: {"ruleset": "vampiro"}},
+            "forums": {name: {"kind": "flaskbb", "base_url": self.base, "username": "narrador", "password": "x",
+                              "game": bench.game, "watch_forums": [str(b) for b in range(1, self.boards + 1)],
+                              "poll_interval": 60, "request_interval": 0, "poll_by_listing": by_listing,
+                              "safety_read_interval": 3600, "watch_threads": watch or [],
+                              "answer_since": "all"}},
+        }
+        settings = settings_from_mapping(data, base_dir=bench.instance_dir.parent, environ={})
+        client = make_forum(settings.forum(name), contact_url="http://bench.invalid", redis=bench.client)
+        now = [FIXED_NOW]
+        svc = service.Services(settings=settings, store=RedisGameState(bench.client), keystore=self.keystore,
+                               forum_factory=lambda fs: client, clock=lambda: now[0])
+        return name, svc, now
+
+    def cycle(self, name: str, svc, now) -> tuple[int, float, int]:  # type: ignore[no-untyped-def]
+        """One cycle: (requests, CPU seconds, posts processed)."""
+        from datetime import timedelta
+
+        from worker import polling, service
+
+        before = self.stats().get("requests", 0)
+        cpu0 = time.process_time()
+        plan = polling.plan(svc, name)
+        self.reasons[:] = list(plan.threads.values())
+        processed = 0
+        for thread_id, reason in plan.threads.items():
+            for post in polling.read(svc, name, thread_id, reason, plan.activity.get(thread_id, "")):
+                service.process_post(svc, post)
+                processed += 1
+        cpu = time.process_time() - cpu0
+        now[0] += timedelta(seconds=60)
+        return self.stats().get("requests", 0) - before, cpu, processed
+
+    def hour(self, cycles: int) -> dict:
+        """The first cycle (everything new), then ``cycles`` idle ones by listing: requests and
+        CPU per idle cycle, and how many topics were never read."""
+        name, svc, now = self.services("listing", True)
+        first, _, processed = self.cycle(name, svc, now)
+        idle = [self.cycle(name, svc, now) for _ in range(cycles)]
+        assert all(p == 0 for _, _, p in idle), "an idle cycle processed posts"
+        return {"name": name, "svc": svc, "now": now, "first": first, "processed": processed,
+                "requests": sum(r for r, _, _ in idle) / cycles, "cpu": sum(c for _, c, _ in idle) / cycles,
+                "never_read": self.threads - self.stats().get("topics_read", 0)}
+
+
+def _cycle_rows(sizes: Sizes, out: dict) -> Iterator[Row]:
+    """Requests per idle poll cycle (200 threads, 5 boards) and per new post; the idle
+    figures also go to ``out`` for the scaling rows."""
     hour, boards, threads = sizes.cycles, sizes.boards, sizes.threads  # idle cycles 60 s apart
     with Procs() as procs, Bench() as bench:
-        _proc, port = procs.server("forum", "--dir", str(FIXTURES), "--boards", str(boards),
-                                   "--threads", str(threads), max_seconds=900)
-        base = f"http://127.0.0.1:{port}"
-
-        def stats() -> dict:
-            with urllib.request.urlopen(base + "/_stats", timeout=5) as resp:
-                return json.loads(resp.read())
-
-        def add_post(topic: int) -> None:
-            urllib.request.urlopen(urllib.request.Request(f"{base}/_post?topic={topic}", method="POST"),
-                                   timeout=5).read()
-
-        keystore = Keystore(bench.instance_dir)
-        keystore.init_keys()
-
-        def services(mode: str, by_listing: bool, watch: list[str] | None = None):  # type: ignore[no-untyped-def]
-            name = f"f-{bench.unique}-{mode}"
-            data = {
-                "narrador": {"instance_dir": str(bench.instance_dir), "redis_url": redis_url(),
-                             "public_url": "http://narrador.test"},
-                "games": {bench.game: {"ruleset": "vampiro"}},
-                "forums": {name: {"kind": "flaskbb", "base_url": base, "username": "narrador", "password": "x",
-                                  "game": bench.game, "watch_forums": [str(b) for b in range(1, boards + 1)],
-                                  "poll_interval": 60, "request_interval": 0, "poll_by_listing": by_listing,
-                                  "safety_read_interval": 3600, "watch_threads": watch or [],
-                                  "answer_since": "all"}},
-            }
-            settings = settings_from_mapping(data, base_dir=bench.instance_dir.parent, environ={})
-            client = make_forum(settings.forum(name), contact_url="http://bench.invalid", redis=bench.client)
-            now = [FIXED_NOW]
-            svc = service.Services(settings=settings, store=RedisGameState(bench.client), keystore=keystore,
-                                   forum_factory=lambda fs: client, clock=lambda: now[0])
-            return name, svc, now
-
-        def cycle(name: str, svc, now) -> tuple[int, float, int]:  # type: ignore[no-untyped-def]
-            """One cycle: (requests, CPU seconds, posts processed); ``reasons`` keeps why each
-            thread was read."""
-            before = stats().get("requests", 0)
-            cpu0 = time.process_time()
-            plan = polling.plan(svc, name)
-            reasons[:] = list(plan.threads.values())
-            processed = 0
-            for thread_id, reason in plan.threads.items():
-                for post in polling.read(svc, name, thread_id, reason, plan.activity.get(thread_id, "")):
-                    service.process_post(svc, post)
-                    processed += 1
-            cpu = time.process_time() - cpu0
-            now[0] += timedelta(seconds=60)
-            return stats().get("requests", 0) - before, cpu, processed
-
-        reasons: list[str] = []
-        name, svc, now = services("listing", True)
-        first, _, processed = cycle(name, svc, now)
-        assert processed == 3 * threads, processed  # every topic opens with 3 posts
-        idle = [cycle(name, svc, now) for _ in range(hour)]
-        assert all(p == 0 for _, _, p in idle)
-        idle_requests = sum(r for r, _, _ in idle) / hour
-        idle_cpu = sum(c for _, c, _ in idle) / hour
-        add_post(threads // 2 + 1)  # a new post (no roll tag) in one topic
-        new_requests, _, new_processed = cycle(name, svc, now)
+        forum = ForumRun(procs, bench, boards=boards, threads=threads)
+        listing = forum.hour(hour)
+        assert listing["processed"] == 3 * threads, listing["processed"]  # every topic opens with 3 posts
+        first, idle_requests, idle_cpu = listing["first"], listing["requests"], listing["cpu"]
+        out.update(requests=idle_requests, never_read=listing["never_read"])
+        name, svc, now = listing["name"], listing["svc"], listing["now"]
+        forum.add_post(threads // 2 + 1)  # a new post (no roll tag) in one topic
+        new_requests, _, new_processed = forum.cycle(name, svc, now)
         assert new_processed == 1
-        new_safety = reasons.count("safety")
-        new_reads = len(reasons) - new_safety
-        after = cycle(name, svc, now)[0]
+        new_safety = forum.reasons.count("safety")
+        new_reads = len(forum.reasons) - new_safety
+        after = forum.cycle(name, svc, now)[0]
         # the same forum polled thread by thread
-        tname, tsvc, tnow = services("threads", False, [str(t) for t in range(1, threads + 1)])
-        cycle(tname, tsvc, tnow)
-        per_thread = [cycle(tname, tsvc, tnow) for _ in range(sizes.by_thread_cycles)]
+        tname, tsvc, tnow = forum.services("threads", False, [str(t) for t in range(1, threads + 1)])
+        forum.cycle(tname, tsvc, tnow)
+        per_thread = [forum.cycle(tname, tsvc, tnow) for _ in range(sizes.by_thread_cycles)]
         thread_requests = sum(r for r, _, _ in per_thread) / len(per_thread)
         thread_cpu = sum(c for _, c, _ in per_thread) / len(per_thread)
     met = idle_requests <= 10
-    forum = f"{threads} watched threads in {boards} boards"
+    shape = f"{threads} watched threads in {boards} boards"
     yield Row(
         item="5 polling",
-        what=f"idle poll cycle, {forum} (FlaskBB, 10 topics a listing page): "
+        what=f"idle poll cycle, {shape} (FlaskBB, 10 topics a listing page): "
              "requests per cycle, board-listing polling",
         value=f"{idle_requests:.1f} requests ({boards} listing pages + {idle_requests - boards:.1f} safety "
               f"re-reads, mean of {hour} cycles 60 s apart); CPU {fmt_time(idle_cpu)} per cycle",
@@ -312,6 +351,62 @@ def _cycle_rows(sizes: Sizes) -> Iterator[Row]:
         limit="a post with a roll tag adds the reply (its marker search and form, as before) and, "
               "at the next cycle, one read of the topic whose entry the reply changed "
               "(tests/integration/test_polling.py).",
+    )
+
+
+def _scaling_rows(sizes: Sizes, base: dict) -> Iterator[Row]:
+    """How an idle cycle's cost grows with thread length and boards, and whether every topic
+    of a board with more than 10 listing pages is ever read (issue 30, design item 5: the
+    targets these rows measure; each against the base forum's figure of the same run)."""
+    hour, boards, threads = sizes.cycles, sizes.boards, sizes.threads
+    pages = -(-sizes.long_posts // 10)
+    safety = (f"an hour of cycles simulated ({hour} cycles 60 s apart)" if hour == 60 else
+              f"{hour} cycles 60 s apart simulated (the safety re-reads are due once an hour: "
+              "a full run simulates the hour)")
+    with Procs() as procs, Bench() as bench:
+        long = ForumRun(procs, bench, boards=boards, threads=threads, posts=sizes.long_posts).hour(hour)
+    yield Row(
+        item="5 polling",
+        what=f"idle poll cycle, {threads} threads of {pages} pages ({sizes.long_posts} posts) in "
+             f"{boards} boards: requests per cycle",
+        value=f"{long['requests']:.1f} requests ({boards} listing pages + "
+              f"{long['requests'] - boards:.1f} safety re-read pages); CPU {fmt_time(long['cpu'])} per cycle",
+        peer=f"the same forum with 1-page threads (above): {base['requests']:.1f} requests",
+        ratio=f"{long['requests'] / base['requests']:.1f}x the 1-page threads' cycle",
+        target="≤ 10 requests per idle cycle (issue 30: a due safety re-read reads one page a cycle)",
+        met=long["requests"] <= 10,
+        limit=f"{safety}; a safety re-read that reads a thread whole from page 1 costs its page count.",
+    )
+    with Procs() as procs, Bench() as bench:
+        many = ForumRun(procs, bench, boards=sizes.many_boards, threads=sizes.many_threads).hour(hour)
+    yield Row(
+        item="5 polling",
+        what=f"idle poll cycle, {sizes.many_threads:,} threads in {sizes.many_boards} boards: "
+             "requests per cycle",
+        value=f"{many['requests']:.1f} requests ({sizes.many_boards} listing pages + "
+              f"{many['requests'] - sizes.many_boards:.1f} safety re-reads)",
+        peer=f"{threads} threads in {boards} boards (above): {base['requests']:.1f} requests",
+        ratio=f"{many['requests'] / base['requests']:.1f}x the {threads}-thread, {boards}-board cycle",
+        limit=f"{safety}; one listing page per watched board per cycle plus each covered thread "
+              "read once per safety_read_interval, so ~boards + threads × pages / 60 requests a "
+              "cycle today (issue 30 asks for the cost as a documented formula of boards and "
+              "threads).",
+    )
+    with Procs() as procs, Bench() as bench:
+        wide = ForumRun(procs, bench, boards=sizes.discovery_boards, threads=sizes.discovery_threads).hour(hour)
+    per_board = sizes.discovery_threads // sizes.discovery_boards
+    never = wide["never_read"]
+    yield Row(
+        item="5 polling",
+        what=f"topics never read, {sizes.discovery_threads:,} threads in {sizes.discovery_boards} "
+             f"board{'s' if sizes.discovery_boards > 1 else ''} ({per_board} a board: more than 10 "
+             "listing pages)",
+        value=f"{never:,} of {sizes.discovery_threads:,} never read; idle cycle {wide['requests']:.1f} requests",
+        peer=f"{threads} threads in {boards} boards (above): {base['never_read']} never read",
+        ratio=f"{never / sizes.discovery_threads:.0%} of the topics never read",
+        target="every topic of a watched board discovered (issue 30)", met=never == 0,
+        limit=f"{safety}, the first cycle included; a topic is read when its listing entry is "
+              "seen changed or new, and by the safety re-read of the topics already known.",
     )
 
 
@@ -349,5 +444,7 @@ def run(*, size: str = "full", poll: bool = True) -> Iterator[Row]:
     if poll:
         yield _idle_poll(sizes.polls, polite=True)
         yield _idle_poll(sizes.polls, polite=False)
-        yield from _cycle_rows(sizes)
+        base: dict = {}
+        yield from _cycle_rows(sizes, base)
+        yield from _scaling_rows(sizes, base)
     yield _extraction_row(sizes.repeat)
