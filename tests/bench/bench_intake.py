@@ -199,8 +199,9 @@ def _rows(floors: list[dict], hooks: list[dict], dups: list[dict], queued: int, 
     how = (f"median of {rounds} round{'s' if rounds > 1 else ''} (floor, new posts, duplicates "
            f"back to back); {connections} connections, closed loop; load generator: {gen}, "
            f"{median([h['client_cores'] for h in hooks]):.2f} cores "
-           f"({median([h['client_cpu_per_request'] for h in hooks]) * 1e6:.0f} µs CPU per request) "
-           "that the server did not get; gunicorn's sync workers close every connection.")
+           f"({median([h['client_cpu_per_request'] for h in hooks]) * 1e6:.0f} µs CPU per request, its "
+           "start-up reading the prepared requests included) that the server did not get; "
+           "gunicorn's sync workers close every connection.")
     floor_text = (f"empty WSGI app, same gunicorn, same bodies: {fmt_rate(floor_rate, ' req/s')}, "
                   f"p99 {floor_p99 * 1e3:.1f} ms")
     yield Row(
