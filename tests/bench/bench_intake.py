@@ -1,96 +1,60 @@
-"""Item 4: webhook intake alone under gunicorn with 2 workers, and the load generator's cost.
-
-The load generator is this process: ``connections`` threads, each with one
-``http.client`` connection (kept alive when the server allows it; gunicorn's sync workers
-close after each response, so it reconnects), closed loop, bounded by ``seconds`` and by a
-request count.  Only 127.0.0.1.
+"""Item 4: webhook intake alone under gunicorn with 2 workers, against an empty WSGI app on
+the same server with the same bodies and the same load generator.
 
 Figures, same run, same gunicorn settings (``--workers 2``, sync, access log to a file, as
-``narrador web`` which logs to stdout):
+``narrador web`` which logs to stdout), rounds alternated so each sees the same noise:
 
-- the floor: an empty WSGI app (:mod:`tests.bench.wsgi_empty`) answering ``204`` — what
-  gunicorn plus this load generator can do on the machine;
+- the floor: an empty WSGI app (:mod:`tests.bench.wsgi_empty`) that reads the body and answers
+  ``204`` — what gunicorn and the load generator can do on the machine.  It is sent the very
+  deliveries the webhook gets (the same ~1.3 KB signed bodies and headers; until issue 30 it
+  got ``{}``, which flattered the floor);
 - Narrador's ``POST /hooks/discourse/<forum>`` (``web/hooks.py`` in ``web:create_app()``:
   signature check, dedupe ``SET NX EX`` in Redis, ``narrador.process_post`` published to the
   Redis broker): every request a new post (202 queued).  The messages go to a queue of the
   run's own (:mod:`tests.bench.wsgi_hooks`) that no worker reads; it is counted and deleted
   afterwards with the run's other keys;
-- the same deliveries again: 200 duplicate (signature check and dedupe, no enqueue), so the
-  enqueue's share is the difference;
-- the load generator's own CPU per request (``time.process_time`` of this process), which
-  the server does not get.  Bodies are built and signed before the clock starts.
+- deliveries already accepted, sent again: 200 duplicate (signature check and dedupe, no
+  enqueue), so the enqueue's share is the difference;
+- the server's CPU per request (its whole process group) beside the floor's.
+
+The load generator (:mod:`tests.bench.loadgen`): ``wrk`` when it is on PATH (``.ci/run``
+installs Debian's), else the Python fallback, named in the rows; closed loop over
+``connections`` connections, bodies built and signed before the clock starts.  Each figure
+is the **median over the rounds**, the ratios the median of each round's ratio (a round's
+floor and webhook run back to back, so their ratio shares the round's noise).
 """
 
 from __future__ import annotations
 
-import http.client
 import secrets
 import tempfile
-import threading
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.bench.common import ONE_TAG_HTML, cleanup, redis_client, redis_url
-from tests.bench.harness import Row, fmt_rate, percentile
+from tests.bench.harness import Row, check_size, fmt_rate, median
+from tests.bench.loadgen import Item, generator_name, load, wrk_path
 from tests.bench.procs import Procs, group_cpu_seconds
 from tests.bench.webhooks import discourse_delivery, start_web
 
 
-def load(port: int, *, path: str = "/", body: bytes = b"{}", headers: dict[str, str] | None = None,
-         items: list[tuple[bytes, dict[str, str]]] | None = None, seconds: float = 5.0,
-         connections: int = 4, max_requests: int = 200_000) -> dict:
-    """Closed-loop POSTs to 127.0.0.1:``port``; requests/s, p50/p99, statuses and the
-    generator's CPU.  With ``items`` each request sends the next ``(body, headers)`` (each
-    connection takes every ``connections``-th one) and the run ends when they are used up."""
-    stop = time.monotonic() + seconds
-    lat: list[list[float]] = [[] for _ in range(connections)]
-    used: list[list] = [[] for _ in range(connections)]
-    statuses: list[dict[int, int]] = [{} for _ in range(connections)]
-    budget = max_requests // connections
+@dataclass(frozen=True)
+class Sizes:
+    """How much item 4 does at one size."""
 
-    def worker(i: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        mine = lat[i]
-        seen = statuses[i]
-        fixed = {"Content-Type": "application/json", **(headers or {})}
-        todo = items[i::connections] if items is not None else None
-        limit = min(budget, len(todo)) if todo is not None else budget
-        while time.monotonic() < stop and len(mine) < limit:
-            b, h = todo[len(mine)] if todo is not None else (body, fixed)
-            if todo is not None:
-                used[i].append(todo[len(mine)])
-            start = time.perf_counter()
-            try:
-                conn.request("POST", path, body=b, headers=h)
-                resp = conn.getresponse()
-                resp.read()
-                seen[resp.status] = seen.get(resp.status, 0) + 1
-                if resp.getheader("Connection", "").lower() == "close":
-                    conn.close()
-            except (OSError, http.client.HTTPException):
-                seen[0] = seen.get(0, 0) + 1
-                conn.close()
-            mine.append(time.perf_counter() - start)
-        conn.close()
+    rounds: int  # floor / webhook / duplicate rounds, alternated
+    seconds: float  # of each load in a round
+    warm: int  # deliveries of the warm-up (then re-sent as the duplicates)
+    workers: int  # gunicorn workers
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(connections)]
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - cpu0
-    every = [x for part in lat for x in part]
-    merged: dict[int, int] = {}
-    for part in statuses:
-        for s, n in part.items():
-            merged[s] = merged.get(s, 0) + n
-    return {"requests": len(every), "rate": len(every) / wall, "p50": percentile(every, 50),
-            "p99": percentile(every, 99), "statuses": merged, "wall": wall,
-            "used": [x for part in used for x in part],
-            "errors": sum(n for s, n in merged.items() if s == 0 or s >= 400),
-            "client_cpu_per_request": cpu / max(1, len(every)), "client_cores": cpu / wall}
+
+SIZES = {
+    "full": Sizes(rounds=5, seconds=6.0, warm=400, workers=2),
+    "quick": Sizes(rounds=3, seconds=3.0, warm=200, workers=2),
+    "smoke": Sizes(rounds=1, seconds=1.0, warm=20, workers=1),
+}
 
 
 def _toml(unique: str, instance: Path, secret: str) -> str:
@@ -118,58 +82,75 @@ def _status_text(statuses: dict[int, int]) -> str:
     return ", ".join(f"{n:,} × {s or 'error'}" for s, n in sorted(statuses.items()))
 
 
-def run(*, quick: bool = False, seconds: float | None = None, connections: int = 4,
-        profile: Path | None = None) -> list[Row]:
-    """Item 4's rows.  With ``profile`` (a folder), py-spy samples the gunicorn workers during
-    an extra webhook load and the summary is written there (``intake-web.txt``)."""
-    seconds = seconds or (5.0 if quick else 20.0)
-    cap = 8_000 if quick else 30_000  # messages left in the broker until the run's cleanup
+def _spread(values: list[float], fmt: Callable[[float], str]) -> str:
+    return fmt(values[0]) if len(values) == 1 else f"{fmt(min(values))}–{fmt(max(values))}"
+
+
+def run(*, size: str = "full", connections: int = 4, profile: Path | None = None,
+        generator: str | None = None) -> Iterator[Row]:
+    """Item 4's rows.  ``generator``: ``"wrk"`` or ``"python"`` (default: wrk when on PATH).
+    With ``profile`` (a folder), py-spy samples the gunicorn workers during an extra webhook
+    load and the summary is written there (``intake-web.txt``)."""
+    sizes = SIZES[check_size(size)]
+    generator = generator or ("wrk" if wrk_path() else "python")
     unique = "bench" + secrets.token_hex(4)
     queue, forum, secret = f"q-{unique}", f"f-{unique}", secrets.token_hex(16)
     client = redis_client()
+    floors: list[dict] = []
+    hooks: list[dict] = []
+    dups: list[dict] = []
+    queued = 0
     try:
         with tempfile.TemporaryDirectory(prefix="narrador-bench-intake-") as tmp_, Procs() as procs:
             tmp = Path(tmp_)
             config = tmp / "narrador.toml"
             config.write_text(_toml(unique, tmp / "instance", secret))
             env = {"NARRADOR_CONFIG": str(config), "NARRADOR_BENCH_QUEUE": queue}
-            port = start_web(procs, "tests.bench.wsgi_empty:app", tmp)
+            port = start_web(procs, "tests.bench.wsgi_empty:app", tmp, workers=sizes.workers)
             empty = procs.started[-1]
-            hport = start_web(procs, "tests.bench.wsgi_hooks:app", tmp, env=env)
+            hport = start_web(procs, "tests.bench.wsgi_hooks:app", tmp, env=env, workers=sizes.workers)
             web = procs.started[-1]
+            hook_path = f"/hooks/discourse/{forum}"
+            next_id = [1]
 
-            def deliveries(n: int, first: int) -> list[tuple[bytes, dict[str, str]]]:
+            def deliveries(n: int) -> list[Item]:
+                first, next_id[0] = next_id[0], next_id[0] + n
                 return [discourse_delivery(secret, post_id=first + i, topic_id=1 + i % 20,
                                            username=f"jugadora{i % 7}", cooked=ONE_TAG_HTML,
                                            base_url="http://forum.invalid")[:2]
                         for i in range(n)]
 
-            warm = deliveries(200, 1)
-            load(port, seconds=1.0, connections=connections)  # warm both
-            load(hport, path=f"/hooks/discourse/{forum}", items=warm, seconds=5,
-                 connections=connections)
-            items = deliveries(cap, 1_000_000)
-            hook_path = f"/hooks/discourse/{forum}"
-            # floor and webhook alternated twice (same noise for both); best of each
-            floors, hooks, dups = [], [], []
-            half = seconds / 2
-            for rnd in range(2):
-                c0 = group_cpu_seconds(empty.pid)
-                floors.append(load(port, seconds=half, connections=connections))
-                floors[-1]["server_cores"] = (group_cpu_seconds(empty.pid) - c0) / floors[-1]["wall"]
-                part = items[rnd * cap // 2:(rnd + 1) * cap // 2]
-                c0 = group_cpu_seconds(web.pid)
-                hooks.append(load(hport, path=hook_path, items=part, seconds=half,
-                                  connections=connections))
-                hooks[-1]["server_cores"] = (group_cpu_seconds(web.pid) - c0) / hooks[-1]["wall"]
-                hooks[-1]["server_cpu_per_request"] = (hooks[-1]["server_cores"] * hooks[-1]["wall"]
-                                                       / max(1, hooks[-1]["requests"]))
-            sent = [x for h in hooks for x in h.pop("used")]
-            c0 = group_cpu_seconds(web.pid)
-            dups.append(load(hport, path=hook_path, items=sent, seconds=half, connections=connections))
-            dups[-1]["server_cpu_per_request"] = ((group_cpu_seconds(web.pid) - c0)
-                                                  / max(1, dups[-1]["requests"]))
-            queued = client.llen(queue)
+            def measure(target_port: int, path: str, items: list[Item], *, cycle: bool,
+                        pgid: int) -> dict:
+                c0 = group_cpu_seconds(pgid)
+                result = load(target_port, path, items, seconds=sizes.seconds, connections=connections,
+                              cycle=cycle, generator=generator, workdir=tmp)
+                server = group_cpu_seconds(pgid) - c0
+                result["server_cores"] = server / result["wall"]
+                result["server_cpu_per_request"] = server / max(1, result["requests"])
+                return result
+
+            # warm both servers; the warm-up's deliveries (all accepted) are the duplicates later
+            warm = deliveries(sizes.warm)
+            load(port, hook_path, warm, seconds=1.0, connections=connections, cycle=True,
+                 generator=generator, workdir=tmp)
+            first = load(hport, hook_path, warm, seconds=max(2.0, sizes.seconds),
+                         connections=connections, generator=generator, workdir=tmp)
+            if set(first["statuses"]) != {202}:
+                raise RuntimeError(f"the warm-up's webhooks were not all queued: {first['statuses']} "
+                                   f"(see {tmp})")
+            # the warm-up's deliveries round and round: any the first pass left unsent is queued
+            # now, and the duplicates' rate (above a new post's: no enqueue) sizes the rounds
+            again = load(hport, hook_path, warm, seconds=1.0, connections=connections, cycle=True,
+                         generator=generator, workdir=tmp)
+            # enough new posts for a round at 1.5x the duplicates' rate; a round that runs out
+            # says so (its rate is then no closed-loop rate)
+            per_round = max(100, int(1.5 * again["rate"] * sizes.seconds))
+            for _ in range(sizes.rounds):
+                floors.append(measure(port, hook_path, warm, cycle=True, pgid=empty.pid))
+                hooks.append(measure(hport, hook_path, deliveries(per_round), cycle=False, pgid=web.pid))
+                dups.append(measure(hport, hook_path, warm, cycle=True, pgid=web.pid))
+            queued = int(client.llen(queue))
             if profile is not None:
                 from tests.bench import profiling
 
@@ -178,8 +159,8 @@ def run(*, quick: bool = False, seconds: float | None = None, connections: int =
                 spy = profiling.record(procs, web.pid, raw, 8)
                 if spy is not None:
                     time.sleep(1.0)
-                    more = deliveries(min(cap, 8_000), 5_000_000)
-                    load(hport, path=hook_path, items=more, seconds=6, connections=connections)
+                    load(hport, hook_path, deliveries(per_round), seconds=6, connections=connections,
+                         generator=generator, workdir=tmp)
                     spy.wait(60)
                     if raw.exists():
                         (profile / "intake-web.txt").write_text(profiling.summarize(
@@ -187,50 +168,75 @@ def run(*, quick: bool = False, seconds: float | None = None, connections: int =
     finally:
         cleanup(client, unique)
         client.close()
-    floor = max(floors, key=lambda r: r["rate"])
-    hook = max(hooks, key=lambda r: r["rate"])
-    dup = dups[0]
-    ok = set(hook["statuses"]) == {202}
-    rows = [
-        Row(
-            item="4 webhook intake",
-            what=f"floor: empty WSGI app, gunicorn --workers 2, {connections} connections",
-            value="—",
-            peer=f"{fmt_rate(floor['rate'], ' req/s')}, p99 {floor['p99'] * 1e3:.1f} ms",
-            ratio="—",
-            limit=f"load generator used {floor['client_cores']:.2f} of the 2 cores "
-                  f"({floor['client_cpu_per_request'] * 1e6:.0f} µs CPU per request), which the "
-                  f"server did not get (gunicorn used {floor['server_cores']:.2f}); gunicorn "
-                  "sync workers close every connection. Best of 2 rounds alternated with the "
-                  "webhook.",
-        ),
-        Row(
-            item="4 webhook intake",
-            what="signed Discourse webhook, new post: signature check + dedupe + enqueue "
-                 "(202), gunicorn --workers 2",
-            value=f"{fmt_rate(hook['rate'], ' req/s')}, p99 {hook['p99'] * 1e3:.1f} ms",
-            peer=f"floor {fmt_rate(floor['rate'], ' req/s')}, p99 {floor['p99'] * 1e3:.1f} ms",
-            ratio=f"{hook['rate'] / floor['rate']:.0%} of the floor",
-            target="≥50% of the floor (issue 17)", met=hook["rate"] >= 0.5 * floor["rate"] and ok,
-            limit=f"{_status_text(hook['statuses'])} in the best round; {queued:,} messages "
-                  "reached the Redis broker over the warm-up and both rounds (one per 202: the "
-                  "run's own queue, deleted after). Server CPU "
-                  f"{hook['server_cpu_per_request'] * 1e3:.2f} ms per request "
-                  f"({hook['server_cores']:.2f} cores); load generator "
-                  f"{hook['client_cores']:.2f} cores ({hook['client_cpu_per_request'] * 1e6:.0f} µs "
-                  "per request), which the server did not get. Body ~1.3 KB.",
-        ),
-        Row(
-            item="4 webhook intake",
-            what="… the same deliveries again: signature check + dedupe only (200 duplicate)",
-            value=f"{fmt_rate(dup['rate'], ' req/s')}, p99 {dup['p99'] * 1e3:.1f} ms",
-            peer=f"floor {fmt_rate(floor['rate'], ' req/s')}",
-            ratio=f"{dup['rate'] / floor['rate']:.0%} of the floor",
-            limit=f"{_status_text(dup['statuses'])}; server CPU "
-                  f"{dup['server_cpu_per_request'] * 1e3:.2f} ms per request: the enqueue "
-                  f"(Celery publish to Redis) costs the difference, "
-                  f"{(hook['server_cpu_per_request'] - dup['server_cpu_per_request']) * 1e3:.2f} ms.",
-        ),
-    ]
-    rows[0].extra.update(floor=floor, floors=floors, hooks=hooks, duplicates=dup, queued=queued)
-    return rows
+    yield from _rows(floors, hooks, dups, queued, connections, generator, sizes.workers)
+
+
+def _rows(floors: list[dict], hooks: list[dict], dups: list[dict], queued: int, connections: int,
+          generator: str, workers: int) -> Iterator[Row]:
+    rounds = len(hooks)
+    floor_rate = median([f["rate"] for f in floors])
+    floor_p99 = median([f["p99"] for f in floors])
+    floor_cpu = median([f["server_cpu_per_request"] for f in floors])
+    hook_rate = median([h["rate"] for h in hooks])
+    dup_rate = median([d["rate"] for d in dups])
+    hook_cpu = median([h["server_cpu_per_request"] for h in hooks])
+    dup_cpu = median([d["server_cpu_per_request"] for d in dups])
+    hook_ratios = [h["rate"] / f["rate"] for h, f in zip(hooks, floors, strict=True)]
+    dup_ratios = [d["rate"] / f["rate"] for d, f in zip(dups, floors, strict=True)]
+    cpu_ratios = [f["server_cpu_per_request"] / h["server_cpu_per_request"]
+                  for h, f in zip(hooks, floors, strict=True)]
+    hook_statuses: dict[int, int] = {}
+    for h in hooks:
+        for s, n in h["statuses"].items():
+            hook_statuses[s] = hook_statuses.get(s, 0) + n
+    dup_statuses: dict[int, int] = {}
+    for d in dups:
+        for s, n in d["statuses"].items():
+            dup_statuses[s] = dup_statuses.get(s, 0) + n
+    ran_out = sum(h["ran_out"] for h in hooks)
+    ok = set(hook_statuses) == {202} and not ran_out
+    gen = generator_name(generator)
+    how = (f"median of {rounds} round{'s' if rounds > 1 else ''} (floor, new posts, duplicates "
+           f"back to back); {connections} connections, closed loop; load generator: {gen}, "
+           f"{median([h['client_cores'] for h in hooks]):.2f} cores "
+           f"({median([h['client_cpu_per_request'] for h in hooks]) * 1e6:.0f} µs CPU per request, its "
+           "start-up reading the prepared requests included) that the server did not get; "
+           "gunicorn's sync workers close every connection.")
+    floor_text = (f"empty WSGI app, same gunicorn, same bodies: {fmt_rate(floor_rate, ' req/s')}, "
+                  f"p99 {floor_p99 * 1e3:.1f} ms")
+    yield Row(
+        item="4 webhook intake",
+        what="signed Discourse webhook, new post: signature check + dedupe + enqueue "
+             f"(202), gunicorn --workers {workers}",
+        value=f"{fmt_rate(hook_rate, ' req/s')}, p99 {median([h['p99'] for h in hooks]) * 1e3:.1f} ms",
+        peer=floor_text,
+        ratio=f"{median(hook_ratios):.0%} of the floor (rounds "
+              f"{_spread(sorted(hook_ratios), lambda x: f'{x:.0%}')})",
+        target="≥50% of the floor (issue 17)", met=median(hook_ratios) >= 0.5 and ok,
+        limit=f"{how} {_status_text(hook_statuses)} over the rounds"
+              + (f"; {ran_out} round(s) ran out of prepared posts (their rate is not a closed-loop "
+                 "rate)" if ran_out else "")
+              + f"; {queued:,} messages reached the Redis broker over the warm-up and the rounds "
+              "(one per 202: the run's own queue, deleted after). Body ~1.3 KB, the floor's too.",
+        extra={"floors": floors, "hooks": hooks, "duplicates": dups, "queued": queued,
+               "generator": generator},
+    )
+    yield Row(
+        item="4 webhook intake",
+        what="… the same deliveries again: signature check + dedupe only (200 duplicate)",
+        value=f"{fmt_rate(dup_rate, ' req/s')}, p99 {median([d['p99'] for d in dups]) * 1e3:.1f} ms",
+        peer=floor_text,
+        ratio=f"{median(dup_ratios):.0%} of the floor",
+        limit=f"{_status_text(dup_statuses)} over the rounds; the warm-up's accepted deliveries "
+              "sent round and round; same generator and rounds as the row above.",
+    )
+    yield Row(
+        item="4 webhook intake",
+        what="… server CPU per request (gunicorn master + workers), new post / duplicate",
+        value=f"{hook_cpu * 1e3:.2f} ms / {dup_cpu * 1e3:.2f} ms",
+        peer=f"empty WSGI app: {floor_cpu * 1e3:.2f} ms",
+        ratio=f"floor {median(cpu_ratios):.0%} of a new post's CPU",
+        limit=f"CPU time of the server's process group over each load / its requests; the "
+              f"enqueue (Celery publish to Redis) costs the difference between new post and "
+              f"duplicate, {(hook_cpu - dup_cpu) * 1e3:.2f} ms.",
+    )

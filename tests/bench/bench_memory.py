@@ -20,15 +20,15 @@ import json
 import statistics
 
 from tests.bench.common import ONE_TAG_HTML, Bench, cleanup
-from tests.bench.harness import Row
+from tests.bench.harness import Row, check_size
 
 
-def run(*, quick: bool = False, records: int | None = None) -> list[Row]:
+def run(*, size: str = "full", records: int | None = None) -> list[Row]:
     """Item 6's rows."""
     from worker import service
     from worker.store import post_key, roll_key_name
 
-    n = records or (2000 if quick else 10_000)
+    n = records or {"full": 10_000, "quick": 2000, "smoke": 20}[check_size(size)]
     with Bench() as bench:
         r = bench.client
         warm = bench.post(ONE_TAG_HTML)

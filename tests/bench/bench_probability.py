@@ -180,14 +180,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if worst >= 20 else 1
 
 
-def run(*, quick: bool = False, cold_pools: tuple[int, ...] = (7, 30),
-        pools: range | list[int] = range(1, 31), difficulties: range | list[int] = range(2, 11),
+def run(*, size: str = "full", cold_pools: tuple[int, ...] | None = None,
+        pools: range | list[int] | None = None, difficulties: range | list[int] | None = None,
         repeat: int | None = None) -> list:
-    """Item 1 of the suite: rows for cold cells at difficulty 6 and the whole vampiro table."""
-    from tests.bench.harness import Row, fmt_time
+    """Item 1 of the suite: rows for cold cells at difficulty 6 and the whole vampiro table
+    (``smoke``: pool 3 and a 2-cell table, one run each)."""
+    from tests.bench.harness import Row, check_size, fmt_time
 
-    repeat = repeat or (7 if quick else 21)
-    pools, difficulties = list(pools), list(difficulties)
+    smoke, quick = check_size(size) == "smoke", size == "quick"
+    cold_pools = cold_pools or ((3,) if smoke else (7, 30))
+    pools = list(pools or ([1, 2] if smoke else range(1, 31)))
+    difficulties = list(difficulties or ([6] if smoke else range(2, 11)))
+    repeat = repeat or (1 if smoke else 7 if quick else 21)
     rows = []
     for pool in cold_pools:
         cell = ("vampiro", pool, 6)
@@ -220,7 +224,7 @@ def run(*, quick: bool = False, cold_pools: tuple[int, ...] = (7, 30),
             fn("vampiro", p, d)
 
     t_ours = _time(table_ours, repeat=repeat) / 1e6
-    peer_repeat = 1 if quick else 3
+    peer_repeat = 1 if quick or smoke else 3
     t_sum = _time(table_peer, with_icepool, repeat=peer_repeat) / 1e6
     t_eval = _time(table_peer, with_icepool_evaluator, repeat=peer_repeat) / 1e6
     t_dyce = _time(table_peer, with_dyce, repeat=peer_repeat) / 1e6

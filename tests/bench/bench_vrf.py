@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from core import vrf, vrf_reference
 from core.derive import derive_faces, roll_key, secret_roll_seed
 from core.record import build_record, commitment, key_id_for, sign_record, verify_signed, vrf_key_id_for
-from tests.bench.harness import Row, fmt_time, interleaved
+from tests.bench.harness import Row, check_size, fmt_time, interleaved
 
 SEED = bytes(range(32))
 FACES = 10
@@ -82,8 +82,8 @@ def _against_reference(keys_: list[bytes], repeat: int) -> list[Row]:
     return rows
 
 
-def run(*, quick: bool = False) -> list[Row]:
-    n, repeat = (20, 3) if quick else (100, 5)
+def run(*, size: str = "full") -> list[Row]:
+    n, repeat = {"full": (100, 5), "quick": (20, 3), "smoke": (2, 1)}[check_size(size)]
     key = vrf.VrfSecretKey(bytes(range(1, 33)))
     keys_ = [roll_key("bench", "f", "1", str(i), 0) for i in range(n)]
     against_reference = _against_reference(keys_, repeat)

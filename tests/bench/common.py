@@ -28,8 +28,16 @@ THREE_TAG_HTML = (
 
 
 def redis_url() -> str:
-    """The Redis the benchmarks use: ``$REDIS_URL``, else 127.0.0.1:6379 db 0."""
-    return os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    """The Redis the benchmarks use: ``$REDIS_URL``, which ``python -m tests.bench`` points at
+    a private ``redis-server`` of its own when it is unset (``./dev test`` at its private one).
+
+    Never a default: a benchmark on a shared Redis would write into someone else's server and
+    read their clients' CPU as its own (``INFO cpu`` is server-wide)."""
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        raise RuntimeError("REDIS_URL is not set: run the benchmarks with `python -m tests.bench` "
+                           "(it starts a private redis-server) or through ./dev test")
+    return url
 
 
 def redis_client():
@@ -61,8 +69,11 @@ def settings_mapping(unique: str, instance_dir: Path, *, base_url: str = "http:/
         "narrador": {"instance_dir": str(instance_dir), "redis_url": redis_url(),
                      "public_url": "http://narrador.test"},
         "games": {f"g-{unique}": {"ruleset": "vampiro", "language": "es"}},
+        # answer_since = "all": the bench's posts and pages are dated before its fixed clock,
+        # so the default (the watch's start) would take them all for history and skip them
         "forums": {f"f-{unique}": {"kind": kind, "base_url": base_url, "username": "narrador",
-                                   "password": "x", "game": f"g-{unique}", "poll_interval": 5}},
+                                   "password": "x", "game": f"g-{unique}", "poll_interval": 5,
+                                   "answer_since": "all"}},
     }
 
 

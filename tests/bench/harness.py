@@ -7,7 +7,12 @@ ratio is the figure to compare between runs, not the absolute time.
 
 Timing: :func:`best_time` runs a callable in batches and keeps the fastest batch (the
 least-disturbed one); :func:`interleaved` alternates two callables batch by batch so both
-see the same noise.
+see the same noise.  A figure and its floor are always read on the same clock (both CPU time,
+or both wall time): a ratio of CPU time to wall time grows with the machine's load.
+
+Sizes: every item's ``run`` takes ``size``, one of :data:`SIZES`: ``full`` (the published
+table), ``quick`` (about a minute in all), ``smoke`` (the smallest size that still runs every
+code path, processes included: what the CI smoke test runs; its figures mean nothing).
 """
 
 from __future__ import annotations
@@ -15,22 +20,41 @@ from __future__ import annotations
 import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = [
+    "SIZES",
     "Row",
     "best_time",
+    "check_size",
+    "commit",
     "fmt_rate",
     "fmt_time",
     "interleaved",
+    "load_average",
     "machine",
+    "median",
     "percentile",
     "render_markdown",
 ]
+
+#: The sizes an item runs at (see the module docstring).
+SIZES = ("full", "quick", "smoke")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def check_size(size: str) -> str:
+    """``size`` when it is one of :data:`SIZES`; ValueError otherwise."""
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {SIZES}, not {size!r}")
+    return size
 
 
 @dataclass(frozen=True)
@@ -98,6 +122,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def median(values: list[float]) -> float:
+    """The median of ``values``; NaN when empty."""
+    return statistics.median(values) if values else float("nan")
+
+
 def fmt_time(seconds: float) -> str:
     """A duration with a readable unit (ns, µs, ms, s)."""
     if math.isnan(seconds):
@@ -123,8 +152,26 @@ def _cmd(args: list[str]) -> str:
         return ""
 
 
+def load_average() -> str:
+    """The 1, 5 and 15-minute load averages, as ``"0.42 0.50 0.61"`` ("" where unknown)."""
+    if not hasattr(os, "getloadavg"):
+        return ""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def commit() -> str:
+    """The commit the figures were measured on (short hash, ``+changes`` when the work tree
+    differs from it), or "unknown" outside a git checkout."""
+    head = _cmd(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"])
+    if not head:
+        return "unknown"
+    dirty = _cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
+    return head + (" +changes" if dirty else "")
+
+
 def machine(redis_client: object | None = None) -> dict[str, str]:
-    """The machine the figures come from: CPU, cores, memory, OS, Python, Redis, libraries."""
+    """The machine the figures come from: CPU, cores, memory, OS, Python, Redis, libraries,
+    the commit measured and the load average when the run starts."""
     cpu = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
@@ -158,8 +205,8 @@ def machine(redis_client: object | None = None) -> dict[str, str]:
             libs.append(f"{name} {version(dist)}")
         except Exception:  # noqa: BLE001
             continue
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     return {
+        "commit": commit(),
         "cpu": cpu or platform.processor() or platform.machine(),
         "cores": str(os.cpu_count()),
         "memory": mem,
@@ -167,7 +214,7 @@ def machine(redis_client: object | None = None) -> dict[str, str]:
         "python": f"{platform.python_implementation()} {sys.version.split()[0]}",
         "redis": redis_version,
         "libraries": ", ".join(libs),
-        "load average at start": f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        "load average at start": load_average(),
     }
 
 

@@ -12,11 +12,12 @@ once listening, then serves until killed (or until ``--max-seconds`` elapse):
 - ``pages``: FlaskBB topic pages from ``--dir`` (``topic_p<N>.html`` for ``?page=N``) with an
   ``ETag``; answers ``304`` to a matching ``If-None-Match``; ``GET /_stats`` counts requests,
   conditional requests and 304s.
-- ``forum``: a FlaskBB-shaped forum of ``--boards`` boards and ``--threads`` topics
-  (:class:`ForumHandler`): ``/forum/<id>?page=N`` listings and ``/topic/<id>?page=N`` pages
-  built from the real FlaskBB markup of ``--dir`` (``board.html``, ``topic_p1.html``), 10
-  topics / posts a page as FlaskBB's defaults, no validators (FlaskBB 2.2 sends none);
-  ``POST /_post?topic=<id>`` adds a post; ``GET /_stats`` counts requests by kind.
+- ``forum``: a FlaskBB-shaped forum of ``--boards`` boards and ``--threads`` topics of
+  ``--posts`` posts each (:class:`ForumHandler`): ``/forum/<id>?page=N`` listings and
+  ``/topic/<id>?page=N`` pages built from the real FlaskBB markup of ``--dir``
+  (``board.html``, ``topic_p1.html``), 10 topics / posts a page as FlaskBB's defaults, no
+  validators (FlaskBB 2.2 sends none); ``POST /_post?topic=<id>`` adds a post; ``GET /_stats``
+  counts requests by kind and the distinct topics read (``topics_read``).
 - ``empty``: answers every request ``204`` with no body (the load generator's own cost).
 
 Threaded (``ThreadingHTTPServer``), HTTP/1.1 keep-alive.
@@ -289,12 +290,13 @@ def _no_pagination(html: str) -> str:
 class ForumHandler(_Base):
     """A FlaskBB-shaped forum in memory (see the module docstring), for item 5's polling rows.
 
-    Topics: ids 1..T, topic t in board ``(t - 1) % B + 1``, each opened with 3 posts; post ids
-    grow site-wide. Board listings put the most recently active topic first (FlaskBB's
+    Topics: ids 1..T, topic t in board ``(t - 1) % B + 1``, each opened with ``posts`` posts
+    (3 by default); post ids grow site-wide. Board listings put the most recently active topic first (FlaskBB's
     ``Topic.last_updated`` order); rows show the post count and the last post's link."""
 
     lock = threading.Lock()
     stats: ClassVar[dict[str, int]] = {}
+    read: ClassVar[set[int]] = set()
     topics: ClassVar[dict[int, list[int]]] = {}
     board_of: ClassVar[dict[int, int]] = {}
     templates: ClassVar[dict[str, str]] = {}
@@ -302,7 +304,7 @@ class ForumHandler(_Base):
     per_page = 10
 
     @classmethod
-    def build(cls, folder: Path, boards: int, threads: int) -> None:
+    def build(cls, folder: Path, boards: int, threads: int, posts: int = 3) -> None:
         board = (folder / "board.html").read_text(encoding="utf-8")
         head, rows, tail = _cut(board, r'<div class="row forum-row hover ">')
         cls.templates.update(board_head=_no_pagination(head), board_row=rows[0], board_tail=_no_pagination(tail))
@@ -312,7 +314,7 @@ class ForumHandler(_Base):
         for t in range(1, threads + 1):
             cls.board_of[t] = (t - 1) % boards + 1
             cls.topics[t] = []
-            for _ in range(3):
+            for _ in range(posts):
                 cls._add(t)
 
     @classmethod
@@ -366,7 +368,7 @@ class ForumHandler(_Base):
         parts = urlsplit(self.path)
         if parts.path == "/_stats":
             with self.lock:
-                return self._send(200, json.dumps(self.stats).encode())
+                return self._send(200, json.dumps({**self.stats, "topics_read": len(self.read)}).encode())
         page = int(parse_qs(parts.query).get("page", ["1"])[0] or 1)
         m = re.fullmatch(r"/forum/(\d+)", parts.path)
         if m:
@@ -375,6 +377,8 @@ class ForumHandler(_Base):
         m = re.fullmatch(r"/topic/(\d+)", parts.path)
         if m:
             self._count("topic")
+            with self.lock:
+                self.read.add(int(m.group(1)))
             body = self._topic(int(m.group(1)), page)
             if body is None:
                 return self._send(404, b"not found", "text/html")
@@ -411,6 +415,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("kind", choices=["sink", "pages", "forum", "empty"])
     parser.add_argument("--boards", type=int, default=5)
     parser.add_argument("--threads", type=int, default=200)
+    parser.add_argument("--posts", type=int, default=3, help="forum: posts of each topic at the start")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--dir", default="tests/fixtures/flaskbb")
     parser.add_argument("--max-seconds", type=float, default=1800.0)
@@ -419,7 +424,7 @@ def main(argv: list[str] | None = None) -> None:
     handler = {"sink": SinkHandler, "pages": PagesHandler, "forum": ForumHandler, "empty": EmptyHandler}[args.kind]
     SinkHandler.reply_delay = args.reply_delay
     if args.kind == "forum":
-        ForumHandler.build(Path(args.dir), args.boards, args.threads)
+        ForumHandler.build(Path(args.dir), args.boards, args.threads, args.posts)
     if args.kind == "pages":
         for path in Path(args.dir).glob("topic_p*.html"):
             handler.pages[int(path.stem.removeprefix("topic_p"))] = path.read_bytes()
