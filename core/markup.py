@@ -11,7 +11,7 @@ import re
 
 from core.errors import RulesError
 
-__all__ = ["HTML", "WORD_JOINER", "BBCode", "EscapedMarkdown", "Markdown", "Markup", "markup_for"]
+__all__ = ["HTML", "WORD_JOINER", "BBCode", "EscapedMarkdown", "Markdown", "Markup", "StrikeBBCode", "markup_for"]
 
 #: What breaks an echoed ``[`` in BBCode replies so no tag opens: U+2060 WORD JOINER,
 #: invisible and kept by SMF (which turns U+200B into U+FFFD), MyBB, phpBB and FlaskBB
@@ -135,6 +135,16 @@ class BBCode(Markup):
         return self.plain(s)
 
 
+class StrikeBBCode(BBCode):
+    """BBCode whose strikethrough is ``[strike]`` (Forumotion / Foroactivo: it has no ``[s]``,
+    which a reader saw as written around every die a 1 cancelled)."""
+
+    name = "bbcode_strike"
+
+    def strike(self, s: str) -> str:
+        return f"[strike]{s}[/strike]"
+
+
 class HTML(Markup):
     """HTML, for forums whose post box takes HTML."""
 
@@ -162,7 +172,7 @@ class HTML(Markup):
         return "<br>\n".join(lines)
 
 
-_MARKUPS: dict[str, Markup] = {m.name: m for m in (Markdown(), EscapedMarkdown(), BBCode(), HTML())}
+_MARKUPS: dict[str, Markup] = {m.name: m for m in (Markdown(), EscapedMarkdown(), BBCode(), StrikeBBCode(), HTML())}
 
 
 def markup_for(flavour: str) -> Markup:

@@ -25,7 +25,7 @@ __all__ = ["FLAVOURS", "HTML", "LANGS", "WORD_JOINER", "BBCode", "EscapedMarkdow
            "render_dice", "render_reply", "render_roll_line", "rules_error_message"]
 
 LANGS = ("es", "en")
-FLAVOURS = ("markdown", "markdown_escaped", "bbcode", "html")
+FLAVOURS = ("markdown", "markdown_escaped", "bbcode", "bbcode_strike", "html")
 
 # The verdict of a roll by outcome or degree key (core.rules.degree_label); exaltado's
 # "basic"/"extra" degrees read as a plain success.

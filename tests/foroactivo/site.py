@@ -178,7 +178,8 @@ _QUOTE_OPEN = re.compile(r'\[quote(?:="([^"\]]{0,60})"|=([^\]]{0,60}))?\]', re.I
 
 def render_bbcode(text: str, version: str) -> str:
     """A post's BBCode as Forumotion renders it (its quote and code boxes; bold, italics,
-    links; line breaks as ``<br />``)."""
+    underline, ``[strike]``, links; line breaks as ``<br />``; ``[s]``, which Forumotion does
+    not know, stays as written)."""
     codes: list[str] = []
 
     def keep_code(m: re.Match[str]) -> str:
@@ -189,6 +190,9 @@ def render_bbcode(text: str, version: str) -> str:
     out = html.escape(text, quote=False)
     out = re.sub(r"\[b\](.*?)\[/b\]", r"<strong>\1</strong>", out, flags=re.DOTALL)
     out = re.sub(r"\[i\](.*?)\[/i\]", r"<i>\1</i>", out, flags=re.DOTALL)
+    out = re.sub(r"\[u\](.*?)\[/u\]", r"<u>\1</u>", out, flags=re.DOTALL)
+    # Forumotion strikes with [strike]; an [s] has no meaning there and shows as written
+    out = re.sub(r"\[strike\](.*?)\[/strike\]", r"<strike>\1</strike>", out, flags=re.DOTALL)
     out = re.sub(r"\[url=([^\]\s]+)\](.*?)\[/url\]", r'<a href="\1" target="_blank" rel="nofollow">\2</a>', out)
     for _ in range(10):  # nested quotes, innermost last
         opened = list(_QUOTE_OPEN.finditer(out))

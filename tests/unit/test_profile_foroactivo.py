@@ -265,3 +265,17 @@ def test_extends_merges_table_by_table_and_refuses_a_loop(tmp_path):
     (tmp_path / "b.toml").write_text('extends = "a.toml"\n', encoding="utf-8")
     with pytest.raises(ProfileError, match=r"extends loops back to a\.toml"):
         load_profile(str(tmp_path / "a.toml"))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_die_a_one_cancelled_is_struck_through_as_forumotion_renders_it(version):
+    """Found by following docs/foroactivo.md as a new user: the bot's replies showed
+    ``[s]1[/s]`` as written around every die a 1 cancelled, because Forumotion strikes with
+    ``[strike]`` and has no ``[s]``. The profiles write ``bbcode_strike``."""
+    from core.render import markup_for
+    from tests.foroactivo.site import render_bbcode
+
+    markup = markup_for(load_profile(f"foroactivo-{version}").markup)
+    shown = render_bbcode(f"dados: 8 {markup.strike('1')} {markup.strike(markup.bold('8'))} 2 10", version)
+    assert shown == "dados: 8 <strike>1</strike> <strike><strong>8</strong></strike> 2 10"
+    assert render_bbcode("[s]1[/s]", version) == "[s]1[/s]"  # what the bot wrote before: shown as written

@@ -45,7 +45,7 @@ __all__ = [
 #: Where the shipped profiles live (``<name>.toml``).
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 #: Reply markups a profile may name (``core.render.FLAVOURS``).
-MARKUPS = ("bbcode", "markdown", "markdown_escaped", "html")
+MARKUPS = ("bbcode", "bbcode_strike", "markdown", "markdown_escaped", "html")
 
 
 class ProfileError(ValueError):
