@@ -17,7 +17,10 @@ mapping:
   (``target`` ``None`` when the effort just sums; ``participants`` the master's list, else who
   rolled so far)
 - ``contests``: ``{"name", "sides", "opened_at", "expires_at"}``
-- ``retries``: ``{"character", "name", "attempts", "difficulty"}``
+- ``retries``: ``{"character", "name", "attempts", "difficulty", "successes", "impossible"}``:
+  the next attempt's difficulty by core's rule (``core.post.actions.retry_difficulty``, with the
+  game's ``retry_penalty`` and ``retry_past_max``), the successes needed when ``successes``
+  (exaltado), ``impossible`` past the ruleset's maximum (vampiro «Nuevos Intentos»)
 - ``absences``: ``{"player", "until", "reason"}``
 - ``inactivity``: ``{"player", "character", "thread", "since", "state"}``, ``state`` one of
   ``inactive``, ``notice_pending``, ``notice_delivered`` (translated by the template)
@@ -82,12 +85,13 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
     """The issue 7 lists of the running state, read from Redis (see the module docstring)."""
     import json
 
-    from core.rules import get_ruleset
+    from core.post.actions import retry_difficulty
+    from core.rules import get_ruleset, options_for
     from worker.state import absences, actions, inactivity, outbox, sheets
     from worker.state.keys import game_key, part
 
     gid = game.id
-    max_difficulty = get_ruleset(game.ruleset).max_difficulty
+    ruleset = get_ruleset(game.ruleset)
     extended = []
     for env in actions.list_extended(r, gid, limit=MAX_ITEMS):
         st = env.get("state") or {}
@@ -118,12 +122,17 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
         contests.append({"name": env.get("name", name), "sides": sides, "opened_at": env.get("opened_at", ""),
                          "expires_at": env.get("expires_at", "")})
     retries = []
+    options = options_for(ruleset, dict(game.options or {}))
     for sheet in sheets.list_characters(r, gid)[:MAX_ITEMS]:
         raw = r.get(game_key(gid, "retries", part(sheet.name)))
-        for track in (json.loads(raw).get("tracks") or []) if raw else []:
+        stored = json.loads(raw) if raw else {}
+        for track in stored.get("tracks") or ():
             if track.get("failures"):
+                # core's rule, not a copy of it: the game's retry_penalty and retry_past_max decide
+                difficulty = retry_difficulty(stored, ruleset.id, track["action"], track["base"], options=options)
                 retries.append({"character": sheet.name, "name": track["action"], "attempts": track["failures"],
-                                "difficulty": min(max_difficulty, track["base"] + track["failures"])})
+                                "difficulty": difficulty, "successes": not ruleset.target_number,
+                                "impossible": difficulty > ruleset.max_difficulty})
     away = [{"player": a.name, "until": a.until.isoformat() if a.until else "", "reason": a.reason}
             for a in absences.list_absences(r, gid, now, limit=MAX_ITEMS)]
     inactive = [{"player": i.get("name", ""), "character": "", "thread": i.get("scene", ""),

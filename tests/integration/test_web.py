@@ -612,7 +612,8 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
     st = running_state(world["settings"].games[game], world["keystore"], FIXED_NOW, redis_client=redis_client)
     assert st.extended_actions == [{"character": "Lucía", "name": "muro", "total": 1, "target": 10, "rolls": 1}]
     assert [(c["name"], c["sides"]) for c in st.contests] == [("pulso", ["Lucía"])]
-    assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 1, "difficulty": 9}]
+    assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 1, "difficulty": 9,
+                           "successes": False, "impossible": False}]
     assert st.absences == [{"player": "Beto", "until": "2026-12-24", "reason": "viaje"}]
     assert st.teamwork == [
         {"name": "barricada", "total": 0, "target": 5, "rolls": 0, "participants": ["Lucía", "Beto"]},
@@ -974,3 +975,34 @@ def test_an_export_cut_at_the_querys_own_limit_says_it_was_truncated(world, ana,
     monkeypatch.setattr(web.audit, "EXPORT_MAX", 5000)
     whole = ana.get(f"/audit/{game}/export.json").get_json()
     assert whole["truncated"] is False and whole["count"] > 2
+
+
+def test_state_page_retry_difficulty_is_cores_rule(world, redis_client):
+    """Issue 28: the state page re-derived the retry difficulty as ``min(10, base + failures)``
+    and so disagreed with core. vampiro-reglas.txt «Nuevos Intentos»: past 10 "el personaje no
+    tendrá posibilidades de éxito" (vampiro's ``retry_past_max`` is ``impossible``): two
+    failures at difficulty 9 make the next attempt 11 — the page must say 11 and that no success
+    is possible, as the roll's reply does; with ``retry_penalty = false`` the difficulty stays 9."""
+    from core import rules
+    from core.post import PostContext, PostDecision, PostQuery, RetriesSaved, actions
+    from web.running import running_state
+    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
+
+    game = world["ids"]["game"]
+    failed = rules.evaluate(rules.get_ruleset("vampiro"), [2, 3], difficulty=9)
+    state = RedisGameState(redis_client)
+    state.import_sheets(game, {"characters": [{"name": "Lucía", "owner": "lucia", "attributes": {"Carisma": 3}}]})
+    stored = actions.retry_attempt(None, "vampiro", "cantar", 9, failed.outcome).state
+    stored = actions.retry_attempt(stored, "vampiro", "cantar", 9, failed.outcome).state
+    loaded = LoadedPost(PostQuery(game, f"f-{world['u']}", "1", "setup", "lucia"), None, PostContext())
+    state.commit_post(loaded, PostCommit(game, PostDecision("no_tags", changes=(RetriesSaved("Lucía", stored),)),
+                                         {"status": "no_tags"}, 0))
+    gs = world["settings"].games[game]
+    assert gs.ruleset == "vampiro"
+    st = running_state(gs, world["keystore"], FIXED_NOW, redis_client=redis_client)
+    assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 2, "difficulty": 11,
+                           "successes": False, "impossible": True}]
+    lenient = gs.model_copy(update={"options": {"retry_penalty": False}})
+    st = running_state(lenient, world["keystore"], FIXED_NOW, redis_client=redis_client)
+    assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 2, "difficulty": 9,
+                           "successes": False, "impossible": False}]
