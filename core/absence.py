@@ -89,11 +89,6 @@ class DowntimeNotice:
     until: date | None
     reason: str = ""
 
-    @property
-    def open_ended(self) -> bool:
-        """True when the notice gives no end date."""
-        return self.until is None
-
     def to_dict(self) -> dict[str, str | None]:
         """JSON-safe dict: ``until`` (ISO date, or ``None`` when open-ended) and ``reason``."""
         return {"until": self.until.isoformat() if self.until else None, "reason": self.reason}

@@ -254,16 +254,6 @@ def _poly_pow(poly: tuple[int, ...], n: int) -> list[int]:
     return [int.from_bytes(raw[i * nbytes : (i + 1) * nbytes], "little") for i in range(length)]
 
 
-def _poly_mul(a: list[int] | tuple[int, ...], b: list[int] | tuple[int, ...]) -> list[int]:
-    out = [0] * (len(a) + len(b) - 1)
-    for j, bj in enumerate(b):
-        if bj:
-            for i, ai in enumerate(a):
-                if ai:
-                    out[i + j] += ai * bj
-    return out
-
-
 def _poly_mul_big(a: list[int] | tuple[int, ...], b: list[int] | tuple[int, ...]) -> list[int]:
     """``a * b`` by Kronecker substitution (one C-level big-integer product)."""
     bound = max(1, sum(a)) * max(1, sum(b))

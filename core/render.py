@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 
 from core.combat.labels import damage_name
 from core.errors import RulesError
-from core.i18n import N_, tr, trn
+from core.i18n import LANGS, N_, tr, trn
 from core.markup import HTML, WORD_JOINER, BBCode, EscapedMarkdown, Markdown, Markup, markup_for
 
 __all__ = ["FLAVOURS", "HTML", "LANGS", "WORD_JOINER", "BBCode", "EscapedMarkdown", "Markdown", "Markup",
            "ReplyContext", "RollView", "TagProblem", "markup_for", "outcome_label", "plain", "post_marker",
            "render_dice", "render_reply", "render_roll_line", "rules_error_message"]
 
-LANGS = ("es", "en")
 FLAVOURS = ("markdown", "markdown_escaped", "bbcode", "bbcode_strike", "html")
 
 # The verdict of a roll by outcome or degree key (core.rules.degree_label); exaltado's

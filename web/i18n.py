@@ -23,12 +23,13 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from core import render
+from core.i18n import LANGS
 
 __all__ = ["DEFAULT_LANGUAGE", "FLAG_LABELS", "LANGUAGES", "check_label", "check_status", "local_time",
            "outcome_label", "page_language", "percent", "select_locale", "use_game_language", "verdict"]
 
 DEFAULT_LANGUAGE = "es"
-LANGUAGES = ("es", "en")
+LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
 
 # core.record.Check names (verify_signed's checks)
 _CHECKS = {

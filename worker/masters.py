@@ -53,6 +53,7 @@ from typing import Any
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import NarradorError
+from core.i18n import LANGS
 
 __all__ = [
     "LANGUAGES",
@@ -66,7 +67,7 @@ __all__ = [
 from worker.redistext import TextRedis
 
 #: Languages a master can choose for the pages ("" = follow each game's language).
-LANGUAGES = ("es", "en")
+LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
 
 #: Shortest password accepted, in characters.
 MIN_PASSWORD_LENGTH = 10
@@ -297,10 +298,6 @@ class MasterAccounts:
     def close_session(self, login: str, sid: str) -> None:
         """End one web session (logout); its cookie is refused from now on."""
         self.r.zrem(sessions_key(login), sid)
-
-    def close_sessions(self, username: str) -> None:
-        """End every web session of ``username`` (any case)."""
-        self.r.delete(sessions_key(normalise_login(username)))
 
     def set_language(self, username: str, language: str) -> None:
         """Set a master's page language: ``"es"``, ``"en"`` or ``""`` (follow the game).

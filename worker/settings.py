@@ -55,13 +55,13 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from core.errors import NarradorError
+from core.i18n import LANGS
 from worker.configfile import ConfigProblem, did_you_mean, key_lines, known_list, locate
 
 ENV_PREFIX = "NARRADOR__"
-FORUM_KINDS = ("flaskbb", "phpbb", "discourse", "profile")
 #: Markup flavour (``worker.extract``) of each kind's post bodies, when it is not the kind.
 DEFAULT_FLAVOURS = {"discourse": "discourse_html", "profile": "html"}
-LANGUAGES = ("es", "en")
+LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
 #: Short environment variables and the key each sets: they override the file and the long
 #: ``NARRADOR__`` forms; of two for one key, the first listed wins.
 SHORT_ENV = {

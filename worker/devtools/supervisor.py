@@ -130,10 +130,6 @@ class ProcessGroup:
                 return c
         raise KeyError(name)
 
-    def dead(self) -> list[Child]:
-        """Children whose current process has exited."""
-        return [c for c in self.children if c.process.poll() is not None]
-
     def _stop_process(self, child: Child, timeout: float) -> None:
         """SIGTERM the child, SIGKILL its whole group after ``timeout`` s; reap it."""
         proc = child.process

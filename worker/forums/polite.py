@@ -520,10 +520,6 @@ class Politeness:
 
         return Fetched(resp, False, digest, _memo_of(state), commit)
 
-    def forget(self, url: str) -> None:
-        """Drop the validators of ``url`` (the next conditional GET is a full read)."""
-        self.backend.delete(self._validators_key(url))
-
 
 def _memo_of(state: Mapping[str, str]) -> dict[str, str]:
     return {k[5:]: v for k, v in state.items() if k.startswith("memo_")}
