@@ -131,7 +131,7 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
                 # core's rule, not a copy of it: the game's retry_penalty and retry_past_max decide
                 difficulty = retry_difficulty(stored, ruleset.id, track["action"], track["base"], options=options)
                 retries.append({"character": sheet.name, "name": track["action"], "attempts": track["failures"],
-                                "difficulty": difficulty, "successes": not ruleset.target_number,
+                                "difficulty": difficulty, "successes": ruleset.retry_kind == "successes",
                                 "impossible": difficulty > ruleset.max_difficulty})
     away = [{"player": a.name, "until": a.until.isoformat() if a.until else "", "reason": a.reason}
             for a in absences.list_absences(r, gid, now, limit=MAX_ITEMS)]

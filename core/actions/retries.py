@@ -69,7 +69,7 @@ class Retries(Stored):
         ``options.retry_past_max`` what happens past the maximum difficulty)."""
         rs = get_ruleset(ruleset)
         opts = options or RulesOptions()
-        enabled = True if rs.id == "gehena" else opts.retry_penalty
+        enabled = rs.retry_always or opts.retry_penalty
         return cls(ruleset=rs.id, enabled=enabled, past_max=opts.retry_past_max_for(rs))
 
     def _track(self, action: str) -> RetryTrack | None:
@@ -106,7 +106,7 @@ class Retries(Stored):
         action = event.action
         if not self.enabled:
             return self, (ActionEvent("not_applied", {"action": action, "reason": "disabled"}),)
-        if event.stress and rs.id in ("gehena", "exaltado"):
+        if event.stress and not rs.retry_under_stress:
             # gehena: "esta regla no afecta en situaciones de estrés"; exaltado: "no debería
             # utilizar esta regla en circunstancias inciertas, tales como el combate"
             return self, (ActionEvent("not_applied", {"action": action, "reason": "stress"}),)

@@ -378,7 +378,7 @@ def retry_difficulty(
     Under stress gehena and exaltado apply no penalty (gehena «Nuevos Intentos»; exaltado
     «Segundas oportunidades»), so the base is returned.
     """
-    if stress and get_ruleset(ruleset).id in ("gehena", "exaltado"):
+    if stress and not get_ruleset(ruleset).retry_under_stress:
         return base_difficulty
     return _retries(stored, ruleset, options).difficulty_for(normalize_trait(action), base_difficulty)
 

@@ -251,23 +251,12 @@ class RulesOptions:
         ``RulesError`` it raises, in the order of the options: all at once, so a
         configuration check can name them together (issue 26, rule 7)."""
         rs = get_ruleset(ruleset)
-        forbidden: list[tuple[str, object, str]] = []
-        if rs.id == "gehena":
-            forbidden = [
-                ("botch_rule", "net_negative", "«Fallos y Fracasos»"),
-                ("retry_penalty", False, "«Nuevos Intentos»"),
-                ("retry_past_max", "impossible", "«Nuevos Intentos»"),
-                ("extended_failure", "fail", "«Acciones Extendidas»"),
-                ("extended_per_turn", "any", "«Acciones Extendidas»"),
-            ]
-        elif rs.id == "exaltado":
-            forbidden = [("botch_rule", "net_negative", "«La regla del uno»")]
         problems = [
             RulesError(f"{name} = {value!r} contradicts {rs.source} {section}", code="option_forbidden",
                        option=name, value=repr(value), ruleset=rs.id, section=section)
-            for name, value, section in forbidden if getattr(self, name) == value
+            for name, value, section in rs.forbidden_options if getattr(self, name) == value
         ]
-        if self.initiative == "join_battle" and rs.id != "exaltado":
+        if self.initiative == "join_battle" and not rs.join_battle:
             problems.append(RulesError(
                 f"initiative = 'join_battle' is Exalted's Join Battle, not {rs.name}'s initiative "
                 "(Dexterity + Wits + 1d10)", code="option_forbidden", option="initiative",

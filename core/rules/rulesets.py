@@ -56,19 +56,26 @@ class Ruleset:
             accumulated successes by default).
         retry_kind: ``"difficulty"`` (vampiro/gehena: +1 difficulty per failed retry) or
             ``"successes"`` (exaltado: +1 success required).
-        retry_resets_on_success: gehena's explicit reset after a success (others: a success
-            ends the sequence, which also resets it).
+        retry_always: the retry penalty applies whatever the game's ``retry_penalty`` says
+            (gehena «Nuevos Intentos»: "cada vez que se falle ... la dificultad aumentará en
+            uno"; vampiro leaves it to the Storyteller, "puede", so it is an option there).
+        retry_under_stress: whether the retry penalty applies under stress (vampiro: the text
+            sets no limit; gehena: "esta regla no afecta en situaciones de estrés"; exaltado
+            «Segundas oportunidades»: not "en circunstancias inciertas, tales como el combate").
         retry_past_max: what a retry whose raised difficulty would pass ``max_difficulty``
             is: ``"impossible"`` (vampiro: "al final la dificultad será tan alta que el
             personaje no tendrá posibilidades de éxito", «Nuevos Intentos») or ``"cap"``
             (gehena: "la dificultad nunca será de más de 10", «Nuevos Intentos»; exaltado has
             no practical maximum).
-        timezone: the game calendar's IANA zone (gehena: Spain's peninsular time,
-            ``"Europe/Madrid"``, gehena-reglas.txt «Tiempo»), else ``None``.
         max_turn_seconds: a turn lasts at most this long (180 s: three minutes in all texts).
         initiative: how combat initiative is rolled unless a game's options say otherwise:
             ``"dex_wits_d10"`` (Dexterity + Wits + 1d10: Vampire V20 / Revised, and Exalted
             1st edition, the edition of exaltado-reglas.txt) -- see :mod:`core.combat`.
+        stunts: whether stunts (proezas) exist (exaltado-reglas.txt «Acrobacias»; the vampiro
+            and gehena texts have none).
+        join_battle: whether the game may use Exalted's Join Battle initiative.
+        forbidden_options: the game options the ruleset's own text forbids, as
+            ``(option, value, section)`` (see ``core.rules.RulesOptions.forbidden_for``).
         soak: how soak works unless a game's options say otherwise: ``"rolled"`` (Vampire
             V20 / Revised: a soak roll whose successes cancel damage successes) or
             ``"subtract"`` (Exalted: the soak rating is taken off the damage dice before the
@@ -94,8 +101,11 @@ class Ruleset:
     extended_per_turn: str
     extended_botch: str
     retry_kind: str
-    retry_resets_on_success: bool
-    timezone: str | None
+    retry_always: bool = False
+    retry_under_stress: bool = True
+    stunts: bool = False
+    join_battle: bool = False
+    forbidden_options: tuple[tuple[str, object, str], ...] = ()
     retry_past_max: str = "cap"
     max_turn_seconds: int = 180
     initiative: str = "dex_wits_d10"
@@ -155,8 +165,6 @@ VAMPIRO = Ruleset(
     extended_per_turn="one",
     extended_botch="reset",
     retry_kind="difficulty",
-    retry_resets_on_success=True,
-    timezone=None,
     retry_past_max="impossible",
 )
 
@@ -181,15 +189,18 @@ EXALTADO = Ruleset(
     extended_per_turn="any",
     extended_botch="reset",
     retry_kind="successes",
-    retry_resets_on_success=True,
-    timezone=None,
+    retry_under_stress=False,
+    stunts=True,
+    join_battle=True,
+    forbidden_options=(("botch_rule", "net_negative", "«La regla del uno»"),),
     soak="subtract",
 )
 
 
 #: Gehena: vampiro's dice with the forum's house rules (gehena-reglas.txt): automatic
 #: success never under stress, shared teamwork botches, a failure keeps an extended
-#: action's progress, retries capped at 10, the calendar in Spain's time zone.
+#: action's progress, retries capped at 10 (the calendar's zone,
+#: Spain's peninsular time per «Tiempo», is every game's default: ``worker.settings``).
 GEHENA = replace(
     VAMPIRO,
     id="gehena",
@@ -199,7 +210,15 @@ GEHENA = replace(
     teamwork_botch="shared",
     extended_failure="continue",
     retry_past_max="cap",
-    timezone="Europe/Madrid",
+    retry_always=True,
+    retry_under_stress=False,
+    forbidden_options=(
+        ("botch_rule", "net_negative", "«Fallos y Fracasos»"),
+        ("retry_penalty", False, "«Nuevos Intentos»"),
+        ("retry_past_max", "impossible", "«Nuevos Intentos»"),
+        ("extended_failure", "fail", "«Acciones Extendidas»"),
+        ("extended_per_turn", "any", "«Acciones Extendidas»"),
+    ),
 )
 
 

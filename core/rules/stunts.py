@@ -86,7 +86,7 @@ def _check_stunt(rs: Ruleset, stunt: object) -> int:
         raise RulesError(
             f"stunt dice must be 0-3, got {stunt!r}", code="bad_stunt", dice=repr(stunt)
         )
-    if stunt and rs.id != "exaltado":
+    if stunt and not rs.stunts:
         # exaltado-reglas.txt «Acrobacias»; the vampiro and gehena texts have no stunts
         raise RulesError(
             f"stunts are an Exaltado rule, not {rs.id}",

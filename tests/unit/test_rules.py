@@ -62,7 +62,6 @@ def test_ruleset_difficulty_ranges_and_kinds():
     assert (e.min_difficulty, e.default_difficulty) == (1, 1)
     assert v.difficulty_kind == g.difficulty_kind == "target_number"
     assert e.difficulty_kind == "successes_required"
-    assert g.timezone == "Europe/Madrid"
 
 
 @pytest.mark.parametrize("system", ["vampiro", "gehena"])
