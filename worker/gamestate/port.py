@@ -28,6 +28,7 @@ from core.absence import Absence
 from core.post import NoticeClaim, PostContext, PostDecision, PostQuery
 from core.scenes import Scene
 from core.sheets import CharacterSheet
+from worker.gamestate.combat import PendingDamage
 from worker.state import GameStateSettings
 from worker.state.outbox import Notice
 from worker.store import PostState
@@ -201,6 +202,11 @@ class GameState(Protocol):
 
     def rewind_thread(self, forum: str, thread_id: str) -> None:
         """Make the next poll of a thread start one page before its last one."""
+
+    # -- combat ------------------------------------------------------------------------
+    def pending_damage(self, game: str) -> list[PendingDamage]:
+        """Damage waiting for a master's confirmation (option ``combat_damage = "confirm"``),
+        oldest first."""
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import unquote
@@ -25,10 +25,16 @@ from core.absence import Absence
 from core.post import (
     AbsenceSaved,
     ActorState,
+    AttackOpened,
+    AttackUpdated,
+    BloodSpent,
     Change,
     ContestSaved,
     ExtendedSaved,
+    HealthChanged,
     InactiveCleared,
+    InitiativeRolled,
+    MotesSpent,
     NoticeClaim,
     PostContext,
     PostQuery,
@@ -41,8 +47,10 @@ from core.post import (
     WillpowerSpent,
     ident,
 )
+from core.post.combat_state import MAX_OPEN_ATTACKS
 from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet
+from worker.gamestate import combat as stored_combat
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
 from worker.redistext import TextRedis
 from worker.state import GameStateSettings, absences, inactivity, outbox, scenes, sheets
@@ -87,6 +95,44 @@ def _dump(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _flat(fields: Mapping[str, str]) -> list[Any]:
+    out: list[Any] = [len(fields)]
+    for item in fields.items():
+        out += item
+    return out
+
+
+def _combat_ops(game: str, change: Change) -> list[Any]:
+    """The commit script's ops for a combat change (docs/state.md «Combat»: keys and values);
+    pending damage is written by the caller, which knows the post's time."""
+    if isinstance(change, InitiativeRolled):
+        key = game_key(game, "init", part(change.turn, fold=False))
+        return ["hset", key, ident(change.entry.initiative.name), _dump(change.entry.to_dict()),
+                "pexpire", key, max(1, change.ttl_seconds) * 1000]
+    if isinstance(change, (AttackOpened, AttackUpdated)):
+        link, ttl = change.link, max(1, change.ttl_seconds) * 1000
+        fp, tp, lid = part(link.forum, fold=False), part(link.thread, fold=False), part(link.id, fold=False)
+        index, targets = game_key(game, "attacks", fp, tp), game_key(game, "attacktargets", fp, tp)
+        ops: list[Any] = ["setpx", game_key(game, "attack", fp, tp, lid), _dump(link.to_dict()), ttl]
+        if link.status == "closed":
+            return ops + ["zrem", index, lid, "hdel", targets, lid]
+        if isinstance(change, AttackOpened):
+            opened = int(link.opened_at.timestamp()) if link.opened_at is not None else 0
+            ops += ["zadd", index, opened, lid, "pexpire", index, ttl]
+            if link.target and (target := stored_combat.target_part(link.target)) is not None:
+                ops += ["hset", targets, lid, target, "pexpire", targets, ttl]
+        return ops
+    if isinstance(change, HealthChanged):
+        return ["hsetm", game_key(game, "char", change.character),
+                *_flat(stored_combat.health_fields(change.after))]
+    if isinstance(change, BloodSpent):
+        return ["hsetm", game_key(game, "char", change.character),
+                *_flat({"blood": str(change.current), "blood_turn": change.turn, "blood_spent": str(change.spent)})]
+    if isinstance(change, MotesSpent):
+        return ["hset", game_key(game, "char", change.character), "essence_motes", str(change.motes)]
+    raise TypeError(f"not a combat change {change!r}")
+
+
 class RedisGameState(Store):
     """:class:`worker.gamestate.port.GameState` on Redis (a ``worker.store.Store`` too).
 
@@ -113,11 +159,12 @@ class RedisGameState(Store):
         for group in (query.extended, query.teams, query.contests):
             args += [len(group), *(part(n or "-") for n in group)]
         args += [len(query.fingerprints), *query.fingerprints]
+        args += self._combat_args(query)
         raw = self._load_post(keys=keys, args=args)
         if int(raw[0]) == 1:
             return LoadedPost(query, PostState(forum, query.post_id, _pairs(raw[1])), PostContext())
         (_, owned_ids, chars, scene_h, status, absence_h, inactive, rolled, teams, contests, actors,
-         wpturns, guards) = raw
+         wpturns, guards, combat) = raw
         owned: dict[str, CharacterSheet | None] = {}
         for cid, h in zip(owned_ids, chars, strict=False):
             owned[cid] = sheets.sheet_from_hash(cid, _pairs(h)) if h else None
@@ -143,8 +190,29 @@ class RedisGameState(Store):
             contests={ident(n): env for n, r in zip(query.contests, contests, strict=True)
                       if (env := _json(r)) is not None},
             rolled={fp: tuple(r.split()) for fp, r in zip(query.fingerprints, rolled, strict=True) if r},
+            combat=self._combat_context(query, combat) if query.combat and combat else None,
         )
         return LoadedPost(query, None, context, tuple(tuple(g_) for g_ in guards))
+
+    @staticmethod
+    def _combat_args(query: PostQuery) -> list[Any]:
+        """The load script's combat arguments (docs/state.md «Combat»): ``"0"`` when no tag
+        needs combat state."""
+        if not query.combat:
+            return ["0"]
+        g, fp, tp = query.game, part(query.forum, fold=False), part(query.thread, fold=False)
+        targets = [p for n in query.targets if (p := stored_combat.target_part(n)) is not None]
+        return ["1", scenes.scene_who_key(g, query.forum, query.thread), game_key(g, "names"),
+                game_key(g, "attacks", fp, tp), game_key(g, "attack", fp, tp) + ":",
+                game_key(g, "attacktargets", fp, tp), MAX_OPEN_ATTACKS, len(targets), *targets]
+
+    @staticmethod
+    def _combat_context(query: PostQuery, raw: Sequence[Any]) -> Any:
+        """The :class:`core.post.CombatContext` of the load script's combat part."""
+        order, present, links, target_sheets = raw
+        names = tuple(name for _member, name, inactive in present if not int(inactive))
+        by_part = {p: sheets.sheet_from_hash(p, _pairs(h)) for p, h in target_sheets if h}
+        return stored_combat.combat_context(_pairs(order).values(), names, links, by_part, query.targets)
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision: one Lua call, guarded (see the module docstring)."""
@@ -170,7 +238,13 @@ class RedisGameState(Store):
             for index_key in roll_index_keys(env["record"]):
                 args += ("zaddnx", index_key, commit.processed_ms, rid)
         claims: dict[str, Notice] = {}
+        at = datetime.fromtimestamp(commit.processed_ms / 1000, UTC)
         for change in decision.changes:
+            if isinstance(change, HealthChanged) and change.pending:  # waits for a master (docs/state.md «Combat»)
+                value = stored_combat.pending_value(change, forum=forum, thread=thread, at=at,
+                                                    levels=stored_combat.link_levels(decision.changes, change.link))
+                args += ["hset", game_key(game, "pendingdamage"), change.link, value]
+                continue
             args += self._change_ops(game, forum, thread, change, claims)
         result = self._commit_post(keys=[post_key(forum, post_id)], args=args)
         status = int(result[0])
@@ -228,6 +302,8 @@ class RedisGameState(Store):
                     "zadd", index, int(change.absence.ends_at.timestamp()), member]
         if isinstance(change, InactiveCleared):
             return ["hdel", game_key(game, "inactive"), who(change.author)]
+        if isinstance(change, (InitiativeRolled, AttackOpened, AttackUpdated, HealthChanged, BloodSpent, MotesSpent)):
+            return _combat_ops(game, change)
         if isinstance(change, NoticeClaim):
             key, notice, ttl_ms = outbox.prepare(game, change)
             claims[notice.id] = notice
@@ -236,6 +312,13 @@ class RedisGameState(Store):
                     int(notice.created.timestamp()), notice.forum, notice.thread, notice.kind, notice.text,
                     notice.who]
         raise TypeError(f"unknown state change {change!r}")
+
+    # -- combat ------------------------------------------------------------------------------
+    def pending_damage(self, game: str) -> list[stored_combat.PendingDamage]:
+        """Damage waiting for a master's confirmation (``pendingdamage``), oldest first."""
+        rows = self.r.hgetall(game_key(game, "pendingdamage"))
+        return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
+                      key=lambda p: (p.at.isoformat() if p.at else "", p.link))
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
