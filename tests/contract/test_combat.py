@@ -329,9 +329,9 @@ def test_two_initiatives_loaded_at_once_both_join_the_order(make_world):
 def test_a_sheets_combat_fields_are_stored_and_read_back(make_world):
     """docs/state.md «Combat»: ``npc`` and ``CombatStats.to_fields()`` on the sheet; a re-import
     without ``health`` / ``blood`` keeps the current ones."""
-    world = make_world(ruleset="vampiro", sheets=_sheets(**{
-        "Lucía": {"health": {"bashing": 1, "lethal": 2}, "blood": 7, "armour": 2},
-        "Capitán": {"blood": {"current": 3, "max": 12, "per_turn": 4}, "creature": "vampire"}}))
+    world = make_world(ruleset="vampiro", sheets=_sheets(
+        Lucía={"health": {"bashing": 1, "lethal": 2}, "blood": 7, "armour": 2},
+        Capitán={"blood": {"current": 3, "max": 12, "per_turn": 4}, "creature": "vampire"}))
     lucia = world.state.get_character(world.game, "Lucía")
     assert (lucia.npc, lucia.combat.creature, lucia.combat.generation, lucia.combat.armour) == (False, "vampire", 13, 2)
     assert (lucia.combat.bashing, lucia.combat.lethal, lucia.combat.aggravated, lucia.combat.beyond) == (1, 2, 0, None)

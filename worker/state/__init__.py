@@ -27,8 +27,8 @@ percent-encoded, so they never contain ``:``, ``{``, ``}`` or spaces.
 key (after ``nr:game:{<game>}:``)                  type    content
 =================================================  ======  ===================================================
 ``chars``                                          hash    ``<char>`` -> character display name
-``char:<char>``                                    hash    name, owner, human, traits (JSON), wp_temp, essence_motes/max,
-                                                           npc, combat fields (``CombatStats.to_fields``)
+``char:<char>``                                    hash    name, owner, human, traits (JSON), wp_temp, essence_motes/
+                                                           max, npc, combat fields (``CombatStats.to_fields``)
 ``owner:<who>``                                    set     ``<char>`` ids owned by forum user ``<who>``
 ``wpturn:<char>:<turn>``                           string  op id that spent Willpower in that turn (PX ttl)
 ``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)
