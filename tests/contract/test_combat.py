@@ -25,13 +25,15 @@ from typing import Any
 
 import pytest
 
-from core import rules
+from core import messages, rules
 from core.post import query_for, resolve
 from core.tags import extract_rolls
 from tests.conftest import FIXED_NOW
 from tests.unit.combatgame import VAMPIRO_SHEETS
 from worker import service
 from worker.gamestate import CommitStatus, PostCommit
+from worker.service import combat as combat_service
+from worker.state import StateError
 
 #: V20 "Health": the dice penalty by levels marked (Incapacitado at 7: no action).
 V20_PENALTY = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 2, 6: 5}
@@ -343,3 +345,57 @@ def test_a_sheets_combat_fields_are_stored_and_read_back(make_world):
     world.state.import_sheets(world.game, {"characters": [VAMPIRO_SHEETS["characters"][0]]}, now=FIXED_NOW)
     again = world.state.get_character(world.game, "Lucía")
     assert (again.combat.bashing, again.combat.lethal, again.combat.armour) == (1, 2, 0)
+
+
+def _pending_lucia(world, lang: str = "es") -> tuple[str, int]:
+    """Play until Lucía's soak leaves damage pending (option combat_damage = "confirm"); the
+    link's id and the levels that got through."""
+    thread = _scene(world)
+    hit = '[tirada]5 daño letal como "Guardia"[/tirada]' if lang == "es" else '[roll]5 damage lethal as "Guardia"[/roll]'
+    for _ in range(20):
+        world.roll(hit, author="master", thread=thread)
+        _, _, soak = world.roll(WORDS[lang]["soak"], author="ana", thread=thread)
+        combat = world.records(soak)[0]["params"]["combat"]
+        if combat["net"]["levels"]:
+            return combat["link"], combat["net"]["levels"]
+    raise AssertionError("no damage got through in 20 tries")
+
+
+def test_a_master_confirms_pending_damage_on_the_sheet_once(make_world):
+    """docs/state.md «Combat»: a confirmation writes ``after`` when the sheet still shows
+    ``before``, and deletes the entry; a second confirmation finds nothing."""
+    world = make_world(ruleset="vampiro", options={"combat_damage": "confirm"}, sheets=_sheets())
+    link, levels = _pending_lucia(world)
+    decided = combat_service.decide_damage(world.state, world.game, link, confirm=True)
+    assert decided.resolution.status == "confirmed"
+    lucia = world.state.get_character(world.game, "Lucía")
+    assert (lucia.combat.lethal, lucia.combat.bashing) == (levels, 0)
+    assert decided.line.startswith("daño confirmado: salud de Lucía: ileso → ")
+    assert world.state.pending_damage(world.game) == []
+    with pytest.raises(StateError) as again:
+        combat_service.decide_damage(world.state, world.game, link, confirm=True, lang="en")
+    assert again.value.code == "no_pending_damage"
+    assert messages.error_message(again.value, "en") == f"no damage is pending under the reference {link}"
+
+
+def test_confirming_after_the_sheet_moved_applies_the_levels_to_the_current_track(make_world):
+    """V20 "Applying Damage": the levels that got through are marked on the track as it is now
+    (a wound marked meanwhile is kept, nothing counted twice)."""
+    world = make_world(ruleset="vampiro", options={"combat_damage": "confirm"}, sheets=_sheets())
+    link, levels = _pending_lucia(world)
+    world.state.import_sheets(world.game, _sheets(Lucía={"health": {"bashing": 2}}), now=FIXED_NOW)
+    decided = combat_service.decide_damage(world.state, world.game, link, confirm=True, lang="en")
+    lucia = world.state.get_character(world.game, "Lucía")
+    assert (lucia.combat.lethal, lucia.combat.bashing) == (levels, min(2, 7 - levels))
+    assert decided.resolution.before is not None and decided.resolution.before.bashing == 2
+    assert decided.line.startswith("damage confirmed: Lucía's health: ")
+
+
+def test_a_master_discards_pending_damage(make_world):
+    world = make_world(ruleset="vampiro", options={"combat_damage": "confirm"}, sheets=_sheets(), language="en")
+    link, _ = _pending_lucia(world, "en")
+    decided = combat_service.decide_damage(world.state, world.game, link, confirm=False, lang="en")
+    assert decided.resolution.status == "discarded"
+    assert decided.line == "damage discarded: Lucía's health stays unhurt"
+    assert world.state.get_character(world.game, "Lucía").combat.unhurt
+    assert world.state.pending_damage(world.game) == []

@@ -21,6 +21,7 @@ from core.sheets import CharacterSheet
 from worker.state.keys import part
 
 __all__ = [
+    "DamageResolution",
     "PendingDamage",
     "combat_context",
     "confirmed_track",
@@ -111,6 +112,25 @@ class PendingDamage:
                        damage=str(data.get("damage") or ""))
         except (ValueError, KeyError, TypeError) as exc:
             raise StateError(f"bad pending damage {link!r}: {exc}", code="bad_pending_damage", link=link) from None
+
+
+@dataclass(frozen=True)
+class DamageResolution:
+    """What a master's decision on pending damage did.
+
+    Attributes:
+        status: ``confirmed`` (``after`` written on the sheet), ``discarded`` (the entry
+            deleted, the sheet untouched) or ``no_sheet`` (the target's sheet is gone: the
+            entry deleted).
+        pending: the entry as it was.
+        before / after: the sheet's track before and after (equal unless ``confirmed``;
+            None with ``no_sheet``).
+    """
+
+    status: str
+    pending: PendingDamage
+    before: HealthTrack | None = None
+    after: HealthTrack | None = None
 
 
 def confirmed_track(current: HealthTrack, pending: PendingDamage) -> HealthTrack:

@@ -581,6 +581,26 @@ class MemoryGameState:
         return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
                       key=lambda p: (p.at.isoformat() if p.at else "", p.link))
 
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
+        """Confirm (write on the target's sheet) or discard the damage pending under ``link``
+        and delete the entry; None when nothing is pending under it."""
+        with self._lock:
+            raw = self._pending_damage.get(game, {}).get(link)
+            if raw is None:
+                return None
+            pending = stored_combat.PendingDamage.from_json(link, raw)
+            del self._pending_damage[game][link]
+            sheet = self._sheets.get(game, {}).get(pending.character)
+            if sheet is None:
+                return stored_combat.DamageResolution("no_sheet", pending)
+            current = sheet.combat.track(pending.before.ruleset)
+            if not confirm:
+                return stored_combat.DamageResolution("discarded", pending, current, current)
+            after = stored_combat.confirmed_track(current, pending)
+            self._sheets[game][pending.character] = replace(sheet, combat=sheet.combat.with_track(after))
+            self._bump("char", game, pending.character)
+            return stored_combat.DamageResolution("confirmed", pending, current, after)
+
     # -- notices -------------------------------------------------------------------------
     def _claim(self, game: str, claim: NoticeClaim) -> Notice | None:
         key, notice, _ = outbox.prepare(game, claim)

@@ -28,7 +28,7 @@ from core.absence import Absence
 from core.post import NoticeClaim, PostContext, PostDecision, PostQuery
 from core.scenes import Scene
 from core.sheets import CharacterSheet
-from worker.gamestate.combat import PendingDamage
+from worker.gamestate.combat import DamageResolution, PendingDamage
 from worker.state import GameStateSettings
 from worker.state.outbox import Notice
 from worker.store import PostState
@@ -207,6 +207,12 @@ class GameState(Protocol):
     def pending_damage(self, game: str) -> list[PendingDamage]:
         """Damage waiting for a master's confirmation (option ``combat_damage = "confirm"``),
         oldest first."""
+
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> DamageResolution | None:
+        """A master's decision on the damage pending under ``link``: ``confirm`` writes it on
+        the target's sheet (``after`` if the sheet still shows ``before``, else the levels
+        applied to the current track), otherwise it is discarded; the entry is deleted either
+        way, atomically.  None when nothing is pending under ``link``."""
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:

@@ -56,6 +56,7 @@ from worker.redistext import TextRedis
 from worker.state import GameStateSettings, absences, inactivity, outbox, scenes, sheets
 from worker.state import actions as state_actions
 from worker.state import calendar as state_calendar
+from worker.state._tx import transact
 from worker.state.keys import game_key, part, who
 from worker.state.outbox import Notice
 from worker.store import (
@@ -319,6 +320,38 @@ class RedisGameState(Store):
         rows = self.r.hgetall(game_key(game, "pendingdamage"))
         return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
                       key=lambda p: (p.at.isoformat() if p.at else "", p.link))
+
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
+        """Confirm (write on the target's sheet, :func:`worker.gamestate.combat.confirmed_track`)
+        or discard the damage pending under ``link``, and delete the entry: one ``WATCH`` /
+        ``MULTI`` on the entry and the sheet.  None when nothing is pending under ``link``.
+
+        Raises:
+            StateError: ``bad_pending_damage`` (a corrupt entry), ``busy`` (contention).
+        """
+        index = game_key(game, "pendingdamage")
+
+        def fn(pipe: Any) -> stored_combat.DamageResolution | None:
+            raw = pipe.hget(index, link)
+            if raw is None:
+                return None
+            pending = stored_combat.PendingDamage.from_json(link, raw)
+            char = game_key(game, "char", pending.character)
+            pipe.watch(char)
+            h = pipe.hgetall(char)
+            if not h:
+                pipe.multi()
+                pipe.hdel(index, link)
+                return stored_combat.DamageResolution("no_sheet", pending)
+            current = sheets.sheet_from_hash(pending.character, h).combat.track(pending.before.ruleset)
+            after = stored_combat.confirmed_track(current, pending) if confirm else current
+            pipe.multi()
+            if confirm:
+                pipe.hset(char, mapping=stored_combat.health_fields(after))
+            pipe.hdel(index, link)
+            return stored_combat.DamageResolution("confirmed" if confirm else "discarded", pending, current, after)
+
+        return transact(self.r, [index], fn)
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
