@@ -396,6 +396,8 @@ def poll(config: str | None) -> None:
                     if outcome.status == PostStatus.PENDING_REPLY and _send_waiting_out_flood(
                             svc, name, post.post_id, send_reply):
                         replies += 1
+                    # what the post claimed (a welcome back, a combat turn's order): as the worker does
+                    notices = (*notices, *outcome.notices)
                 for notice in notices:
                     deliver_notice(svc, notice.game, notice.id)
             # replies still owed from before (a forum that refused them: a wrong password
