@@ -1176,6 +1176,35 @@ def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, s
     click.echo(f"scene {forum_name}:{thread}: {'stress' if scene.stress else 'calm'}")
 
 
+@scenes.command("turn")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.option("--mode", type=click.Choice(["post", "master"]), default=None,
+              help="Set the scene's turn mode instead: a Willpower turn per post, or per master's turn.")
+def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mode: str | None) -> None:
+    """Start the next turn of a scene: a new combat turn (initiative is rolled again) and, in
+    master turn mode, a new Willpower turn."""
+    from core.messages import error_message
+    from worker.state import StateError
+    from worker.state.scenes import advance_turn, get_scene, set_turn_mode
+
+    settings = _settings(config)
+    r, game = _redis_for(settings), _game_of(settings, game)
+    try:
+        if get_scene(r, game, forum_name, thread) is None:
+            raise StateError("not a scene", code="unknown_scene", forum=forum_name, thread=thread)
+        if mode is not None:
+            set_turn_mode(r, game, forum_name, thread, mode)
+            click.echo(f"scene {forum_name}:{thread}: turn mode {mode}")
+            return
+        turn = advance_turn(r, game, forum_name, thread)
+    except StateError as exc:
+        raise BadInput(error_message(exc, "en")) from None
+    click.echo(f"scene {forum_name}:{thread}: turn {turn}")
+
+
 @scenes.command("close")
 @config_option
 @click.argument("game")

@@ -32,8 +32,9 @@ def game(tmp_path, unique, cleanup_keys) -> tuple[str, str, str]:
     """``(config path, game id, sheets file)`` of a vampiro game with the sheets imported."""
     path = tmp_path / "n.toml"
     gid = f"g-{unique}"
-    path.write_text(f'[narrador]\nredis_url = "{redis_url()}"\n[games.{gid}]\nruleset = "vampiro"\n',
-                    encoding="utf-8")
+    path.write_text(f'[narrador]\nredis_url = "{redis_url()}"\n[games.{gid}]\nruleset = "vampiro"\n'
+                    f'[forums.f]\nkind = "flaskbb"\nbase_url = "http://forum.invalid"\nusername = "bot"\n'
+                    f'password = "x"\ngame = "{gid}"\n', encoding="utf-8")
     sheets = tmp_path / "sheets.yaml"
     sheets.write_text(yaml.safe_dump(SHEETS, allow_unicode=True), encoding="utf-8")
     result = CliRunner().invoke(main, ["sheets", "import", "-c", str(path), gid, str(sheets)])
@@ -87,3 +88,21 @@ def test_a_master_lists_confirms_and_discards_pending_damage(game, redis_client)
     _pend(redis_client, gid, "r-three", 2)
     runner.invoke(main, ["sheets", "confirm", "-c", config, gid, "r-three"])
     assert get_character(redis_client, gid, "Guardia").combat.lethal == 6  # 4 now + 2 that got through
+
+
+def test_a_master_starts_the_next_turn_of_a_scene(game, redis_client):
+    """The combat turn is the scene's turn (docs/rules.md «Combat»): ``scenes turn`` advances it."""
+    from worker.state.scenes import get_scene
+
+    config, gid, _ = game
+    runner = CliRunner()
+    assert runner.invoke(main, ["scenes", "open", "-c", config, gid, "f", "7"]).exit_code == 0
+    first = runner.invoke(main, ["scenes", "turn", "-c", config, gid, "f", "7"])
+    assert first.exit_code == 0 and "scene f:7: turn 1" in first.output
+    mode = runner.invoke(main, ["scenes", "turn", "-c", config, gid, "f", "7", "--mode", "master"])
+    assert "scene f:7: turn mode master" in mode.output
+    scene = get_scene(redis_client, gid, "f", "7")
+    assert scene is not None and (scene.turn, scene.turn_mode) == (1, "master")
+    missing = runner.invoke(main, ["scenes", "turn", "-c", config, gid, "f", "8"])
+    assert missing.exit_code == 2 and "that thread is not a scene" in missing.output
+    assert get_scene(redis_client, gid, "f", "8") is None

@@ -26,3 +26,21 @@ def test_item12_master_marks_a_scene_as_stress_on_the_web(world, ana, redis_clie
     assert get_scene(redis_client, game, "foro", "77").stress is True
     assert ana.post(f"/audit/{game}/scenes/stress", data={"forum": "foro", "thread": "77", "stress": "off"}).status_code == 400
     assert get_scene(redis_client, game, "foro", "77").stress is True
+
+
+def test_a_master_starts_a_scenes_next_turn_on_the_web(world, ana, redis_client):  # noqa: F811
+    """Issue 29: the combat turn is the scene's turn, which a master advances ("Siguiente
+    turno"); a thread that is not a scene is refused and nothing is created."""
+    game = world["ids"]["game"]
+    open_scene(redis_client, game, "foro", "78", now=datetime.now(UTC), title="Almacén", by="test")
+    html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "Siguiente turno" in html and "<strong>0</strong>" in html
+    resp = ana.post(f"/audit/{game}/scenes/turn", data={
+        "csrf_token": csrf_token(html), "forum": "foro", "thread": "78"}, follow_redirects=True)
+    assert "Escena foro:78: turno 1." in resp.get_data(as_text=True)
+    assert get_scene(redis_client, game, "foro", "78").turn == 1
+    refused = ana.post(f"/audit/{game}/scenes/turn", data={
+        "csrf_token": csrf_token(html), "forum": "foro", "thread": "404"}, follow_redirects=True)
+    assert "ese hilo no es una escena" in refused.get_data(as_text=True)
+    assert get_scene(redis_client, game, "foro", "404") is None
+    assert ana.post(f"/audit/{game}/scenes/turn", data={"forum": "foro", "thread": "78"}).status_code == 400
