@@ -399,3 +399,30 @@ def test_a_master_discards_pending_damage(make_world):
     assert decided.line == "damage discarded: Lucía's health stays unhurt"
     assert world.state.get_character(world.game, "Lucía").combat.unhurt
     assert world.state.pending_damage(world.game) == []
+
+
+def test_an_attack_opened_between_load_and_commit_is_a_conflict(make_world):
+    """The open attack links are guarded (the newest 20 ids of the thread's zset): a damage
+    roll loaded before another post opened an attack commits nothing and is decided again,
+    taking its own attacker's link."""
+    world = make_world(ruleset="vampiro", sheets=_sheets())
+    thread = _scene(world)
+    body = "[tirada]Fuerza+1 daño letal[/tirada]"
+    _, post_id = world.post(body, author="ana", thread=thread)
+    post = world.forum.post(post_id)
+    tags = tuple(extract_rolls(body, ruleset_id="vampiro"))
+    loaded = world.state.load_post(query_for(world.game, world.forum_name, thread, post_id, "ana", tags))
+    assert loaded.context.combat is not None and loaded.context.combat.attacks == ()
+    for _ in range(30):
+        _, _, attack = world.roll('[tirada]Destreza+Pelea ataque vs "Guardia"[/tirada]', author="bruno", thread=thread)
+        if world.records(attack)[0]["outcome"] == "success":
+            break
+    game = world.svc.settings.game(world.game)
+    inp = service.post_input(world.svc, game, rules.get_ruleset("vampiro"), rules.RulesOptions(), post, body, tags)
+    decision = resolve(inp, loaded.context)
+    result = world.state.commit_post(loaded, PostCommit(world.game, decision, {"status": decision.status}, 0))
+    assert result.status is CommitStatus.CONFLICT
+    fresh = world.state.load_post(query_for(world.game, world.forum_name, thread, post_id, "ana", tags))
+    assert fresh.context.combat is not None
+    assert [(a.attacker, a.target, a.status) for a in fresh.context.combat.attacks] == [("Mateo", "Guardia", "open")]
+    assert set(fresh.context.combat.sheets) == {"guardia"}  # an open link's target is loaded too
