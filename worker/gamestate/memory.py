@@ -1,9 +1,10 @@
 """The game-state port in memory: the fake the service tests run on (and a local run may use).
 
 Source: issue 17, "A game-state port".  :class:`MemoryGameState` keeps the domain values
-(posts, records, sheets, scenes, envelopes, notices...) in dictionaries, keyed by the same
-identities as the Redis store (``worker.state.keys.part`` of names), so the two behave alike;
-``tests/contract/`` holds them to it.  It is not a Redis emulator: it never sees a key.
+(posts, records, sheets, scenes, envelopes, notices, issue 29's combat state...) in
+dictionaries, keyed by the same identities as the Redis store (``worker.state.keys.part`` of
+names), so the two behave alike; ``tests/contract/`` holds them to it.  It is not a Redis
+emulator: it never sees a key.
 
 Concurrency: one re-entrant lock serialises every call (threads of one process).  Each stored
 value has a version; :meth:`MemoryGameState.load_post` returns the versions it read and

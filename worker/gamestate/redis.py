@@ -5,7 +5,9 @@ Source: issue 17.  :meth:`RedisGameState.load_post` is one Lua call (``load_post
 post's hash and, for a post not processed yet, the author's characters and sheets, the
 thread's scene, the author's downtime notice and inactive mark, the extended actions, teams
 and contests the tags name, the roller's retries and declared actions, the Willpower turn
-markers and the fingerprints already rolled in the thread.  :meth:`RedisGameState.commit_post`
+markers and the fingerprints already rolled in the thread, and -- when a tag has a combat word
+-- the combat turn's initiative, the scene's present players, the thread's open attack links and
+the targets' sheets (issue 29, ``docs/state.md`` «Combat»).  :meth:`RedisGameState.commit_post`
 is one Lua call (``commit_post.lua``) that writes nothing when the post hash exists (the
 post was committed before) or when a value the load returned has changed (compared by SHA-1),
 and otherwise writes the records, their indexes, the post hash and every state change.
