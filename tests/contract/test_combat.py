@@ -160,7 +160,7 @@ def test_attack_damage_with_its_extra_successes_soak_and_the_health_level_on_the
         assert w["incapacitated"] in reply and action.roll_ids == ()
     else:
         act = world.records(action)[0]
-        assert act["params"]["pool"] == 4 - V20_PENALTY[levels]
+        assert act["params"]["pool"] == max(0, 4 - V20_PENALTY[levels])  # never below 0 (docs/rules.md)
     # the link is closed: a second soak finds nothing
     _, _, again = world.roll(w["soak_npc"], author="master", thread=thread)
     assert again.roll_ids == ()
@@ -239,15 +239,22 @@ def test_motes_of_essence_are_spent_from_the_sheet(make_world, lang):
     assert world.state.get_character(world.game, "Kira").essence_motes == 3
 
 
-def test_a_master_rolls_an_npc_by_naming_it(make_world):
-    world = make_world(ruleset="vampiro", sheets=_sheets())
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_master_rolls_an_npc_by_naming_it(make_world, lang):
+    """docs/sheets.md: a master owning several sheets names the one that rolls (``como`` /
+    ``as``); an NPC sheet never stands for its owner unnamed."""
+    world = make_world(ruleset="vampiro", language=lang, sheets=_sheets())
     thread = _scene(world)
-    _, _, named = world.roll('[tirada]Destreza+Pelea como "guardia"[/tirada]', author="master", thread=thread)
+    named_tag = ('[tirada]Destreza+Pelea como "guardia"[/tirada]' if lang == "es"
+                 else '[roll]Dexterity+Brawl as "guardia"[/roll]')
+    _, _, named = world.roll(named_tag, author="master", thread=thread)
     rec = world.records(named)[0]
     assert rec["character"] == "Guardia" and rec["params"]["pool"] == 4
-    _, _, unnamed = world.roll("[tirada]Destreza+Pelea[/tirada]", author="master", thread=thread)
+    _, _, unnamed = world.roll(WORDS[lang]["act"], author="master", thread=thread)
     assert unnamed.roll_ids == ()
-    assert 'master lleva varios personajes (Capitán, Guardia): di cuál tira con como "Nombre"' in world.last_reply()
+    assert ('master lleva varios personajes (Capitán, Guardia): di cuál tira con como "Nombre"' if lang == "es"
+            else 'master plays several characters (Capitán, Guardia): say which one rolls with as "Name"'
+            ) in world.last_reply()
     assert world.state.get_character(world.game, "Guardia").npc is True
     assert world.state.get_character(world.game, "Lucía").npc is False
 

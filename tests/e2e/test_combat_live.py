@@ -189,15 +189,20 @@ def test_one_combat_turn_of_two_characters_and_an_npc(combat_forum, tmp_path, un
         guard = table.store.get_character(table.game, "Guardia")
         assert guard.combat.lethal == min(7, before + levels)
         assert "salud de Guardia: " in reply
-        if V20_PENALTY.get(guard.combat.lethal, 0):
+        if guard.combat.lethal >= 2:  # Lesionado or worse: a penalty
             break
     marked = guard.combat.lethal
+    assert marked >= 2, "eight exchanges left the guard at most Magullado"
+    if marked >= 7:  # the whole track at once (rare): Incapacitado, no action at all
+        post_id = table.post("admin", '[tirada]Destreza+Pelea como "Guardia"[/tirada]')
+        table.poll(1)
+        assert "Incapacitado: no puede actuar" in table.reply_to(post_id)
+        return
     penalty = V20_PENALTY[marked]
-    assert penalty > 0
     assert f"(−{penalty})" in reply  # the level reached, with its penalty, in the soak's reply
     assert f"({penalty} dice" in table.cli("sheets show", table.game, "Guardia").replace("−", "")
 
-    # the guard's next action: Destreza 2 + Pelea 2, less the wound penalty
+    # the guard's next action: Destreza 2 + Pelea 2, less the wound penalty (never below 0)
     action, reply = table.roll("admin", '[tirada]Destreza+Pelea como "Guardia"[/tirada]')
-    assert action["params"]["pool"] == 4 - penalty and len(action["faces"]) == 4 - penalty
+    assert action["params"]["pool"] == max(0, 4 - penalty)
     assert action["params"]["combat"]["penalty"] == penalty and f"−{penalty} por heridas" in reply
