@@ -8,7 +8,8 @@ player's word (gehena-reglas.txt «Éxitos Automáticos», «Nuevos Intentos»; 
 
 Routes (a logged-in master of the game; CSRF on every form):
 
-- ``GET /audit/<game>/scenes``: the open scenes with their stress mark;
+- ``GET /audit/<game>/scenes``: the open scenes with their stress mark, turn and the current
+  combat turn's initiative order (issue 29);
 - ``POST /audit/<game>/scenes/stress``: mark one (``forum``, ``thread``, ``stress`` on/off);
 - ``POST /audit/<game>/scenes/turn``: start a scene's next turn (``forum``, ``thread``): a new
   combat turn, whose initiative is rolled again (issue 29), and in master turn mode a new
@@ -24,6 +25,7 @@ from wtforms import HiddenField, SelectField
 from wtforms.validators import InputRequired, Length
 
 from core import messages as state_messages
+from core.post.combat import order_text
 from web import deps, i18n
 from web.auth import master_required
 from worker.state import StateError, state_settings_for
@@ -58,7 +60,9 @@ def _game(game: str):
 def index(game: str):
     """The game's open scenes and whether each is played under stress."""
     gs = _game(game)
-    return render_template("scenes.html", game=gs, scenes=scene_store.open_scenes(deps.store().r, game),
+    scenes = scene_store.open_scenes(deps.store().r, game)
+    orders = {s.id: order_text(deps.store().turn_order(game, s)) for s in scenes}
+    return render_template("scenes.html", game=gs, scenes=scenes, orders=orders,
                            game_stress=state_settings_for(gs).stress, form=StressForm(), turn_form=TurnForm())
 
 

@@ -121,6 +121,14 @@ def test_initiative_is_dexterity_plus_wits_plus_a_die_and_the_turn_is_ordered_hi
     # a second initiative in the same turn is refused
     _, _, again = world.roll(w["init"], author="ana", thread=thread)
     assert again.roll_ids == ()
+    # the scenes page's read: the turn's entries in roll order; a new turn starts empty
+    scene = world.state.get_scene(world.game, world.forum_name, thread)
+    assert [e.initiative.name for e in world.state.turn_order(world.game, scene)] == ["Lucía", "Guardia", "Mateo"]
+    world.state.advance_turn(world.game, world.forum_name, thread)
+    scene = world.state.get_scene(world.game, world.forum_name, thread)
+    assert world.state.turn_order(world.game, scene) == []
+    _, _, next_turn = world.roll(w["init"], author="ana", thread=thread)
+    assert len(next_turn.roll_ids) == 1  # initiative is rolled again in the next combat turn
 
 
 @pytest.mark.parametrize("lang", ["es", "en"])

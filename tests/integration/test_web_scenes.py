@@ -44,3 +44,25 @@ def test_a_master_starts_a_scenes_next_turn_on_the_web(world, ana, redis_client)
     assert "ese hilo no es una escena" in refused.get_data(as_text=True)
     assert get_scene(redis_client, game, "foro", "404") is None
     assert ana.post(f"/audit/{game}/scenes/turn", data={"forum": "foro", "thread": "78"}).status_code == 400
+
+
+def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_client):  # noqa: F811
+    """Issue 29, item 1 ("the scene page shows it"): the current combat turn's order, highest
+    first (V20 "Initiative": Dexterity + Wits + 1d10), as the game state stores it."""
+    import json
+
+    from core.combat import evaluate_initiative
+    from core.post import TurnEntry, combat_turn
+    from worker.state.keys import game_key, part
+
+    game = world["ids"]["game"]
+    scene = open_scene(redis_client, game, "foro", "79", now=datetime.now(UTC), title="Muelle", by="test")
+    key = game_key(game, "init", part(combat_turn(scene, "foro", "79"), fold=False))
+    for seq, (name, dex, wits, die) in enumerate((("Lucía", 3, 2, 4), ("Mateo", 2, 3, 10))):
+        entry = TurnEntry(character=name.lower(), owner="x", npc=False, roll_id=f"r{seq}",
+                          initiative=evaluate_initiative("vampiro", name, [die], dexterity=dex, wits=wits, seq=seq))
+        redis_client.hset(key, name.lower(), json.dumps(entry.to_dict()))
+    html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "1. Mateo (15) · 2. Lucía (9)" in html
+    ana.post(f"/audit/{game}/scenes/turn", data={"csrf_token": csrf_token(html), "forum": "foro", "thread": "79"})
+    assert "Mateo (15)" not in ana.get(f"/audit/{game}/scenes").get_data(as_text=True)  # a new turn: no order yet

@@ -51,6 +51,7 @@ from core.post import (
     StuntCredited,
     TeamSaved,
     TurnActionsSaved,
+    TurnEntry,
     WillpowerSpent,
     combat_turn,
     ident,
@@ -581,6 +582,12 @@ class MemoryGameState:
             rows = dict(self._pending_damage.get(game, {}))
         return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
                       key=lambda p: (p.at.isoformat() if p.at else "", p.link))
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives of ``scene``'s current combat turn, in the order they were rolled."""
+        with self._lock:
+            raw = list(self._init.get(game, {}).get(combat_turn(scene, scene.forum, scene.thread), {}).values())
+        return list(stored_combat.combat_context(raw, (), (), {}, ()).order)
 
     def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
         """Confirm (write on the target's sheet) or discard the damage pending under ``link``

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from core.absence import Absence
-from core.post import NoticeClaim, PostContext, PostDecision, PostQuery
+from core.post import NoticeClaim, PostContext, PostDecision, PostQuery, TurnEntry
 from core.scenes import Scene
 from core.sheets import CharacterSheet
 from worker.gamestate.combat import DamageResolution, PendingDamage
@@ -207,6 +207,10 @@ class GameState(Protocol):
     def pending_damage(self, game: str) -> list[PendingDamage]:
         """Damage waiting for a master's confirmation (option ``combat_damage = "confirm"``),
         oldest first."""
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives rolled in ``scene``'s current combat turn (its ``turn``), in the
+        order they were rolled (:func:`core.combat.initiative_order` ranks them)."""
 
     def resolve_damage(self, game: str, link: str, *, confirm: bool) -> DamageResolution | None:
         """A master's decision on the damage pending under ``link``: ``confirm`` writes it on

@@ -46,7 +46,9 @@ from core.post import (
     StuntCredited,
     TeamSaved,
     TurnActionsSaved,
+    TurnEntry,
     WillpowerSpent,
+    combat_turn,
     ident,
 )
 from core.post.combat_state import MAX_OPEN_ATTACKS
@@ -322,6 +324,12 @@ class RedisGameState(Store):
         rows = self.r.hgetall(game_key(game, "pendingdamage"))
         return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
                       key=lambda p: (p.at.isoformat() if p.at else "", p.link))
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives of ``scene``'s current combat turn (``init:<turn>``), in the order
+        they were rolled."""
+        raw = self.r.hgetall(game_key(game, "init", part(combat_turn(scene, scene.forum, scene.thread), fold=False)))
+        return list(stored_combat.combat_context(raw.values(), (), (), {}, ()).order)
 
     def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
         """Confirm (write on the target's sheet, :func:`worker.gamestate.combat.confirmed_track`)
