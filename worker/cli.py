@@ -1070,13 +1070,18 @@ def sheets_show(config: str | None, game: str, character: str) -> None:
 @click.argument("game")
 def sheets_damage(config: str | None, game: str) -> None:
     """List the damage waiting for a master's confirmation (option combat_damage = "confirm")."""
+    from core.messages import error_message
     from core.post.combat import health_words
     from worker.gamestate import RedisGameState
     from worker.service.combat import pending_damage
+    from worker.state import StateError
 
     settings = _settings(config)
     state = RedisGameState(_redis_for(settings))
-    rows = pending_damage(state, _game_of(settings, game))
+    try:
+        rows = pending_damage(state, _game_of(settings, game))
+    except StateError as exc:  # an entry that does not decode: say which, never a traceback
+        raise BadInput(error_message(exc, "en")) from None
     for p in rows:
         click.echo(f"{p.link}: {p.name}: {health_words('en', p.before)} → {health_words('en', p.after)}"
                    f" ({p.levels if p.levels is not None else '?'} {p.damage or 'levels'}; {p.forum}:{p.thread}, "

@@ -106,3 +106,12 @@ def test_a_master_starts_the_next_turn_of_a_scene(game, redis_client):
     missing = runner.invoke(main, ["scenes", "turn", "-c", config, gid, "f", "8"])
     assert missing.exit_code == 2 and "that thread is not a scene" in missing.output
     assert get_scene(redis_client, gid, "f", "8") is None
+
+
+def test_a_corrupt_pending_entry_is_named_not_a_traceback(game, redis_client):
+    config, gid, _ = game
+    redis_client.hset(game_key(gid, "pendingdamage"), "r-bad", "{not json")
+    listed = CliRunner().invoke(main, ["sheets", "damage", "-c", config, gid])
+    assert listed.exit_code == 2 and "the pending damage r-bad cannot be read: delete it by hand" in listed.output
+    confirmed = CliRunner().invoke(main, ["sheets", "confirm", "-c", config, gid, "r-bad"])
+    assert confirmed.exit_code == 2 and "r-bad cannot be read" in confirmed.output
