@@ -40,6 +40,8 @@ TIME_UNITS = {
 _ERRORS = {
     "no_sheet": N_("no tienes hoja de personaje en esta partida: usa un número de dados ({traits})"),
     "unknown_character": N_("no hay ningún personaje llamado {character}"),
+    "no_pending_damage": N_("no hay daño pendiente con la referencia {link}"),
+    "bad_pending_damage": N_("el daño pendiente {link} no se puede leer: bórralo a mano"),
     "ambiguous_character": N_(
         "{author} lleva varios personajes ({characters}): di cuál tira con como \"Nombre\""
     ),
@@ -199,6 +201,10 @@ _TEXTS = {
     ),
     "motes_spent": N_("{character} gasta {motes} motas de Esencia: le quedan {current}/{max}"),
     "unhurt": N_("ileso"),
+    # a master's decision on pending damage (option combat_damage = "confirm")
+    "damage_confirmed": N_("daño confirmado: salud de {character}: {before} → {after}"),
+    "damage_discarded": N_("daño descartado: la salud de {character} sigue {health}"),
+    "damage_no_sheet": N_("{character} ya no tiene hoja: el daño pendiente se ha borrado"),
     # the traits a combat line adds up
     "dexterity": N_("Destreza"),
     "wits": N_("Astucia"),

@@ -8,8 +8,12 @@ player's word (gehena-reglas.txt «Éxitos Automáticos», «Nuevos Intentos»; 
 
 Routes (a logged-in master of the game; CSRF on every form):
 
-- ``GET /audit/<game>/scenes``: the open scenes with their stress mark;
-- ``POST /audit/<game>/scenes/stress``: mark one (``forum``, ``thread``, ``stress`` on/off).
+- ``GET /audit/<game>/scenes``: the open scenes with their stress mark, turn and the current
+  combat turn's initiative order (issue 29);
+- ``POST /audit/<game>/scenes/stress``: mark one (``forum``, ``thread``, ``stress`` on/off);
+- ``POST /audit/<game>/scenes/turn``: start a scene's next turn (``forum``, ``thread``): a new
+  combat turn, whose initiative is rolled again (issue 29), and in master turn mode a new
+  Willpower turn.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from wtforms import HiddenField, SelectField
 from wtforms.validators import InputRequired, Length
 
 from core import messages as state_messages
+from core.post.combat import order_text
 from web import deps, i18n
 from web.auth import master_required
 from worker.state import StateError, state_settings_for
@@ -37,6 +42,13 @@ class StressForm(FlaskForm):
     stress = SelectField(choices=["on", "off"])
 
 
+class TurnForm(FlaskForm):
+    """Start the next turn of the scene ``forum``:``thread``."""
+
+    forum = HiddenField(validators=[InputRequired(), Length(max=200)])
+    thread = HiddenField(validators=[InputRequired(), Length(max=200)])
+
+
 def _game(game: str):
     settings = deps.settings().games[game]
     i18n.use_game_language(settings.language)
@@ -48,8 +60,10 @@ def _game(game: str):
 def index(game: str):
     """The game's open scenes and whether each is played under stress."""
     gs = _game(game)
-    return render_template("scenes.html", game=gs, scenes=scene_store.open_scenes(deps.store().r, game),
-                           game_stress=state_settings_for(gs).stress, form=StressForm())
+    scenes = scene_store.open_scenes(deps.store().r, game)
+    orders = {s.id: order_text(deps.store().turn_order(game, s)) for s in scenes}
+    return render_template("scenes.html", game=gs, scenes=scenes, orders=orders,
+                           game_stress=state_settings_for(gs).stress, form=StressForm(), turn_form=TurnForm())
 
 
 @bp.post("/audit/<game>/scenes/stress")
@@ -68,4 +82,22 @@ def stress(game: str):
     else:
         flash(_("Escena %(id)s: %(state)s.", id=scene.id,
                 state=_("estrés / combate") if scene.stress else _("sin estrés")), "ok")
+    return redirect(url_for("scenes.index", game=gs.id))
+
+
+@bp.post("/audit/<game>/scenes/turn")
+@master_required
+def turn(game: str):
+    """Start a scene's next turn (a new combat turn: initiative is rolled again)."""
+    gs = _game(game)
+    form = TurnForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        number = scene_store.advance_turn(deps.store().r, gs.id, form.forum.data, form.thread.data)
+    except StateError as exc:
+        flash(state_messages.error_message(exc, gs.language), "bad")
+    else:
+        where = ":".join((form.forum.data, form.thread.data))
+        flash(_("Escena %(id)s: turno %(turn)d.", id=where, turn=number), "ok")
     return redirect(url_for("scenes.index", game=gs.id))

@@ -9,7 +9,11 @@ Routes (a logged-in master of the game; CSRF on every form):
 - ``POST /audit/<game>/sheets/import``: a YAML or JSON file (at most :data:`MAX_UPLOAD`
   bytes); nothing is imported unless the whole file validates, and every problem is shown;
 - ``POST /audit/<game>/sheets/<character>/willpower``: add to or set the temporary
-  Willpower (kept within 0..permanent).
+  Willpower (kept within 0..permanent);
+- ``POST /audit/<game>/sheets/damage/<link>``: confirm or discard the damage a player's soak
+  left pending (option ``combat_damage = "confirm"``; issue 29, :mod:`worker.service.combat`).
+
+Each character shows its health level and wound penalty, blood (current/max) and motes.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
 from core import messages as state_messages
+from core.post.combat import health_words
 from web import deps, i18n
 from web.auth import master_required
+from worker.service import combat as combat_service
 from worker.state import SheetError, StateError
 from worker.state import sheets as sheet_store
 
@@ -40,6 +46,12 @@ class ImportForm(FlaskForm):
     """A sheets file to import."""
 
     file = FileField(validators=[FileRequired()])
+
+
+class DamageForm(FlaskForm):
+    """Confirm (``confirm``) or discard (``discard``) pending damage."""
+
+    decision = SelectField(choices=["confirm", "discard"])
 
 
 class WillpowerForm(FlaskForm):
@@ -60,9 +72,17 @@ def _game(game: str):
 def index(game: str):
     """The game's characters."""
     gs = _game(game)
+    lang = gs.language
     characters = sheet_store.list_characters(deps.store().r, game)
+    combat = {c.id: combat_service.combat_summary(c, gs.ruleset, lang) for c in characters}
+    try:
+        pending = combat_service.pending_damage(deps.store(), game)
+    except StateError as exc:
+        flash(state_messages.error_message(exc, lang), "bad")
+        pending = []
+    shown = [(p, health_words(lang, p.before), health_words(lang, p.after)) for p in pending]
     return render_template("sheets.html", game=gs, characters=characters, import_form=ImportForm(),
-                           willpower_form=WillpowerForm())
+                           willpower_form=WillpowerForm(), combat=combat, pending=shown, damage_form=DamageForm())
 
 
 @bp.post("/audit/<game>/sheets/import")
@@ -108,4 +128,22 @@ def willpower(game: str, character: str):
         flash(state_messages.error_message(exc, gs.language), "bad")
     else:
         flash(_("%(character)s: Fuerza de Voluntad temporal %(value)d.", character=character, value=new), "ok")
+    return redirect(url_for("sheets.index", game=gs.id))
+
+
+@bp.post("/audit/<game>/sheets/damage/<link>")
+@master_required
+def damage(game: str, link: str):
+    """Confirm or discard the damage pending under the attack link ``link``."""
+    gs = _game(game)
+    form = DamageForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        decided = combat_service.decide_damage(deps.store(), gs.id, link, confirm=form.decision.data == "confirm",
+                                               lang=gs.language)
+    except StateError as exc:
+        flash(state_messages.error_message(exc, gs.language), "bad")
+    else:
+        flash(decided.line, "ok")
     return redirect(url_for("sheets.index", game=gs.id))

@@ -396,6 +396,8 @@ def poll(config: str | None) -> None:
                     if outcome.status == PostStatus.PENDING_REPLY and _send_waiting_out_flood(
                             svc, name, post.post_id, send_reply):
                         replies += 1
+                    # what the post claimed (a welcome back, a combat turn's order): as the worker does
+                    notices = (*notices, *outcome.notices)
                 for notice in notices:
                     deliver_notice(svc, notice.game, notice.id)
             # replies still owed from before (a forum that refused them: a wrong password
@@ -984,7 +986,8 @@ def records_archive(config: str | None) -> None:
 
 @main.group()
 def sheets() -> None:
-    """Character sheets of a game (traits, Willpower), stored in Redis."""
+    """Character sheets of a game (traits, Willpower, health, blood, motes), stored in Redis;
+    damage waiting for a master's confirmation."""
 
 
 @sheets.command("import")
@@ -1018,8 +1021,94 @@ def sheets_list(config: str | None, game: str) -> None:
     from worker.state.sheets import list_characters
 
     settings = _settings(config)
-    for sheet in list_characters(_redis_for(settings), _game_of(settings, game)):
-        click.echo(f"{sheet.name} ({sheet.owner}): FV {sheet.willpower_temporary}/{sheet.willpower_permanent}")
+    game = _game_of(settings, game)
+    ruleset = settings.games[game].ruleset
+    for sheet in list_characters(_redis_for(settings), game):
+        click.echo(f"{sheet.name} ({sheet.owner}{', NPC' if sheet.npc else ''}): "
+                   f"FV {sheet.willpower_temporary}/{sheet.willpower_permanent} · {_combat_line(sheet, ruleset)}")
+
+
+def _combat_line(sheet, ruleset: str) -> str:
+    """A sheet's health, wound penalty, blood and motes on one line (English, as the CLI)."""
+    from worker.service.combat import combat_summary
+
+    summary = combat_summary(sheet, ruleset, "en")
+    penalty = ("cannot act" if summary.penalty is None
+               else f"−{summary.penalty} dice" if summary.penalty else "no penalty")
+    parts = [f"health: {summary.health} ({penalty})"]
+    if summary.blood is not None:
+        parts.append(f"blood {summary.blood[0]}/{summary.blood[1]} ({summary.blood[2]} a turn)")
+    if summary.motes is not None:
+        parts.append(f"motes {summary.motes[0]}/{summary.motes[1]}")
+    return " · ".join(parts)
+
+
+@sheets.command("show")
+@config_option
+@click.argument("game")
+@click.argument("character")
+def sheets_show(config: str | None, game: str, character: str) -> None:
+    """Show CHARACTER: owner, Willpower, health level and wound penalty, blood, motes, traits."""
+    from worker.state.sheets import get_character
+
+    settings = _settings(config)
+    game = _game_of(settings, game)
+    sheet = get_character(_redis_for(settings), game, character)
+    if sheet is None:
+        raise BadInput(f"no character {character!r} in {game}")
+    stats = sheet.combat
+    click.echo(f"{sheet.name} ({sheet.owner}{', NPC' if sheet.npc else ''})")
+    click.echo(f"FV {sheet.willpower_temporary}/{sheet.willpower_permanent}")
+    click.echo(_combat_line(sheet, settings.games[game].ruleset))
+    click.echo(f"creature: {stats.creature or '-'} · generation: {stats.generation or '-'} · armour: {stats.armour} · "
+               f"marks: bashing {stats.bashing}, lethal {stats.lethal}, aggravated {stats.aggravated}")
+    click.echo(" · ".join(f"{t.name} {t.rating}" for t in sorted(sheet.traits.values(), key=lambda t: t.name)))
+
+
+@sheets.command("damage")
+@config_option
+@click.argument("game")
+def sheets_damage(config: str | None, game: str) -> None:
+    """List the damage waiting for a master's confirmation (option combat_damage = "confirm")."""
+    from core.messages import error_message
+    from core.post.combat import health_words
+    from worker.gamestate import RedisGameState
+    from worker.service.combat import pending_damage
+    from worker.state import StateError
+
+    settings = _settings(config)
+    state = RedisGameState(_redis_for(settings))
+    try:
+        rows = pending_damage(state, _game_of(settings, game))
+    except StateError as exc:  # an entry that does not decode: say which, never a traceback
+        raise BadInput(error_message(exc, "en")) from None
+    for p in rows:
+        click.echo(f"{p.link}: {p.name}: {health_words('en', p.before)} → {health_words('en', p.after)}"
+                   f" ({p.levels if p.levels is not None else '?'} {p.damage or 'levels'}; {p.forum}:{p.thread}, "
+                   f"{p.at.isoformat() if p.at else '-'})")
+    if not rows:
+        click.echo("no damage pending")
+
+
+@sheets.command("confirm")
+@config_option
+@click.argument("game")
+@click.argument("link")
+@click.option("--discard", is_flag=True, help="Discard the damage instead: the sheet stays as it is.")
+def sheets_confirm(config: str | None, game: str, link: str, discard: bool) -> None:
+    """Confirm the damage pending under LINK (as `sheets damage` lists it) on the target's sheet."""
+    from core.messages import error_message
+    from worker.gamestate import RedisGameState
+    from worker.service.combat import decide_damage
+    from worker.state import StateError
+
+    settings = _settings(config)
+    state = RedisGameState(_redis_for(settings))
+    try:
+        decided = decide_damage(state, _game_of(settings, game), link, confirm=not discard, lang="en")
+    except StateError as exc:
+        raise BadInput(error_message(exc, "en")) from None
+    click.echo(decided.line)
 
 
 @sheets.command("adjust")
@@ -1090,6 +1179,35 @@ def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, s
     except StateError as exc:
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread}: {'stress' if scene.stress else 'calm'}")
+
+
+@scenes.command("turn")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.option("--mode", type=click.Choice(["post", "master"]), default=None,
+              help="Set the scene's turn mode instead: a Willpower turn per post, or per master's turn.")
+def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mode: str | None) -> None:
+    """Start the next turn of a scene: a new combat turn (initiative is rolled again) and, in
+    master turn mode, a new Willpower turn."""
+    from core.messages import error_message
+    from worker.state import StateError
+    from worker.state.scenes import advance_turn, get_scene, set_turn_mode
+
+    settings = _settings(config)
+    r, game = _redis_for(settings), _game_of(settings, game)
+    try:
+        if get_scene(r, game, forum_name, thread) is None:
+            raise StateError("not a scene", code="unknown_scene", forum=forum_name, thread=thread)
+        if mode is not None:
+            set_turn_mode(r, game, forum_name, thread, mode)
+            click.echo(f"scene {forum_name}:{thread}: turn mode {mode}")
+            return
+        turn = advance_turn(r, game, forum_name, thread)
+    except StateError as exc:
+        raise BadInput(error_message(exc, "en")) from None
+    click.echo(f"scene {forum_name}:{thread}: turn {turn}")
 
 
 @scenes.command("close")

@@ -14,7 +14,7 @@ gastos de sangre para aumentar Atributos, la absorción de daño..."); combat is
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -61,7 +61,7 @@ from core.post.model import Change, NoticeClaim, PostInput, ident
 from core.sheets import CharacterSheet
 from core.tags.model import RollSpec
 
-__all__ = ["CombatRoll", "CombatTable", "Fighter", "health_words", "wounds"]
+__all__ = ["CombatRoll", "CombatTable", "Fighter", "health_words", "order_text", "wounds"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,13 @@ def health_words(lang: str, track: HealthTrack) -> str:
         return messages.text("unhurt", lang)
     name = level_name(lang, level.key)
     return f"{name} (−{level.penalty})" if level.can_act and level.penalty and not name.startswith("−") else name
+
+
+def order_text(order: Iterable[TurnEntry]) -> str:
+    """A turn's order as replies and pages show it, highest first (V20 "Initiative"; ties by
+    the higher rating share a rank when both tie): ``1. Lucía (12) · 2. Guardia (9)``."""
+    slots = initiative_order(e.initiative for e in order)
+    return " · ".join(f"{s.rank}. {s.entry.name} ({s.entry.score})" for s in slots)
 
 
 def wounds(inp: PostInput, sheet: CharacterSheet | None, pool: int) -> tuple[int, dict[str, Any], str | None]:
@@ -225,8 +232,7 @@ class CombatTable:
 
     def order_text(self) -> str:
         """The turn's order as the reply shows it: ``1. Lucía (12) · 2. Guardia (9)``."""
-        slots = initiative_order(e.initiative for e in self.order)
-        return " · ".join(f"{s.rank}. {s.entry.name} ({s.entry.score})" for s in slots)
+        return order_text(self.order)
 
     def _order_notes(self) -> list[str]:
         """The order so far and, when every present player has rolled, its notice (claimed once

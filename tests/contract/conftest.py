@@ -96,13 +96,17 @@ class World:
 
 
 def build_world(tmp_path: Path, unique: str, state: GameState, clock: Clock, *, ruleset: str = "gehena",
-                state_settings: dict[str, Any] | None = None, instance: Path | None = None) -> World:
+                state_settings: dict[str, Any] | None = None, instance: Path | None = None,
+                options: dict[str, Any] | None = None, language: str = "es",
+                sheets: dict[str, Any] | None = None) -> World:
+    """Services on ``state`` for one game (``ruleset``, ``options``, ``language``) and a
+    FakeForum; the example sheets imported, or ``sheets`` instead."""
     game, forum_name = f"g-{unique}", f"f-{unique}"
     data = {
         "narrador": {"instance_dir": str(instance or tmp_path / "instance"), "redis_url": redis_url(),
                      "public_url": "http://narrador.test"},
-        "games": {game: {"ruleset": ruleset, "state": {"scenes": [f"{forum_name}:1"], "masters": ["master"],
-                                                       **(state_settings or {})}}},
+        "games": {game: {"ruleset": ruleset, "language": language, "options": options or {},
+                         "state": {"scenes": [f"{forum_name}:1"], "masters": ["master"], **(state_settings or {})}}},
         "forums": {forum_name: {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
                                 "password": "x", "game": game, "watch_forums": ["1"]}},
     }
@@ -112,8 +116,9 @@ def build_world(tmp_path: Path, unique: str, state: GameState, clock: Clock, *, 
     keystore.init_keys()
     svc = service.Services(settings=settings, store=state, keystore=keystore, forum_factory=lambda fs: forum,
                            clock=clock)
-    sheets = load_sheets_file(EXAMPLE_SHEETS)
-    sheets.pop("game", None)
+    if sheets is None:
+        sheets = load_sheets_file(EXAMPLE_SHEETS)
+        sheets.pop("game", None)
     state.import_sheets(game, sheets, now=clock.now)
     return World(svc, forum, clock, game, forum_name)
 

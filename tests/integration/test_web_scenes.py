@@ -26,3 +26,43 @@ def test_item12_master_marks_a_scene_as_stress_on_the_web(world, ana, redis_clie
     assert get_scene(redis_client, game, "foro", "77").stress is True
     assert ana.post(f"/audit/{game}/scenes/stress", data={"forum": "foro", "thread": "77", "stress": "off"}).status_code == 400
     assert get_scene(redis_client, game, "foro", "77").stress is True
+
+
+def test_a_master_starts_a_scenes_next_turn_on_the_web(world, ana, redis_client):  # noqa: F811
+    """Issue 29: the combat turn is the scene's turn, which a master advances ("Siguiente
+    turno"); a thread that is not a scene is refused and nothing is created."""
+    game = world["ids"]["game"]
+    open_scene(redis_client, game, "foro", "78", now=datetime.now(UTC), title="Almacén", by="test")
+    html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "Siguiente turno" in html and "<strong>0</strong>" in html
+    resp = ana.post(f"/audit/{game}/scenes/turn", data={
+        "csrf_token": csrf_token(html), "forum": "foro", "thread": "78"}, follow_redirects=True)
+    assert "Escena foro:78: turno 1." in resp.get_data(as_text=True)
+    assert get_scene(redis_client, game, "foro", "78").turn == 1
+    refused = ana.post(f"/audit/{game}/scenes/turn", data={
+        "csrf_token": csrf_token(html), "forum": "foro", "thread": "404"}, follow_redirects=True)
+    assert "ese hilo no es una escena" in refused.get_data(as_text=True)
+    assert get_scene(redis_client, game, "foro", "404") is None
+    assert ana.post(f"/audit/{game}/scenes/turn", data={"forum": "foro", "thread": "78"}).status_code == 400
+
+
+def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_client):  # noqa: F811
+    """Issue 29, item 1 ("the scene page shows it"): the current combat turn's order, highest
+    first (V20 "Initiative": Dexterity + Wits + 1d10), as the game state stores it."""
+    import json
+
+    from core.combat import evaluate_initiative
+    from core.post import TurnEntry, combat_turn
+    from worker.state.keys import game_key, part
+
+    game = world["ids"]["game"]
+    scene = open_scene(redis_client, game, "foro", "79", now=datetime.now(UTC), title="Muelle", by="test")
+    key = game_key(game, "init", part(combat_turn(scene, "foro", "79"), fold=False))
+    for seq, (name, dex, wits, die) in enumerate((("Lucía", 3, 2, 4), ("Mateo", 2, 3, 10))):
+        entry = TurnEntry(character=name.lower(), owner="x", npc=False, roll_id=f"r{seq}",
+                          initiative=evaluate_initiative("vampiro", name, [die], dexterity=dex, wits=wits, seq=seq))
+        redis_client.hset(key, name.lower(), json.dumps(entry.to_dict()))
+    html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "1. Mateo (15) · 2. Lucía (9)" in html
+    ana.post(f"/audit/{game}/scenes/turn", data={"csrf_token": csrf_token(html), "forum": "foro", "thread": "79"})
+    assert "Mateo (15)" not in ana.get(f"/audit/{game}/scenes").get_data(as_text=True)  # a new turn: no order yet

@@ -86,3 +86,65 @@ def test_sheets_need_csrf_login_and_the_games_master(world, ana):  # noqa: F811
     other = world["app"].test_client()
     assert login(other, f"bea-{u}").status_code == 302
     assert other.get(f"/audit/{game}/sheets").status_code == 403
+
+
+COMBAT = """characters:
+  - name: Lucía
+    owner: ana
+    creature: vampire
+    generation: 13
+    blood: 7
+    health: {lethal: 4}
+    attributes: {Destreza: 3}
+  - name: Guardia
+    owner: master
+    npc: true
+    creature: mortal
+    armour: 1
+    attributes: {Destreza: 2}
+"""
+
+
+def _pend(redis_client, game: str, link: str, levels: int) -> None:
+    """Damage to the guard waiting for a master, stored as the game state's commit stores it."""
+    from datetime import UTC, datetime
+
+    from core.combat import health_track
+    from core.post import HealthChanged
+    from worker.gamestate.combat import pending_value
+    from worker.state.keys import game_key
+
+    before = health_track("vampiro", "mortal")
+    change = HealthChanged("guardia", "Guardia", before, before.apply(levels, "lethal"), link, pending=True)
+    redis_client.hset(game_key(game, "pendingdamage"), link, pending_value(
+        change, forum="f", thread="7", at=datetime(2027, 3, 1, 21, tzinfo=UTC), levels=(levels, "lethal")))
+
+
+def test_the_sheets_page_shows_health_blood_and_confirms_pending_damage(world, ana, redis_client):  # noqa: F811
+    """Issue 29: health level and wound penalty (V20 "Health": Herido −2), blood current/max
+    (13th generation: 10, 1 a turn), and a master's confirmation of pending damage (CSRF)."""
+    import html as htmlmod
+
+    game = world["ids"]["game"]
+    _import(ana, game, COMBAT)
+    _pend(redis_client, game, "r-one", 4)
+    _pend(redis_client, game, "r-two", 1)
+    page = htmlmod.unescape(ana.get(f"/audit/{game}/sheets").get_data(as_text=True))
+    assert "Salud: <strong>Herido (−2)</strong>" in page and "−2 dados por heridas" in page
+    assert "Sangre: <strong>7/10</strong> (1 por turno)" in page
+    assert "Guardia <small>(master, PNJ)</small>" in page
+    assert "Daño pendiente de confirmar" in page and "<code>r-one</code>" in page and "ileso → Herido (−2)" in page
+    token = csrf_token(page)
+    assert ana.post(f"/audit/{game}/sheets/damage/r-one", data={"decision": "confirm"}).status_code == 400  # no CSRF
+    done = htmlmod.unescape(ana.post(f"/audit/{game}/sheets/damage/r-one", data={
+        "csrf_token": token, "decision": "confirm"}, follow_redirects=True).get_data(as_text=True))
+    assert "daño confirmado: salud de Guardia: ileso → Herido (−2)" in done
+    assert get_character(redis_client, game, "Guardia").combat.lethal == 4
+    gone = htmlmod.unescape(ana.post(f"/audit/{game}/sheets/damage/r-one", data={
+        "csrf_token": token, "decision": "confirm"}, follow_redirects=True).get_data(as_text=True))
+    assert "no hay daño pendiente con la referencia r-one" in gone
+    dropped = htmlmod.unescape(ana.post(f"/audit/{game}/sheets/damage/r-two", data={
+        "csrf_token": token, "decision": "discard"}, follow_redirects=True).get_data(as_text=True))
+    assert "daño descartado: la salud de Guardia sigue Herido (−2)" in dropped
+    assert "Daño pendiente de confirmar" not in dropped
+    assert get_character(redis_client, game, "Guardia").combat.lethal == 4

@@ -10,8 +10,8 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 
 local function digest(kind, value)
-  if not value or (kind == 'h' and #value == 0) then return 'nil' end
-  if kind == 'h' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
+  if not value or ((kind == 'h' or kind == 'z') and #value == 0) then return 'nil' end
+  if kind == 'h' or kind == 'z' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
   return redis.sha1hex('s' .. value)
 end
 local ng = tonumber(ARGV[1])
@@ -21,6 +21,7 @@ for _ = 1, ng do
   local value
   if kind == 'h' then value = redis.call('HGETALL', key)
   elseif kind == 'f' then value = redis.call('HGET', key, field)
+  elseif kind == 'z' then value = redis.call('ZRANGE', key, -tonumber(field), -1)
   else value = redis.call('GET', key) end
   if digest(kind, value) ~= want then return {-1, key} end
   i = i + 4
@@ -30,7 +31,7 @@ local nf = tonumber(ARGV[i])
 local writes = i + 2 * nf + 1
 
 -- check every op before writing anything: a script that fails half-way keeps its writes
-local arity = {set = 2, setnx = 2, setpx = 3, hset = 3, hdel = 2, del = 1, sadd = 2, zadd = 3,
+local arity = {set = 2, setnx = 2, setpx = 3, hset = 3, hdel = 2, del = 1, sadd = 2, zadd = 3, pexpire = 2,
                zaddnx = 3, zaddgt = 3, zrem = 2, fpadd = 4, claim = 13}
 local j = writes
 while j <= #ARGV do
@@ -55,6 +56,7 @@ while i <= #ARGV do
     redis.call('HSET', a, unpack(ARGV, i + 3, i + 2 + 2 * n)); i = i + 3 + 2 * n
   elseif op == 'hdel' then redis.call('HDEL', a, b); i = i + 3
   elseif op == 'del' then redis.call('DEL', a); i = i + 2
+  elseif op == 'pexpire' then redis.call('PEXPIRE', a, b); i = i + 3
   elseif op == 'sadd' then redis.call('SADD', a, b); i = i + 3
   elseif op == 'zadd' then redis.call('ZADD', a, b, c); i = i + 4
   elseif op == 'zaddnx' then redis.call('ZADD', a, 'NX', b, c); i = i + 4

@@ -6,22 +6,27 @@
 --       3 game key prefix ("nr:game:{<game>}:"), 4 the author's key part,
 --       5 the post's turn part, 6 the scene turn's part without its number,
 --       7 n1, n1 extended-name parts, n2, n2 team parts, n3, n3 contest parts,
---       n4, n4 pre-fingerprints
+--       n4, n4 pre-fingerprints,
+--       then the combat flag ("0", or "1" and: who zset, names hash, open attacks zset,
+--       attack key prefix, attack targets hash, most open links read, n5, n5 target sheet parts)
 --
 -- Returns {1, post hash} for a post processed before; else {0, owned, chars, scene,
--- scene status, absence, inactive, rolled, teams, contests, actors, wpturns, guards}:
+-- scene status, absence, inactive, rolled, teams, contests, actors, wpturns, guards, combat}:
 -- flat HGETALL arrays, false for a missing string; actors = {part, {ext...}, retries,
 -- turnacts} for the author and each owned character; wpturns = {cid, post-turn marker,
--- scene-turn marker, declared-turn marker} per owned character; guards = {kind, key, field, sha1} of each value
--- the decision may depend on, compared again by commit_post.lua.
+-- scene-turn marker, declared-turn marker} per owned character; combat = false, or {the turn's
+-- initiative hash, {member, name, inactive} of the scene's participants, the open links' JSON
+-- (oldest first), {part, sheet hash} of each target sheet} (docs/state.md «Combat»);
+-- guards = {kind, key, field, sha1} of each value the decision may depend on ('z': the
+-- newest <field> members of a zset), compared again by commit_post.lua.
 local post = redis.call('HGETALL', KEYS[1])
 if #post > 0 then return {1, post} end
 
 local prefix = ARGV[3]
 local guards = {}
 local function digest(kind, value)
-  if not value or (kind == 'h' and #value == 0) then return 'nil' end
-  if kind == 'h' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
+  if not value or ((kind == 'h' or kind == 'z') and #value == 0) then return 'nil' end
+  if kind == 'h' or kind == 'z' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
   return redis.sha1hex('s' .. value)
 end
 local function guard(kind, key, field, value)
@@ -94,5 +99,50 @@ for j = 1, #chars do
   wpturns[j] = {cid, get(prefix .. 'wpturn:' .. cid .. ':' .. ARGV[5]),
                 get(prefix .. 'wpturn:' .. cid .. ':' .. scene_turn), declared}
 end
+
+-- combat (issue 29): the scene turn's initiative order, who is present, the open attack links
+-- and the sheets of the targets the tags name and the links name
+local combat = false
+if ARGV[i] == '1' then
+  local who_key, names_key, zkey, attack_prefix, targets_key = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3],
+    ARGV[i + 4], ARGV[i + 5]
+  local most = tonumber(ARGV[i + 6])
+  i = i + 7
+  local target_parts = list()
+  local init_key = prefix .. 'init:' .. scene_turn
+  local order = redis.call('HGETALL', init_key)
+  guard('h', init_key, '', order)
+  local present = {}
+  if #scene > 0 then
+    local members = redis.call('ZRANGE', who_key, 0, 199)
+    for j, m in ipairs(members) do
+      present[j] = {m, redis.call('HGET', names_key, m) or m, redis.call('HEXISTS', KEYS[6], m)}
+    end
+  end
+  local ids = redis.call('ZRANGE', zkey, -most, -1)
+  guards[#guards + 1] = {'z', zkey, tostring(most), digest('z', ids)}
+  local links = {}
+  local seen = {}
+  local wanted = {}
+  for _, p in ipairs(target_parts) do
+    if not seen[p] then seen[p] = true; wanted[#wanted + 1] = p end
+  end
+  for _, id in ipairs(ids) do
+    local raw = get(attack_prefix .. id)
+    if raw then
+      links[#links + 1] = raw
+      local p = redis.call('HGET', targets_key, id)
+      if p and p ~= '' and not seen[p] then seen[p] = true; wanted[#wanted + 1] = p end
+    end
+  end
+  local target_sheets = {}
+  for j, p in ipairs(wanted) do
+    local key = prefix .. 'char:' .. p
+    local h = redis.call('HGETALL', key)
+    guard('h', key, '', h)
+    target_sheets[j] = {p, h}
+  end
+  combat = {order, present, links, target_sheets}
+end
 return {0, owned, chars, scene, status or false, absence, inactive or false, rolled, teams, contests,
-        actors, wpturns, guards}
+        actors, wpturns, guards, combat}

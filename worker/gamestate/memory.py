@@ -1,9 +1,10 @@
 """The game-state port in memory: the fake the service tests run on (and a local run may use).
 
 Source: issue 17, "A game-state port".  :class:`MemoryGameState` keeps the domain values
-(posts, records, sheets, scenes, envelopes, notices...) in dictionaries, keyed by the same
-identities as the Redis store (``worker.state.keys.part`` of names), so the two behave alike;
-``tests/contract/`` holds them to it.  It is not a Redis emulator: it never sees a key.
+(posts, records, sheets, scenes, envelopes, notices, issue 29's combat state...) in
+dictionaries, keyed by the same identities as the Redis store (``worker.state.keys.part`` of
+names), so the two behave alike; ``tests/contract/`` holds them to it.  It is not a Redis
+emulator: it never sees a key.
 
 Concurrency: one re-entrant lock serialises every call (threads of one process).  Each stored
 value has a version; :meth:`MemoryGameState.load_post` returns the versions it read and
@@ -31,10 +32,16 @@ from core.errors import StateError
 from core.post import (
     AbsenceSaved,
     ActorState,
+    AttackOpened,
+    AttackUpdated,
+    BloodSpent,
     Change,
     ContestSaved,
     ExtendedSaved,
+    HealthChanged,
     InactiveCleared,
+    InitiativeRolled,
+    MotesSpent,
     NoticeClaim,
     PostContext,
     PostQuery,
@@ -44,12 +51,16 @@ from core.post import (
     StuntCredited,
     TeamSaved,
     TurnActionsSaved,
+    TurnEntry,
     WillpowerSpent,
+    combat_turn,
     ident,
 )
 from core.post.actions import expire_contest
+from core.post.combat_state import MAX_OPEN_ATTACKS
 from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet, imported_sheet, parse_sheets
+from worker.gamestate import combat as stored_combat
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
 from worker.gamestate.redis import MAX_FINGERPRINTS
 from worker.state import GameStateSettings, outbox
@@ -125,6 +136,12 @@ class MemoryGameState:
         self._edit_added: dict[str, list[tuple[float, str]]] = {}
         self._beat_locks: dict[str, tuple[str, float]] = {}
         self._rewards: dict[str, set[str]] = {}
+        # combat (issue 29): initiative by turn (ident -> JSON), links by (forum, thread, id),
+        # the open links' ids by (forum, thread) with their opening time, pending damage by link
+        self._init: dict[str, dict[str, dict[str, str]]] = {}
+        self._attacks: dict[str, dict[tuple[str, str, str], str]] = {}
+        self._open_attacks: dict[str, dict[tuple[str, str], dict[str, int]]] = {}
+        self._pending_damage: dict[str, dict[str, str]] = {}
 
     # -- versions ------------------------------------------------------------------------
     def _bump(self, *entity: Any) -> None:
@@ -192,13 +209,47 @@ class MemoryGameState:
                 if (raw := self._contests.get(g, {}).get(part(name or "-"))) is not None:
                     contests[ident(name)] = json.loads(raw)
             actions = self._thread_actions.get((forum, thread), {})
+            combat = self._combat_context(g, query, scene, read) if query.combat else None
             context = PostContext(
                 owned=owned, scene=scene, scene_open=self._scene_index.get(g, {}).get(member) == SceneStatus.OPEN,
                 absence=self._absences.get(g, {}).get(author), inactive=_copy(self._inactive.get(g, {}).get(author)),
                 actors=actors, teams=teams, contests=contests,
                 rolled={fp: tuple(actions[fp]) for fp in query.fingerprints if fp in actions},
+                combat=combat,
             )
             return LoadedPost(query, None, context, guards)
+
+    def _combat_context(self, g: str, query: PostQuery, scene: Scene | None,
+                        read: Callable[..., None]) -> Any:
+        """The post's :class:`core.post.CombatContext` (docs/state.md «Combat»; the lock is held)."""
+        forum, thread = query.forum, query.thread
+        turn = combat_turn(scene, forum, thread)
+        read("init", g, turn)
+        order = self._init.get(g, {}).get(turn, {}).values()
+        present: list[str] = []
+        if scene is not None:
+            who_ = self._participants.get(g, {}).get(self._member(forum, thread), {})
+            inactive = self._inactive.get(g, {})
+            names = self._names.get(g, {})
+            present = [names.get(m, m) for m in sorted(who_, key=lambda m: (who_[m], m))[:200] if m not in inactive]
+        read("attacks", g, forum, thread)
+        index = self._open_attacks.get(g, {}).get((forum, thread), {})
+        ids = sorted(index, key=lambda i: (index[i], i))[-MAX_OPEN_ATTACKS:]
+        links = []
+        for lid in ids:
+            read("attack", g, forum, thread, lid)
+            if (raw := self._attacks.get(g, {}).get((forum, thread, lid))) is not None:
+                links.append(raw)
+        context = stored_combat.combat_context(order, present, links, {}, query.targets)
+        wanted = [*query.targets, *(a.target for a in context.attacks if a.target)]
+        by_part: dict[str, CharacterSheet] = {}
+        for name in wanted:
+            cid = stored_combat.target_part(name)
+            if cid is not None and cid not in by_part:
+                read("char", g, cid)
+                if (sheet := self._sheets.get(g, {}).get(cid)) is not None:
+                    by_part[cid] = sheet
+        return replace(context, sheets=stored_combat.combat_context((), (), (), by_part, wanted).sheets)
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision, unless the post was committed before or a value it read moved."""
@@ -228,7 +279,13 @@ class MemoryGameState:
                 for entry in _index_entries(env["record"]):
                     self._indexes.setdefault(entry, {}).setdefault(rid, commit.processed_ms)
             claimed: list[Notice] = []
+            at = datetime.fromtimestamp(commit.processed_ms / 1000, UTC)
             for change in decision.changes:
+                if isinstance(change, HealthChanged) and change.pending:  # waits for a master
+                    self._pending_damage.setdefault(game, {})[change.link] = stored_combat.pending_value(
+                        change, forum=forum, thread=thread, at=at,
+                        levels=stored_combat.link_levels(decision.changes, change.link))
+                    continue
                 notice = self._apply(game, forum, thread, change)
                 if notice is not None:
                     claimed.append(notice)
@@ -287,9 +344,45 @@ class MemoryGameState:
             self._bump("inactive", game, who(change.author))
         elif isinstance(change, NoticeClaim):
             return self._claim(game, change)
+        elif isinstance(change, (InitiativeRolled, AttackOpened, AttackUpdated, HealthChanged, BloodSpent,
+                                 MotesSpent)):
+            self._apply_combat(game, change)
         else:
             raise TypeError(f"unknown state change {change!r}")
         return None
+
+    def _apply_combat(self, game: str, change: Change) -> None:
+        """Apply one combat change (docs/state.md «Combat»; the lock is held).  Pending damage
+        is kept by :meth:`commit_post`, which knows the post's time."""
+        if isinstance(change, InitiativeRolled):
+            self._init.setdefault(game, {}).setdefault(change.turn, {})[ident(change.entry.initiative.name)] = (
+                json.dumps(change.entry.to_dict(), ensure_ascii=False))
+            self._bump("init", game, change.turn)
+        elif isinstance(change, (AttackOpened, AttackUpdated)):
+            link = change.link
+            self._attacks.setdefault(game, {})[(link.forum, link.thread, link.id)] = json.dumps(
+                link.to_dict(), ensure_ascii=False)
+            self._bump("attack", game, link.forum, link.thread, link.id)
+            index = self._open_attacks.setdefault(game, {}).setdefault((link.forum, link.thread), {})
+            if link.status == "closed":
+                if index.pop(link.id, None) is not None:
+                    self._bump("attacks", game, link.forum, link.thread)
+            elif isinstance(change, AttackOpened):
+                index[link.id] = int(link.opened_at.timestamp()) if link.opened_at is not None else 0
+                self._bump("attacks", game, link.forum, link.thread)
+        elif isinstance(change, HealthChanged):
+            sheet = self._sheets[game][change.character]
+            self._sheets[game][change.character] = replace(sheet, combat=sheet.combat.with_track(change.after))
+            self._bump("char", game, change.character)
+        elif isinstance(change, BloodSpent):
+            sheet = self._sheets[game][change.character]
+            self._sheets[game][change.character] = replace(sheet, combat=replace(
+                sheet.combat, blood=change.current, blood_turn=change.turn, blood_spent=change.spent))
+            self._bump("char", game, change.character)
+        elif isinstance(change, MotesSpent):
+            sheet = self._sheets[game][change.character]
+            self._sheets[game][change.character] = replace(sheet, essence_motes=change.motes)
+            self._bump("char", game, change.character)
 
     @staticmethod
     def _member(forum: str, thread: str) -> str:
@@ -481,6 +574,40 @@ class MemoryGameState:
             last = int(state.get("last_page") or 1)
             if last > 1:
                 state["last_page"] = str(last - 1)
+
+    # -- combat ------------------------------------------------------------------------------
+    def pending_damage(self, game: str) -> list[stored_combat.PendingDamage]:
+        """Damage waiting for a master's confirmation, oldest first."""
+        with self._lock:
+            rows = dict(self._pending_damage.get(game, {}))
+        return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
+                      key=lambda p: (p.at.isoformat() if p.at else "", p.link))
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives of ``scene``'s current combat turn, in the order they were rolled."""
+        with self._lock:
+            raw = list(self._init.get(game, {}).get(combat_turn(scene, scene.forum, scene.thread), {}).values())
+        return list(stored_combat.combat_context(raw, (), (), {}, ()).order)
+
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
+        """Confirm (write on the target's sheet) or discard the damage pending under ``link``
+        and delete the entry; None when nothing is pending under it."""
+        with self._lock:
+            raw = self._pending_damage.get(game, {}).get(link)
+            if raw is None:
+                return None
+            pending = stored_combat.PendingDamage.from_json(link, raw)
+            del self._pending_damage[game][link]
+            sheet = self._sheets.get(game, {}).get(pending.character)
+            if sheet is None:
+                return stored_combat.DamageResolution("no_sheet", pending)
+            current = sheet.combat.track(pending.before.ruleset)
+            if not confirm:
+                return stored_combat.DamageResolution("discarded", pending, current, current)
+            after = stored_combat.confirmed_track(current, pending)
+            self._sheets[game][pending.character] = replace(sheet, combat=sheet.combat.with_track(after))
+            self._bump("char", game, pending.character)
+            return stored_combat.DamageResolution("confirmed", pending, current, after)
 
     # -- notices -------------------------------------------------------------------------
     def _claim(self, game: str, claim: NoticeClaim) -> Notice | None:

@@ -25,9 +25,10 @@ from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from core.absence import Absence
-from core.post import NoticeClaim, PostContext, PostDecision, PostQuery
+from core.post import NoticeClaim, PostContext, PostDecision, PostQuery, TurnEntry
 from core.scenes import Scene
 from core.sheets import CharacterSheet
+from worker.gamestate.combat import DamageResolution, PendingDamage
 from worker.state import GameStateSettings
 from worker.state.outbox import Notice
 from worker.store import PostState
@@ -201,6 +202,21 @@ class GameState(Protocol):
 
     def rewind_thread(self, forum: str, thread_id: str) -> None:
         """Make the next poll of a thread start one page before its last one."""
+
+    # -- combat ------------------------------------------------------------------------
+    def pending_damage(self, game: str) -> list[PendingDamage]:
+        """Damage waiting for a master's confirmation (option ``combat_damage = "confirm"``),
+        oldest first."""
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives rolled in ``scene``'s current combat turn (its ``turn``), in the
+        order they were rolled (:func:`core.combat.initiative_order` ranks them)."""
+
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> DamageResolution | None:
+        """A master's decision on the damage pending under ``link``: ``confirm`` writes it on
+        the target's sheet (``after`` if the sheet still shows ``before``, else the levels
+        applied to the current track), otherwise it is discarded; the entry is deleted either
+        way, atomically.  None when nothing is pending under ``link``."""
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:

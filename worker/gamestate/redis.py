@@ -5,7 +5,9 @@ Source: issue 17.  :meth:`RedisGameState.load_post` is one Lua call (``load_post
 post's hash and, for a post not processed yet, the author's characters and sheets, the
 thread's scene, the author's downtime notice and inactive mark, the extended actions, teams
 and contests the tags name, the roller's retries and declared actions, the Willpower turn
-markers and the fingerprints already rolled in the thread.  :meth:`RedisGameState.commit_post`
+markers and the fingerprints already rolled in the thread, and -- when a tag has a combat word
+-- the combat turn's initiative, the scene's present players, the thread's open attack links and
+the targets' sheets (issue 29, ``docs/state.md`` «Combat»).  :meth:`RedisGameState.commit_post`
 is one Lua call (``commit_post.lua``) that writes nothing when the post hash exists (the
 post was committed before) or when a value the load returned has changed (compared by SHA-1),
 and otherwise writes the records, their indexes, the post hash and every state change.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import unquote
@@ -25,10 +27,16 @@ from core.absence import Absence
 from core.post import (
     AbsenceSaved,
     ActorState,
+    AttackOpened,
+    AttackUpdated,
+    BloodSpent,
     Change,
     ContestSaved,
     ExtendedSaved,
+    HealthChanged,
     InactiveCleared,
+    InitiativeRolled,
+    MotesSpent,
     NoticeClaim,
     PostContext,
     PostQuery,
@@ -38,16 +46,21 @@ from core.post import (
     StuntCredited,
     TeamSaved,
     TurnActionsSaved,
+    TurnEntry,
     WillpowerSpent,
+    combat_turn,
     ident,
 )
+from core.post.combat_state import MAX_OPEN_ATTACKS
 from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet
+from worker.gamestate import combat as stored_combat
 from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
 from worker.redistext import TextRedis
 from worker.state import GameStateSettings, absences, inactivity, outbox, scenes, sheets
 from worker.state import actions as state_actions
 from worker.state import calendar as state_calendar
+from worker.state._tx import transact
 from worker.state.keys import game_key, part, who
 from worker.state.outbox import Notice
 from worker.store import (
@@ -87,6 +100,44 @@ def _dump(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _flat(fields: Mapping[str, str]) -> list[Any]:
+    out: list[Any] = [len(fields)]
+    for item in fields.items():
+        out += item
+    return out
+
+
+def _combat_ops(game: str, change: Change) -> list[Any]:
+    """The commit script's ops for a combat change (docs/state.md «Combat»: keys and values);
+    pending damage is written by the caller, which knows the post's time."""
+    if isinstance(change, InitiativeRolled):
+        key = game_key(game, "init", part(change.turn, fold=False))
+        return ["hset", key, ident(change.entry.initiative.name), _dump(change.entry.to_dict()),
+                "pexpire", key, max(1, change.ttl_seconds) * 1000]
+    if isinstance(change, (AttackOpened, AttackUpdated)):
+        link, ttl = change.link, max(1, change.ttl_seconds) * 1000
+        fp, tp, lid = part(link.forum, fold=False), part(link.thread, fold=False), part(link.id, fold=False)
+        index, targets = game_key(game, "attacks", fp, tp), game_key(game, "attacktargets", fp, tp)
+        ops: list[Any] = ["setpx", game_key(game, "attack", fp, tp, lid), _dump(link.to_dict()), ttl]
+        if link.status == "closed":
+            return ops + ["zrem", index, lid, "hdel", targets, lid]
+        if isinstance(change, AttackOpened):
+            opened = int(link.opened_at.timestamp()) if link.opened_at is not None else 0
+            ops += ["zadd", index, opened, lid, "pexpire", index, ttl]
+            if link.target and (target := stored_combat.target_part(link.target)) is not None:
+                ops += ["hset", targets, lid, target, "pexpire", targets, ttl]
+        return ops
+    if isinstance(change, HealthChanged):
+        return ["hsetm", game_key(game, "char", change.character),
+                *_flat(stored_combat.health_fields(change.after))]
+    if isinstance(change, BloodSpent):
+        return ["hsetm", game_key(game, "char", change.character),
+                *_flat({"blood": str(change.current), "blood_turn": change.turn, "blood_spent": str(change.spent)})]
+    if isinstance(change, MotesSpent):
+        return ["hset", game_key(game, "char", change.character), "essence_motes", str(change.motes)]
+    raise TypeError(f"not a combat change {change!r}")
+
+
 class RedisGameState(Store):
     """:class:`worker.gamestate.port.GameState` on Redis (a ``worker.store.Store`` too).
 
@@ -113,11 +164,12 @@ class RedisGameState(Store):
         for group in (query.extended, query.teams, query.contests):
             args += [len(group), *(part(n or "-") for n in group)]
         args += [len(query.fingerprints), *query.fingerprints]
+        args += self._combat_args(query)
         raw = self._load_post(keys=keys, args=args)
         if int(raw[0]) == 1:
             return LoadedPost(query, PostState(forum, query.post_id, _pairs(raw[1])), PostContext())
         (_, owned_ids, chars, scene_h, status, absence_h, inactive, rolled, teams, contests, actors,
-         wpturns, guards) = raw
+         wpturns, guards, combat) = raw
         owned: dict[str, CharacterSheet | None] = {}
         for cid, h in zip(owned_ids, chars, strict=False):
             owned[cid] = sheets.sheet_from_hash(cid, _pairs(h)) if h else None
@@ -143,8 +195,29 @@ class RedisGameState(Store):
             contests={ident(n): env for n, r in zip(query.contests, contests, strict=True)
                       if (env := _json(r)) is not None},
             rolled={fp: tuple(r.split()) for fp, r in zip(query.fingerprints, rolled, strict=True) if r},
+            combat=self._combat_context(query, combat) if query.combat and combat else None,
         )
         return LoadedPost(query, None, context, tuple(tuple(g_) for g_ in guards))
+
+    @staticmethod
+    def _combat_args(query: PostQuery) -> list[Any]:
+        """The load script's combat arguments (docs/state.md «Combat»): ``"0"`` when no tag
+        needs combat state."""
+        if not query.combat:
+            return ["0"]
+        g, fp, tp = query.game, part(query.forum, fold=False), part(query.thread, fold=False)
+        targets = [p for n in query.targets if (p := stored_combat.target_part(n)) is not None]
+        return ["1", scenes.scene_who_key(g, query.forum, query.thread), game_key(g, "names"),
+                game_key(g, "attacks", fp, tp), game_key(g, "attack", fp, tp) + ":",
+                game_key(g, "attacktargets", fp, tp), MAX_OPEN_ATTACKS, len(targets), *targets]
+
+    @staticmethod
+    def _combat_context(query: PostQuery, raw: Sequence[Any]) -> Any:
+        """The :class:`core.post.CombatContext` of the load script's combat part."""
+        order, present, links, target_sheets = raw
+        names = tuple(name for _member, name, inactive in present if not int(inactive))
+        by_part = {p: sheets.sheet_from_hash(p, _pairs(h)) for p, h in target_sheets if h}
+        return stored_combat.combat_context(_pairs(order).values(), names, links, by_part, query.targets)
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision: one Lua call, guarded (see the module docstring)."""
@@ -170,7 +243,13 @@ class RedisGameState(Store):
             for index_key in roll_index_keys(env["record"]):
                 args += ("zaddnx", index_key, commit.processed_ms, rid)
         claims: dict[str, Notice] = {}
+        at = datetime.fromtimestamp(commit.processed_ms / 1000, UTC)
         for change in decision.changes:
+            if isinstance(change, HealthChanged) and change.pending:  # waits for a master (docs/state.md «Combat»)
+                value = stored_combat.pending_value(change, forum=forum, thread=thread, at=at,
+                                                    levels=stored_combat.link_levels(decision.changes, change.link))
+                args += ["hset", game_key(game, "pendingdamage"), change.link, value]
+                continue
             args += self._change_ops(game, forum, thread, change, claims)
         result = self._commit_post(keys=[post_key(forum, post_id)], args=args)
         status = int(result[0])
@@ -228,6 +307,8 @@ class RedisGameState(Store):
                     "zadd", index, int(change.absence.ends_at.timestamp()), member]
         if isinstance(change, InactiveCleared):
             return ["hdel", game_key(game, "inactive"), who(change.author)]
+        if isinstance(change, (InitiativeRolled, AttackOpened, AttackUpdated, HealthChanged, BloodSpent, MotesSpent)):
+            return _combat_ops(game, change)
         if isinstance(change, NoticeClaim):
             key, notice, ttl_ms = outbox.prepare(game, change)
             claims[notice.id] = notice
@@ -236,6 +317,51 @@ class RedisGameState(Store):
                     int(notice.created.timestamp()), notice.forum, notice.thread, notice.kind, notice.text,
                     notice.who]
         raise TypeError(f"unknown state change {change!r}")
+
+    # -- combat ------------------------------------------------------------------------------
+    def pending_damage(self, game: str) -> list[stored_combat.PendingDamage]:
+        """Damage waiting for a master's confirmation (``pendingdamage``), oldest first."""
+        rows = self.r.hgetall(game_key(game, "pendingdamage"))
+        return sorted((stored_combat.PendingDamage.from_json(link, raw) for link, raw in rows.items()),
+                      key=lambda p: (p.at.isoformat() if p.at else "", p.link))
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives of ``scene``'s current combat turn (``init:<turn>``), in the order
+        they were rolled."""
+        raw = self.r.hgetall(game_key(game, "init", part(combat_turn(scene, scene.forum, scene.thread), fold=False)))
+        return list(stored_combat.combat_context(raw.values(), (), (), {}, ()).order)
+
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
+        """Confirm (write on the target's sheet, :func:`worker.gamestate.combat.confirmed_track`)
+        or discard the damage pending under ``link``, and delete the entry: one ``WATCH`` /
+        ``MULTI`` on the entry and the sheet.  None when nothing is pending under ``link``.
+
+        Raises:
+            StateError: ``bad_pending_damage`` (a corrupt entry), ``busy`` (contention).
+        """
+        index = game_key(game, "pendingdamage")
+
+        def fn(pipe: Any) -> stored_combat.DamageResolution | None:
+            raw = pipe.hget(index, link)
+            if raw is None:
+                return None
+            pending = stored_combat.PendingDamage.from_json(link, raw)
+            char = game_key(game, "char", pending.character)
+            pipe.watch(char)
+            h = pipe.hgetall(char)
+            if not h:
+                pipe.multi()
+                pipe.hdel(index, link)
+                return stored_combat.DamageResolution("no_sheet", pending)
+            current = sheets.sheet_from_hash(pending.character, h).combat.track(pending.before.ruleset)
+            after = stored_combat.confirmed_track(current, pending) if confirm else current
+            pipe.multi()
+            if confirm:
+                pipe.hset(char, mapping=stored_combat.health_fields(after))
+            pipe.hdel(index, link)
+            return stored_combat.DamageResolution("confirmed" if confirm else "discarded", pending, current, after)
+
+        return transact(self.r, [index], fn)
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:

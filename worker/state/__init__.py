@@ -27,7 +27,8 @@ percent-encoded, so they never contain ``:``, ``{``, ``}`` or spaces.
 key (after ``nr:game:{<game>}:``)                  type    content
 =================================================  ======  ===================================================
 ``chars``                                          hash    ``<char>`` -> character display name
-``char:<char>``                                    hash    name, owner, human, traits (JSON), wp_temp, essence_motes/max
+``char:<char>``                                    hash    name, owner, human, traits (JSON), wp_temp, essence_motes/
+                                                           max, npc, combat fields (``CombatStats.to_fields``)
 ``owner:<who>``                                    set     ``<char>`` ids owned by forum user ``<who>``
 ``wpturn:<char>:<turn>``                           string  op id that spent Willpower in that turn (PX ttl)
 ``ext:<char>:<name>``                              string  extended action envelope (JSON, core state inside)
@@ -50,6 +51,12 @@ key (after ``nr:game:{<game>}:``)                  type    content
 ``notice:<id>``                                    hash    an effect to post: forum, thread, kind, text, status
 ``notices``                                        zset    notice ids, score = created (UTC epoch seconds)
 ``notices:pending``                                zset    undelivered notice ids, score = created
+``init:<turn>``                                     hash    ``ident(name)`` -> ``TurnEntry`` JSON (PX ttl; issue 29)
+``attack:<forum>:<thread>:<id>``                   string  ``AttackLink`` JSON (PX ttl)
+``attacks:<forum>:<thread>``                       zset    open link ids, score = opened (UTC epoch seconds)
+``attacktargets:<forum>:<thread>``                 hash    open link id -> the target's ``<char>`` part
+``pendingdamage``                                  hash    link id -> damage waiting for a master (JSON)
+``initnotice:<forum>:<thread>:<turn>``             string  notice id -- the turn order's claim (SET NX)
 ``rollover``                                       hash    last_day (game-local YYYY-MM-DD), last_run_at
 ``daily:<YYYY-MM-DD>``                             hash    per-day counters (``<counter>:<who>`` -> count)
 ``daily:days``                                     set     days that have counters

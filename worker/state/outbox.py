@@ -76,7 +76,8 @@ class Notice:
     Attributes:
         id: deterministic notice id (16 hex digits).
         game: the game id.
-        kind: ``inactivity``, ``welcome_back`` or ``contest_expired``.
+        kind: ``inactivity``, ``welcome_back``, ``contest_expired``, ``edit_added`` or
+            ``initiative_order``.
         who: the participant (forum user name) or contest name concerned.
         created: when it was claimed (aware UTC).
         status: ``pending`` or ``delivered``.
@@ -105,7 +106,9 @@ def claim_key(game: str, subject: tuple[str, ...]) -> str:
     * ``("noticed", forum, thread, member, episode)`` -- ``noticed:<forum>:<thread>:<who>:<episode>``
       (``member`` is the participant's key part);
     * ``("edit_added", forum, post_id, digest)`` -- ``edit_added:<forum>:<post>:<digest>``;
-    * ``("contest_expired", name, opened_at)`` -- ``contest:<name>:expired:<opened_at>``.
+    * ``("contest_expired", name, opened_at)`` -- ``contest:<name>:expired:<opened_at>``;
+    * ``("initiative", forum, thread, turn)`` -- ``initnotice:<forum>:<thread>:<turn>`` (the
+      combat turn's order, posted once per turn: issue 29).
 
     Raises:
         ValueError: an unknown subject.
@@ -123,6 +126,9 @@ def claim_key(game: str, subject: tuple[str, ...]) -> str:
     if kind == "contest_expired":
         name, opened_at = rest
         return game_key(game, "contest", part(name or "-"), "expired", opened_at)
+    if kind == "initiative":
+        forum, thread, turn = rest
+        return game_key(game, "initnotice", part(forum, fold=False), part(thread, fold=False), part(turn, fold=False))
     raise ValueError(f"unknown notice subject {subject!r}")
 
 

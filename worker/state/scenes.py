@@ -184,6 +184,21 @@ def set_turn_mode(r: TextRedis, game: str, forum: str, thread: str, mode: str) -
     r.hset(_scene_key(game, forum, thread), "turn_mode", mode)
 
 
+_ADVANCE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return redis.call('HINCRBY', KEYS[1], 'turn', 1)
+"""
+
+
 def advance_turn(r: TextRedis, game: str, forum: str, thread: str) -> int:
-    """Start the next turn of a ``master``-mode scene; returns the new turn number."""
-    return int(r.hincrby(_scene_key(game, forum, thread), "turn", 1))
+    """Start the next turn of a scene (a master's word): the Willpower turn of a ``master``-mode
+    scene and, in any mode, the combat turn (a new initiative order: issue 29); returns the new
+    turn number.
+
+    Raises:
+        StateError(code="unknown_scene"): the thread is not a scene (nothing is created).
+    """
+    turn = int(r.eval(_ADVANCE, 1, _scene_key(game, forum, thread)))
+    if turn < 0:
+        raise StateError("not a scene", code="unknown_scene", forum=forum, thread=thread)
+    return turn

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from core.combat.stats import CombatStats
 from core.errors import SheetProblem
 from core.sheets import (
     MAX_CHARACTERS,
@@ -100,7 +101,13 @@ def _char_key(game: str, cid: str) -> str:
 
 
 def sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
-    """A :class:`CharacterSheet` from its stored hash (``char:<cid>``, see the key schema)."""
+    """A :class:`CharacterSheet` from its stored hash (``char:<cid>``, see the key schema):
+    ``npc`` (``"1"``) and the combat fields (:meth:`core.combat.stats.CombatStats.from_fields`;
+    a hash stored before issue 29 gives an unhurt sheet that keeps no blood).
+
+    Raises:
+        RulesError(code="bad_value"): a combat field that is not a number where one belongs.
+    """
     traits = {
         k: TraitRating(key=k, name=v["name"], rating=int(v["rating"]), max_rating=int(v["max"]),
                        category=v["category"])
@@ -111,15 +118,19 @@ def sheet_from_hash(cid: str, h: Mapping[str, str]) -> CharacterSheet:
                           human=h.get("human") == "1", traits=traits,
                           willpower_temporary=int(h.get("wp_temp") or 0),
                           essence_motes=int(h.get("essence_motes") or 0) if has_essence else None,
-                          essence_max=int(h["essence_max"]) if has_essence else None)
+                          essence_max=int(h["essence_max"]) if has_essence else None,
+                          npc=h.get("npc") == "1", combat=CombatStats.from_fields(h))
 
 
 def sheet_fields(sheet: CharacterSheet, now: datetime | None = None) -> dict[str, str]:
-    """The stored hash of a sheet (``char:<cid>``); ``now`` is kept as ``updated_at``."""
+    """The stored hash of a sheet (``char:<cid>``); ``now`` is kept as ``updated_at``.  The
+    combat fields are flat (``CombatStats.to_fields``: ``health_lethal``, ``blood`` ...), so a
+    post's commit changes one with a plain ``HSET`` (docs/state.md «Combat»)."""
     fields = {
         "name": sheet.name, "owner": sheet.owner, "human": "1" if sheet.human else "0",
         "traits": json.dumps({k: t.to_dict() for k, t in sheet.traits.items()}, ensure_ascii=False),
         "wp_temp": str(sheet.willpower_temporary), "updated_at": now.isoformat() if now else "",
+        "npc": "1" if sheet.npc else "0", **sheet.combat.to_fields(),
     }
     if sheet.essence_max is not None:
         fields["essence_motes"], fields["essence_max"] = str(sheet.essence_motes or 0), str(sheet.essence_max)
