@@ -3,7 +3,7 @@ and English, from the catalogue (:mod:`core.i18n`).
 
 Plain text without forum markup (the reply renderer wraps it).  Three families:
 
-* :func:`error_message` -- a :class:`worker.state.StateError` for a reply line;
+* :func:`error_message` -- a :class:`worker.adapters.redis.StateError` for a reply line;
 * :func:`event_text` -- one ``core.actions.ActionEvent`` (or a state-layer event such as
   ``started``) as a short line, e.g. ``"7/10, faltan 3"``;
 * :func:`text` -- the notices Narrador posts on its own (inactivity, welcome back, contest
@@ -341,7 +341,7 @@ _TRAIT_PARAMS = {"full": (), "closest": (), "trait": ("rating_mismatch",)}
 
 
 def error_message(err: Any, lang: str = "es") -> str:
-    """The reply text of a :class:`worker.state.StateError` (any object with ``code`` and
+    """The reply text of a :class:`worker.adapters.redis.StateError` (any object with ``code`` and
     ``params``); falls back to ``str(err)`` for an unknown code.  A sheet's trait names it
     quotes are in ``lang`` (:func:`core.traits.trait_name`: "'Dex' abbreviates Dexterity" in
     an English game, issue 26)."""

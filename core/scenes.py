@@ -3,7 +3,7 @@
 Source: issue 7 ("Scenes are threads configured (or marked by a master) as scenes; a scene can
 be closed"); vampiro-reglas.txt «El Tiempo»; exaltado-reglas.txt «Tiempo»; gehena-reglas.txt
 «Tiempo».  Immutable values and pure functions; the game state stores them
-(``worker.state.scenes``).
+(``worker.adapters.redis.scenes``).
 """
 
 from __future__ import annotations

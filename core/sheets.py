@@ -4,7 +4,7 @@ validation of a sheets file.
 Source: issue 7, "Character sheets and willpower"; vampiro-reglas.txt «Puntuaciones» (at most
 two traits in a roll; a 10-point trait -- Humanidad, Fuerza de Voluntad -- rolled alone; a
 normal human's pool above 10 flagged).  Immutable values and pure functions: storing sheets is
-the game state's job (``worker.state.sheets``), the format of a sheets file is ``docs/sheets.md``.
+the game state's job (``worker.adapters.redis.sheets``), the format of a sheets file is ``docs/sheets.md``.
 """
 
 from __future__ import annotations

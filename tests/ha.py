@@ -304,7 +304,7 @@ class NarradorNodes:
         self.nodes: dict[str, subprocess.Popen] = {}
 
     def __enter__(self) -> NarradorNodes:
-        from worker.keyring import Keyring, write_keyring
+        from worker.adapters.files.keyring import Keyring, write_keyring
 
         try:
             self.keyring.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -440,7 +440,7 @@ def group_rss_mib(pgid: int) -> float:
 def stored_records(client: redis.Redis, forum: str, post_ids: list[str]) -> dict[str, list[dict]]:
     """``{post id: [signed envelopes of its rolls]}`` as Redis holds them now (a post without
     its post hash, or with a roll record missing, maps to ``[]``)."""
-    from worker.store import Store
+    from worker.adapters.redis.store import Store
 
     store = Store(client)
     out: dict[str, list[dict]] = {}

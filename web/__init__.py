@@ -4,7 +4,7 @@
 The app reads the same settings as the worker (``$NARRADOR_CONFIG`` plus the
 environment) unless ``test_config`` provides ``NARRADOR_SETTINGS`` (a
 ``worker.settings.Settings``) and optionally ``NARRADOR_STORE`` (a
-``worker.store.Store``), ``NARRADOR_KEYSTORE`` and ``NARRADOR_MASTERS``.
+``worker.adapters.redis.store.Store``), ``NARRADOR_KEYSTORE`` and ``NARRADOR_MASTERS``.
 
 Blueprints: ``public`` (``/``, ``/seeds``, ``/seeds.json``, ``/openapi.json``), ``verify``
 (``/v/<roll_id>``, ``/v/<roll_id>.json``, ``/keys``), ``auth`` (``/login``, ``/logout``,
@@ -120,7 +120,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     # the one catalogue of words, shared with the replies (core/i18n.py)
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(i18n_core.LOCALE_DIR))
     app.config.setdefault("BABEL_DOMAIN", i18n_core.DOMAIN)
-    from worker.redisurl import limiter_storage
+    from worker.adapters.redis.url import limiter_storage
 
     storage_uri, storage_options = limiter_storage(settings.redis_url)  # a Sentinel URL too
     app.config.setdefault("RATELIMIT_STORAGE_URI", storage_uri)

@@ -51,7 +51,7 @@ from web.charts import face_chart, luck_chart
 from web.rollquery import RollFilter, query_rolls
 from web.running import forum_health, running_state
 from web.stats import compute_stats
-from worker.keystore import KeystoreError
+from worker.ports.keystore import KeystoreError
 from worker.service import on_secret_revealed
 
 bp = Blueprint("audit", __name__)

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from flask import current_app
 
-from worker.gamestate import RedisGameState
-from worker.keystore import KeystorePort
+from worker.adapters.redis.gamestate import RedisGameState
+from worker.ports.keystore import KeystorePort
 from worker.settings import Settings
 
 if TYPE_CHECKING:
-    from worker.masters import MasterAccounts
+    from worker.adapters.redis.masters import MasterAccounts
 
 
 def settings() -> Settings:
@@ -32,7 +32,7 @@ def store() -> RedisGameState:
 def keystore() -> KeystorePort:
     """The configured keystore, read-only here: public keys, seed commitments and revealed
     seeds.  With ``keystore = "redis"`` the web app never loads the keyring, so it cannot
-    read an unrevealed seed (``worker.keystore_redis``)."""
+    read an unrevealed seed (``worker.adapters.redis.keystore``)."""
     if "NARRADOR_KEYSTORE" not in current_app.config:
         from worker.bootstrap import make_keystore
 
@@ -44,7 +44,7 @@ def keystore() -> KeystorePort:
 
 def masters() -> MasterAccounts:
     """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's Redis client)."""
-    from worker.masters import MasterAccounts
+    from worker.adapters.redis.masters import MasterAccounts
 
     if "NARRADOR_MASTERS" not in current_app.config:
         current_app.config["NARRADOR_MASTERS"] = MasterAccounts(store().r)

@@ -1,7 +1,7 @@
 """``GET /healthz``: Redis (state) and the Celery broker reachable, every forum working,
 Redis taking writes.
 
-The broker is Celery's Redis (``worker.redisurl.broker_options`` of the settings' Redis
+The broker is Celery's Redis (``worker.adapters.redis.url.broker_options`` of the settings' Redis
 URL, a Sentinel-managed master included); it is checked with a real Kombu connection, as the
 worker connects, with a 3 s bound.
 """
@@ -30,7 +30,7 @@ def broker_ok() -> bool:
         return False
     from kombu import Connection
 
-    from worker.redisurl import broker_options
+    from worker.adapters.redis.url import broker_options
 
     try:
         broker, transport = broker_options(url)

@@ -15,7 +15,7 @@ from pathlib import Path
 from flask import Blueprint, Response, jsonify, render_template
 
 from web import deps
-from worker.keystore import KeystoreError
+from worker.ports.keystore import KeystoreError
 
 bp = Blueprint("public", __name__)
 

@@ -3,7 +3,7 @@
 Source: issue 8, "Masters' audit page" (filters: player, character, thread/scene,
 game-day range, outcome, flags; newest first; paginated; CSV/JSON export).
 
-How a query runs (read-only use of the key schema in :mod:`worker.store`):
+How a query runs (read-only use of the key schema in :mod:`worker.adapters.redis.store`):
 
 1. **Indexed filters** — player (``:author:``), thread (``:thread:``), outcome
    (``:outcome:``) — pick one index zset; with two or three of them Redis intersects
@@ -35,7 +35,7 @@ from typing import Any
 
 from core import calendar
 from core.record import FLAG_NAMES
-from worker.store import Store, game_rolls_key, roll_index_key, roll_key_name
+from worker.adapters.redis.store import Store, game_rolls_key, roll_index_key, roll_key_name
 
 __all__ = ["MAX_SCAN", "RollFilter", "RollPage", "query_rolls"]
 

@@ -6,10 +6,11 @@ commitments".
 
 Filled from: the next game-day rollover (:func:`core.calendar.next_rollover` in the
 game's zone), the seed commitments and reveals
-(:meth:`worker.keystore.Keystore.commitments`), and the game state in Redis
-(:mod:`worker.state`: extended actions and teamwork, open contests, retries, downtime
+(:meth:`worker.adapters.files.keystore.Keystore.commitments`), and the game state in Redis
+(:mod:`worker.adapters.redis`: extended actions and teamwork, open contests, retries, downtime
 notices, inactivity marks and the notices Narrador posted).  Issue 26 added the teamwork
-efforts, read through :func:`worker.state.actions.list_teamwork` as the extended actions are.  Each item is a plain
+efforts, read through :func:`worker.adapters.redis.actions.list_teamwork` as the
+extended actions are.  Each item is a plain
 mapping:
 
 - ``extended_actions``: ``{"character", "name", "total", "target", "rolls"}``
@@ -43,7 +44,7 @@ from typing import Any
 
 from core import calendar
 from core.actions import ActionStatus
-from worker.keystore import KeystoreError, KeystorePort
+from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.settings import GameSettings
 
 __all__ = ["RunningState", "forum_health", "running_state"]
@@ -87,8 +88,9 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
 
     from core.post.actions import retry_difficulty
     from core.rules import get_ruleset, options_for
-    from worker.state import absences, actions, inactivity, outbox, sheets
-    from worker.state.keys import game_key, part
+    from worker.adapters.redis import absences, actions, inactivity, outbox, sheets
+    from worker.adapters.redis.keys import game_key
+    from worker.ports.identity import part
 
     gid = game.id
     ruleset = get_ruleset(game.ruleset)
@@ -158,8 +160,8 @@ def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[st
     """Forum alerts of the game's forums and the tags added by editing (module docstring)."""
     import json
 
+    from worker.adapters.redis.keys import game_key
     from worker.alerts import forum_alerts
-    from worker.state.keys import game_key
 
     alerts = [a for name in forums for a in forum_alerts(r, name)]
     alerts.sort(key=lambda a: a.get("last", ""), reverse=True)

@@ -4,7 +4,7 @@ Source: issue 16, item 12 ("Let a master mark a scene (or the whole game) as str
 ... on the web"): automatic successes and Exaltado retries then follow the scene, not the
 player's word (gehena-reglas.txt «Éxitos Automáticos», «Nuevos Intentos»; exaltado-reglas.txt
 «Éxitos automáticos», «Segundas oportunidades»).  Scenes live in Redis
-(:mod:`worker.state.scenes`).
+(:mod:`worker.adapters.redis.scenes`).
 
 Routes (a logged-in master of the game; CSRF on every form):
 
@@ -25,11 +25,12 @@ from wtforms import HiddenField, SelectField
 from wtforms.validators import InputRequired, Length
 
 from core import messages as state_messages
+from core.errors import StateError
 from core.post.combat import order_text
 from web import deps, i18n
 from web.auth import master_required
-from worker.state import StateError, state_settings_for
-from worker.state import scenes as scene_store
+from worker.adapters.redis import scenes as scene_store
+from worker.ports.settings import state_settings_for
 
 bp = Blueprint("scenes", __name__)
 

@@ -1,7 +1,7 @@
 """Character sheets on the masters' pages: view, import a file, adjust Willpower.
 
 Source: issue 8, "Character sheets: view, import a file, adjust willpower"; the sheets
-themselves live in Redis (:mod:`worker.state.sheets`, file format in ``docs/sheets.md``).
+themselves live in Redis (:mod:`worker.adapters.redis.sheets`, file format in ``docs/sheets.md``).
 
 Routes (a logged-in master of the game; CSRF on every form):
 
@@ -29,12 +29,12 @@ from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
 from core import messages as state_messages
+from core.errors import SheetError, StateError
 from core.post.combat import health_words
 from web import deps, i18n
 from web.auth import master_required
+from worker.adapters.redis import sheets as sheet_store
 from worker.service import combat as combat_service
-from worker.state import SheetError, StateError
-from worker.state import sheets as sheet_store
 
 bp = Blueprint("sheets", __name__)
 

@@ -6,7 +6,7 @@ the recomputed dice") and issue 8 ("Secret rolls ... with a reveal action").
 
 A secret roll that no master has revealed shows only its id, game, post link and the
 record hash published in the reply; its JSON is the same summary.  Once revealed
-(:meth:`worker.masters.MasterAccounts.reveal`) both show the full signed record, and the
+(:meth:`worker.adapters.redis.masters.MasterAccounts.reveal`) both show the full signed record, and the
 page recomputes the record hash so anyone can compare it with the reply's.  A master of the
 roll's game always sees the full record.
 """
@@ -24,7 +24,7 @@ from core import record as records
 from core.derive import SEED_BYTES
 from web import deps, i18n
 from web.i18n import local_time
-from worker.keystore import KeystoreError
+from worker.ports.keystore import KeystoreError
 
 bp = Blueprint("verify", __name__)
 

@@ -29,7 +29,7 @@ history: nothing in it has to be trusted, everything is checked again on the way
   differs from the count archived (a late record); a day whose file exists and did not
   change is never rewritten.
 
-Redis keys (beside the store's schema in :mod:`worker.store`): ``nr:game:{<game>}:archive``
+Redis keys (beside the store's schema in :mod:`worker.adapters.redis.store`): ``nr:game:{<game>}:archive``
 (hash: ``through`` the last closed day swept, ``<day>`` the number of records archived for
 it) and ``nr:game:{<game>}:archive:dirty`` (set of days to write again).
 
@@ -53,8 +53,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from core import calendar
 from core import record as records
 from core.errors import NarradorError
-from worker.masters import reveal_key
-from worker.store import (
+from worker.adapters.redis.masters import reveal_key
+from worker.adapters.redis.store import (
     archive_dirty_key,
     archive_state_key,
     game_rolls_key,
@@ -66,8 +66,8 @@ from worker.store import (
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from worker.keystore import KeystorePort
-    from worker.redistext import TextRedis
+    from worker.adapters.redis.text import TextRedis
+    from worker.ports.keystore import KeystorePort
     from worker.settings import GameSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -657,7 +657,7 @@ def archive_tick(r: TextRedis, settings: Settings, target: ArchiveTarget | None,
 
     A game whose target fails is logged and left for the next run; the others go on.
     """
-    from worker.state.calendar import beat_lock
+    from worker.adapters.redis.calendar import beat_lock
 
     if target is None:
         return {}

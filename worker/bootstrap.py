@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
 from worker.forums.base import ForumPort
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore, KeystoreError, KeystorePort
+from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.service import Services, utc_now
 from worker.settings import ConfigError, ForumSettings, Settings
 
@@ -81,7 +82,7 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None, backen
 
 def make_keystore(settings: Settings, client: Any = None, *, with_secrets: bool = True) -> KeystorePort:
     """The configured keystore: the instance folder (``keystore = "files"``) or Redis
-    (``"redis"``: ``worker.keystore_redis``; ``client`` is the store's Redis client).
+    (``"redis"``: ``worker.adapters.redis.keystore``; ``client`` is the store's Redis client).
 
     Args:
         with_secrets: load the keyring (workers, beat, the CLI).  The web app passes False:
@@ -93,8 +94,8 @@ def make_keystore(settings: Settings, client: Any = None, *, with_secrets: bool 
     """
     if settings.keystore == "files":
         return Keystore(settings.instance_dir)
-    from worker.keyring import KeyringError, load_keyring
-    from worker.keystore_redis import RedisKeystore
+    from worker.adapters.files.keyring import KeyringError, load_keyring
+    from worker.adapters.redis.keystore import RedisKeystore
 
     if client is None:
         raise KeystoreError('keystore = "redis" needs Redis: set REDIS_URL')
@@ -112,7 +113,7 @@ def build_services(settings: Settings, *, redis_outage_seconds: float = 0.0) -> 
 
     Args:
         redis_outage_seconds: > 0: every Redis command waits about this long for a server
-            that restarts (:func:`worker.redisurl.redis_client`; the worker's tasks); 0: a
+            that restarts (:func:`worker.adapters.redis.url.redis_client`; the worker's tasks); 0: a
             command fails at once when Redis is down (commands, the web app).
 
     Raises:

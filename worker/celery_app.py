@@ -30,8 +30,8 @@ brokerfix.install()
 def broker_url_for(redis_url: str) -> str:
     """Kombu's spelling of a Redis URL (``unix://`` becomes ``redis+socket://``; a Sentinel URL
     becomes kombu's ``sentinel://...;sentinel://...``, whose master name travels in the
-    transport options: :func:`worker.redisurl.broker_options` gives both)."""
-    from worker.redisurl import broker_options
+    transport options: :func:`worker.adapters.redis.url.broker_options` gives both)."""
+    from worker.adapters.redis.url import broker_options
 
     return broker_options(redis_url)[0]
 
@@ -48,7 +48,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     """Celery configuration for ``settings`` (broker, serializers, beat schedule)."""
     if not settings.redis_url:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
-    from worker.redisurl import broker_options
+    from worker.adapters.redis.url import broker_options
 
     broker, transport = broker_options(settings.redis_url)
     intervals = [f.poll_interval for f in settings.forums.values()] or [30.0]
@@ -69,7 +69,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # that restarts instead of failing the task after kombu's default second or so
         "task_publish_retry_policy": {"max_retries": 30, "interval_start": 0,
                                       "interval_step": 0.5, "interval_max": 2},
-        # a Sentinel URL adds its master_name (worker.redisurl)
+        # a Sentinel URL adds its master_name (worker.adapters.redis.url)
         "broker_transport_options": {"visibility_timeout": 600, **transport},
         "worker_hijack_root_logger": False,
         # beat's heartbeat, written from its loop (worker.heartbeat): `narrador health beat`

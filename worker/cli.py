@@ -114,8 +114,8 @@ def failure_message(exc: BaseException) -> tuple[str, int] | None:
     docstring: 1 a service down, 2 bad input or configuration), or None for a bug."""
     import redis
 
+    from worker.adapters.redis.url import RedisUrlError
     from worker.forums.base import ForumError
-    from worker.redisurl import RedisUrlError
 
     if isinstance(exc, RedisUrlError):
         return f"bad Redis URL: {exc}; check REDIS_URL / redis_url", EXIT_BAD_INPUT
@@ -372,7 +372,7 @@ def poll(config: str | None) -> None:
     from worker.forums.base import ForumError
 
     svc = build_services(settings)
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.notify import send_health
 
     store = svc.store
@@ -685,7 +685,7 @@ def keys() -> None:
 def _keystore(config: str | None):
     """The configured keystore with its secrets (exit 2 when it cannot be built)."""
     from worker.bootstrap import make_keystore
-    from worker.keystore import KeystoreError
+    from worker.ports.keystore import KeystoreError
 
     settings = _settings(config)
     client = _redis_for(settings) if settings.keystore == "redis" else None
@@ -699,7 +699,7 @@ def _keys_call(call):
     """Run a keystore call; its ``KeystoreError`` (and Redis failures) exit 2 with the message."""
     import redis
 
-    from worker.keystore import KeystoreError
+    from worker.ports.keystore import KeystoreError
 
     try:
         return call()
@@ -753,8 +753,8 @@ def keys_migrate(config: str | None) -> None:
     differs (its published commitment would change); says whether the keyring holds the
     folder's roll-id secret.
     """
-    from worker.keystore import Keystore
-    from worker.keystore_redis import copy_seeds
+    from worker.adapters.files.keystore import Keystore
+    from worker.adapters.redis.keystore import copy_seeds
 
     settings = _settings(config)
     if settings.keystore != "redis":
@@ -784,7 +784,7 @@ def keys_keyring() -> None:
 
 
 def _write_keyring(path: str, keyring, *, replace: bool) -> None:
-    from worker.keyring import KeyringError, write_keyring
+    from worker.adapters.files.keyring import KeyringError, write_keyring
 
     try:
         write_keyring(path, keyring, replace_existing=replace)
@@ -793,7 +793,7 @@ def _write_keyring(path: str, keyring, *, replace: bool) -> None:
 
 
 def _read_keyring(path: str):
-    from worker.keyring import KeyringError, load_keyring
+    from worker.adapters.files.keyring import KeyringError, load_keyring
 
     try:
         return load_keyring(path=path)
@@ -810,7 +810,7 @@ def _describe_keyring(keyring) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 def keyring_new(file: str) -> None:
     """Write a new keyring to FILE (mode 0600; refuses to overwrite one)."""
-    from worker.keyring import Keyring
+    from worker.adapters.files.keyring import Keyring
 
     keyring = Keyring.generate()
     _write_keyring(file, keyring, replace=False)
@@ -840,8 +840,9 @@ def keyring_from_instance(config: str | None, file: str) -> None:
     (the active ones newest), its reply-marker and roll-id secrets, and a new seed key."""
     import secrets as secrets_lib
 
-    from worker.keyring import Keyring, KeyringError
-    from worker.keystore import Keystore, KeystoreError
+    from worker.adapters.files.keyring import Keyring, KeyringError
+    from worker.adapters.files.keystore import Keystore
+    from worker.ports.keystore import KeystoreError
 
     source = Keystore(_settings(config).instance_dir)
     try:
@@ -863,7 +864,7 @@ def keyring_from_instance(config: str | None, file: str) -> None:
 
 def _redis_for(settings):
     """A Redis client for the CLI's game-state commands (exit 2 without a Redis URL)."""
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     if not settings.redis_url:
         raise BadInput(no_redis_message(settings))
@@ -910,7 +911,7 @@ def _sealer(settings: Settings, r: Any) -> Any:
     """The active signing key, to seal the reveals written to an export or the archive
     (``core.record.reveal``); None, with a line saying what it means, when it is not here."""
     from worker.bootstrap import make_keystore
-    from worker.keystore import KeystoreError
+    from worker.ports.keystore import KeystoreError
 
     try:
         return make_keystore(settings, r).active_signing_key()
@@ -935,7 +936,7 @@ def records_import(config: str | None, files: tuple[str, ...], public_key: str |
     settings = _settings(config)
     r = _redis_for(settings)
     from worker.bootstrap import make_keystore
-    from worker.keystore import KeystoreError
+    from worker.ports.keystore import KeystoreError
 
     try:
         keystore = make_keystore(settings, r, with_secrets=False)
@@ -998,8 +999,8 @@ def sheets_import(config: str | None, game: str, file: str) -> None:
     """Import (create or replace) the characters of a YAML or JSON sheets file (docs/sheets.md)."""
     from datetime import datetime
 
-    from worker.state import SheetError
-    from worker.state.sheets import import_sheets, load_sheets_file
+    from core.errors import SheetError
+    from worker.adapters.redis.sheets import import_sheets, load_sheets_file
 
     settings = _settings(config)
     game = _game_of(settings, game)
@@ -1018,7 +1019,7 @@ def sheets_import(config: str | None, game: str, file: str) -> None:
 @click.argument("game")
 def sheets_list(config: str | None, game: str) -> None:
     """List the characters of a game with their owner and Willpower."""
-    from worker.state.sheets import list_characters
+    from worker.adapters.redis.sheets import list_characters
 
     settings = _settings(config)
     game = _game_of(settings, game)
@@ -1049,7 +1050,7 @@ def _combat_line(sheet, ruleset: str) -> str:
 @click.argument("character")
 def sheets_show(config: str | None, game: str, character: str) -> None:
     """Show CHARACTER: owner, Willpower, health level and wound penalty, blood, motes, traits."""
-    from worker.state.sheets import get_character
+    from worker.adapters.redis.sheets import get_character
 
     settings = _settings(config)
     game = _game_of(settings, game)
@@ -1070,11 +1071,11 @@ def sheets_show(config: str | None, game: str, character: str) -> None:
 @click.argument("game")
 def sheets_damage(config: str | None, game: str) -> None:
     """List the damage waiting for a master's confirmation (option combat_damage = "confirm")."""
+    from core.errors import StateError
     from core.messages import error_message
     from core.post.combat import health_words
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.service.combat import pending_damage
-    from worker.state import StateError
 
     settings = _settings(config)
     state = RedisGameState(_redis_for(settings))
@@ -1097,10 +1098,10 @@ def sheets_damage(config: str | None, game: str) -> None:
 @click.option("--discard", is_flag=True, help="Discard the damage instead: the sheet stays as it is.")
 def sheets_confirm(config: str | None, game: str, link: str, discard: bool) -> None:
     """Confirm the damage pending under LINK (as `sheets damage` lists it) on the target's sheet."""
+    from core.errors import StateError
     from core.messages import error_message
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.service.combat import decide_damage
-    from worker.state import StateError
 
     settings = _settings(config)
     state = RedisGameState(_redis_for(settings))
@@ -1121,9 +1122,9 @@ def sheets_confirm(config: str | None, game: str, link: str, discard: bool) -> N
 def sheets_adjust(config: str | None, game: str, character: str, field: str, delta: int | None,
                   value: int | None) -> None:
     """Change a trait or the temporary Willpower ("fv temporal") of CHARACTER."""
+    from core.errors import StateError
     from core.messages import error_message
-    from worker.state import StateError
-    from worker.state.sheets import adjust
+    from worker.adapters.redis.sheets import adjust
 
     settings = _settings(config)
     try:
@@ -1152,7 +1153,7 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
     """Mark THREAD of FORUM_NAME as an open scene of GAME."""
     from datetime import datetime
 
-    from worker.state.scenes import open_scene
+    from worker.adapters.redis.scenes import open_scene
 
     settings = _settings(config)
     if forum_name not in settings.forums:
@@ -1170,8 +1171,8 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
 @click.argument("state", type=click.Choice(["on", "off"]))
 def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, state: str) -> None:
     """Mark an open scene as stress / combat (on) or calm (off)."""
-    from worker.state import StateError
-    from worker.state.scenes import set_stress
+    from core.errors import StateError
+    from worker.adapters.redis.scenes import set_stress
 
     settings = _settings(config)
     try:
@@ -1191,9 +1192,9 @@ def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, s
 def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mode: str | None) -> None:
     """Start the next turn of a scene: a new combat turn (initiative is rolled again) and, in
     master turn mode, a new Willpower turn."""
+    from core.errors import StateError
     from core.messages import error_message
-    from worker.state import StateError
-    from worker.state.scenes import advance_turn, get_scene, set_turn_mode
+    from worker.adapters.redis.scenes import advance_turn, get_scene, set_turn_mode
 
     settings = _settings(config)
     r, game = _redis_for(settings), _game_of(settings, game)
@@ -1220,9 +1221,10 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
     ``reveal_secret_on_scene_close`` option its secret rolls are revealed."""
     from datetime import datetime
 
-    from worker.masters import MasterAccounts
-    from worker.state import StateError, state_settings_for
-    from worker.state.scenes import close_scene
+    from core.errors import StateError
+    from worker.adapters.redis.masters import MasterAccounts
+    from worker.adapters.redis.scenes import close_scene
+    from worker.ports.settings import state_settings_for
 
     settings = _settings(config)
     r = _redis_for(settings)
@@ -1232,7 +1234,7 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread} closed")
     if state_settings_for(settings.games[game]).reveal_secret_on_scene_close:
-        from worker.gamestate import RedisGameState
+        from worker.adapters.redis.gamestate import RedisGameState
         from worker.service import on_secret_revealed
 
         revealed = MasterAccounts(r).reveal_scene(game, forum_name, thread, by="cli")
@@ -1313,7 +1315,7 @@ def _optional_redis(settings):
         return None
     import redis
 
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(settings.redis_url)  # a Sentinel URL too, like every other command
     try:
@@ -1349,7 +1351,7 @@ def masters() -> None:
 def _master_accounts(config: str | None, game: str):
     """The settings' MasterAccounts, after checking that ``game`` is configured."""
 
-    from worker.masters import MasterAccounts
+    from worker.adapters.redis.masters import MasterAccounts
 
     settings = _settings(config)
     if game not in settings.games:
@@ -1365,7 +1367,7 @@ def _master_accounts(config: str | None, game: str):
               help="Read the password from the first line of stdin (for scripts).")
 def masters_add(config: str | None, game: str, user: str, password_stdin: bool) -> None:
     """Make USER a master of GAME (creates the account; asks for its password if new)."""
-    from worker.masters import MasterError, normalise_login
+    from worker.adapters.redis.masters import MasterError, normalise_login
 
     accounts = _master_accounts(config, game)
     try:

@@ -37,7 +37,7 @@ from celery import bootsteps
 from celery.beat import PersistentScheduler
 
 if TYPE_CHECKING:
-    from worker.redistext import TextRedis
+    from worker.adapters.redis.text import TextRedis
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self._writer: _Writer | None = None
 
     def start(self, parent: Any) -> None:
-        from worker.redisurl import redis_client
+        from worker.adapters.redis.url import redis_client
         from worker.settings import get_settings
 
         settings = get_settings()
@@ -221,7 +221,7 @@ class HeartbeatScheduler(PersistentScheduler):
     not take it is logged once until it does again; beat goes on scheduling meanwhile."""
 
     def setup_schedule(self) -> None:
-        from worker.redisurl import redis_client
+        from worker.adapters.redis.url import redis_client
         from worker.settings import get_settings
 
         super().setup_schedule()

@@ -183,8 +183,8 @@ def _reveal_due_key(game: str) -> str:
 def _scan_waiting(redis: Any, game: str, through: int, line: int) -> int:
     """File into the game's due set the secret, unrevealed rolls stored after ``through``
     and up to ``line`` (epoch ms), at most :data:`REVEAL_SCAN_LIMIT`; the new ``through``."""
-    from worker.masters import reveal_key
-    from worker.store import game_rolls_key, roll_key_name
+    from worker.adapters.redis.masters import reveal_key
+    from worker.adapters.redis.store import game_rolls_key, roll_key_name
 
     rows = redis.zrangebyscore(game_rolls_key(game), f"({through}", line, start=0, num=REVEAL_SCAN_LIMIT,
                                withscores=True)
@@ -228,7 +228,7 @@ def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[No
     notification names the posts of the due rolls still not revealed (those revealed since
     leave the set). Never the rolls' dice, results or tags.
     """
-    from worker.store import roll_key_name
+    from worker.adapters.redis.store import roll_key_name
 
     out = []
     now_ms = int(now.timestamp() * 1000)
@@ -245,7 +245,7 @@ def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[No
         due = redis.zrange(_reveal_due_key(game.id), 0, -1)
         if not due:
             continue
-        from worker.masters import reveal_key
+        from worker.adapters.redis.masters import reveal_key
 
         with redis.pipeline(transaction=False) as pipe:
             for rid in due:

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 from worker.forums.base import ForumError, LatestPosts, ListsBoards
 
 if TYPE_CHECKING:
-    from worker.redistext import TextRedis
+    from worker.adapters.redis.text import TextRedis
     from worker.service.polling import PollResult
     from worker.service.services import Services
 
@@ -124,7 +124,7 @@ def _pending_key(forum: str) -> str:
 
 
 def _thread_key(forum: str, thread_id: str) -> str:
-    from worker.store import thread_key
+    from worker.adapters.redis.store import thread_key
 
     return thread_key(forum, thread_id)
 
@@ -243,12 +243,12 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
 def _redis(svc: Services) -> TextRedis:
     """The Redis client the poll state lives in: the threads' and boards' poll hashes and the
     pending set are kept in Redis beside the game state (:class:`RedisGameState`'s keys), not
-    behind the :class:`~worker.gamestate.GameState` port, so polling needs the Redis game state.
+    behind the :class:`~worker.ports.GameState` port, so polling needs the Redis game state.
 
     Raises:
         TypeError: ``svc.store`` is another game state (the in-memory one of the service tests).
     """
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
 
     if not isinstance(svc.store, RedisGameState):
         raise TypeError("polling keeps its state in Redis: it needs a RedisGameState, not "

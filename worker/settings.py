@@ -115,7 +115,7 @@ def _emails(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _redis_url(value: str) -> str:
-    from worker.redisurl import RedisUrlError, parse_redis_url
+    from worker.adapters.redis.url import RedisUrlError, parse_redis_url
 
     if value == "":
         return value
@@ -191,13 +191,13 @@ class NarradorSettings(Section):
             a relative path is relative to the configuration file's folder).
         redis_url: Redis URL for state, broker and rate limits (``redis://``, ``rediss://``,
             ``unix://``, or ``redis+sentinel://h:p,h:p/<master name>[/db]`` for a master
-            managed by Redis Sentinel: ``worker.redisurl``); empty means "start an embedded
+            managed by Redis Sentinel: ``worker.adapters.redis.url``); empty means "start an embedded
             one" (``narrador up``, ``demo``).
         public_url: the web app's public root URL, used in links inside replies.
         contact_url: URL named in the bot's User-Agent.
         seed_reveal_grace: seconds after a game day ends before its seed is revealed (>= 0).
         keystore: where keys and day seeds live: ``files`` (the instance folder, default) or
-            ``redis`` (shared by every machine; secrets from the keyring: ``worker.keyring``).
+            ``redis`` (shared by every machine; secrets from the keyring: ``worker.adapters.files.keyring``).
         keyring_file: ``keystore = "redis"``: the keyring file (a mounted secret; relative to
             the configuration file's folder); empty: read it from ``keyring_env``.
         keyring_env: ``keystore = "redis"``: the environment variable holding the keyring
@@ -337,7 +337,7 @@ class GameSettings(Section):
             (``core.rules.RulesOptions.from_mapping``) and passed to it as written.
         title: human-readable name (default: the id).
         state: the ``[games.<id>.state]`` table: scenes, posting deadlines, contest expiry,
-            masters... (``worker.state.GameStateSettings``, validated at load).
+            masters... (``worker.adapters.redis.GameStateSettings``, validated at load).
         notify_email: addresses told by e-mail when a forum of the game stops working or
             works again, when replies are given up, and when secret rolls wait for a reveal
             (``worker.notify``; needs ``[narrador] smtp_host``).
@@ -397,7 +397,8 @@ class GameSettings(Section):
     def _state_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
         from dataclasses import fields
 
-        from worker.state import GameStateSettings, StateError
+        from core.errors import StateError
+        from worker.ports.settings import GameStateSettings
 
         known = [f.name for f in fields(GameStateSettings)]
         known += [f"{k}_hours" for k in ("first_deadline", "second_deadline", "contest_expiry")]

@@ -314,7 +314,7 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
     """Tell the Storytellers of the forum's games that it changed state (``worker.notify``:
     e-mail, webhook; rate-limited); a channel failing for now is retried with backoff.
     Returns how many notifications were sent."""
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.health import HealthChange
     from worker.notify import NotifyError, deliver, health_notifications
 
@@ -336,7 +336,7 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
 def notify(self, game: str, event: str, forum: str, subject: str, text: str) -> bool:
     """Deliver one notification the service layer made (``worker.notify``: e-mail, webhook;
     rate-limited); a channel failing for now is retried with backoff. True when sent."""
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.notify import Notification, NotifyError, deliver
 
     svc = services()
@@ -355,7 +355,7 @@ def notify_tick() -> int:
     """Tell each game's Storytellers of the secret rolls waiting for a reveal longer than the
     game's ``notify_secret_after_hours`` (``worker.notify.reveal_waits``). A notification that
     is rate-limited or fails keeps its rolls for the next tick. Returns how many were sent."""
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.notify import NotifyError, clear_told, deliver, reveal_waits
 
     svc = services()

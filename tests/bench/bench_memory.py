@@ -26,7 +26,7 @@ from tests.bench.harness import Row, check_size
 def run(*, size: str = "full", records: int | None = None) -> list[Row]:
     """Item 6's rows."""
     from worker import service
-    from worker.store import post_key, roll_key_name
+    from worker.adapters.redis.store import post_key, roll_key_name
 
     n = records or {"full": 10_000, "quick": 2000, "smoke": 20}[check_size(size)]
     with Bench() as bench:

@@ -4,7 +4,7 @@ What runs: the real :func:`worker.service.process_post` (author text extracted f
 post's HTML, tags found and parsed, the day seed and signing key read from the instance
 folder, dice derived with HMAC-SHA256, evaluated, chance of the result computed, record
 built and signed with Ed25519, reply rendered, everything stored in Redis with
-:meth:`worker.gamestate.RedisGameState.commit_post`, one Lua call) on a unique game and forum against the
+:meth:`worker.ports.RedisGameState.commit_post`, one Lua call) on a unique game and forum against the
 run's private Redis (``$REDIS_URL``).  One thread, so the rate is per core (plus the Redis
 server's share of a second core).
 
@@ -71,13 +71,13 @@ def core_chain_batch(n: int, seed: bytes, private, kid: str, bench: Bench | None
     """CPU seconds per one-tag post of the core stages, as ``process_post`` calls them: tag
     found and parsed in the author's text, dice derived, evaluated, record built and signed
     (no HTML, no game state).  With ``bench``, each post is also stored as
-    ``process_post`` stores it (:meth:`worker.gamestate.RedisGameState.commit_post`, one Lua call, in
+    ``process_post`` stores it (:meth:`worker.ports.RedisGameState.commit_post`, one Lua call, in
     ``bench``'s game and forum) and the Redis server's CPU is counted too."""
     from core import derive, rules
     from core import record as records
     from core.post import PostContext, PostDecision, PostQuery
     from core.tags import extract_rolls
-    from worker.gamestate import LoadedPost, PostCommit
+    from worker.ports import LoadedPost, PostCommit
 
     ruleset = rules.get_ruleset("vampiro")
     text = "Lucía salta por la ventana: [tirada]5 dif 6[/tirada]"

@@ -214,7 +214,7 @@ class ForumRun:
     ``service.process_post`` for each post found) and advances the clock by 60 s."""
 
     def __init__(self, procs: Procs, bench: Bench, *, boards: int, threads: int, posts: int = 3) -> None:
-        from worker.keystore import Keystore
+        from worker.adapters.files.keystore import Keystore
 
         self.bench, self.boards, self.threads, self.posts = bench, boards, threads, posts
         _proc, port = procs.server("forum", "--dir", str(FIXTURES), "--boards", str(boards),
@@ -242,8 +242,8 @@ class ForumRun:
         ``watch``), by listing or thread by thread."""
         from tests.bench.common import FIXED_NOW, redis_url
         from worker import service
+        from worker.adapters.redis.gamestate import RedisGameState
         from worker.bootstrap import make_forum
-        from worker.gamestate import RedisGameState
         from worker.settings import settings_from_mapping
 
         bench = self.bench

@@ -41,7 +41,7 @@ def redis_url() -> str:
 
 
 def redis_client():
-    """A ``redis.Redis`` with ``decode_responses`` (what :class:`worker.store.Store` expects)."""
+    """A ``redis.Redis`` with ``decode_responses`` (what :class:`worker.adapters.redis.store.Store` expects)."""
     import redis
 
     client = redis.Redis.from_url(redis_url(), decode_responses=True, socket_timeout=10)
@@ -90,9 +90,9 @@ class Bench:
 
     def __post_init__(self) -> None:
         from worker import service
+        from worker.adapters.files.keystore import Keystore
+        from worker.adapters.redis.gamestate import RedisGameState
         from worker.forums.fake import FakeForum
-        from worker.gamestate import RedisGameState
-        from worker.keystore import Keystore
         from worker.settings import settings_from_mapping
 
         self._tmp = tempfile.TemporaryDirectory(prefix="narrador-bench-")

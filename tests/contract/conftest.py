@@ -1,7 +1,7 @@
 """The game-state contract: one suite, run on the in-memory fake and on Redis.
 
 Every test here takes ``world`` (or ``game_state``), parametrised over both implementations
-of :class:`worker.gamestate.GameState`; the Redis runs are marked ``integration`` and use a
+of :class:`worker.ports.GameState`; the Redis runs are marked ``integration`` and use a
 game and forum of their own (deleted afterwards).
 """
 
@@ -16,11 +16,13 @@ import pytest
 
 from tests.conftest import FIXED_NOW, redis_url
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.sheets import load_sheets_file
 from worker.forums.fake import FakeForum
-from worker.gamestate import GameState, MemoryGameState, RedisGameState
-from worker.keystore import Keystore
+from worker.ports import GameState
 from worker.settings import settings_from_mapping
-from worker.state.sheets import load_sheets_file
 
 EXAMPLE_SHEETS = Path(__file__).resolve().parents[2] / "examples" / "sheets.yaml"
 

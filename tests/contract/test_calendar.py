@@ -16,7 +16,7 @@ import pytest
 from core.errors import StateError
 from tests.contract.conftest import Clock, build_world, make_state
 from worker import service
-from worker.state import GameStateSettings
+from worker.ports.settings import GameStateSettings
 
 T0 = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -194,7 +194,7 @@ def test_closed_scenes_are_not_swept(env):
 @pytest.fixture
 def cal(backend, request, tmp_path, unique):
     """A gehena game whose keystore makes predictable seeds, the calendar's lock its own."""
-    from worker.keystore import Keystore
+    from worker.adapters.files.keystore import Keystore
 
     clock = Clock(utc(2027, 3, 20, 12))
     world = build_world(tmp_path, unique, make_state(backend, request, clock), clock)

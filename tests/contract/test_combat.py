@@ -26,14 +26,14 @@ from typing import Any
 import pytest
 
 from core import messages, rules
+from core.errors import StateError
 from core.post import query_for, resolve
 from core.tags import extract_rolls
 from tests.conftest import FIXED_NOW
 from tests.unit.combatgame import VAMPIRO_SHEETS
 from worker import service
-from worker.gamestate import CommitStatus, PostCommit
+from worker.ports import CommitStatus, PostCommit
 from worker.service import combat as combat_service
-from worker.state import StateError
 
 #: V20 "Health": the dice penalty by levels marked (Incapacitado at 7: no action).
 V20_PENALTY = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 2, 6: 5}

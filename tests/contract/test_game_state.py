@@ -19,7 +19,7 @@ from core.post import query_for, resolve
 from core.tags import extract_rolls
 from tests.conftest import FIXED_NOW
 from worker import service
-from worker.gamestate import CommitStatus, PostCommit
+from worker.ports import CommitStatus, PostCommit
 
 
 def test_a_post_with_two_tags_is_stored_once_with_its_records_and_reply(world):

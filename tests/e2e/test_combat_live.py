@@ -95,8 +95,8 @@ class Table:
         self.players = {a.username: _client(forum, a) for a in (PLAYER, BRUNO, ADMIN)}
         self.bot = _client(forum, BOT)
         self.thread = ""
-        from worker.gamestate import RedisGameState
-        from worker.redisurl import redis_client
+        from worker.adapters.redis.gamestate import RedisGameState
+        from worker.adapters.redis.url import redis_client
 
         self.store = RedisGameState(redis_client(redis_url()))
 

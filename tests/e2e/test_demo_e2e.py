@@ -141,9 +141,9 @@ def test_demo_runs_are_independent_of_earlier_runs(tmp_path, run_stack):
     the forum (its server log says which; before, run after run polled every earlier thread and
     took 27, then 43 s). The work is compared, not the wall clock: a loaded machine makes a run
     slower, never this test red (issue 25, item 5)."""
+    from worker.adapters.redis.sheets import get_character
+    from worker.adapters.redis.store import Store
     from worker.devtools.redisproc import EmbeddedRedis
-    from worker.state.sheets import get_character
-    from worker.store import Store
 
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
     instance = tmp_path / "demo"
@@ -168,7 +168,7 @@ def test_demo_runs_are_independent_of_earlier_runs(tmp_path, run_stack):
         if n == 1:  # as an older Narrador left it: the last run's thread found in the watched board
             server = EmbeddedRedis(instance / "redis").start()
             try:
-                from worker.store import threads_key
+                from worker.adapters.redis.store import threads_key
 
                 last = re.search(r"Thread: http://127\.0\.0\.1:\d+/topic/(\d+)", runs[0][0].stdout).group(1)
                 redis_client_for(server.url).sadd(threads_key((instance / "forum-name").read_text().strip()), last)
@@ -254,6 +254,6 @@ def test_a_second_demo_or_up_on_the_demo_folder_is_refused_in_one_line_naming_th
 
 
 def redis_client_for(url: str):  # type: ignore[no-untyped-def]
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     return redis_client(url)

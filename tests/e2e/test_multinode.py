@@ -19,7 +19,7 @@ import pytest
 
 from core import record as records
 from tests.ha import NarradorNodes, RedisNode, free_port, group_rss_mib, redis_server_binary, stored_records
-from worker.redisurl import redis_client
+from worker.adapters.redis.url import redis_client
 
 #: The pytest timeout leaves room for the progress wait's ceiling (``NarradorNodes.wait_answered``).
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1200)]

@@ -259,8 +259,8 @@ def test_a_crash_after_mybb_accepted_the_reply_leaves_exactly_one_reply(mybb, tm
         if worker.poll() is None:
             worker.kill()
     assert worker.returncode == -signal.SIGKILL
+    from worker.adapters.redis.store import lock_key
     from worker.service import send_reply
-    from worker.store import lock_key
 
     forum = f"f-{unique}"
     svc = services_for(config)

@@ -523,9 +523,9 @@ class HtmlBoard:
 
     def __init__(self, tmp_path: Path, unique: str, script: Script) -> None:
         from worker import service
+        from worker.adapters.files.keystore import Keystore
+        from worker.adapters.memory.gamestate import MemoryGameState
         from worker.forums.fake import FakeForum
-        from worker.gamestate import MemoryGameState
-        from worker.keystore import Keystore
         from worker.settings import settings_from_mapping
 
         self.forum_name, game = f"f-{unique}", f"g-{unique}"

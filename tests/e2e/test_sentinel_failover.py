@@ -20,7 +20,7 @@ import time
 import pytest
 
 from tests.ha import NarradorNodes, SentinelCluster, redis_server_binary, stored_records
-from worker.redisurl import redis_client
+from worker.adapters.redis.url import redis_client
 
 #: The pytest timeout leaves room for the progress wait's ceiling (``NarradorNodes.wait_answered``).
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1200)]

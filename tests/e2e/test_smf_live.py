@@ -211,8 +211,8 @@ def test_a_crash_after_smf_accepted_the_reply_leaves_exactly_one_reply(smf, tmp_
             worker.kill()
             worker.wait(timeout=60)
     assert worker.returncode == -signal.SIGKILL
+    from worker.adapters.redis.store import lock_key
     from worker.service import send_reply
-    from worker.store import lock_key
 
     first = ids[0]
     assert svc.store.get_post(forum, first).status == "pending_reply"  # Redis never heard of it

@@ -120,7 +120,7 @@ def test_up_serves_and_ctrl_c_stops_everything(tmp_path, run_stack):
 
 
 def _redis_get(redis_dir: Path, key: str) -> str | None:
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(f"unix://{redis_dir / 'redis.sock'}", timeout=5.0)
     try:
@@ -133,7 +133,7 @@ def _set_and_wait_for_aof(redis_dir: Path, key: str, value: str, timeout: float 
     """SET ``key`` in the embedded Redis and wait until its append-only file holds it (a
     SIGKILL loses what Redis has not written there yet: ``appendfsync everysec`` may hold
     back a write while the disk is busy)."""
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(f"unix://{redis_dir / 'redis.sock'}", timeout=5.0)
     try:
@@ -161,7 +161,7 @@ def test_up_with_a_dead_redis_fails_at_once_with_one_line(tmp_path, run_stack):
 
 def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
     from worker import heartbeat
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
     try:
@@ -174,7 +174,7 @@ def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
 
 def _beat_heartbeat(instance: Path, pid: int):  # type: ignore[no-untyped-def]
     from worker import heartbeat
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
     try:

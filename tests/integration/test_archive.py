@@ -20,8 +20,8 @@ from tests.conftest import FIXED_NOW, redis_url
 from tests.integration.test_web_helpers import app_config, login, resign, seed_game, web_settings
 from web import create_app
 from worker import archive
+from worker.adapters.redis.store import game_rolls_key, roll_key_name
 from worker.cli import main
-from worker.store import game_rolls_key, roll_key_name
 
 pytestmark = pytest.mark.integration
 
@@ -201,7 +201,7 @@ def test_a_line_of_json_nested_too_deeply_is_refused_in_one_line_through_the_com
 
 def test_a_record_under_a_key_that_was_never_published_is_refused(world, redis_client, tmp_path):
     from core.record import sign_record
-    from worker.keystore import Keystore
+    from worker.adapters.files.keystore import Keystore
 
     game = world["ids"]["game"]
     line = json.loads(next(archive.export_lines(redis_client, game)))

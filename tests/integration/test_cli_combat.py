@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from core.combat import health_track
 from core.post import HealthChanged
 from tests.conftest import redis_url
+from worker.adapters.redis.keys import game_key
+from worker.adapters.redis.sheets import get_character
 from worker.cli import main
-from worker.gamestate.combat import pending_value
-from worker.state.keys import game_key
-from worker.state.sheets import get_character
+from worker.ports.combat import pending_value
 
 pytestmark = pytest.mark.integration
 
@@ -92,7 +92,7 @@ def test_a_master_lists_confirms_and_discards_pending_damage(game, redis_client)
 
 def test_a_master_starts_the_next_turn_of_a_scene(game, redis_client):
     """The combat turn is the scene's turn (docs/rules.md «Combat»): ``scenes turn`` advances it."""
-    from worker.state.scenes import get_scene
+    from worker.adapters.redis.scenes import get_scene
 
     config, gid, _ = game
     runner = CliRunner()

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import redis_url
+from worker.adapters.redis.scenes import is_scene
+from worker.adapters.redis.sheets import get_character
 from worker.cli import main
-from worker.state.scenes import is_scene
-from worker.state.sheets import get_character
 
 pytestmark = pytest.mark.integration
 

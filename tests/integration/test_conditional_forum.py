@@ -287,8 +287,8 @@ def test_replies_to_a_backlog_in_a_2000_post_thread_search_a_bounded_number_of_p
     and at most margin + 1 + the pages the backlog's own replies added since the poll."""
     from tests.conftest import FIXED_NOW, make_settings
     from worker import service
-    from worker.gamestate import MemoryGameState
-    from worker.keystore import Keystore
+    from worker.adapters.files.keystore import Keystore
+    from worker.adapters.memory.gamestate import MemoryGameState
     from worker.service.replies import REPLY_SEARCH_MARGIN
 
     forum, base = served

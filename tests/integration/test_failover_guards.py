@@ -8,10 +8,10 @@ import pytest
 
 from tests.conftest import FIXED_NOW, make_settings
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.store import thread_key
 from worker.forums.fake import FakeForum
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore
-from worker.store import thread_key
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ import pytest
 from tests.conftest import FIXED_NOW, redis_url
 from web import create_app
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
 from worker.forums.fake import FakeForum
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
 from worker.tasks import post_from_message
 

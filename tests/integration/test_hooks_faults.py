@@ -24,9 +24,9 @@ from tests.integration.test_hooks import (
 from web import create_app
 from web import hooks as web_hooks
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
 from worker.forums.fake import FakeForum
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
 from worker.tasks import post_from_message
 

@@ -13,9 +13,10 @@ import redis
 
 from core.derive import derive_faces, roll_key
 from core.record import commitment
-from worker.keyring import Keyring, KeyringError, load_keyring, write_keyring
-from worker.keystore import DayNotBoundError, Keystore, KeystoreError, SeedRevealedError
-from worker.keystore_redis import RedisKeystore, copy_seeds
+from worker.adapters.files.keyring import Keyring, KeyringError, load_keyring, write_keyring
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.keystore import RedisKeystore, copy_seeds
+from worker.ports.keystore import DayNotBoundError, KeystoreError, SeedRevealedError
 
 pytestmark = pytest.mark.integration
 
@@ -339,8 +340,8 @@ def test_two_workers_with_their_own_instance_folders_give_the_same_record(
     from tests.bench.common import cleanup
     from tests.conftest import FIXED_NOW, make_settings
     from worker import service
+    from worker.adapters.redis.gamestate import RedisGameState
     from worker.forums.fake import FakeForum
-    from worker.gamestate import RedisGameState
 
     path = tmp_path / "keyring.json"
     write_keyring(path, keyring)

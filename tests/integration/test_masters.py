@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import make_settings
+from worker.adapters.redis.masters import MasterAccounts, MasterError, master_key
 from worker.cli import main
-from worker.masters import MasterAccounts, MasterError, master_key
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ from aiosmtpd.controller import Controller
 
 from tests.conftest import FIXED_NOW
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.memory.gamestate import MemoryGameState
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
-from worker.gamestate import MemoryGameState
-from worker.keystore import Keystore
 from worker.notify import RATE_LIMIT, send_health
 from worker.settings import settings_from_mapping
 
@@ -185,8 +185,8 @@ def test_secret_rolls_waiting_for_a_reveal_are_told_once_each_without_their_cont
     from datetime import timedelta
 
     from worker import tasks
-    from worker.gamestate import RedisGameState
-    from worker.masters import MasterAccounts, reveal_key
+    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.adapters.redis.masters import MasterAccounts, reveal_key
     from worker.notify import RATE_LIMIT
 
     box, smtp_port = mailbox

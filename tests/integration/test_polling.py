@@ -17,10 +17,10 @@ import pytest
 
 from tests.conftest import FIXED_NOW
 from worker import polling, service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
-from worker.gamestate.redis import RedisGameState
-from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
 
 pytestmark = pytest.mark.integration

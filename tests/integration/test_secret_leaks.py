@@ -31,11 +31,11 @@ from tests.integration.test_web_helpers import PASSWORD, app_config, login, web_
 from tests.service.test_service_state import EXAMPLE_SHEETS
 from web import create_app
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.masters import MasterAccounts, reveal_key
+from worker.adapters.redis.sheets import import_sheets, load_sheets_file
 from worker.forums.fake import FakeForum
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore
-from worker.masters import MasterAccounts, reveal_key
-from worker.state.sheets import import_sheets, load_sheets_file
 
 pytestmark = pytest.mark.integration
 

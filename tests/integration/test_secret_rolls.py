@@ -29,10 +29,10 @@ from tests.conftest import FIXED_NOW, redis_url
 from tests.integration.test_web_helpers import PASSWORD, app_config, csrf_token, login, web_settings
 from web import create_app
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.masters import MasterAccounts
 from worker.forums.fake import FakeForum
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore
-from worker.masters import MasterAccounts
 from worker.verify_cli import verify_file
 
 pytestmark = pytest.mark.integration
@@ -224,7 +224,7 @@ def test_redelivery_gives_the_same_secret_dice_and_proof(day):
 
 def test_closing_a_scene_reveals_its_secret_rolls_when_the_game_says_so(day, tmp_path):
     u, game = day["u"], day["game"]
-    from worker.state.scenes import open_scene
+    from worker.adapters.redis.scenes import open_scene
 
     open_scene(day["store"].r, game, f"f-{u}", day["thread"], now=FIXED_NOW)
     config = tmp_path / "n.toml"
@@ -303,9 +303,9 @@ def test_on_the_day_of_the_upgrade_secret_rolls_are_refused_and_from_the_next_da
 def stunt(tmp_path, unique, redis_client, cleanup_keys):
     """An exaltado game whose player Rebecca (Koi: Willpower 3/7, no Essence tracked) has
     made a successful secret roll with a two-die stunt."""
+    from worker.adapters.redis.scenes import open_scene
+    from worker.adapters.redis.sheets import import_sheets
     from worker.settings import load_settings
-    from worker.state.scenes import open_scene
-    from worker.state.sheets import import_sheets
 
     game, forum_name = f"x-{unique}", f"f-{unique}"
     config = tmp_path / "n.toml"
@@ -341,7 +341,7 @@ def stunt(tmp_path, unique, redis_client, cleanup_keys):
 
 
 def koi_willpower(redis_client, game) -> int:
-    from worker.state.sheets import get_character
+    from worker.adapters.redis.sheets import get_character
 
     return get_character(redis_client, game, "Koi").willpower_temporary
 

@@ -1,4 +1,4 @@
-"""worker.state.sheets against a real Redis: import, look-up, pools, adjustments (spending Willpower
+"""worker.adapters.redis.sheets against a real Redis: import, look-up, pools, adjustments (spending Willpower
 is a post's: tests/contract)."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from core import messages, traits
+from core.errors import SheetError, StateError
 from core.tags import parse_tag
 from core.tags.model import normalize_trait
-from worker.state import SheetError, StateError, sheets
+from worker.adapters.redis import sheets
 
 pytestmark = pytest.mark.integration
 

@@ -15,11 +15,11 @@ import signal
 import pytest
 
 from tests.conftest import FIXED_NOW
+from worker.adapters.redis.url import redis_client
 from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.up import Watch
 from worker.forums.base import ForumError
 from worker.health import RedisHealthBook
-from worker.redisurl import redis_client
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,7 @@ from tests.integration.test_web_helpers import (
     web_settings,
 )
 from web import create_app
-from worker.store import roll_key_name
+from worker.adapters.redis.store import roll_key_name
 
 pytestmark = pytest.mark.integration
 
@@ -380,7 +380,7 @@ def test_password_change_revokes_copied_sessions_even_with_the_same_password(wor
 
 
 def test_an_expired_session_is_refused(world, ana):
-    from worker.masters import sessions_key
+    from worker.adapters.redis.masters import sessions_key
 
     game = world["ids"]["game"]
     key = sessions_key(f"ana-{world['u']}")
@@ -585,7 +585,8 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
     )
     from core.tags import ExtendedSpec
     from web.running import running_state
-    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.ports import LoadedPost, PostCommit
 
     game = world["ids"]["game"]
     vampiro = rules.get_ruleset("vampiro")
@@ -636,8 +637,9 @@ def test_state_page_shows_times_in_the_games_zone(world, ana, redis_client):
 
     from core import rules
     from core.post import ContestSaved, PostContext, PostDecision, PostQuery, actions
-    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
-    from worker.state.keys import game_key
+    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.adapters.redis.keys import game_key
+    from worker.ports import LoadedPost, PostCommit
 
     u, game = world["u"], world["ids"]["game"]
     result = rules.evaluate(rules.get_ruleset("vampiro"), [7, 8, 1, 3], difficulty=6)
@@ -667,9 +669,9 @@ def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(
     import json
     import logging
 
+    from worker.adapters.redis.keys import game_key
     from worker.alerts import RedisAlertHandler, forum_alerts, install
     from worker.forums.base import ForumError, log_forum_alert, log_forum_warning
-    from worker.state.keys import game_key
 
     u, game = world["u"], world["ids"]["game"]
     forum = f"f-{u}"
@@ -784,7 +786,7 @@ def test_secret_roll_is_hidden_publicly_until_a_master_reveals_it(world, ana):
 
 def test_a_revealed_secret_roll_shows_its_reveal_time_in_the_games_zone(world):
     """Issue 14, item 13: the reveal is stored in UTC; the page is in Europe/Madrid."""
-    from worker.masters import MasterAccounts
+    from worker.adapters.redis.masters import MasterAccounts
 
     rid = world["ids"]["secret"]
     at = FIXED_NOW + timedelta(hours=2)  # 20:30 UTC, 21:30 in Madrid (UTC+1 in November)
@@ -986,7 +988,8 @@ def test_state_page_retry_difficulty_is_cores_rule(world, redis_client):
     from core import rules
     from core.post import PostContext, PostDecision, PostQuery, RetriesSaved, actions
     from web.running import running_state
-    from worker.gamestate import LoadedPost, PostCommit, RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.ports import LoadedPost, PostCommit
 
     game = world["ids"]["game"]
     failed = rules.evaluate(rules.get_ruleset("vampiro"), [2, 3], difficulty=9)

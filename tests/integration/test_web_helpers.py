@@ -14,11 +14,11 @@ from typing import Any
 from core import record as records
 from tests.conftest import FIXED_NOW, redis_url
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.masters import MasterAccounts
+from worker.adapters.redis.store import roll_key_name
 from worker.forums.fake import FakeForum
-from worker.gamestate import RedisGameState
-from worker.keystore import Keystore
-from worker.masters import MasterAccounts
-from worker.store import roll_key_name
 
 PASSWORD = "caballo-correcto-bateria"
 XSS_AUTHOR = '<script>alert("autor")</script>'

@@ -8,7 +8,7 @@ import pytest
 
 from tests.integration.test_web import ana, world  # noqa: F401 - fixtures
 from tests.integration.test_web_helpers import csrf_token
-from worker.state.scenes import get_scene, open_scene
+from worker.adapters.redis.scenes import get_scene, open_scene
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,8 @@ def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_clie
 
     from core.combat import evaluate_initiative
     from core.post import TurnEntry, combat_turn
-    from worker.state.keys import game_key, part
+    from worker.adapters.redis.keys import game_key
+    from worker.ports.identity import part
 
     game = world["ids"]["game"]
     scene = open_scene(redis_client, game, "foro", "79", now=datetime.now(UTC), title="Muelle", by="test")

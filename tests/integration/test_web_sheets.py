@@ -9,7 +9,7 @@ import pytest
 
 from tests.integration.test_web import ana, world  # noqa: F401 - fixtures
 from tests.integration.test_web_helpers import csrf_token, login
-from worker.state.sheets import get_character
+from worker.adapters.redis.sheets import get_character
 
 pytestmark = pytest.mark.integration
 
@@ -111,8 +111,8 @@ def _pend(redis_client, game: str, link: str, levels: int) -> None:
 
     from core.combat import health_track
     from core.post import HealthChanged
-    from worker.gamestate.combat import pending_value
-    from worker.state.keys import game_key
+    from worker.adapters.redis.keys import game_key
+    from worker.ports.combat import pending_value
 
     before = health_track("vampiro", "mortal")
     change = HealthChanged("guardia", "Guardia", before, before.apply(levels, "lethal"), link, pending=True)

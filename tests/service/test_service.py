@@ -10,9 +10,9 @@ from core import derive, rules
 from core import record as records
 from tests.conftest import FIXED_NOW, make_settings
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.memory.gamestate import MemoryGameState
 from worker.forums.fake import FakeForum
-from worker.gamestate import MemoryGameState
-from worker.keystore import Keystore
 
 QUOTE_HTML = (
     "<p><strong>jugadora</strong> wrote:</p>"

@@ -14,9 +14,9 @@ from core import record as records
 from core import rules
 from tests.conftest import FIXED_NOW, redis_url
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.memory.gamestate import MemoryGameState
 from worker.forums.fake import FakeForum
-from worker.gamestate import MemoryGameState
-from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
 
 SHEETS = {

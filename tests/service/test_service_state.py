@@ -13,11 +13,11 @@ import pytest
 from core import derive, rules
 from tests.conftest import FIXED_NOW
 from worker import service
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.redis.sheets import load_sheets_file
 from worker.forums.fake import FakeForum
-from worker.gamestate import MemoryGameState
-from worker.keystore import Keystore
 from worker.settings import settings_from_mapping
-from worker.state.sheets import load_sheets_file
 
 EXAMPLE_SHEETS = Path(__file__).resolve().parents[2] / "examples" / "sheets.yaml"
 

@@ -93,7 +93,7 @@ def test_the_url_of_the_configuration_file_is_named_too(tmp_path):
 
 
 def test_an_unexpected_error_is_one_line_naming_debug(tmp_path, monkeypatch):
-    import worker.state.sheets as sheets
+    import worker.adapters.redis.sheets as sheets
 
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("a bug")

@@ -85,13 +85,13 @@ def test_beat_writes_its_heartbeat_from_its_scheduler_loop(tmp_path, monkeypatch
 
     from celery import Celery
 
-    import worker.redisurl
+    import worker.adapters.redis.url
     import worker.settings
 
     r = FakeRedis()
     monkeypatch.setattr(worker.settings, "get_settings", lambda: SimpleNamespace(
         redis_url="redis://unused", narrador=SimpleNamespace(worker_heartbeat_interval=7.0)))
-    monkeypatch.setattr(worker.redisurl, "redis_client", lambda url, timeout: r)
+    monkeypatch.setattr(worker.adapters.redis.url, "redis_client", lambda url, timeout: r)
     app = Celery("t", set_as_current=False)
     app.conf.beat_schedule = {}
     scheduler = heartbeat.HeartbeatScheduler(app, schedule_filename=str(tmp_path / "schedule"))

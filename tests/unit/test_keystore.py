@@ -19,7 +19,8 @@ from core.record import (
     verify_signed,
     vrf_key_id_for,
 )
-from worker.keystore import Keystore, KeystoreError, SeedRevealedError
+from worker.adapters.files.keystore import Keystore
+from worker.ports.keystore import KeystoreError, SeedRevealedError
 
 DAY = date(2027, 3, 28)
 
@@ -331,7 +332,7 @@ def test_a_day_committed_before_its_vrf_key_existed_is_never_bound_once_it_has_s
     come out as wanted, and publish that key after the fact.  The day that has started stays
     without a key (its secret rolls are refused); the days ahead get the active one before
     they start."""
-    from worker.keystore import DayNotBoundError
+    from worker.ports.keystore import DayNotBoundError
 
     assert ks.ensure_seeds_ahead("g", DAY, days=2)  # the old version's rollover: no VRF key
     assert [e["vrf_key_id"] for e in ks.commitments("g")] == [None, None, None]

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from worker.adapters.files.keyring import Keyring, load_keyring
+from worker.adapters.files.keystore import Keystore
+from worker.adapters.redis.keystore import RedisKeystore
 from worker.bootstrap import make_keystore
 from worker.cli import main
-from worker.keyring import Keyring, load_keyring
-from worker.keystore import Keystore, KeystoreError
-from worker.keystore_redis import RedisKeystore
+from worker.ports.keystore import KeystoreError
 from worker.settings import ConfigError, NarradorSettings, load_settings, settings_from_mapping
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "narrador.example.toml"

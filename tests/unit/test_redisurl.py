@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, parse_redis_url, redis_client
 from worker.celery_app import celery_config
-from worker.redisurl import RedisUrlError, broker_options, limiter_storage, parse_redis_url, redis_client
 from worker.settings import ConfigError, settings_from_mapping
 
 SENTINEL = "redis+sentinel://:s%40cret@10.0.0.1:26379,10.0.0.2:26380,sentinel-3/narrador/2"
@@ -93,7 +93,7 @@ def test_a_sentinel_client_is_a_master_client_that_retries_across_a_failover():
 def test_every_client_answers_text_and_a_bytes_client_is_refused_as_one():
     import redis
 
-    from worker.redistext import text_client
+    from worker.adapters.redis.text import text_client
 
     assert redis_client("redis://127.0.0.1:1/0").get_encoder().decode_responses is True
     decoded = redis.Redis(decode_responses=True)
@@ -125,7 +125,7 @@ def test_the_text_facade_takes_its_arguments_as_redis_py_does():
     import redis
     from redis.client import Pipeline
 
-    from worker import redistext
+    from worker.adapters.redis import text as redistext
 
     checked = 0
     for proto, real in ((redistext.TextRedis, redis.Redis), (redistext.TextPipeline, Pipeline)):

@@ -75,7 +75,7 @@ def test_missing_and_broken_files_are_config_errors(tmp_path):
 def test_game_state_table_is_validated_at_load():
     data = {"games": {"g": {"ruleset": "vampiro", "state": {"first_deadline_hours": 48, "scenes": ["f:12"]}}}}
     s = settings_from_mapping(data, base_dir=Path("/"), environ={})
-    from worker.state import state_settings_for
+    from worker.ports.settings import state_settings_for
 
     st = state_settings_for(s.game("g"))
     assert st.first_deadline_seconds == 48 * 3600

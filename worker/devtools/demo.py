@@ -142,9 +142,9 @@ def reset_demo_state(redis_url: str, forum_name: str, keep_thread: str) -> dict[
     Returns:
         ``{"threads": forgotten, "sheets": refilled}``.
     """
-    from worker.redisurl import redis_client
-    from worker.state.sheets import TEMPORARY_WILLPOWER, adjust, list_characters
-    from worker.store import Store
+    from worker.adapters.redis.sheets import TEMPORARY_WILLPOWER, adjust, list_characters
+    from worker.adapters.redis.store import Store
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(redis_url)
     try:
@@ -171,8 +171,8 @@ def open_demo_thread(forum: LocalForum) -> tuple[str, str]:
 
 def demo_master(redis_url: str) -> None:
     """Create (or refresh) the demo's master account, so the printed audit URL can be used."""
-    from worker.masters import MasterAccounts
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.masters import MasterAccounts
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(redis_url)
     try:
@@ -302,8 +302,8 @@ def _run_demo(instance: Path, *, bind: str, exit_when_done: bool, timeout: float
             if exit_when_done or not report.ok:
                 return 0 if report.ok else 1
             say("Narrador keeps polling. Press Ctrl-C to stop the forum and every Narrador process.")
+            from worker.adapters.redis.url import redis_client
             from worker.devtools.up import Watch
-            from worker.redisurl import redis_client
 
             watch_client = redis_client(running.redis_url, timeout=3.0)
             try:
@@ -325,7 +325,7 @@ def _play(forum: LocalForum, settings, web_url: str, timeout: float, say,
           thread: tuple[str, str] | None = None) -> DemoReport:
     """Post as the player (``thread``: the run's thread and first post, already open; else
     open one), wait for the replies and check every roll."""
-    from worker.keystore import Keystore
+    from worker.adapters.files.keystore import Keystore
 
     report = DemoReport()
     player = FlaskBBClient(forum.base_url, PLAYER.username, PLAYER.password, timeout=10)

@@ -242,7 +242,7 @@ def redis_problem(url: str) -> str | None:
     """Why the Redis at ``url`` cannot be used (one line), or None when it answers PING."""
     import redis
 
-    from worker.redisurl import RedisUrlError, redis_client
+    from worker.adapters.redis.url import RedisUrlError, redis_client
 
     try:
         client = redis_client(url, timeout=3.0)
@@ -262,7 +262,7 @@ def wait_until_up(running: Running, settings: Settings, *, timeout: float = STAR
         StartupError: a child exited, or either did not come in ``timeout`` seconds.
     """
     from worker import heartbeat
-    from worker.redisurl import redis_client
+    from worker.adapters.redis.url import redis_client
 
     client = redis_client(running.redis_url, timeout=3.0)
     deadline = time.monotonic() + timeout
@@ -345,7 +345,7 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     health_client = None
     try:
-        from worker.redisurl import redis_client
+        from worker.adapters.redis.url import redis_client
 
         if prepare is not None:
             prepare(redis_url)
@@ -475,7 +475,7 @@ def run_up(settings: Settings, *, bind: str, config_path: str | None) -> int:
             print(f"Narrador running: web {running.web_url}, Redis {running.redis_url}")
             print(f"Logs in {settings.instance_dir / 'logs'}. Ctrl-C stops everything.")
             sys.stdout.flush()
-            from worker.redisurl import redis_client
+            from worker.adapters.redis.url import redis_client
 
             watch_client = redis_client(running.redis_url, timeout=3.0)
             try:

@@ -15,12 +15,12 @@ from typing import Any
 
 from core import calendar, messages
 from core.post import NoticeClaim
-from worker.gamestate import GameState
+from worker.ports import GameState
+from worker.ports.notices import Notice
+from worker.ports.settings import GameStateSettings, state_settings_for
 from worker.service.replies import NOTICE_RETRY_AFTER
 from worker.service.services import Services
 from worker.settings import GameSettings
-from worker.state import GameStateSettings, state_settings_for
-from worker.state.outbox import Notice
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
     (``worker.archive``); ``{game: days written}``.  Source: issue 18, "An archive that
     outlives Redis"."""
     from worker import archive
-    from worker.gamestate import RedisGameState
+    from worker.adapters.redis.gamestate import RedisGameState
 
     if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
         return {}

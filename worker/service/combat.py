@@ -11,13 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import messages
-from core.errors import RulesError
+from core.errors import RulesError, StateError
 from core.post.combat import health_words
 from core.render import rules_error_message
 from core.sheets import CharacterSheet
-from worker.gamestate.combat import DamageResolution, PendingDamage
-from worker.gamestate.port import GameState
-from worker.state import StateError
+from worker.ports.combat import DamageResolution, PendingDamage
+from worker.ports.gamestate import GameState
 
 __all__ = ["CombatSummary", "DamageDecided", "combat_summary", "decide_damage", "pending_damage"]
 

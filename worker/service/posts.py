@@ -28,14 +28,14 @@ from core.tags.model import ParsedTag
 from worker import metrics
 from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumPost
-from worker.gamestate import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
-from worker.keystore import DayNotBoundError
+from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
+from worker.ports.gamestate import PostState
+from worker.ports.keystore import DayNotBoundError
+from worker.ports.notices import Notice
+from worker.ports.settings import state_settings_for
 from worker.service.replies import reply_marker
 from worker.service.services import Services
 from worker.settings import GameSettings
-from worker.state import state_settings_for
-from worker.state.outbox import Notice
-from worker.store import PostState
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class PostOutcome:
         roll_ids: roll ids of the post, tag order.
         new: True if this call processed the post, False if it had been processed before.
         edited: True if the post's body changed since it was first processed.
-        notices: ``worker.state.outbox.Notice`` objects this post claimed (a welcome-back
+        notices: ``worker.adapters.redis.outbox.Notice`` objects this post claimed (a welcome-back
             line, or the notice of a tag added by editing) for :func:`deliver_notice` to post.
     """
 
@@ -200,11 +200,11 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     """Roll every tag of ``post``, update the game state, store the signed records and the reply.
 
     Load → decide → commit (issue 17): the author's text is extracted and its tags parsed;
-    one read (:meth:`~worker.gamestate.port.GameState.load_post`) gathers everything the post
+    one read (:meth:`~worker.ports.gamestate.GameState.load_post`) gathers everything the post
     can need; :func:`core.post.resolve` decides, without I/O, the records, the state changes
     (the author's activity in a scene, downtime notices, Willpower, extended actions,
     teamwork, contests, retries, multiple actions) and the reply; one atomic write
-    (:meth:`~worker.gamestate.port.GameState.commit_post`) stores it all.  A post committed
+    (:meth:`~worker.ports.gamestate.GameState.commit_post`) stores it all.  A post committed
     before commits nothing again (the first result stands); a value the decision read that
     changed meanwhile (another post of the same action) makes it load and decide again.
 

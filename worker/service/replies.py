@@ -20,8 +20,8 @@ from core.errors import NarradorError
 from core.post import PostStatus
 from worker import metrics
 from worker.forums.base import ForumError, log_forum_warning
+from worker.ports.notices import Notice, NoticeStatus
 from worker.service.services import Services
-from worker.state.outbox import Notice, NoticeStatus
 
 log = logging.getLogger(__name__)
 

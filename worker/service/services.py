@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from worker.forums.base import ForumError, ForumPort
-from worker.gamestate import GameState
 from worker.health import Direction, HealthBook, HealthChange, MemoryHealthBook
-from worker.keystore import KeystorePort
+from worker.ports import GameState
+from worker.ports.keystore import KeystorePort
 from worker.settings import ForumSettings, Settings
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ class Services:
 
     Attributes:
         settings: loaded settings.
-        store: the game state (:class:`worker.gamestate.GameState`: Redis in production,
-            :class:`worker.gamestate.MemoryGameState` in tests).
+        store: the game state (:class:`worker.ports.GameState`: Redis in production,
+            :class:`worker.ports.MemoryGameState` in tests).
         keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
         clock: returns the current time, aware UTC.

@@ -18,7 +18,7 @@ from core.combat import DamageType, HealthTrack
 from core.errors import StateError
 from core.post import AttackLink, AttackOpened, AttackUpdated, Change, CombatContext, HealthChanged, TurnEntry, ident
 from core.sheets import CharacterSheet
-from worker.state.keys import part
+from worker.ports.identity import part
 
 __all__ = [
     "DamageResolution",

@@ -6,10 +6,10 @@ a silent participant one notice and marks them inactive is the service's
 (:func:`worker.service.sweep`, on the game-state port); a new post clears the mark in its own
 commit (:mod:`core.post`).  The *absence episode* is the participant's last post time in the
 scene; its notice is claimed with ``SET noticed:<forum>:<thread>:<who>:<episode> NX``
-(:func:`worker.state.outbox.claim`), so two sweeps, a redelivered task or a restarted sweep
+(:func:`worker.adapters.redis.outbox.claim`), so two sweeps, a redelivered task or a restarted sweep
 post it once.
 
-Key (see :mod:`worker.state`): ``inactive`` (hash ``<who>`` -> JSON ``{name, since, scene,
+Key (see :mod:`worker.adapters.redis`): ``inactive`` (hash ``<who>`` -> JSON ``{name, since, scene,
 last_post}``).
 """
 
@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from worker.redistext import TextRedis
-from worker.state.keys import game_key, who
+from worker.adapters.redis.keys import game_key
+from worker.adapters.redis.text import TextRedis
+from worker.ports.identity import who
 
 __all__ = ["clear_inactive", "inactive_participants"]
 

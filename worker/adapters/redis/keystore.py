@@ -1,8 +1,8 @@
 """The ``redis`` keystore: keys and day seeds shared by every machine through Redis.
 
 Source: issue 18, "Keys and seeds without a shared filesystem".  It implements
-:class:`worker.keystore.KeystorePort` with the same contracts as the instance folder
-(:class:`worker.keystore.Keystore`); ``docs/verification.md`` §1 and §7 hold for both: one
+:class:`worker.adapters.files.keystore.KeystorePort` with the same contracts as the instance folder
+(:class:`worker.adapters.files.keystore.Keystore`); ``docs/verification.md`` §1 and §7 hold for both: one
 seed per game day created once (the first writer wins), committed ahead, revealed after
 the day's end plus the grace period and never used to roll again; one VRF key bound to
 each day when its seed is created, never changed.
@@ -10,7 +10,7 @@ each day when its seed is created, never changed.
 Where each thing lives:
 
 - **secrets** (signing keys, VRF secret keys, the seed key, the marker and roll-id secrets): in the
-  :class:`worker.keyring.Keyring`, mounted into each worker as a secret.  Never in Redis.
+  :class:`worker.adapters.files.keyring.Keyring`, mounted into each worker as a secret.  Never in Redis.
 - **day seeds**: in Redis, **encrypted** with AES-256-GCM under the keyring's seed key
   (nonce 12 random bytes; associated data ``"narrador-seed-v1" 0x00 game 0x00 day``, so a
   ciphertext cannot be moved to another game or day).  A copy of the Redis data (an RDB or
@@ -62,9 +62,9 @@ from core import calendar
 from core.derive import SEED_BYTES
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
-from worker.keyring import Keyring
-from worker.keystore import DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
-from worker.redistext import TextRedis
+from worker.adapters.files.keyring import Keyring
+from worker.adapters.redis.text import TextRedis
+from worker.ports.keystore import DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
 
 __all__ = ["RedisKeystore", "seed_aad"]
 
@@ -505,7 +505,7 @@ class RedisKeystore(SeedSchedule):
 
 
 def copy_seeds(source: Any, target: RedisKeystore, games: Iterable[str]) -> dict[str, int]:
-    """Copy every day of ``games`` from ``source`` (a files :class:`~worker.keystore.Keystore`)
+    """Copy every day of ``games`` from ``source`` (a files :class:`~worker.adapters.files.keystore.Keystore`)
     into ``target``, seeds, bindings and reveals; ``{game: days new in Redis}``.
 
     Raises:

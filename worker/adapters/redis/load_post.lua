@@ -1,4 +1,4 @@
--- Load everything one post's decision may need, in one round trip (worker.gamestate.redis).
+-- Load everything one post's decision may need, in one round trip (worker.adapters.redis.gamestate).
 --
 -- KEYS: 1 post hash, 2 owner set, 3 scene hash, 4 scenes index, 5 absence hash,
 --       6 inactive hash, 7 thread actions hash
@@ -76,7 +76,7 @@ local function actor(who)
   for j, name in ipairs(ext_names) do ext[j] = get(prefix .. 'ext:' .. who .. ':' .. name) end
   return {who, ext, get(prefix .. 'retries:' .. who), get(prefix .. 'turnacts:' .. who)}
 end
--- a key part as worker.state.keys.part(value, fold=False) makes it (urllib's quote)
+-- a key part as worker.adapters.redis.keys.part(value, fold=False) makes it (urllib's quote)
 local function quote(value)
   return (string.gsub(value, '[^%w%-_%.~]', function(c) return string.format('%%%02X', string.byte(c)) end))
 end

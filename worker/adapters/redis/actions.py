@@ -2,12 +2,12 @@
 
 Source: issue 7, "Actions that span posts".  What a roll does to an extended action, teamwork
 effort, contest, retry track or declared actions is decided purely by :mod:`core.post.actions`
-and written with the rest of its post (``worker.gamestate.redis``); this module keeps the
+and written with the rest of its post (``worker.adapters.redis.gamestate``); this module keeps the
 reads of those envelopes, the masters' actions (abandon or reset an extended action, open a
 teamwork effort) and the expiry of contests nobody answered, each atomic (``WATCH`` /
 ``MULTI``).
 
-Keys (see :mod:`worker.state`): ``ext:<char>:<name>``, ``exts``, ``team:<name>``, ``teams``,
+Keys (see :mod:`worker.adapters.redis`): ``ext:<char>:<name>``, ``exts``, ``team:<name>``, ``teams``,
 ``contest:<name>``, ``contests:open``, ``retries:<char>``, ``turnacts:<char>``.
 
 Each stored value is an envelope ``{"kind", ..., "state": <core to_dict()>, "links": [...]}``
@@ -23,9 +23,11 @@ from typing import Any
 
 from core.actions import Abandon, ActionStatus, ExtendedAction, Teamwork
 from core.post.actions import ActionOutcome, expire_contest
-from worker.state._tx import transact
-from worker.state.keys import game_key, part
-from worker.state.outbox import Notice, claim_key, queue_claim
+from worker.adapters.redis._tx import transact
+from worker.adapters.redis.keys import game_key
+from worker.adapters.redis.outbox import queue_claim
+from worker.ports.identity import part
+from worker.ports.notices import Notice, claim_key
 
 __all__ = [
     "abandon_extended",
@@ -38,7 +40,7 @@ __all__ = [
     "open_teamwork",
     "reset_extended",
 ]
-from worker.redistext import TextRedis
+from worker.adapters.redis.text import TextRedis
 
 
 def _load(pipe: Any, key: str) -> dict[str, Any] | None:
@@ -140,7 +142,7 @@ def list_teamwork(r: TextRedis, game: str, *, limit: int = 500) -> list[dict[str
     """Envelopes of the game's teamwork efforts (open and finished), by name, at most ``limit``.
 
     Listed from the ``teams`` set, which a master's :func:`open_teamwork` and every roll's
-    commit (``worker.gamestate.redis``) add to; an effort stored before that set existed shows
+    commit (``worker.adapters.redis.gamestate``) add to; an effort stored before that set existed shows
     once it is rolled again (issue 26: the masters' state page had no teamwork section)."""
     out = []
     for member in sorted(r.smembers(teams_key(game)))[:limit]:
@@ -168,8 +170,8 @@ def expire_contests(r: TextRedis, game: str, now: datetime, *, lang: str = "es",
 
     Each expiry (:func:`core.post.actions.expire_contest`) is a ``WATCH``ed transition
     ``open -> expired`` that, in the same ``MULTI``, claims the notice
-    (:func:`worker.state.outbox.queue_claim`), so two sweeps never both notify.  Returns the
-    notices to post (see :mod:`worker.state.outbox` for delivery).
+    (:func:`worker.adapters.redis.outbox.queue_claim`), so two sweeps never both notify.  Returns the
+    notices to post (see :mod:`worker.adapters.redis.outbox` for delivery).
 
     Args:
         now: aware UTC.

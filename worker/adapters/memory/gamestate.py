@@ -2,7 +2,7 @@
 
 Source: issue 17, "A game-state port".  :class:`MemoryGameState` keeps the domain values
 (posts, records, sheets, scenes, envelopes, notices, issue 29's combat state...) in
-dictionaries, keyed by the same identities as the Redis store (``worker.state.keys.part`` of
+dictionaries, keyed by the same identities as the Redis store (``worker.ports.identity.part`` of
 names), so the two behave alike; ``tests/contract/`` holds them to it.  It is not a Redis
 emulator: it never sees a key.
 
@@ -60,14 +60,20 @@ from core.post.actions import expire_contest
 from core.post.combat_state import MAX_OPEN_ATTACKS
 from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet, imported_sheet, parse_sheets
-from worker.gamestate import combat as stored_combat
-from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
-from worker.gamestate.redis import MAX_FINGERPRINTS
-from worker.state import GameStateSettings, outbox
-from worker.state.keys import check_game, part, who
-from worker.state.outbox import Notice
-from worker.state.sheets import ImportReport
-from worker.store import PostState
+from worker.ports import combat as stored_combat
+from worker.ports.gamestate import (
+    MAX_FINGERPRINTS,
+    CommitResult,
+    CommitStatus,
+    ImportReport,
+    LoadedPost,
+    Participant,
+    PostCommit,
+    PostState,
+)
+from worker.ports.identity import check_game, part, who
+from worker.ports.notices import Notice, NoticeStatus, prepare
+from worker.ports.settings import GameStateSettings
 
 __all__ = ["MemoryGameState"]
 
@@ -84,7 +90,7 @@ def _copy(value: Any) -> Any:
 
 
 def _index_entries(record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The roll indexes a record belongs to (``worker.store.roll_index_keys``, as tuples)."""
+    """The roll indexes a record belongs to (``worker.adapters.redis.store.roll_index_keys``, as tuples)."""
     game = str(record["game"])
     return [(game, "", ""), (game, "author", str(record["author"]).casefold()),
             (game, "thread", f"{record['forum']}:{record['thread']}"), (game, "day", str(record["game_day"])),
@@ -92,7 +98,7 @@ def _index_entries(record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 
 class MemoryGameState:
-    """:class:`worker.gamestate.port.GameState` in memory (see the module docstring).
+    """:class:`worker.ports.gamestate.GameState` in memory (see the module docstring).
 
     Args:
         clock: the current time, aware UTC (lock expiry); the real clock by default.
@@ -611,7 +617,7 @@ class MemoryGameState:
 
     # -- notices -------------------------------------------------------------------------
     def _claim(self, game: str, claim: NoticeClaim) -> Notice | None:
-        key, notice, _ = outbox.prepare(game, claim)
+        key, notice, _ = prepare(game, claim)
         if key in self._claims:
             return None
         self._claims[key] = notice.id
@@ -640,14 +646,14 @@ class MemoryGameState:
         with self._lock:
             entry = self._notices.get(game, {}).get(notice_id)
             if entry is not None:
-                entry["notice"] = replace(entry["notice"], status=outbox.NoticeStatus.DELIVERED)
+                entry["notice"] = replace(entry["notice"], status=NoticeStatus.DELIVERED)
                 entry["reply_post_id"] = str(reply_post_id)
 
     def pending_notices(self, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
         """Undelivered notices, oldest first (claimed no later than ``older_than``)."""
         with self._lock:
             notices = [e["notice"] for e in self._notices.get(game, {}).values()
-                       if e["notice"].status == outbox.NoticeStatus.PENDING]
+                       if e["notice"].status == NoticeStatus.PENDING]
         top = int(older_than.timestamp()) if older_than else None
         notices = [n for n in notices if top is None or int(n.created.timestamp()) <= top]
         return sorted(notices, key=lambda n: (n.created, n.id))[:limit]
@@ -699,7 +705,7 @@ class MemoryGameState:
             self._rollover[game] = day
 
     def count_daily(self, game: str, day: date, counter: str, member: str, amount: int = 1) -> int:
-        """Add to ``member``'s count in ``counter`` on ``day`` (as ``worker.state.calendar.count_daily``)."""
+        """Add to ``member``'s count in ``counter`` on ``day`` (as ``worker.adapters.redis.calendar.count_daily``)."""
         field = f"{part(counter)}:{part(member)}"
         with self._lock:
             counts = self._daily.setdefault(game, {}).setdefault(day.isoformat(), {})
@@ -785,7 +791,7 @@ class MemoryGameState:
 
     # -- masters' actions and read models ------------------------------------------------
     def import_sheets(self, game: str, data: Any, *, now: datetime | None = None) -> ImportReport:
-        """Validate and store a sheets file (as ``worker.state.sheets.import_sheets``)."""
+        """Validate and store a sheets file (as ``worker.adapters.redis.sheets.import_sheets``)."""
         parsed = parse_sheets(data, game=game)
         created: list[str] = []
         updated: list[str] = []

@@ -1,7 +1,9 @@
-"""Key names of the game-state schema (see :mod:`worker.state` for the table).
+"""Names as identities: the game id check and the normalised form of a character, a participant
+or an action name that every game state (Redis and memory) keys its records by.
 
-One place builds every key, so the schema in the package docstring and ``docs/state.md``
-is the truth.  Pure functions; no I/O.
+Pure functions; no I/O.  The Redis adapter builds its key names from these parts
+(:mod:`worker.adapters.redis.keys`); the in-memory game state uses the same parts so both
+agree on who is who (accents, case and spacing ignored).
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from core.errors import StateError
 from core.tags import normalize_trait
-from worker.state import StateError
 
-__all__ = ["beat_lock_key", "check_game", "game_key", "part", "who"]
+__all__ = ["check_game", "part", "who"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _MAX_PART = 200
@@ -45,13 +47,3 @@ def part(value: str, *, fold: bool = True) -> str:
 def who(author: str) -> str:
     """The key part of a forum user name (case and accents ignored)."""
     return part(author)
-
-
-def game_key(game: str, *parts: str) -> str:
-    """``nr:game:{<game>}:<part>:<part>...`` (parts must already be key parts)."""
-    return ":".join((f"nr:game:{{{check_game(game)}}}",) + parts)
-
-
-def beat_lock_key(name: str) -> str:
-    """Key of the scheduler lock ``name``."""
-    return f"nr:beat:lock:{{{part(name, fold=False)}}}"

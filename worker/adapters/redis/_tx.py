@@ -7,8 +7,8 @@ from typing import TypeVar
 
 import redis
 
-from worker.redistext import TextPipeline, TextRedis
-from worker.state import StateError
+from core.errors import StateError
+from worker.adapters.redis.text import TextPipeline, TextRedis
 
 T = TypeVar("T")
 

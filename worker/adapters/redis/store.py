@@ -37,7 +37,7 @@ changed after the roll).
 
 Records are written with ``SET NX``: the first result of a roll always stands.  A post's
 records, its hash and its game-state changes are written together by
-``worker.gamestate.redis.RedisGameState.commit_post`` (one Lua script, guarded by the post
+``worker.adapters.redis.gamestate.RedisGameState.commit_post`` (one Lua script, guarded by the post
 hash: a post is committed once).  The thread actions hash files, under each roll's
 *pre-fingerprint* (author + tag, known before any state is read), the full fingerprints
 rolled in the thread (space-separated, the latest 32): see ``core.post.params``.
@@ -49,7 +49,6 @@ import json
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
@@ -58,7 +57,8 @@ if TYPE_CHECKING:
 import redis
 
 from core.post import PostStatus
-from worker.redistext import TextRedis
+from worker.adapters.redis.text import TextRedis
+from worker.ports.gamestate import PostState
 
 _RELEASE_LOCK = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -164,31 +164,6 @@ def threads_key(forum: str) -> str:
     return f"nr:threads:{{{forum}}}"
 
 
-@dataclass(frozen=True)
-class PostState:
-    """What Narrador knows about one forum post (see the module's key schema)."""
-
-    forum: str
-    post_id: str
-    fields: Mapping[str, str]
-
-    @property
-    def status(self) -> str:
-        """A :class:`core.post.PostStatus` value (``no_tags``, ``pending_reply``, ``replied``,
-        ``reply_failed``)."""
-        return self.fields.get("status", "")
-
-    @property
-    def roll_ids(self) -> list[str]:
-        """Roll ids of the post's tags, in tag order."""
-        return json.loads(self.fields.get("roll_ids", "[]"))
-
-    @property
-    def content_hash(self) -> str:
-        """SHA-256 hex of the body when it was first processed."""
-        return self.fields.get("content_hash", "")
-
-
 class Store:
     """Narrador's Redis repository.
 
@@ -204,9 +179,9 @@ class Store:
     @classmethod
     def from_url(cls, url: str, *, outage_seconds: float = 0.0) -> Self:
         """Connect to ``url`` (``redis://``, ``rediss://``, ``unix://`` or a Sentinel URL:
-        :func:`worker.redisurl.redis_client`) with 5 s timeouts; ``outage_seconds`` > 0: every
+        :func:`worker.adapters.redis.url.redis_client`) with 5 s timeouts; ``outage_seconds`` > 0: every
         command waits that long for a restarting server (the worker's client)."""
-        from worker.redisurl import redis_client
+        from worker.adapters.redis.url import redis_client
 
         return cls(redis_client(url, outage_seconds=outage_seconds))
 

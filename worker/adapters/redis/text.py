@@ -1,7 +1,7 @@
 """The typed view of Narrador's Redis clients: text replies, one cast where a client is built.
 
 Every client Narrador builds for its own keys has ``decode_responses=True``
-(:func:`worker.redisurl.redis_client`), so every reply is ``str``, never ``bytes``.  redis-py
+(:func:`worker.adapters.redis.url.redis_client`), so every reply is ``str``, never ``bytes``.  redis-py
 types its replies for both modes (``bytes | str``), which mypy cannot narrow; :class:`TextRedis`
 and :class:`TextPipeline` are Protocols with the commands Narrador uses, typed as a
 decoded client answers them.  The one place that turns a ``redis.Redis`` into a
@@ -9,7 +9,7 @@ decoded client answers them.  The one place that turns a ``redis.Redis`` into a
 bytes client cannot be typed as text by mistake.
 
 A pipeline's commands answer as the client's do while it is in immediate mode (after
-``WATCH``, :func:`worker.state._tx.transact`); once buffered (after ``MULTI``, or a plain
+``WATCH``, :func:`worker.adapters.redis._tx.transact`); once buffered (after ``MULTI``, or a plain
 ``pipeline()``) they return the pipeline itself, and their results come from
 :meth:`TextPipeline.execute` as a list (typed ``list[Any]``: one item per queued command, each
 as that command answers).  Source: issue 17, item 7 ("make ``mypy core worker web`` clean").

@@ -37,7 +37,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
-from worker.redistext import TextRedis, text_client
+from worker.adapters.redis.text import TextRedis, text_client
 
 __all__ = ["FAILOVER_RETRIES", "RedisTarget", "RedisUrlError", "broker_options", "limiter_storage",
            "outage_retries", "parse_redis_url", "redis_client"]
@@ -146,7 +146,7 @@ def outage_retries(seconds: float) -> int:
 
 def redis_client(url: str, *, timeout: float = 5.0, outage_seconds: float = 0.0) -> TextRedis:
     """A ``redis.Redis`` for ``url`` with ``timeout``-second socket timeouts, answering text
-    (``decode_responses=True``), typed as :class:`worker.redistext.TextRedis`.
+    (``decode_responses=True``), typed as :class:`worker.adapters.redis.text.TextRedis`.
 
     For a Sentinel URL: the master of its service, found through the Sentinels (none is
     contacted before the first command), every command retried across a failover.

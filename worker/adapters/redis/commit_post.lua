@@ -1,4 +1,4 @@
--- Commit one post's decision atomically (worker.gamestate.redis).
+-- Commit one post's decision atomically (worker.adapters.redis.gamestate).
 --
 -- KEYS: 1 the post hash.
 -- ARGV: ng, then ng guards (kind, key, field, sha1) as load_post.lua returned them; nf, then

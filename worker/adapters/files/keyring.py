@@ -1,7 +1,7 @@
 """The keyring: every secret of a Narrador instance in one file, for the ``redis`` keystore.
 
 Source: issue 18, "Keys and seeds without a shared filesystem".  With ``keystore = "redis"``
-(``worker.keystore_redis``) the day seeds and the active key ids live in Redis, shared by
+(``worker.adapters.redis.keystore``) the day seeds and the active key ids live in Redis, shared by
 every machine, and the secrets live here: a small JSON document mounted into each worker
 as a secret (a file, ``keyring_file``, or an environment variable, ``keyring_env``).  The
 web app never reads it.

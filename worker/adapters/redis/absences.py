@@ -3,7 +3,7 @@
 Source: issue 7, "Absences and automatic inactivity handling".  The tag is parsed by the pure
 :mod:`core.absence`; this module stores one current notice per participant (forum user name).
 
-Keys (see :mod:`worker.state`): ``absence:<who>`` (hash: name, until, ends_at -- UTC epoch
+Keys (see :mod:`worker.adapters.redis`): ``absence:<who>`` (hash: name, until, ends_at -- UTC epoch
 seconds --, reason, forum, thread, post_id, posted_at), ``absences`` (zset ``<who>``, score =
 ends_at).
 
@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 
 from core.absence import Absence
-from worker.redistext import TextRedis
-from worker.state.keys import game_key, who
+from worker.adapters.redis.keys import game_key
+from worker.adapters.redis.text import TextRedis
+from worker.ports.identity import who
 
 __all__ = ["Absence", "absence_fields", "absence_from_hash", "absence_of_member", "get_absence", "list_absences"]
 
@@ -49,7 +50,7 @@ def get_absence(r: TextRedis, game: str, author: str) -> Absence | None:
 
 
 def absence_of_member(r: TextRedis, game: str, member: str) -> Absence | None:
-    """:func:`get_absence` by participant key (``worker.state.keys.who``), as stored in scenes."""
+    """:func:`get_absence` by participant key (``worker.adapters.redis.keys.who``), as stored in scenes."""
     h = r.hgetall(game_key(game, "absence", member))
     return absence_from_hash(h) if h else None
 

@@ -1,4 +1,4 @@
-"""The game-state port on Redis: the post log (``worker.store``), game state (``worker.state``)
+"""The game-state port on Redis: the post log (``worker.adapters.redis.store``), game state (``worker.adapters.redis``)
 and the two scripts of the post pipeline.
 
 Source: issue 17.  :meth:`RedisGameState.load_post` is one Lua call (``load_post.lua``): the
@@ -11,7 +11,7 @@ the targets' sheets (issue 29, ``docs/state.md`` «Combat»).  :meth:`RedisGameS
 is one Lua call (``commit_post.lua``) that writes nothing when the post hash exists (the
 post was committed before) or when a value the load returned has changed (compared by SHA-1),
 and otherwise writes the records, their indexes, the post hash and every state change.
-Key schema: ``worker.store`` (posts, rolls) and ``worker.state`` (game state).
+Key schema: ``worker.adapters.redis.store`` (posts, rolls) and ``worker.adapters.redis`` (game state).
 """
 
 from __future__ import annotations
@@ -54,17 +54,12 @@ from core.post import (
 from core.post.combat_state import MAX_OPEN_ATTACKS
 from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet
-from worker.gamestate import combat as stored_combat
-from worker.gamestate.port import CommitResult, CommitStatus, LoadedPost, Participant, PostCommit
-from worker.redistext import TextRedis
-from worker.state import GameStateSettings, absences, inactivity, outbox, scenes, sheets
-from worker.state import actions as state_actions
-from worker.state import calendar as state_calendar
-from worker.state._tx import transact
-from worker.state.keys import game_key, part, who
-from worker.state.outbox import Notice
-from worker.store import (
-    PostState,
+from worker.adapters.redis import absences, inactivity, outbox, scenes, sheets
+from worker.adapters.redis import actions as state_actions
+from worker.adapters.redis import calendar as state_calendar
+from worker.adapters.redis._tx import transact
+from worker.adapters.redis.keys import game_key
+from worker.adapters.redis.store import (
     Store,
     pending_key,
     post_key,
@@ -73,15 +68,27 @@ from worker.store import (
     thread_actions_key,
     thread_posts_key,
 )
+from worker.adapters.redis.text import TextRedis
+from worker.ports import combat as stored_combat
+from worker.ports.gamestate import (
+    MAX_FINGERPRINTS,
+    CommitResult,
+    CommitStatus,
+    LoadedPost,
+    Participant,
+    PostCommit,
+    PostState,
+)
+from worker.ports.identity import part, who
+from worker.ports.notices import Notice
+from worker.ports.settings import GameStateSettings
 
-__all__ = ["MAX_FINGERPRINTS", "RedisGameState"]
+__all__ = ["RedisGameState"]
 
-#: Fingerprints kept under one pre-fingerprint in a thread's actions hash.
-MAX_FINGERPRINTS = 32
 
 
 def _script(name: str) -> str:
-    return resources.files("worker.gamestate").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("worker.adapters.redis").joinpath(name).read_text(encoding="utf-8")
 
 
 _LOAD_POST = _script("load_post.lua")
@@ -139,7 +146,7 @@ def _combat_ops(game: str, change: Change) -> list[Any]:
 
 
 class RedisGameState(Store):
-    """:class:`worker.gamestate.port.GameState` on Redis (a ``worker.store.Store`` too).
+    """:class:`worker.ports.gamestate.GameState` on Redis (a ``worker.adapters.redis.store.Store`` too).
 
     Args:
         client: a ``redis.Redis`` created with ``decode_responses=True``.
@@ -261,7 +268,7 @@ class RedisGameState(Store):
 
     @staticmethod
     def _change_ops(game: str, forum: str, thread: str, change: Change, claims: dict[str, Notice]) -> list[Any]:
-        """The commit script's ops for one state change (keys: ``worker.state``)."""
+        """The commit script's ops for one state change (keys: ``worker.adapters.redis``)."""
         if isinstance(change, WillpowerSpent):
             char = game_key(game, "char", change.character)
             marker = game_key(game, "wpturn", change.character, part(change.turn, fold=False))
@@ -332,7 +339,7 @@ class RedisGameState(Store):
         return list(stored_combat.combat_context(raw.values(), (), (), {}, ()).order)
 
     def resolve_damage(self, game: str, link: str, *, confirm: bool) -> stored_combat.DamageResolution | None:
-        """Confirm (write on the target's sheet, :func:`worker.gamestate.combat.confirmed_track`)
+        """Confirm (write on the target's sheet, :func:`worker.ports.combat.confirmed_track`)
         or discard the damage pending under ``link``, and delete the entry: one ``WATCH`` /
         ``MULTI`` on the entry and the sheet.  None when nothing is pending under ``link``.
 
@@ -365,7 +372,7 @@ class RedisGameState(Store):
 
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
-        """Claim and record a notice once (:func:`worker.state.outbox.claim`)."""
+        """Claim and record a notice once (:func:`worker.adapters.redis.outbox.claim`)."""
         key, notice, ttl_ms = outbox.prepare(game, claim)
         return outbox.claim(self.r, game, key, forum=notice.forum, thread=notice.thread, kind=notice.kind,
                             text=claim.text, who=notice.who, now=claim.at, ttl_seconds=ttl_ms // 1000)
@@ -458,63 +465,63 @@ class RedisGameState(Store):
 
     # -- masters' actions and read models ------------------------------------------------
     def import_sheets(self, game: str, data: Any, *, now: datetime | None = None) -> Any:
-        """:func:`worker.state.sheets.import_sheets`."""
+        """:func:`worker.adapters.redis.sheets.import_sheets`."""
         return sheets.import_sheets(self.r, game, data, now=now)
 
     def get_character(self, game: str, name: str) -> CharacterSheet | None:
-        """:func:`worker.state.sheets.get_character`."""
+        """:func:`worker.adapters.redis.sheets.get_character`."""
         return sheets.get_character(self.r, game, name)
 
     def credit_stunt(self, game: str, sheet: CharacterSheet, kind: str, amount: int, *,
                      op_id: str) -> tuple[str, int]:
-        """:func:`worker.state.sheets.credit_stunt`."""
+        """:func:`worker.adapters.redis.sheets.credit_stunt`."""
         return sheets.credit_stunt(self.r, game, sheet, kind, amount, op_id=op_id)
 
     def open_scene(self, game: str, forum: str, thread: str, *, now: datetime, title: str = "", by: str = "",
                    stress: bool | None = None) -> Scene:
-        """:func:`worker.state.scenes.open_scene`."""
+        """:func:`worker.adapters.redis.scenes.open_scene`."""
         return scenes.open_scene(self.r, game, forum, thread, now=now, title=title, by=by, stress=stress)
 
     def close_scene(self, game: str, forum: str, thread: str, *, now: datetime, by: str = "") -> Scene:
-        """:func:`worker.state.scenes.close_scene`."""
+        """:func:`worker.adapters.redis.scenes.close_scene`."""
         return scenes.close_scene(self.r, game, forum, thread, now=now, by=by)
 
     def get_scene(self, game: str, forum: str, thread: str) -> Scene | None:
-        """:func:`worker.state.scenes.get_scene`."""
+        """:func:`worker.adapters.redis.scenes.get_scene`."""
         return scenes.get_scene(self.r, game, forum, thread)
 
     def set_turn_mode(self, game: str, forum: str, thread: str, mode: str) -> None:
-        """:func:`worker.state.scenes.set_turn_mode`."""
+        """:func:`worker.adapters.redis.scenes.set_turn_mode`."""
         scenes.set_turn_mode(self.r, game, forum, thread, mode)
 
     def advance_turn(self, game: str, forum: str, thread: str) -> int:
-        """:func:`worker.state.scenes.advance_turn`."""
+        """:func:`worker.adapters.redis.scenes.advance_turn`."""
         return scenes.advance_turn(self.r, game, forum, thread)
 
     def set_stress(self, game: str, forum: str, thread: str, stress: bool) -> Scene:
-        """:func:`worker.state.scenes.set_stress`."""
+        """:func:`worker.adapters.redis.scenes.set_stress`."""
         return scenes.set_stress(self.r, game, forum, thread, stress)
 
     def open_teamwork(self, game: str, ruleset: str, name: str, participants: tuple[str, ...] = (), *,
                       target: int | None = None, botch_policy: str | None = None, now: datetime) -> dict[str, Any]:
-        """:func:`worker.state.actions.open_teamwork`."""
+        """:func:`worker.adapters.redis.actions.open_teamwork`."""
         return state_actions.open_teamwork(self.r, game, ruleset, name, participants, target=target,
                                            botch_policy=botch_policy, now=now)
 
     def get_extended(self, game: str, character: str, name: str = "") -> dict[str, Any] | None:
-        """:func:`worker.state.actions.get_extended`."""
+        """:func:`worker.adapters.redis.actions.get_extended`."""
         return state_actions.get_extended(self.r, game, character, name)
 
     def get_teamwork(self, game: str, name: str) -> dict[str, Any] | None:
-        """:func:`worker.state.actions.get_teamwork`."""
+        """:func:`worker.adapters.redis.actions.get_teamwork`."""
         return state_actions.get_teamwork(self.r, game, name)
 
     def list_teamwork(self, game: str, *, limit: int = 500) -> list[dict[str, Any]]:
-        """:func:`worker.state.actions.list_teamwork`."""
+        """:func:`worker.adapters.redis.actions.list_teamwork`."""
         return state_actions.list_teamwork(self.r, game, limit=limit)
 
     def get_contest(self, game: str, name: str) -> dict[str, Any] | None:
-        """:func:`worker.state.actions.get_contest`."""
+        """:func:`worker.adapters.redis.actions.get_contest`."""
         return state_actions.get_contest(self.r, game, name)
 
     def get_retries(self, game: str, character: str) -> dict[str, Any] | None:
@@ -522,9 +529,9 @@ class RedisGameState(Store):
         return _json(self.r.get(game_key(game, "retries", part(character))))
 
     def get_absence(self, game: str, author: str) -> Absence | None:
-        """:func:`worker.state.absences.get_absence`."""
+        """:func:`worker.adapters.redis.absences.get_absence`."""
         return absences.get_absence(self.r, game, author)
 
     def inactive_participants(self, game: str) -> list[dict[str, Any]]:
-        """:func:`worker.state.inactivity.inactive_participants`."""
+        """:func:`worker.adapters.redis.inactivity.inactive_participants`."""
         return inactivity.inactive_participants(self.r, game)

@@ -3,9 +3,9 @@
 Source: issue 17, "A game-state port".  ``GameState`` is a :class:`typing.Protocol`; the
 service layer (``worker.service``) depends on it only.  Two implementations:
 
-* :class:`worker.gamestate.redis.RedisGameState` -- Redis, the production store (key schema in
-  ``worker.store`` and ``worker.state``);
-* :class:`worker.gamestate.memory.MemoryGameState` -- in memory, for tests and local runs.
+* :class:`worker.adapters.redis.gamestate.RedisGameState` -- Redis, the production store (key schema in
+  :mod:`worker.adapters.redis`);
+* :class:`worker.adapters.memory.gamestate.MemoryGameState` -- in memory, for tests and local runs.
 
 ``tests/contract/`` runs one suite of cases on both.
 
@@ -18,6 +18,7 @@ may need (one round trip for Redis) and :meth:`GameState.commit_post` writes wha
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -28,20 +29,61 @@ from core.absence import Absence
 from core.post import NoticeClaim, PostContext, PostDecision, PostQuery, TurnEntry
 from core.scenes import Scene
 from core.sheets import CharacterSheet
-from worker.gamestate.combat import DamageResolution, PendingDamage
-from worker.state import GameStateSettings
-from worker.state.outbox import Notice
-from worker.store import PostState
+from worker.ports.combat import DamageResolution, PendingDamage
+from worker.ports.notices import Notice
+from worker.ports.settings import GameStateSettings
 
 __all__ = [
     "MAX_COMMIT_ATTEMPTS",
+    "MAX_FINGERPRINTS",
     "CommitResult",
     "CommitStatus",
     "GameState",
+    "ImportReport",
     "LoadedPost",
     "Participant",
     "PostCommit",
+    "PostState",
 ]
+
+#: Roll fingerprints kept per thread for the duplicate-roll check (both game states).
+MAX_FINGERPRINTS = 32
+
+
+
+@dataclass(frozen=True)
+class PostState:
+    """What Narrador knows about one forum post (stored by the Redis post store, :mod:`worker.adapters.redis.store`)."""
+
+    forum: str
+    post_id: str
+    fields: Mapping[str, str]
+
+    @property
+    def status(self) -> str:
+        """A :class:`core.post.PostStatus` value (``no_tags``, ``pending_reply``, ``replied``,
+        ``reply_failed``)."""
+        return self.fields.get("status", "")
+
+    @property
+    def roll_ids(self) -> list[str]:
+        """Roll ids of the post's tags, in tag order."""
+        return json.loads(self.fields.get("roll_ids", "[]"))
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 hex of the body when it was first processed."""
+        return self.fields.get("content_hash", "")
+
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What a sheets import did: character names ``created`` and ``updated``."""
+
+    created: tuple[str, ...]
+    updated: tuple[str, ...]
+
 
 
 @dataclass(frozen=True)
@@ -70,7 +112,7 @@ class PostCommit:
     Attributes:
         game: the post's game.
         decision: the pure decision (records, changes, reply).
-        fields: the post's processing state (``worker.store`` documents the fields).
+        fields: the post's processing state (``worker.adapters.redis.store`` documents the fields).
         processed_ms: UTC epoch milliseconds of processing (the roll indexes' score).
         page: the thread page the post was read from (1-based).
     """
@@ -198,7 +240,7 @@ class GameState(Protocol):
 
     def server_changed(self) -> bool:
         """True (once) when the store answering is not the one seen last time (a failover or
-        a restart that may have lost the last writes: see ``worker.store.Store``)."""
+        a restart that may have lost the last writes: see ``worker.adapters.redis.store.Store``)."""
 
     def rewind_thread(self, forum: str, thread_id: str) -> None:
         """Make the next poll of a thread start one page before its last one."""

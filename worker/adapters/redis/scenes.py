@@ -4,7 +4,7 @@ Source: issue 7 ("Scenes are threads configured (or marked by a master) as scene
 be closed"; "activity tracked in sorted sets").  A scene is the rules' «Escena» (vampiro-reglas.txt
 «El Tiempo»; exaltado-reglas.txt «Tiempo»; gehena-reglas.txt «Tiempo») played in one thread.
 
-Keys (see :mod:`worker.state`): ``scenes`` (hash ``<forum>:<thread>`` -> open/closed),
+Keys (see :mod:`worker.adapters.redis`): ``scenes`` (hash ``<forum>:<thread>`` -> open/closed),
 ``scene:<forum>:<thread>`` (hash), ``scene:<forum>:<thread>:who`` (zset member = participant,
 score = last post, UTC epoch seconds), ``names`` (participant -> user name as written).
 """
@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from core.errors import StateError
 from core.scenes import Scene, SceneStatus, scene_id
-from worker.state import GameStateSettings, StateError
-from worker.state.keys import game_key, part
+from worker.adapters.redis.keys import game_key
+from worker.ports.identity import part
+from worker.ports.settings import GameStateSettings
 
 __all__ = [
     "Scene",
@@ -34,7 +36,7 @@ __all__ = [
     "set_turn_mode",
     "sync_configured_scenes",
 ]
-from worker.redistext import TextRedis
+from worker.adapters.redis.text import TextRedis
 
 MAX_SCENES = 1000
 

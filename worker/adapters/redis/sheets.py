@@ -6,7 +6,7 @@ pool-over-10 flag), and traits: attributes, abilities, virtues, Humanity, Willpo
 (permanent rating as the trait ``willpower``, temporary points in ``wp_temp``) and any custom
 trait.  File format: ``docs/sheets.md``; example: ``examples/sheets.yaml``.
 
-Keys (see :mod:`worker.state`): ``chars``, ``char:<char>``, ``owner:<who>``,
+Keys (see :mod:`worker.adapters.redis`): ``chars``, ``char:<char>``, ``owner:<who>``,
 ``wpturn:<char>:<turn>``.
 
 Rules enforced (core.rules.check_pool; vampiro-reglas.txt «Puntuaciones»): at most two traits
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from typing import Any
 import yaml
 
 from core.combat.stats import CombatStats
-from core.errors import SheetProblem
+from core.errors import SheetError, SheetProblem, StateError
 from core.sheets import (
     MAX_CHARACTERS,
     MAX_RATING,
@@ -42,9 +41,10 @@ from core.sheets import (
 )
 from core.tags import normalize_trait
 from core.traits import lookup, trait_key
-from worker.state import SheetError, StateError
-from worker.state._tx import transact
-from worker.state.keys import game_key, part, who
+from worker.adapters.redis._tx import transact
+from worker.adapters.redis.keys import game_key
+from worker.ports.gamestate import ImportReport
+from worker.ports.identity import part, who
 
 __all__ = [
     "TEMPORARY_WILLPOWER",
@@ -62,19 +62,11 @@ __all__ = [
     "parse_sheets",
     "resolve_pool",
 ]
-from worker.redistext import TextRedis
+from worker.adapters.redis.text import TextRedis
 
 #: Names accepted by :func:`adjust` for temporary Willpower.
 TEMPORARY_WILLPOWER = ("willpower_temporary", "fv temporal", "voluntad temporal",
                        "temporary willpower", "wp temp", "fv temp")
-
-
-@dataclass(frozen=True)
-class ImportReport:
-    """What :func:`import_sheets` did: character names ``created`` and ``updated``."""
-
-    created: tuple[str, ...]
-    updated: tuple[str, ...]
 
 
 def load_sheets_file(path: str | Path) -> Any:

@@ -5,7 +5,7 @@ day's seed, reveal closed days' seeds after the grace period, run the inactivity
 per-day limits") and "Redis" ("One scheduler runs beat jobs at a time").  Game days come from
 :mod:`core.calendar` (local midnight in the game's zone; 23- and 25-hour days across DST).
 
-Keys (see :mod:`worker.state`): ``rollover`` (hash: ``last_day`` game-local ISO date,
+Keys (see :mod:`worker.adapters.redis`): ``rollover`` (hash: ``last_day`` game-local ISO date,
 ``last_run_at`` UTC ISO), ``daily:<day>`` / ``daily:days`` (per-day counters), and
 the global ``nr:beat:lock:{<name>}``.
 
@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 
-from worker.state.keys import beat_lock_key, game_key, part
+from worker.adapters.redis.keys import beat_lock_key, game_key
+from worker.ports.identity import part
 
 __all__ = [
     "acquire_beat_lock",
@@ -30,7 +31,7 @@ __all__ = [
     "release_beat_lock",
     "reset_daily_limits",
 ]
-from worker.redistext import TextRedis
+from worker.adapters.redis.text import TextRedis
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -64,7 +64,7 @@ __all__ = [
     "normalise_login",
     "sessions_key",
 ]
-from worker.redistext import TextRedis
+from worker.adapters.redis.text import TextRedis
 
 #: Languages a master can choose for the pages ("" = follow each game's language).
 LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
@@ -349,7 +349,7 @@ class MasterAccounts:
 
     def _mark_for_archive(self, roll_id: str) -> None:
         """A reveal changes the roll's archive line: its day is written again (``worker.archive``)."""
-        from worker.store import archive_dirty_key, roll_key_name
+        from worker.adapters.redis.store import archive_dirty_key, roll_key_name
 
         raw = self.r.get(roll_key_name(roll_id))
         try:
@@ -372,7 +372,7 @@ class MasterAccounts:
         Source: issue 19 ("revealed by a master, or automatically when its scene closes,
         by a game option").
         """
-        from worker.store import roll_index_key, roll_key_name
+        from worker.adapters.redis.store import roll_index_key, roll_key_name
 
         _check_game(game)
         ids = self.r.zrange(roll_index_key(game, "thread", f"{forum}:{thread}"), 0, MAX_SCENE_ROLLS - 1)

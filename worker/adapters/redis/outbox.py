@@ -26,17 +26,14 @@ notice always has the same id and marker.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 
-from core.post.model import NoticeClaim
-from worker.state.keys import game_key, part, who
+from worker.adapters.redis.keys import game_key
+from worker.ports.notices import Notice, NoticeStatus, claim_key, make_notice, notice_id, prepare
 
 __all__ = ["MAX_LISTED", "Notice", "NoticeStatus", "claim", "claim_key", "get_notice", "mark_delivered", "notice_id",
            "pending", "prepare", "queue_claim", "recent"]
-from worker.redistext import TextPipeline, TextRedis
+from worker.adapters.redis.text import TextPipeline, TextRedis
 
 #: Notices kept in a game's list of the latest (``notices``).
 MAX_LISTED = 1000
@@ -60,100 +57,15 @@ return 0
 """
 
 
-class NoticeStatus(StrEnum):
-    """A notice waits in the outbox (``pending``) until it is posted (``delivered``); each
-    member equals the text stored in its ``notice:<id>`` hash."""
-
-    PENDING = "pending"
-    DELIVERED = "delivered"
-
-
-@dataclass(frozen=True)
-class Notice:
-    """An effect for the worker: post ``text`` (already ending with ``marker``) in
-    ``thread`` of ``forum``.
-
-    Attributes:
-        id: deterministic notice id (16 hex digits).
-        game: the game id.
-        kind: ``inactivity``, ``welcome_back``, ``contest_expired``, ``edit_added`` or
-            ``initiative_order``.
-        who: the participant (forum user name) or contest name concerned.
-        created: when it was claimed (aware UTC).
-        status: ``pending`` or ``delivered``.
-    """
-
-    id: str
-    game: str
-    forum: str
-    thread: str
-    kind: str
-    text: str
-    who: str
-    created: datetime
-    status: NoticeStatus = NoticeStatus.PENDING
-
-    @property
-    def marker(self) -> str:
-        """The reference in the text used to find an already posted notice."""
-        return f"(ref n{self.id})"
-
-
-def claim_key(game: str, subject: tuple[str, ...]) -> str:
-    """The key of the "notice sent" claim of a notice's subject (``core.post.NoticeClaim``):
-
-    * ``("welcomed", author, since)`` -- ``welcomed:<who>:<since>``;
-    * ``("noticed", forum, thread, member, episode)`` -- ``noticed:<forum>:<thread>:<who>:<episode>``
-      (``member`` is the participant's key part);
-    * ``("edit_added", forum, post_id, digest)`` -- ``edit_added:<forum>:<post>:<digest>``;
-    * ``("contest_expired", name, opened_at)`` -- ``contest:<name>:expired:<opened_at>``;
-    * ``("initiative", forum, thread, turn)`` -- ``initnotice:<forum>:<thread>:<turn>`` (the
-      combat turn's order, posted once per turn: issue 29).
-
-    Raises:
-        ValueError: an unknown subject.
-    """
-    kind, *rest = subject
-    if kind == "welcomed":
-        author, since = rest
-        return game_key(game, "welcomed", who(author), part(since, fold=False))
-    if kind == "noticed":
-        forum, thread, member, episode = rest
-        return game_key(game, "noticed", part(forum, fold=False), part(thread, fold=False), member, episode)
-    if kind == "edit_added":
-        forum, post_id, digest = rest
-        return game_key(game, "edit_added", forum, post_id, digest)
-    if kind == "contest_expired":
-        name, opened_at = rest
-        return game_key(game, "contest", part(name or "-"), "expired", opened_at)
-    if kind == "initiative":
-        forum, thread, turn = rest
-        return game_key(game, "initnotice", part(forum, fold=False), part(thread, fold=False), part(turn, fold=False))
-    raise ValueError(f"unknown notice subject {subject!r}")
-
-
-def notice_id(claim_key: str) -> str:
-    """The deterministic id of the notice guarded by ``claim_key``."""
-    return hashlib.sha256(claim_key.encode("utf-8")).hexdigest()[:16]
-
-
 def _prepare(game: str, claim_key: str, forum: str, thread: str, kind: str, text: str, who: str,
              now: datetime, ttl_seconds: int = 0) -> tuple[list, Notice]:
     nid = notice_id(claim_key)
-    full = f"{text}\n(ref n{nid})"
-    ts = int(now.timestamp())
+    notice = make_notice(game, nid, forum, thread, kind, text, who, now)
+    ts = int(notice.created.timestamp())
     args = [4, claim_key, game_key(game, "notice", nid), game_key(game, "notices", "pending"),
-            game_key(game, "notices"), nid, forum, thread, kind, full, who, ts, MAX_LISTED,
+            game_key(game, "notices"), nid, forum, thread, kind, notice.text, who, ts, MAX_LISTED,
             max(0, int(ttl_seconds)) * 1000]
-    return args, Notice(nid, game, forum, thread, kind, full, who, datetime.fromtimestamp(ts, UTC))
-
-
-def prepare(game: str, claim: NoticeClaim) -> tuple[str, Notice, int]:
-    """A claim's ``(claim key, notice, ttl in ms)``: the notice's id comes from the claim key
-    (:func:`notice_id`), its text ends with its marker."""
-    key = claim_key(game, claim.subject)
-    _, notice = _prepare(game, key, claim.forum, claim.thread, claim.kind, claim.text, claim.who, claim.at)
-    return key, notice, max(0, int(claim.ttl_seconds)) * 1000
+    return args, notice
 
 
 def claim(
@@ -164,7 +76,7 @@ def claim(
     already claimed -- by an earlier sweep, a concurrent one, or this same task before.
 
     Args:
-        claim_key: the full key of the "notice sent" state (see :mod:`worker.state`).
+        claim_key: the full key of the "notice sent" state (see :mod:`worker.adapters.redis`).
         forum, thread: where the worker posts it.
         kind: ``inactivity``, ``welcome_back``, ``contest_expired``.
         text: the notice without its marker (the marker is appended on a new line).

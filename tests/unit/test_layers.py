@@ -1,0 +1,55 @@
+"""The layers of ``worker/`` (issue 28), read from the code's own imports (ast, nothing run):
+the ports import no adapter, and the in-memory game state imports only ports and core."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, at any depth of the file (function-local imports too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def files(folder: str) -> list[Path]:
+    found = sorted((ROOT / folder).rglob("*.py"))
+    assert found, folder
+    return found
+
+
+def offending(folder: str, allowed) -> dict[str, list[str]]:
+    bad = {}
+    for path in files(folder):
+        wrong = sorted(m for m in imported_modules(path) if not allowed(m))
+        if wrong:
+            bad[str(path.relative_to(ROOT))] = wrong
+    return bad
+
+
+def _stdlib_or(prefixes: tuple[str, ...]):
+    import sys
+
+    def allowed(module: str) -> bool:
+        top = module.split(".")[0]
+        if top in sys.stdlib_module_names or top == "__future__":
+            return True
+        return any(module == p or module.startswith(p + ".") for p in prefixes)
+    return allowed
+
+
+def test_the_memory_game_state_imports_only_ports_and_core():
+    assert offending("worker/adapters/memory", _stdlib_or(("core", "worker.ports"))) == {}
+
+
+def test_the_ports_import_no_adapter_and_no_io_library():
+    assert offending("worker/ports", _stdlib_or(("core", "worker.ports", "worker.settings", "cryptography"))) == {}

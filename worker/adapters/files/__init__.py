@@ -1,0 +1,1 @@
+"""Adapters over files: the instance-folder keystore and the keyring file."""

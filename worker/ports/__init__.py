@@ -1,0 +1,30 @@
+"""The ports: what the service layer, the web app and the CLI rely on, with the value types
+that cross them.  No I/O here, and no adapter is imported.
+
+* :mod:`worker.ports.gamestate` -- the game-state port (issue 17): :class:`GameState`, kept in
+  Redis (:class:`worker.adapters.redis.gamestate.RedisGameState`) or in memory
+  (:class:`worker.adapters.memory.gamestate.MemoryGameState`, the fake the service tests run on);
+* :mod:`worker.ports.combat`, :mod:`worker.ports.notices`, :mod:`worker.ports.settings`,
+  :mod:`worker.ports.identity` -- its value types;
+* :mod:`worker.ports.keystore` -- the keystore port (issue 18).
+"""
+
+from worker.ports.gamestate import (
+    MAX_COMMIT_ATTEMPTS,
+    CommitResult,
+    CommitStatus,
+    GameState,
+    LoadedPost,
+    Participant,
+    PostCommit,
+)
+
+__all__ = [
+    "MAX_COMMIT_ATTEMPTS",
+    "CommitResult",
+    "CommitStatus",
+    "GameState",
+    "LoadedPost",
+    "Participant",
+    "PostCommit",
+]
