@@ -59,7 +59,7 @@ def make_settings(tmp_path: Path, unique: str, *, ruleset: str = "vampiro", lang
     ``answer_since`` is ``all`` by default here: the fake forum dates its posts by a clock
     of its own (2026-01-01...), not the services' (``FIXED_NOW``), so the high-water mark of
     a newly watched board would take every post for history; the tests of that mark pass ""."""
-    from worker.settings import settings_from_mapping
+    from worker.config.settings import settings_from_mapping
 
     data = {
         "narrador": {"instance_dir": str(tmp_path / "instance"), "redis_url": redis_url(),

@@ -3,7 +3,7 @@
 ``create_app(test_config=None)`` builds the app; nothing connects at import time.
 The app reads the same settings as the worker (``$NARRADOR_CONFIG`` plus the
 environment) unless ``test_config`` provides ``NARRADOR_SETTINGS`` (a
-``worker.settings.Settings``) and optionally ``NARRADOR_STORE`` (a
+``worker.config.settings.Settings``) and optionally ``NARRADOR_STORE`` (a
 ``worker.adapters.redis.store.Store``), ``NARRADOR_KEYSTORE`` and ``NARRADOR_MASTERS``.
 
 Blueprints: ``public`` (``/``, ``/seeds``, ``/seeds.json``, ``/openapi.json``), ``verify``
@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from flask import Flask, render_template
 
 from core import i18n as i18n_core
-from worker.settings import Settings
+from worker.config.settings import Settings
 
 _CSP = (
     "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -101,7 +101,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     overrides = dict(test_config or {})
     app.config.update(overrides)
     if "NARRADOR_SETTINGS" not in app.config:
-        from worker.settings import load_settings
+        from worker.config.settings import load_settings
 
         app.config["NARRADOR_SETTINGS"] = load_settings()
     settings: Settings = app.config["NARRADOR_SETTINGS"]

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from flask import current_app
 
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.config.settings import Settings
 from worker.ports.keystore import KeystorePort
-from worker.settings import Settings
 
 if TYPE_CHECKING:
     from worker.adapters.redis.masters import MasterAccounts

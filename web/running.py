@@ -44,8 +44,8 @@ from typing import Any
 
 from core import calendar
 from core.actions import ActionStatus
+from worker.config.settings import GameSettings
 from worker.ports.keystore import KeystoreError, KeystorePort
-from worker.settings import GameSettings
 
 __all__ = ["RunningState", "forum_health", "running_state"]
 

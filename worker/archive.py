@@ -67,8 +67,8 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from worker.adapters.redis.text import TextRedis
+    from worker.config.settings import GameSettings, Settings
     from worker.ports.keystore import KeystorePort
-    from worker.settings import GameSettings, Settings
 
 log = logging.getLogger(__name__)
 

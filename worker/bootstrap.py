@@ -7,10 +7,10 @@ from typing import Any
 
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.config.settings import ConfigError, ForumSettings, Settings
 from worker.forums.base import ForumPort
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.service import Services, utc_now
-from worker.settings import ConfigError, ForumSettings, Settings
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from typing import Any
 from celery import Celery
 
 from worker import brokerfix
+from worker.config.settings import Settings, get_settings
 from worker.heartbeat import HeartbeatStep
-from worker.settings import Settings, get_settings
 
 brokerfix.install()
 

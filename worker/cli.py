@@ -36,8 +36,8 @@ import click
 from core.errors import NarradorError, RulesError
 
 if TYPE_CHECKING:
+    from worker.config.settings import Settings
     from worker.service import Services
-    from worker.settings import Settings
 
 EXIT_SERVICE_DOWN = 1
 EXIT_BAD_INPUT = 2
@@ -59,7 +59,7 @@ def _settings(config: str | None, *, forums: bool = False, embedded: bool = True
     """Load the settings (exit 2 when invalid); ``forums``: also require the bot's credentials.
     Without a Redis URL and with ``embedded``, the instance folder's embedded Redis (module
     docstring) is used when its socket is there (``up`` and ``demo`` start their own)."""
-    from worker.settings import ConfigError, load_settings
+    from worker.config.settings import ConfigError, load_settings
 
     try:
         settings = load_settings(config)
@@ -152,7 +152,7 @@ def forum_failure(forum_name: str, exc) -> tuple[str, int]:
 
 
 def _masked(url: str) -> str:
-    from worker.settings import _mask_url_password  # the configuration's own masking
+    from worker.config.settings import _mask_url_password  # the configuration's own masking
 
     return _mask_url_password(url)
 
@@ -455,7 +455,7 @@ def config_check(config: str | None) -> None:
     """
     import tomli_w
 
-    from worker.settings import effective_config
+    from worker.config.settings import effective_config
 
     settings = _settings(config, forums=True)
     click.echo(f"# {settings.source or 'no configuration file: environment and defaults only'}")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from worker.forums.base import BoardListing, ForumError, ForumPost
 
 if TYPE_CHECKING:
-    from worker.settings import ForumSettings, Settings
+    from worker.config.settings import ForumSettings, Settings
 
 __all__ = ["CheckReport", "Problem", "check_files", "check_live"]
 

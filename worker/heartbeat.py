@@ -187,7 +187,7 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
     def start(self, parent: Any) -> None:
         from worker.adapters.redis.url import redis_client
-        from worker.settings import get_settings
+        from worker.config.settings import get_settings
 
         settings = get_settings()
         if self.client is None:
@@ -222,7 +222,7 @@ class HeartbeatScheduler(PersistentScheduler):
 
     def setup_schedule(self) -> None:
         from worker.adapters.redis.url import redis_client
-        from worker.settings import get_settings
+        from worker.config.settings import get_settings
 
         super().setup_schedule()
         settings = get_settings()

@@ -57,8 +57,8 @@ import requests
 
 from core.i18n import tr, trn
 from core.messages import duration_words
+from worker.config.settings import GameSettings, Settings
 from worker.health import HealthChange
-from worker.settings import GameSettings, Settings
 
 __all__ = ["RATE_LIMIT", "Notification", "NotifyError", "clear_told", "deliver", "health_notifications",
            "reply_failed_notifications", "reveal_waits", "send", "send_health"]

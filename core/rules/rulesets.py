@@ -200,7 +200,7 @@ EXALTADO = Ruleset(
 #: Gehena: vampiro's dice with the forum's house rules (gehena-reglas.txt): automatic
 #: success never under stress, shared teamwork botches, a failure keeps an extended
 #: action's progress, retries capped at 10 (the calendar's zone,
-#: Spain's peninsular time per «Tiempo», is every game's default: ``worker.settings``).
+#: Spain's peninsular time per «Tiempo», is every game's default: ``worker.config.settings``).
 GEHENA = replace(
     VAMPIRO,
     id="gehena",

@@ -145,7 +145,7 @@ def _idle_poll(polls: int, polite: bool) -> Row:
 
         if polite:  # the client exactly as the worker builds it (worker.bootstrap.make_forum)
             from worker.bootstrap import make_forum
-            from worker.settings import ForumSettings
+            from worker.config.settings import ForumSettings
 
             fs = ForumSettings(name=bench.forum_name, kind="flaskbb", base_url=base, game=bench.game,
                                username="narrador", password="x", request_interval=0.0)
@@ -244,7 +244,7 @@ class ForumRun:
         from worker import service
         from worker.adapters.redis.gamestate import RedisGameState
         from worker.bootstrap import make_forum
-        from worker.settings import settings_from_mapping
+        from worker.config.settings import settings_from_mapping
 
         bench = self.bench
         name = f"f-{bench.unique}-{mode}"

@@ -92,8 +92,8 @@ class Bench:
         from worker import service
         from worker.adapters.files.keystore import Keystore
         from worker.adapters.redis.gamestate import RedisGameState
+        from worker.config.settings import settings_from_mapping
         from worker.forums.fake import FakeForum
-        from worker.settings import settings_from_mapping
 
         self._tmp = tempfile.TemporaryDirectory(prefix="narrador-bench-")
         self.instance_dir = Path(self._tmp.name) / "instance"

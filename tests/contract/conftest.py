@@ -20,9 +20,9 @@ from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.sheets import load_sheets_file
+from worker.config.settings import settings_from_mapping
 from worker.forums.fake import FakeForum
 from worker.ports import GameState
-from worker.settings import settings_from_mapping
 
 EXAMPLE_SHEETS = Path(__file__).resolve().parents[2] / "examples" / "sheets.yaml"
 

@@ -12,7 +12,7 @@ from worker.bootstrap import build_services
 from worker.forums.base import ForumError
 from worker.forums.profile import ProfileClient
 from worker.service import poll_thread, process_post, send_reply
-from worker.settings import load_settings
+from worker.config.settings import load_settings
 
 original = ProfileClient.post_reply
 

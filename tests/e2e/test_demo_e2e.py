@@ -19,11 +19,11 @@ import pytest
 
 from tests.conftest import redis_url
 from tests.e2e.conftest import TestProcesses, processes_naming
+from worker.config.settings import load_settings
 from worker.devtools.demo import ROLL_ID_RE, _forum_name, _play, write_config
 from worker.devtools.localforum import BOT, PLAYER, LocalForum
 from worker.devtools.up import narrador_running
 from worker.forums.flaskbb import FlaskBBClient
-from worker.settings import load_settings
 
 pytestmark = pytest.mark.e2e
 

@@ -160,7 +160,7 @@ def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum
 
     from worker.alerts import forum_alerts
     from worker.bootstrap import build_services
-    from worker.settings import load_settings
+    from worker.config.settings import load_settings
 
     svc = build_services(load_settings(config, environ={**env}))
     assert forum_alerts(svc.store.r, f"f-{unique}") == []
@@ -185,7 +185,7 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
 
     from tests.conftest import redis_url
     from web import create_app
-    from worker.settings import load_settings
+    from worker.config.settings import load_settings
 
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, REDIS_URL=redis_url())

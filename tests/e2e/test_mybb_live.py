@@ -148,7 +148,7 @@ def test_a_scene_over_many_pages_is_rolled_once_rendered_and_verified(mybb, tmp_
     # the rolls verify with the published key, and their links work on Narrador's web app
     from web import create_app
     from worker.bootstrap import build_services
-    from worker.settings import load_settings
+    from worker.config.settings import load_settings
 
     settings = load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()})
     svc = build_services(settings)
@@ -196,7 +196,7 @@ def test_flood_refusal_comes_back_with_mybbs_wait(mybb):
 
 def services_for(config: Path):  # type: ignore[no-untyped-def]
     from worker.bootstrap import build_services
-    from worker.settings import load_settings
+    from worker.config.settings import load_settings
 
     return build_services(load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()}))
 

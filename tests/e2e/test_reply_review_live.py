@@ -525,8 +525,8 @@ class HtmlBoard:
         from worker import service
         from worker.adapters.files.keystore import Keystore
         from worker.adapters.memory.gamestate import MemoryGameState
+        from worker.config.settings import settings_from_mapping
         from worker.forums.fake import FakeForum
-        from worker.settings import settings_from_mapping
 
         self.forum_name, game = f"f-{unique}", f"g-{unique}"
         settings = settings_from_mapping({

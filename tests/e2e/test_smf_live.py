@@ -99,7 +99,7 @@ def poll(config: Path) -> str:
 
 def services_for(config: Path):  # type: ignore[no-untyped-def]
     from worker.bootstrap import build_services
-    from worker.settings import load_settings
+    from worker.config.settings import load_settings
 
     return build_services(load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()}))
 

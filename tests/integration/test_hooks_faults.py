@@ -26,8 +26,8 @@ from web import hooks as web_hooks
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.config.settings import settings_from_mapping
 from worker.forums.fake import FakeForum
-from worker.settings import settings_from_mapping
 from worker.tasks import post_from_message
 
 pytestmark = pytest.mark.integration

@@ -16,10 +16,10 @@ from tests.conftest import FIXED_NOW
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.config.settings import settings_from_mapping
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
 from worker.notify import RATE_LIMIT, send_health
-from worker.settings import settings_from_mapping
 
 pytestmark = pytest.mark.integration
 
@@ -106,7 +106,7 @@ def test_a_wrong_password_is_one_email_and_one_chat_message_and_so_is_the_fix(
 
 
 def test_notification_settings_are_checked_at_load(tmp_path):
-    from worker.settings import ConfigError
+    from worker.config.settings import ConfigError
 
     base = {"narrador": {"instance_dir": str(tmp_path)}, "games": {"g": {"ruleset": "vampiro"}}}
     with pytest.raises(ConfigError, match="not an e-mail address: 'storyteller'"):

@@ -19,9 +19,9 @@ from tests.conftest import FIXED_NOW
 from worker import polling, service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.config.settings import settings_from_mapping
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
-from worker.settings import settings_from_mapping
 
 pytestmark = pytest.mark.integration
 

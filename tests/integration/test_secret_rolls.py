@@ -305,7 +305,7 @@ def stunt(tmp_path, unique, redis_client, cleanup_keys):
     made a successful secret roll with a two-die stunt."""
     from worker.adapters.redis.scenes import open_scene
     from worker.adapters.redis.sheets import import_sheets
-    from worker.settings import load_settings
+    from worker.config.settings import load_settings
 
     game, forum_name = f"x-{unique}", f"f-{unique}"
     config = tmp_path / "n.toml"

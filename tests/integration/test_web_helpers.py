@@ -29,7 +29,7 @@ def web_settings(tmp_path: Path, unique: str, *, public_url: str = "https://narr
                  narrador: dict[str, Any] | None = None):
     """Settings with games ``g-<u>`` (Spanish, forum ``f-<u>``) and ``h-<u>`` (English, ``k-<u>``);
     ``narrador``: more keys of the ``[narrador]`` table."""
-    from worker.settings import settings_from_mapping
+    from worker.config.settings import settings_from_mapping
 
     forum = {"kind": "flaskbb", "base_url": "http://forum.invalid", "username": "narrador",
              "password": "x", "watch_forums": ["1"], "poll_interval": 5}

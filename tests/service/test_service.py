@@ -392,7 +392,7 @@ def clocked_env(tmp_path, unique, per_page=2, **forum_keys):
     """Like ``env`` but with a clock the test moves and a forum of ``per_page`` posts a page."""
     from datetime import timedelta
 
-    from worker.settings import settings_from_mapping
+    from worker.config.settings import settings_from_mapping
 
     settings = make_settings(tmp_path, unique)
     data = {

@@ -16,8 +16,8 @@ from tests.conftest import FIXED_NOW, redis_url
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.config.settings import settings_from_mapping
 from worker.forums.fake import FakeForum
-from worker.settings import settings_from_mapping
 
 SHEETS = {
     "characters": [

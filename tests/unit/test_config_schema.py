@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.configfile import did_you_mean, key_lines, locate
-from worker.settings import ConfigError, load_settings
+from worker.config.file import did_you_mean, key_lines, locate
+from worker.config.settings import ConfigError, load_settings
 
 GOOD = """\
 [narrador]

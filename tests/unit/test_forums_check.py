@@ -233,9 +233,9 @@ def _live_mybb(monkeypatch, tmp_path: Path, reply_page: str, answer) -> tuple:  
     the reply page and the answer to the reply form are the test's."""
     from tests.unit.fakeweb import FakeWeb, Reply
     from worker import bootstrap
+    from worker.config.settings import load_settings
     from worker.forums.polite import MemoryBackend, Politeness
     from worker.forums.profile import ProfileClient, load_profile
-    from worker.settings import load_settings
 
     web = FakeWeb("http://mybb.test")
     web.route("GET", "/member.php", Reply(200, (MYBB / "login_failed.html").read_text(encoding="utf-8")))

@@ -86,10 +86,10 @@ def test_beat_writes_its_heartbeat_from_its_scheduler_loop(tmp_path, monkeypatch
     from celery import Celery
 
     import worker.adapters.redis.url
-    import worker.settings
+    import worker.config.settings
 
     r = FakeRedis()
-    monkeypatch.setattr(worker.settings, "get_settings", lambda: SimpleNamespace(
+    monkeypatch.setattr(worker.config.settings, "get_settings", lambda: SimpleNamespace(
         redis_url="redis://unused", narrador=SimpleNamespace(worker_heartbeat_interval=7.0)))
     monkeypatch.setattr(worker.adapters.redis.url, "redis_client", lambda url, timeout: r)
     app = Celery("t", set_as_current=False)

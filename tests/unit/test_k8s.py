@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from worker.cli import main
-from worker.settings import settings_from_mapping
+from worker.config.settings import settings_from_mapping
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
 KUBERNETES = "1.30.0"  # the oldest Kubernetes release the manifests promise to fit

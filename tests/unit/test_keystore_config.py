@@ -14,8 +14,8 @@ from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.keystore import RedisKeystore
 from worker.bootstrap import make_keystore
 from worker.cli import main
+from worker.config.settings import ConfigError, NarradorSettings, load_settings, settings_from_mapping
 from worker.ports.keystore import KeystoreError
-from worker.settings import ConfigError, NarradorSettings, load_settings, settings_from_mapping
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "narrador.example.toml"
 

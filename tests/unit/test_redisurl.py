@@ -9,7 +9,7 @@ import pytest
 
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, parse_redis_url, redis_client
 from worker.celery_app import celery_config
-from worker.settings import ConfigError, settings_from_mapping
+from worker.config.settings import ConfigError, settings_from_mapping
 
 SENTINEL = "redis+sentinel://:s%40cret@10.0.0.1:26379,10.0.0.2:26380,sentinel-3/narrador/2"
 

@@ -238,7 +238,7 @@ def test_item11_gehena_refuses_the_net_negative_botch_rule() -> None:
 
 def test_item11_a_forbidden_option_is_a_configuration_error(tmp_path) -> None:
     """The same rule at load time: the settings refuse the game (exit 2 in the CLI)."""
-    from worker.settings import ConfigError, settings_from_mapping
+    from worker.config.settings import ConfigError, settings_from_mapping
 
     data = {"games": {"g": {"ruleset": "gehena", "options": {"botch_rule": "net_negative"}}}}
     with pytest.raises(ConfigError, match="Fallos y Fracasos"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.settings import ConfigError, load_settings, settings_from_mapping
+from worker.config.settings import ConfigError, load_settings, settings_from_mapping
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "narrador.example.toml"
 

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import record as records
+from worker.config.settings import load_settings
 from worker.devtools.localforum import ADMIN, BOT, PLAYER, LocalForum, LocalForumError
 from worker.devtools.redisproc import EmbeddedRedisError
 from worker.devtools.up import InstanceLock, StartupError, check_bind, narrador_running
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
-from worker.settings import load_settings
 
 GAME = "demo"
 #: The Storyteller account the demo creates for its audit page (loopback use only).

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.errors import NarradorError
+from worker.config.settings import Settings
 from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.supervisor import Child, ProcessGroup, RestartPolicy, narrador_commands, worker_node_name
-from worker.settings import Settings
 
 if TYPE_CHECKING:
     from worker.heartbeat import Role

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from core.errors import SheetError, StateError
 
-if TYPE_CHECKING:
-    from worker.settings import GameSettings
-
-__all__ = ["GameStateSettings", "SheetError", "StateError", "state_settings_for"]
+__all__ = ["GameStateSettings", "HasStateTable", "SheetError", "StateError", "state_settings_for"]
 
 
 def _positive_int(value: Any, name: str, minimum: int = 0) -> int:
@@ -143,8 +140,17 @@ class GameStateSettings:
         return any(m.casefold() == who for m in self.masters)
 
 
-def state_settings_for(game_settings: GameSettings) -> GameStateSettings:
-    """The :class:`GameStateSettings` of a ``worker.settings.GameSettings`` (its ``state``
+class HasStateTable(Protocol):
+    """What :func:`state_settings_for` reads of a game's settings
+    (``worker.config.settings.GameSettings``): its ``[games.<id>.state]`` table.  A protocol,
+    so the port does not import the configuration that validates against it."""
+
+    @property
+    def state(self) -> Mapping[str, Any]: ...
+
+
+def state_settings_for(game_settings: HasStateTable) -> GameStateSettings:
+    """The :class:`GameStateSettings` of a ``worker.config.settings.GameSettings`` (its ``state``
     mapping; defaults when the attribute is missing or empty)."""
     return GameStateSettings.from_mapping(getattr(game_settings, "state", None) or {})
 

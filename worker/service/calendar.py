@@ -15,12 +15,12 @@ from typing import Any
 
 from core import calendar, messages
 from core.post import NoticeClaim
+from worker.config.settings import GameSettings
 from worker.ports import GameState
 from worker.ports.notices import Notice
 from worker.ports.settings import GameStateSettings, state_settings_for
 from worker.service.replies import NOTICE_RETRY_AFTER
 from worker.service.services import Services
-from worker.settings import GameSettings
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from core.post.resolve import stunt_credit_for, stunt_lines
 from core.tags import extract_rolls
 from core.tags.model import ParsedTag
 from worker import metrics
+from worker.config.settings import GameSettings
 from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumPost
 from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
@@ -35,7 +36,6 @@ from worker.ports.notices import Notice
 from worker.ports.settings import state_settings_for
 from worker.service.replies import reply_marker
 from worker.service.services import Services
-from worker.settings import GameSettings
 
 log = logging.getLogger(__name__)
 

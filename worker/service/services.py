@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from worker.config.settings import ForumSettings, Settings
 from worker.forums.base import ForumError, ForumPort
 from worker.health import Direction, HealthBook, HealthChange, MemoryHealthBook
 from worker.ports import GameState
 from worker.ports.keystore import KeystorePort
-from worker.settings import ForumSettings, Settings
 
 if TYPE_CHECKING:
     from worker.notify import Notification

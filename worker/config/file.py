@@ -3,7 +3,7 @@
 :func:`key_lines` maps every key path of a TOML text to the line that sets it (``tomllib``
 gives values, not positions), so a configuration error can say ``narrador.toml:12``.
 :func:`did_you_mean` proposes the closest known name for a misspelled one.
-:class:`ConfigProblem` is one located problem; :class:`worker.settings.ConfigError` carries
+:class:`ConfigProblem` is one located problem; :class:`worker.config.settings.ConfigError` carries
 a list of them.
 
 The locator reads the same TOML 1.0 the settings loader parses: table headers

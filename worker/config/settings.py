@@ -56,7 +56,7 @@ from pydantic_core import PydanticCustomError
 
 from core.errors import NarradorError
 from core.i18n import LANGS
-from worker.configfile import ConfigProblem, did_you_mean, key_lines, known_list, locate
+from worker.config.file import ConfigProblem, did_you_mean, key_lines, known_list, locate
 
 ENV_PREFIX = "NARRADOR__"
 #: Markup flavour (``worker.extract``) of each kind's post bodies, when it is not the kind.
@@ -78,7 +78,7 @@ class ConfigError(NarradorError):
     """The configuration file or an override is missing, unreadable or invalid.
 
     Attributes:
-        problems: every problem found (:class:`worker.configfile.ConfigProblem`), each
+        problems: every problem found (:class:`worker.config.file.ConfigProblem`), each
             with its key path, message and location; ``str()`` gives one per line.
     """
 
