@@ -96,7 +96,7 @@ def webhook():
 @pytest.fixture
 def keep_alert_handlers():
     """Put the ``narrador.alerts`` logger's handlers back after the test: ``narrador poll`` run
-    in this process attaches the forum-alerts handler to its Redis (``worker.alerts.install``:
+    in this process attaches the forum-alerts handler to its Redis (``worker.adapters.redis.alerts.install``:
     once per process); later tests expect their own."""
     import logging
 

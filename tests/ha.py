@@ -344,7 +344,7 @@ class NarradorNodes:
         """Run ``narrador ARGS`` with node ``name``'s configuration."""
         import sys
 
-        return subprocess.run([sys.executable, "-m", "worker.cli", *args], env=self.env(name), cwd=self.tmp,
+        return subprocess.run([sys.executable, "-m", "worker.app.cli", *args], env=self.env(name), cwd=self.tmp,
                               capture_output=True, text=True, timeout=timeout)
 
     def start_worker(self, name: str, *, concurrency: int = 2) -> subprocess.Popen:

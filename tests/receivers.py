@@ -1,4 +1,4 @@
-"""A chat webhook receiver on 127.0.0.1 for the notification tests (``worker.notify``)."""
+"""A chat webhook receiver on 127.0.0.1 for the notification tests (``worker.service.notify``)."""
 
 from __future__ import annotations
 

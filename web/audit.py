@@ -205,7 +205,7 @@ def _enqueue_reply(forum: str, post_id: str) -> None:
     if custom is not None:
         custom(forum, post_id)
         return
-    from worker.celery_app import app as celery
+    from worker.app.celery_app import app as celery
 
     celery.send_task("narrador.send_reply", args=[forum, post_id])
 

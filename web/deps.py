@@ -34,7 +34,7 @@ def keystore() -> KeystorePort:
     seeds.  With ``keystore = "redis"`` the web app never loads the keyring, so it cannot
     read an unrevealed seed (``worker.adapters.redis.keystore``)."""
     if "NARRADOR_KEYSTORE" not in current_app.config:
-        from worker.bootstrap import make_keystore
+        from worker.app.bootstrap import make_keystore
 
         s = settings()
         client = store().r if s.keystore == "redis" else None

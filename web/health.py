@@ -58,8 +58,8 @@ def _writes_refused(client: Any) -> str:
 
 def forum_problems() -> dict[str, str]:
     """``{forum: problem}`` of every configured forum whose health is ``failing``
-    (``worker.health``); empty when Redis cannot be read."""
-    from worker.health import RedisHealthBook
+    (``worker.service.health``); empty when Redis cannot be read."""
+    from worker.service.health import RedisHealthBook
 
     try:
         book = RedisHealthBook(deps.store().r)
@@ -74,7 +74,7 @@ def healthz():
 
     - 200 ``{"status": "ok", "redis": true, "broker": true, "forums": {}}``: all is well;
     - 200 ``{"status": "degraded", ..., "forums": {"<name>": "<problem>"}, "redis_writes":
-      "<why>"}``: running, but a forum is failing (``worker.health``: a refused login, replies
+      "<why>"}``: running, but a forum is failing (``worker.service.health``: a refused login, replies
       that cannot be posted, a forum down) or Redis refuses writes (``maxmemory``): a master
       must act, a restart would not help (so not 503);
     - 503 ``{"status": "unavailable", ...}``: Redis or the broker does not answer.

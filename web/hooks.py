@@ -26,7 +26,7 @@ Source: issue 6 ("Discourse", "Generic webhook") and issue 8 ("Webhook endpoints
 
 Both verify before parsing anything, answer fast and do nothing slow: one Redis
 ``SET NX EX`` for the dedupe and one broker message (the Celery task
-``narrador.process_post`` by name, with ``worker.tasks.post_to_message``). Answers: 202
+``narrador.process_post`` by name, with ``worker.app.tasks.post_to_message``). Answers: 202
 queued, 200 duplicate / ignored / ping, 400 malformed (also JSON nested too deeply to
 parse), 401 bad signature or stale timestamp, 404 unknown forum or webhooks not configured
 for it, 413 body too large, 503 with ``Retry-After: 30`` when Redis or the queue is
@@ -97,8 +97,8 @@ _REJECTED = {
 @bp.after_request
 def _count(resp):
     """Count every delivery in ``narrador_webhooks_received_total{source}`` and each refusal
-    in ``narrador_webhooks_rejected_total{source,reason}`` (``worker.metrics``)."""
-    from worker import metrics
+    in ``narrador_webhooks_rejected_total{source,reason}`` (``worker.service.metrics``)."""
+    from worker.service import metrics
 
     source = (request.endpoint or "").removeprefix("hooks.")
     if source in ("discourse", "standard"):
@@ -150,15 +150,15 @@ def _enqueue(message: dict[str, Any]) -> None:
     if custom is not None:
         custom(message)
         return
-    from worker.celery_app import app as celery
-    from worker.tasks import post_task_options
+    from worker.app.celery_app import app as celery
+    from worker.app.tasks import post_task_options
 
     celery.send_task("narrador.process_post", args=[message], **post_task_options(message))
 
 
 def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
     """Dedupe, then queue the post; the mark is removed again if the queue fails."""
-    from worker.tasks import post_to_message
+    from worker.app.tasks import post_to_message
 
     store = deps.store()
     if not store.r.set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
@@ -209,7 +209,7 @@ def _mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool 
             if custom is not None:
                 custom(forum, post_id)
             else:
-                from worker.celery_app import app as celery
+                from worker.app.celery_app import app as celery
 
                 celery.send_task(task, args=[forum, post_id])
         except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry

@@ -1,9 +1,9 @@
 """``GET /metrics``: Prometheus text exposition.
 
-Exposes the metrics of :mod:`worker.metrics` (this process's, or every process's in
+Exposes the metrics of :mod:`worker.service.metrics` (this process's, or every process's in
 multiprocess mode: see that module) plus ``narrador_rolls_stored{game}`` and the forum health gauges
 (``narrador_forum_failing{forum}``, ``narrador_forum_failures{forum,direction}``: see
-``worker.health``), read from Redis at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
+``worker.service.health``), read from Redis at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
 
 Access (settings ``[narrador]``): a request with ``Authorization: Bearer <metrics_token>``
 from anywhere, or without it from a client address in ``metrics_allow`` (default the
@@ -24,8 +24,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 
 from web import deps
-from worker import metrics as worker_metrics
-from worker.health import ForumHealth, RedisHealthBook
+from worker.service import metrics as worker_metrics
+from worker.service.health import ForumHealth, RedisHealthBook
 
 bp = Blueprint("metrics", __name__)
 
@@ -46,7 +46,7 @@ class _StoredRolls:
 
 class _ForumHealth:
     """Collector of ``narrador_forum_failing{forum}`` (1 while the forum is failing,
-    ``worker.health``) and ``narrador_forum_failures{forum,direction}`` (failures in a row)."""
+    ``worker.service.health``) and ``narrador_forum_failures{forum,direction}`` (failures in a row)."""
 
     def __init__(self, health: list[ForumHealth]) -> None:
         self.health = health

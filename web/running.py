@@ -25,10 +25,10 @@ mapping:
 - ``absences``: ``{"player", "until", "reason"}``
 - ``inactivity``: ``{"player", "character", "thread", "since", "state"}``, ``state`` one of
   ``inactive``, ``notice_pending``, ``notice_delivered`` (translated by the template)
-- ``forum_health``: ``worker.health.ForumHealth.as_dict()`` of each of the game's forums
+- ``forum_health``: ``worker.service.health.ForumHealth.as_dict()`` of each of the game's forums
   (``state`` ok / failing / unknown, ``problem`` in words, last good read and reply).
 - ``forum_alerts``: ``{"forum", "reason", "key", "message", "url", "first", "last", "count",
-  "level"}`` of the game's forums (``worker.alerts``): pages that no longer fit the adapter or
+  "level"}`` of the game's forums (``worker.adapters.redis.alerts``): pages that no longer fit the adapter or
   profile, dates that cannot be read, replies accepted but not visible
 - ``edit_added``: ``{"forum", "thread", "post", "url", "author", "tags", "at"}``: roll tags
   added by editing a post, not rolled (``worker.service.flag_edited``)
@@ -148,9 +148,9 @@ def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dic
 
 
 def forum_health(r: Any, forums: tuple[str, ...]) -> list[dict[str, Any]]:
-    """``worker.health.ForumHealth.as_dict()`` of each forum (the state page's list, and the
+    """``worker.service.health.ForumHealth.as_dict()`` of each forum (the state page's list, and the
     audit page's header: ``_forum_health.html`` renders it on both)."""
-    from worker.health import RedisHealthBook
+    from worker.service.health import RedisHealthBook
 
     book = RedisHealthBook(r)
     return [book.get(name).as_dict() for name in forums]
@@ -160,8 +160,8 @@ def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[st
     """Forum alerts of the game's forums and the tags added by editing (module docstring)."""
     import json
 
+    from worker.adapters.redis.alerts import forum_alerts
     from worker.adapters.redis.keys import game_key
-    from worker.alerts import forum_alerts
 
     alerts = [a for name in forums for a in forum_alerts(r, name)]
     alerts.sort(key=lambda a: a.get("last", ""), reverse=True)

@@ -2,7 +2,7 @@
 
 Source: issue 4, "The language" (tags, several per post, stable index, limits) and
 "Extraction from posts" (the text given here is already the author's own text: quotes,
-code and signatures removed by ``worker.extract.author_text``).
+code and signatures removed by ``worker.forums.extract.author_text``).
 
 Work is bounded: every regex has bounded repetition, each opening tag is looked at once
 and the closing tag found for one opening tag is reused for the next, so the scan is
@@ -154,7 +154,7 @@ def find_tags(text: str) -> list[TagMatch]:
     """Find ``[tirada]...[/tirada]`` and ``[roll]...[/roll]`` tags in plain text.
 
     Args:
-        text: the author's own plain text (``worker.extract.author_text`` output, or any
+        text: the author's own plain text (``worker.forums.extract.author_text`` output, or any
             string).
 
     Returns:

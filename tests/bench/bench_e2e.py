@@ -95,7 +95,7 @@ class Run:
     def __init__(self, procs: Procs, tmp: Path, *, concurrency: int = 2, web_workers: int = 2) -> None:
         from celery import Celery
 
-        from worker.celery_app import broker_url_for
+        from worker.app.celery_app import broker_url_for
 
         self.unique = "bench" + secrets.token_hex(4)
         self.queue = f"q-{self.unique}"

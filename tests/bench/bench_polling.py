@@ -1,8 +1,8 @@
 """Item 5: polling, the cost of an idle watched thread, of an idle poll cycle over 200 watched
 threads in 5 boards, and the extraction of a 50-post page.
 
-Poll cycle (issue 15): the real :func:`worker.polling.plan` and :func:`worker.polling.read`
-with the real :class:`worker.forums.flaskbb.FlaskBBClient` as ``worker.bootstrap.make_forum``
+Poll cycle (issue 15): the real :func:`worker.service.boards.plan` and :func:`worker.service.boards.read`
+with the real :class:`worker.forums.flaskbb.FlaskBBClient` as ``worker.app.bootstrap.make_forum``
 builds it (Politeness on Redis in front of every request), against the bench's FlaskBB-shaped
 forum (:mod:`tests.bench.servers` ``forum``: 200 topics of 3 posts in 5 boards, listings and
 topic pages made of the real FlaskBB markup, 10 topics a listing page, no validators as a real
@@ -25,7 +25,7 @@ could cost).
 Extraction: a 50-post page built from the real FlaskBB markup (the 10 ``div.post-row`` of
 ``topic_p1.html`` repeated 5 times with fresh ids), parsed with
 :func:`worker.forums.flaskbb.parse_topic_page` and each post's text taken with
-:func:`worker.extract.author_text` (what polling a page of new posts costs): Narrador's lxml
+:func:`worker.forums.extract.author_text` (what polling a page of new posts costs): Narrador's lxml
 readers (``worker.forums.tree``), against the BeautifulSoup readers they replaced (the frozen
 copy ``tests/unit/legacy``, which ``tests/unit/test_tree_equivalence.py`` proves gives the same
 results) on the same page.  Floor: ``lxml.html`` parsing the same page, nothing else.
@@ -94,7 +94,7 @@ def fifty_post_page() -> str:
 
 def extract_page(page: str) -> int:
     """Parse a topic page and extract every post's author text; returns the post count."""
-    from worker.extract import author_text
+    from worker.forums.extract import author_text
     from worker.forums.flaskbb import parse_topic_page
 
     posts, _info = parse_topic_page(page, "http://forum.test", forum="f", thread_id="2")
@@ -106,7 +106,7 @@ def extract_page(page: str) -> int:
 def extract_page_bs(page: str) -> int:
     """The same with the BeautifulSoup readers Narrador used before (the frozen oracle)."""
     from tests.unit.legacy import extract_bs, flaskbb_bs
-    from worker.extract import _tidy_tags, normalize_text
+    from worker.forums.extract import _tidy_tags, normalize_text
 
     posts, _info = flaskbb_bs.parse_topic_page(page, "http://forum.test", forum="f", thread_id="2")
     for post in posts:
@@ -143,8 +143,8 @@ def _idle_poll(polls: int, polite: bool) -> Row:
             urllib.request.urlopen(urllib.request.Request(base + "/_stats/reset", method="POST"),
                                    timeout=5).read()
 
-        if polite:  # the client exactly as the worker builds it (worker.bootstrap.make_forum)
-            from worker.bootstrap import make_forum
+        if polite:  # the client exactly as the worker builds it (worker.app.bootstrap.make_forum)
+            from worker.app.bootstrap import make_forum
             from worker.config.settings import ForumSettings
 
             fs = ForumSettings(name=bench.forum_name, kind="flaskbb", base_url=base, game=bench.game,
@@ -185,7 +185,7 @@ def _idle_poll(polls: int, polite: bool) -> Row:
     conditional = seen["conditional"] / max(1, seen["requests"])
     per_parse = parses[0] / polls
     met = per_poll <= 1.0 and conditional == 1.0 and per_parse == 0
-    how = ("client as worker.bootstrap builds it (Politeness on its Redis backend)" if polite
+    how = ("client as worker.app.bootstrap builds it (Politeness on its Redis backend)" if polite
            else "for comparison: the bare client, no politeness layer (never built by the worker)")
     return Row(
         item="5 polling",
@@ -243,7 +243,7 @@ class ForumRun:
         from tests.bench.common import FIXED_NOW, redis_url
         from worker import service
         from worker.adapters.redis.gamestate import RedisGameState
-        from worker.bootstrap import make_forum
+        from worker.app.bootstrap import make_forum
         from worker.config.settings import settings_from_mapping
 
         bench = self.bench
@@ -269,7 +269,8 @@ class ForumRun:
         """One cycle: (requests, CPU seconds, posts processed)."""
         from datetime import timedelta
 
-        from worker import polling, service
+        from worker import service
+        from worker.service import boards as polling
 
         before = self.stats().get("requests", 0)
         cpu0 = time.process_time()

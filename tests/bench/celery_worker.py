@@ -18,7 +18,7 @@ What differs from ``narrador worker`` (``celery -A worker.celery_app worker --lo
 
 Nothing of Narrador is patched: the run's forum is ``kind = "discourse"`` with the reply sink
 as its ``base_url``, so replies go through the product's ``DiscourseClient`` (marker search
-``GET /t/<topic>.json``, then ``POST /posts.json``) built by ``worker.bootstrap.make_forum``
+``GET /t/<topic>.json``, then ``POST /posts.json``) built by ``worker.app.bootstrap.make_forum``
 with its Redis politeness layer.
 """
 
@@ -34,13 +34,13 @@ import requests
 def configure(queue: str, *, noop_posts: bool = False):
     """The product's Celery app on ``queue``, with the floor tasks (and, with ``noop_posts``,
     ``narrador.process_post`` replaced by the same-hop floor's no-op)."""
-    from worker.celery_app import app
+    from worker.app.celery_app import app
 
     app.conf.update(task_default_queue=queue)
     session: dict[str, requests.Session] = {}
 
     def _post(topic: str, raw: str) -> str:
-        from worker.celery_app import get_settings
+        from worker.app.celery_app import get_settings
 
         fs = next(iter(get_settings().forums.values()))
         if "s" not in session:
@@ -61,7 +61,7 @@ def configure(queue: str, *, noop_posts: bool = False):
         return "pending_reply"
 
     if noop_posts:
-        # registered before worker.tasks is imported (the worker imports it at start): Celery
+        # registered before worker.app.tasks is imported (the worker imports it at start): Celery
         # keeps a task name's first registration, so this one is what the webhook's messages run
         @app.task(name="narrador.process_post", ignore_result=True)
         def noop_process_post(message: dict) -> str:

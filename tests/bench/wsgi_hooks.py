@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from web import create_app
-from worker.celery_app import app as _celery
+from worker.app.celery_app import app as _celery
 
 _celery.conf.update(task_default_queue=os.environ["NARRADOR_BENCH_QUEUE"])
 

@@ -1,4 +1,4 @@
-"""Forum health (``worker.health``): one contract on both books, memory and Redis (issue 25).
+"""Forum health (``worker.service.health``): one contract on both books, memory and Redis (issue 25).
 
 A wrong bot password used to leave the forum "fine" everywhere a master looks; the book is
 what the state page, ``/healthz``, ``narrador status`` and the metrics now read.
@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import FIXED_NOW
 from worker.forums.base import ForumError
-from worker.health import TRANSIENT_LIMIT, MemoryHealthBook, RedisHealthBook
+from worker.service.health import TRANSIENT_LIMIT, MemoryHealthBook, RedisHealthBook
 
 
 @pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])

@@ -8,7 +8,7 @@ Run as ``python -c CRASHING_WORKER <config> <forum> <thread>``.
 
 CRASHING_WORKER = r"""
 import os, sys, time
-from worker.bootstrap import build_services
+from worker.app.bootstrap import build_services
 from worker.forums.base import ForumError
 from worker.forums.profile import ProfileClient
 from worker.service import poll_thread, process_post, send_reply

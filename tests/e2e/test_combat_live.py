@@ -104,7 +104,7 @@ class Table:
         """``narrador <command> -c <config> <args>`` on the test's Redis (``command`` may be two
         words: ``sheets show``); its output, or a failure with it."""
         env = dict(os.environ, REDIS_URL=redis_url())
-        out = self.stack.run([sys.executable, "-m", "worker.cli", *command.split(), "-c", str(self.config), *args],
+        out = self.stack.run([sys.executable, "-m", "worker.app.cli", *command.split(), "-c", str(self.config), *args],
                              timeout=300, env=env, cwd=ROOT)
         assert out.returncode == 0, out.stdout + out.stderr
         return out.stdout

@@ -82,7 +82,7 @@ def test_roll_tags_in_a_real_forum_thread_are_answered_once(forum, tmp_path, mon
                              "secret": False}, (rid, flags)
     # and a synchronous poll from the CLI adds none either
     env = dict(os.environ, REDIS_URL=redis_url())
-    out = run_stack.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], timeout=120, env=env)
+    out = run_stack.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "0 replies sent"
     assert len(bot_posts(forum, thread_id)) == 2
@@ -111,7 +111,7 @@ def test_readme_demo_command_runs_with_embedded_redis(tmp_path, run_stack):
 def _demo(stack: TestProcesses, instance: Path, bind: str, env: dict[str, str],
           timeout: float = DEMO_SECONDS) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    proc = stack.run([sys.executable, "-m", "worker.cli", "demo", "--instance-dir", str(instance), "--bind", bind,
+    proc = stack.run([sys.executable, "-m", "worker.app.cli", "demo", "--instance-dir", str(instance), "--bind", bind,
                       "--exit-when-done", "--timeout", "120"], timeout=timeout, env=env)
     return proc, time.monotonic() - started
 
@@ -157,7 +157,7 @@ def test_demo_runs_are_independent_of_earlier_runs(tmp_path, run_stack):
                       "    attributes: {Destreza: 3}\n    willpower: {permanent: 5}\n", encoding="utf-8")
     server = EmbeddedRedis(instance / "redis").start()
     try:  # the README's rule: a command finds the instance's embedded Redis by its socket
-        imported = run_stack.run([sys.executable, "-m", "worker.cli", "sheets", "import", "demo", str(sheets),
+        imported = run_stack.run([sys.executable, "-m", "worker.app.cli", "sheets", "import", "demo", str(sheets),
                                   "-c", str(instance / "narrador.toml")], timeout=60, env=env)
         assert imported.returncode == 0, imported.stdout + imported.stderr
     finally:
@@ -224,7 +224,7 @@ def test_a_second_demo_or_up_on_the_demo_folder_is_refused_in_one_line_naming_th
     no second Redis on the same socket."""
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
     instance = tmp_path / "demo"
-    first = run_stack.popen([sys.executable, "-m", "worker.cli", "demo", "--instance-dir", str(instance),
+    first = run_stack.popen([sys.executable, "-m", "worker.app.cli", "demo", "--instance-dir", str(instance),
                              "--bind", f"127.0.0.1:{free_port()}", "--exit-when-done", "--timeout", "120"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lock = instance / "narrador.lock"
@@ -235,7 +235,7 @@ def test_a_second_demo_or_up_on_the_demo_folder_is_refused_in_one_line_naming_th
         time.sleep(0.1)
     named = f"another Narrador runs on {instance.resolve()} (pid {first.pid}, since "
 
-    second = run_stack.run([sys.executable, "-m", "worker.cli", "demo", "--instance-dir", str(instance),
+    second = run_stack.run([sys.executable, "-m", "worker.app.cli", "demo", "--instance-dir", str(instance),
                             "--bind", f"127.0.0.1:{free_port()}", "--exit-when-done"], timeout=60, env=env)
     lines = (second.stdout + second.stderr).strip().splitlines()
     assert second.returncode == 2 and len(lines) == 1, second.stdout + second.stderr
@@ -243,7 +243,7 @@ def test_a_second_demo_or_up_on_the_demo_folder_is_refused_in_one_line_naming_th
 
     config = tmp_path / "up.toml"
     config.write_text(f'[narrador]\ninstance_dir = "{instance}"\n[games.g]\nruleset = "vampiro"\n', encoding="utf-8")
-    up = run_stack.run([sys.executable, "-m", "worker.cli", "up", "-c", str(config),
+    up = run_stack.run([sys.executable, "-m", "worker.app.cli", "up", "-c", str(config),
                         "--bind", f"127.0.0.1:{free_port()}"], timeout=60, env=env)
     lines = (up.stdout + up.stderr).strip().splitlines()
     assert up.returncode == 2 and len(lines) == 1 and named in lines[0], up.stdout + up.stderr

@@ -144,7 +144,7 @@ def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum
     ]), encoding="utf-8")
     root = Path(__file__).resolve().parents[2]
     env = dict(__import__("os").environ, REDIS_URL=redis_url())
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], capture_output=True,
                          text=True, timeout=300, env=env, cwd=root)
     assert out.returncode == 0 and out.stdout.strip() == "2 replies sent", out.stdout + out.stderr
 
@@ -158,13 +158,13 @@ def test_a_members_only_board_at_3_posts_a_page_is_read_as_the_bot(private_forum
     assert {p.post_id: p.created_utc for p in thread.posts} == {
         str(pid): datetime.fromisoformat(when).replace(tzinfo=UTC) for pid, when in stored.items()}
 
-    from worker.alerts import forum_alerts
-    from worker.bootstrap import build_services
+    from worker.adapters.redis.alerts import forum_alerts
+    from worker.app.bootstrap import build_services
     from worker.config.settings import load_settings
 
     svc = build_services(load_settings(config, environ={**env}))
     assert forum_alerts(svc.store.r, f"f-{unique}") == []
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], capture_output=True,
                          text=True, timeout=300, env=env, cwd=root)
     assert out.stdout.strip() == "0 replies sent", out.stdout + out.stderr
 
@@ -205,7 +205,7 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
         ]), encoding="utf-8")
 
     def narrador(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "worker.cli", *args, "-c", str(config)], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "worker.app.cli", *args, "-c", str(config)], capture_output=True,
                               text=True, timeout=300, env=env, cwd=root)
 
     def healthz() -> dict:
@@ -232,7 +232,7 @@ def test_a_wrong_bot_password_is_seen_at_once_and_heals_when_fixed(local_forum, 
     assert f"forum f-{unique}: FAILING since " in status.stderr and "reply: login refused" in status.stderr
     body = healthz()
     assert body["status"] == "degraded" and "login refused" in body["forums"][f"f-{unique}"]
-    master = subprocess.run([sys.executable, "-m", "worker.cli", "masters", "add", f"g-{unique}", f"st-{unique}",
+    master = subprocess.run([sys.executable, "-m", "worker.app.cli", "masters", "add", f"g-{unique}", f"st-{unique}",
                              "--password-stdin", "-c", str(config)], input="clave-de-la-narradora\n",
                             capture_output=True, text=True, timeout=120, env=env, cwd=root)
     assert master.returncode == 0, master.stdout + master.stderr
@@ -274,7 +274,7 @@ def test_the_help_reply_shows_its_tags_as_written_on_flaskbb(local_forum, tmp_pa
         f'username = "{local_forum.bot.username}"', f'password = "{local_forum.bot.password}"',
         f'game = "g-{unique}"', f'watch_threads = ["{tid}"]', "request_interval = 0", "",
     ]), encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], capture_output=True,
                          text=True, timeout=300, env=dict(os.environ, REDIS_URL=redis_url()),
                          cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0 and out.stdout.strip() == "1 replies sent", out.stdout + out.stderr

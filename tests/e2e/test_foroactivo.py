@@ -69,7 +69,7 @@ def write_config(tmp: Path, site: ForoactivoSite, unique: str, *, threads: list[
 
 
 def narrador(config: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "worker.cli", *args, "-c", str(config)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "worker.app.cli", *args, "-c", str(config)], capture_output=True,
                           text=True, timeout=300, env=dict(os.environ, REDIS_URL=redis_url()), cwd=ROOT)
 
 
@@ -80,7 +80,7 @@ def poll(config: Path) -> str:
 
 
 def services_for(config: Path):  # type: ignore[no-untyped-def]
-    from worker.bootstrap import build_services
+    from worker.app.bootstrap import build_services
     from worker.config.settings import load_settings
 
     return build_services(load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()}))
@@ -202,7 +202,7 @@ def test_a_members_only_board_is_read_as_the_bot(site, tmp_path, unique, cleanup
     assert len(replies_to(site, tid, posts[0])) == 1
     assert poll(config) == "0 replies sent"  # the topic is not forgotten as "gone"
     svc = services_for(config)
-    from worker.alerts import forum_alerts
+    from worker.adapters.redis.alerts import forum_alerts
 
     assert not {a["key"] for a in forum_alerts(svc.store.r, f"f-{unique}")} & {"topic.post", "board.listing"}
 

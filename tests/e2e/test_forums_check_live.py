@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_check(config: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NARRADOR_")}
-    return subprocess.run([sys.executable, "-m", "worker.cli", "forums", "check", "-c", str(config), *args],
+    return subprocess.run([sys.executable, "-m", "worker.app.cli", "forums", "check", "-c", str(config), *args],
                           capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
 
 

@@ -97,8 +97,8 @@ def test_two_worker_nodes_and_one_beat_answer_500_posts_exactly_once(redis_node,
 def _published(nodes: NarradorNodes, url: str):  # type: ignore[no-untyped-def]
     """``((signing keys, VRF keys), /seeds.json games)`` as the web app serves them."""
     from web import create_app
+    from worker.app.cli.verify_record import load_public_keys
     from worker.config.settings import load_settings
-    from worker.verify_cli import load_public_keys
 
     settings = load_settings(nodes.config("web"), environ={})
     app = create_app({"TESTING": True, "NARRADOR_SETTINGS": settings, "SECRET_KEY": "t" * 40,

@@ -95,7 +95,7 @@ def write_config(tmp: Path, forum: MyBB, unique: str, thread_ids: list[str], *, 
 
 def poll(config: Path) -> str:
     env = dict(os.environ, REDIS_URL=redis_url())
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], capture_output=True,
                          text=True, timeout=120, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout.strip()
@@ -147,7 +147,7 @@ def test_a_scene_over_many_pages_is_rolled_once_rendered_and_verified(mybb, tmp_
 
     # the rolls verify with the published key, and their links work on Narrador's web app
     from web import create_app
-    from worker.bootstrap import build_services
+    from worker.app.bootstrap import build_services
     from worker.config.settings import load_settings
 
     settings = load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()})
@@ -165,7 +165,7 @@ def test_a_scene_over_many_pages_is_rolled_once_rendered_and_verified(mybb, tmp_
         published = web.get("/keys")
         assert published.status_code == 200
     keys.write_bytes(published.data)
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "verify", str(record), "--public-key", str(keys)],
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "verify", str(record), "--public-key", str(keys)],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -195,7 +195,7 @@ def test_flood_refusal_comes_back_with_mybbs_wait(mybb):
 
 
 def services_for(config: Path):  # type: ignore[no-untyped-def]
-    from worker.bootstrap import build_services
+    from worker.app.bootstrap import build_services
     from worker.config.settings import load_settings
 
     return build_services(load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()}))
@@ -317,7 +317,7 @@ def test_a_members_only_board_in_madrid_time_is_read_as_the_bot(mybb, tmp_path, 
         assert {x.post_id: int(x.created_utc.timestamp()) for x in thread.posts} == {
             pid: when - when % 60 for pid, when in stored.items()}
 
-        from worker.alerts import forum_alerts
+        from worker.adapters.redis.alerts import forum_alerts
 
         alerts = {a["key"] for a in forum_alerts(services_for(config).store.r, f"f-{unique}")}
         assert not alerts & {"timezone", "topic.post", "board.listing", "board.last_post"}, alerts

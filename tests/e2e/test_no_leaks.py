@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _up_argv(folder: Path) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "n.toml").write_text('[narrador]\ninstance_dir = "inst"\n[games.g]\nruleset = "vampiro"\n')
-    return [sys.executable, "-m", "worker.cli", "up", "-c", str(folder / "n.toml"), "--bind", f"127.0.0.1:{free_port()}"]
+    return [sys.executable, "-m", "worker.app.cli", "up", "-c", str(folder / "n.toml"), "--bind", f"127.0.0.1:{free_port()}"]
 
 
 def _env() -> dict[str, str]:

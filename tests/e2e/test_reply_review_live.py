@@ -390,7 +390,7 @@ class Review:
 
 def narrador(config: Path, *args: str, timeout: int = 300) -> str:
     env = dict(os.environ, REDIS_URL=redis_url())
-    out = subprocess.run([sys.executable, "-m", "worker.cli", *args, "-c", str(config)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", *args, "-c", str(config)], capture_output=True,
                          text=True, timeout=timeout, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout.strip()

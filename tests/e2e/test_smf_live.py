@@ -91,14 +91,14 @@ def write_config(tmp: Path, forum: SMF, unique: str, *, threads: list[str] = (),
 
 def poll(config: Path) -> str:
     env = dict(os.environ, REDIS_URL=redis_url())
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], capture_output=True,
                          text=True, timeout=600, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout.strip()
 
 
 def services_for(config: Path):  # type: ignore[no-untyped-def]
-    from worker.bootstrap import build_services
+    from worker.app.bootstrap import build_services
     from worker.config.settings import load_settings
 
     return build_services(load_settings(config, environ={**os.environ, "REDIS_URL": redis_url()}))
@@ -152,7 +152,7 @@ def test_a_members_only_scene_over_eleven_pages_is_rolled_once_dated_and_rendere
     assert "<strong>Hoy</strong> a las" in reader.session.get(f"{smf.base_url}/index.php?topic={topic}.0", timeout=10).text
 
     # the profile's page size (15) was wrong and the forum's links said so: learnt, and said
-    from worker.alerts import forum_alerts
+    from worker.adapters.redis.alerts import forum_alerts
 
     svc = services_for(config)
     alerts = {a["key"]: a for a in forum_alerts(svc.store.r, f"f-{unique}")}
@@ -239,7 +239,7 @@ def test_a_newly_watched_members_only_board_rolls_no_history(smf, tmp_path, uniq
     smf.sql(f"UPDATE smf_messages SET poster_time = poster_time - 172800 WHERE id_board = {int(smf.board)}")
     config = write_config(tmp_path, smf, unique, boards=[smf.board], extra=("per_page = 3",))
     env = dict(os.environ, REDIS_URL=redis_url())
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)],
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)],
                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip() == "0 replies sent"
@@ -250,6 +250,6 @@ def test_a_newly_watched_members_only_board_rolls_no_history(smf, tmp_path, uniq
     assert poll(config) == "1 replies sent"
     mine = [p for p in bot_client(smf).list_posts(topic).posts if p.author == BOT]
     assert len(mine) == 1 and f"(ref p{new} " in mine[0].body_html
-    from worker.alerts import forum_alerts
+    from worker.adapters.redis.alerts import forum_alerts
 
     assert forum_alerts(services_for(config).store.r, f"f-{unique}") == []

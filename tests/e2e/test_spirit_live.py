@@ -63,7 +63,7 @@ def write_config(tmp: Path, site: SpiritSite, unique: str, thread_id: str) -> Pa
 
 
 def poll(config: Path) -> str:
-    out = subprocess.run([sys.executable, "-m", "worker.cli", "poll", "-c", str(config)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "worker.app.cli", "poll", "-c", str(config)], capture_output=True, text=True,
                          timeout=120, env=dict(os.environ, REDIS_URL=redis_url()), cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout.strip()

@@ -34,7 +34,7 @@ class Up:
     def __init__(self, config: Path, bind: str, procs: TestProcesses, *, env: dict[str, str] | None = None) -> None:
         base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NARRADOR_REDIS_URL")}
         self.config = str(config)
-        self.proc = procs.popen([sys.executable, "-m", "worker.cli", "up", "-c", str(config), "--bind", bind],
+        self.proc = procs.popen([sys.executable, "-m", "worker.app.cli", "up", "-c", str(config), "--bind", bind],
                                 env={**base, **(env or {})}, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
@@ -160,8 +160,8 @@ def test_up_with_a_dead_redis_fails_at_once_with_one_line(tmp_path, run_stack):
 
 
 def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
-    from worker import heartbeat
     from worker.adapters.redis.url import redis_client
+    from worker.app import heartbeat
 
     client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
     try:
@@ -173,8 +173,8 @@ def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
 
 
 def _beat_heartbeat(instance: Path, pid: int):  # type: ignore[no-untyped-def]
-    from worker import heartbeat
     from worker.adapters.redis.url import redis_client
+    from worker.app import heartbeat
 
     client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
     try:

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from tests.conftest import FIXED_NOW, redis_url
 from tests.integration.test_web_helpers import app_config, login, resign, seed_game, web_settings
 from web import create_app
-from worker import archive
 from worker.adapters.redis.store import game_rolls_key, roll_key_name
-from worker.cli import main
+from worker.app.cli import main
+from worker.service import archive
 
 pytestmark = pytest.mark.integration
 

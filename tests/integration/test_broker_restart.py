@@ -1,4 +1,4 @@
-"""kombu's Redis transport after a lost connection (issue 14, item 1; ``worker.brokerfix``).
+"""kombu's Redis transport after a lost connection (issue 14, item 1; ``worker.app.brokerfix``).
 
 The state Celery's consumer leaves after a Redis restart, built directly on a private Redis:
 a channel holding an unacknowledged message, its pools dropped (its socket died) and its
@@ -77,7 +77,7 @@ def test_the_patch_is_installed_once():
     from kombu.transport import redis as kombu_redis
 
     import worker.celery_app  # noqa: F401
-    from worker import brokerfix
+    from worker.app import brokerfix
 
     patched = kombu_redis.Channel._connparams
     assert brokerfix.install() is False

@@ -14,7 +14,7 @@ from core.post import HealthChanged
 from tests.conftest import redis_url
 from worker.adapters.redis.keys import game_key
 from worker.adapters.redis.sheets import get_character
-from worker.cli import main
+from worker.app.cli import main
 from worker.ports.combat import pending_value
 
 pytestmark = pytest.mark.integration

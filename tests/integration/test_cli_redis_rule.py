@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.unit.test_cli_errors import EXAMPLE_SHEETS, _config, _run
-from worker.cli import main
+from worker.app.cli import main
 from worker.devtools.redisproc import EmbeddedRedis
 
 pytestmark = pytest.mark.usefixtures("keep_alert_handlers")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from tests.conftest import redis_url
 from worker.adapters.redis.scenes import is_scene
 from worker.adapters.redis.sheets import get_character
-from worker.cli import main
+from worker.app.cli import main
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +66,7 @@ def test_masters_add_without_a_terminal_says_to_use_password_stdin(config, uniqu
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "worker.cli", "masters", "add", "-c", config, f"g-{unique}", f"ana-{unique}"]
+    cmd = [sys.executable, "-m", "worker.app.cli", "masters", "add", "-c", config, f"g-{unique}", f"ana-{unique}"]
     # a new session: no controlling terminal, as under cron, CI or a container's entrypoint
     out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
                          start_new_session=True)

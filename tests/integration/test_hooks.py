@@ -16,9 +16,9 @@ from web import create_app
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.app.tasks import post_from_message
 from worker.config.settings import settings_from_mapping
 from worker.forums.fake import FakeForum
-from worker.tasks import post_from_message
 
 pytestmark = pytest.mark.integration
 

@@ -26,9 +26,9 @@ from web import hooks as web_hooks
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.app.tasks import post_from_message
 from worker.config.settings import settings_from_mapping
 from worker.forums.fake import FakeForum
-from worker.tasks import post_from_message
 
 pytestmark = pytest.mark.integration
 
@@ -188,7 +188,7 @@ def test_a_lone_surrogate_in_a_webhook_body_gets_its_record_and_reply(live):
 
 def test_a_lone_surrogate_in_scraped_html_does_not_hide_the_tag():
     """lxml stops a text at a lone surrogate: the tag after it was silently lost."""
-    from worker.extract import author_text
+    from worker.forums.extract import author_text
 
     for flavour in ("html", "flaskbb", "phpbb", "discourse_html", "bbcode", "markdown", "text"):
         text = author_text("<p>hola \ud800 [tirada]5 dif 6[/tirada]</p>" if flavour not in ("bbcode", "markdown", "text")
@@ -213,7 +213,7 @@ def counters(client) -> dict[str, float]:
 
 
 def test_webhooks_are_counted_on_metrics_by_source_and_refusal_reason(live):
-    """worker/metrics.py documented these counters; nothing incremented them."""
+    """worker/service/metrics.py documented these counters; nothing incremented them."""
     client, queued, _svc, _forum, _store, u = live
     before = counters(client)
     body = std_body("920", "[tirada]5 dif 6[/tirada]")

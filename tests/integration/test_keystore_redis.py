@@ -378,7 +378,7 @@ def test_keys_migrate_says_whether_the_keyring_carries_the_folders_roll_id_secre
     whether the keyring holds the folder's (then new rolls keep ids keyed alike)."""
     from click.testing import CliRunner
 
-    from worker.cli import main
+    from worker.app.cli import main
     from worker.devtools.redisproc import EmbeddedRedis
 
     folder = Keystore(tmp_path / "instance")

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from tests.conftest import make_settings
 from worker.adapters.redis.masters import MasterAccounts, MasterError, master_key
-from worker.cli import main
+from worker.app.cli import main
 
 pytestmark = pytest.mark.integration
 

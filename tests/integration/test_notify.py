@@ -19,7 +19,7 @@ from worker.adapters.memory.gamestate import MemoryGameState
 from worker.config.settings import settings_from_mapping
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
-from worker.notify import RATE_LIMIT, send_health
+from worker.service.notify import RATE_LIMIT, send_health
 
 pytestmark = pytest.mark.integration
 
@@ -135,8 +135,8 @@ def test_a_reply_given_up_is_one_message_in_the_games_language_naming_the_post_n
     player's post and the last error: never the reply, which holds the dice."""
     from datetime import timedelta
 
-    from worker.notify import send
     from worker.service import replies
+    from worker.service.notify import send
 
     box, smtp_port = mailbox
     received, hook = webhook
@@ -184,10 +184,10 @@ def test_secret_rolls_waiting_for_a_reveal_are_told_once_each_without_their_cont
     the next tick."""
     from datetime import timedelta
 
-    from worker import tasks
     from worker.adapters.redis.gamestate import RedisGameState
     from worker.adapters.redis.masters import MasterAccounts, reveal_key
-    from worker.notify import RATE_LIMIT
+    from worker.app import tasks
+    from worker.service.notify import RATE_LIMIT
 
     box, smtp_port = mailbox
     received, hook = webhook

@@ -16,12 +16,13 @@ from itertools import pairwise
 import pytest
 
 from tests.conftest import FIXED_NOW
-from worker import polling, service
+from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.config.settings import settings_from_mapping
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
+from worker.service import boards as polling
 
 pytestmark = pytest.mark.integration
 

@@ -32,8 +32,8 @@ from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.masters import MasterAccounts
+from worker.app.cli.verify_record import verify_file
 from worker.forums.fake import FakeForum
-from worker.verify_cli import verify_file
 
 pytestmark = pytest.mark.integration
 
@@ -157,7 +157,7 @@ def test_revealing_the_day_seed_reveals_no_secret_roll_and_one_reveal_reveals_on
     assert ok, lines
     for check in ("signature", "published_day", "seed", "vrf", "dice", "rules", "secret_hash"):
         assert any(line.startswith(f"OK   {check}:") for line in lines), (check, lines)
-    cli = CliRunner().invoke(__import__("worker.cli", fromlist=["main"]).main, [
+    cli = CliRunner().invoke(__import__("worker.app.cli", fromlist=["main"]).main, [
         "verify", str(tmp_path / "roll.json"), "--public-key", str(tmp_path / "keys.json"),
         "--seeds", str(tmp_path / "seeds.json"), "--record-hash", published_hash[first_id]])
     assert cli.exit_code == 0 and cli.output.rstrip().endswith("RESULT: OK"), cli.output
@@ -237,7 +237,7 @@ def test_closing_a_scene_reveals_its_secret_rolls_when_the_game_says_so(day, tmp
             f'[forums.f-{u}]\nkind = "flaskbb"\nbase_url = "http://forum.invalid"\nusername = "bot"\n'
             f'password = "x"\ngame = "{game}"\n', encoding="utf-8")
 
-    from worker.cli import main
+    from worker.app.cli import main
 
     write(False)
     closed = CliRunner().invoke(main, ["scenes", "close", "-c", str(config), game, f"f-{u}", day["thread"]])
@@ -373,7 +373,7 @@ def test_a_secret_stunts_reward_is_credited_when_the_roll_is_revealed_not_before
 
 
 def test_closing_the_scene_reveals_a_secret_stunt_and_credits_its_reward(stunt, redis_client):
-    from worker.cli import main
+    from worker.app.cli import main
 
     game = stunt["game"]
     closed = CliRunner().invoke(main, ["scenes", "close", "-c", str(stunt["config"]), game, stunt["forum_name"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.service.test_service import env  # noqa: F401 - fixture
-from worker import tasks
+from worker.app import tasks
 from worker.forums.base import ForumError
 
 pytestmark = pytest.mark.integration
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def queued(env, monkeypatch):  # noqa: F811
     from tests.conftest import redis_url
-    from worker import celery_app
+    from worker.app import celery_app
 
     # touching a task proxy configures the Celery app from the environment's settings
     monkeypatch.setenv("REDIS_URL", redis_url())
@@ -77,7 +77,7 @@ def test_a_worker_that_starts_resumes_the_pending_replies_after_the_lock_of_a_de
 def test_a_reply_waiting_for_its_threads_earlier_reply_looks_again_soon_and_long():
     """Issue 18 (several worker nodes on one thread): waiting for the earlier reply is not a
     busy lock; it retries within 2 s and for as long as the earlier post holds it back."""
-    from worker import tasks
+    from worker.app import tasks
     from worker.service import ReplyBusy, ReplyWaits
 
     class FakeTask:
@@ -132,7 +132,7 @@ def test_a_post_written_long_before_it_is_queued_goes_behind_fresh_ones():
     goes without a priority (0)."""
     from datetime import UTC, datetime, timedelta
 
-    from worker import tasks
+    from worker.app import tasks
 
     now = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
     old = {"forum": "f", "post_id": "7", "created_utc": (now - timedelta(minutes=11)).isoformat()}
@@ -148,7 +148,8 @@ def test_a_poll_the_forum_told_to_slow_down_retries_after_its_retry_after(queued
     """Issue 24, item 10: a 429 with ``Retry-After: 30`` puts the host in backoff, and the
     poll that met it retries after those 30 s; ``poll_latest`` (the Discourse fallback) used
     its own backoff (2 s at the first retry: a new request into the forum's backoff)."""
-    from worker import polling, service
+    from worker import service
+    from worker.service import boards as polling
 
     svc, forum, unique, calls = queued
     slow_down = ForumError("flood", "the forum asks us to slow down", status=429, retry_after=30.0)

@@ -19,7 +19,7 @@ from worker.adapters.redis.url import redis_client
 from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.up import Watch
 from worker.forums.base import ForumError
-from worker.health import RedisHealthBook
+from worker.service.health import RedisHealthBook
 
 pytestmark = pytest.mark.integration
 

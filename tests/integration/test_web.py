@@ -64,11 +64,11 @@ def test_healthz_is_503_when_the_broker_is_down(world):
 
 
 def _wrong_password(redis_client, forum: str) -> None:
-    """What the worker records when the bot's reply meets a refused login (worker.health)."""
+    """What the worker records when the bot's reply meets a refused login (worker.service.health)."""
     from datetime import UTC, datetime
 
     from worker.forums.base import ForumError
-    from worker.health import RedisHealthBook
+    from worker.service.health import RedisHealthBook
 
     book = RedisHealthBook(redis_client)
     book.succeeded(forum, "read", datetime(2026, 12, 4, 9, 0, tzinfo=UTC))
@@ -86,7 +86,7 @@ def test_healthz_is_degraded_naming_a_forum_whose_replies_fail(world, redis_clie
         forum: "reply: login refused: narrador: invalid username or password (1×)"}}
     from datetime import UTC, datetime
 
-    from worker.health import RedisHealthBook
+    from worker.service.health import RedisHealthBook
 
     RedisHealthBook(redis_client).succeeded(forum, "reply", datetime(2026, 12, 4, 9, 5, tzinfo=UTC))
     assert world["client"].get("/healthz").get_json()["status"] == "ok"
@@ -669,8 +669,8 @@ def test_state_page_shows_forum_alerts_naming_the_key_and_tags_added_by_editing(
     import json
     import logging
 
+    from worker.adapters.redis.alerts import RedisAlertHandler, forum_alerts, install
     from worker.adapters.redis.keys import game_key
-    from worker.alerts import RedisAlertHandler, forum_alerts, install
     from worker.forums.base import ForumError, log_forum_alert, log_forum_warning
 
     u, game = world["u"], world["ids"]["game"]
@@ -723,7 +723,7 @@ def test_the_audit_page_header_shows_the_forums_health(world, ana, redis_client)
     import re
     from datetime import UTC, datetime
 
-    from worker.health import RedisHealthBook
+    from worker.service.health import RedisHealthBook
 
     u, game = world["u"], world["ids"]["game"]
     forum = f"f-{u}"
@@ -760,7 +760,7 @@ def test_secret_roll_is_hidden_publicly_until_a_master_reveals_it(world, ana):
     # issue 26: `narrador verify` of the saved summary said "INVALID" (reads as tampering)
     from click.testing import CliRunner
 
-    from worker.cli import main
+    from worker.app.cli import main
 
     saved = world["settings"].instance_dir.parent / f"{rid}.json"
     saved.write_text(json.dumps(summary), encoding="utf-8")
@@ -830,7 +830,7 @@ def test_reveal_of_another_games_roll_is_404(world, ana):
 
 
 def test_metrics_exposes_worker_counters_and_stored_rolls(world):
-    from worker import metrics
+    from worker.service import metrics
 
     metrics.ROLLS.labels(game=world["ids"]["game"], outcome="success").inc()
     with metrics.time_task("process_post"):

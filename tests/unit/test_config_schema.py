@@ -186,7 +186,7 @@ def _cli(*args: str, env=None) -> subprocess.CompletedProcess[str]:
     import os
 
     base = {k: v for k, v in os.environ.items() if not k.startswith("NARRADOR") and k != "REDIS_URL"}
-    return subprocess.run([sys.executable, "-m", "worker.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "worker.app.cli", *args], capture_output=True, text=True,
                           timeout=60, env={**base, **(env or {})})
 
 

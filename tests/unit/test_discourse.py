@@ -10,9 +10,9 @@ import pytest
 import requests
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.extract import author_text
 from worker.forums.base import ForumError, ForumPort
 from worker.forums.discourse import DiscourseClient, post_from_webhook
+from worker.forums.extract import author_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "discourse"
 JSON = {"Content-Type": "application/json; charset=utf-8"}

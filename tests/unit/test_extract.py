@@ -1,11 +1,11 @@
-"""worker.extract.author_text: the author's own text (issue 4, "Extraction from posts")."""
+"""worker.forums.extract.author_text: the author's own text (issue 4, "Extraction from posts")."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.tags import find_tags
-from worker.extract import FLAVOURS, author_text, describe_tags, normalize_text
+from worker.forums.extract import FLAVOURS, author_text, describe_tags, normalize_text
 
 
 def bodies(markup: str, flavour: str) -> list[str]:
@@ -49,7 +49,7 @@ def test_deep_nesting_is_bounded() -> None:
 
 
 def test_input_size_is_bounded() -> None:
-    from worker.extract import MAX_MARKUP_CHARS
+    from worker.forums.extract import MAX_MARKUP_CHARS
 
     text = "x" * MAX_MARKUP_CHARS + "[tirada]5[/tirada]"
     assert bodies(text, "text") == []
@@ -82,7 +82,7 @@ def test_grammar_is_loaded_once() -> None:
 
 
 def test_may_contain_tags_prefilter_never_hides_a_tag():
-    from worker.extract import may_contain_tags
+    from worker.forums.extract import may_contain_tags
 
     assert not may_contain_tags("<p>Lucía entra en el bar y pide una copa.</p>")
     assert may_contain_tags("<p>[Tirada]5[/tirada]</p>")
@@ -96,7 +96,7 @@ def test_backtick_floods_are_linear_not_catastrophic():
     """Regression (review): 2,000 backticks took 150 s in the old code-span regex."""
     import time
 
-    from worker.extract import _drop_inline_code, author_text
+    from worker.forums.extract import _drop_inline_code, author_text
 
     start = time.perf_counter()
     assert author_text("x " + "`" * 50_000 + " [tirada]5[/tirada]", "markdown").endswith("[tirada]5[/tirada]")
@@ -114,13 +114,13 @@ def test_backtick_floods_are_linear_not_catastrophic():
 ])
 def test_markdown_quotes_and_hidden_html_are_not_the_authors_tags(body):
     """Regression (review): list-item quotes, raw HTML quotes and comments were rolled."""
-    from worker.extract import describe_tags
+    from worker.forums.extract import describe_tags
 
     assert [t["raw"] for t in describe_tags(body, "markdown")] == ["[tirada]2[/tirada]"]
 
 
 def test_markdown_keeps_underscored_trait_names_and_undoes_emphasis():
-    from worker.extract import describe_tags
+    from worker.forums.extract import describe_tags
 
     assert describe_tags("[tirada]Armas_de_Fuego+Destreza[/tirada]", "markdown")[0]["spec"]["traits"][0] == "Armas de Fuego"
     assert describe_tags("[tirada]*5* dif _6_[/tirada]", "markdown")[0]["spec"]["pool"] == 5
@@ -129,7 +129,7 @@ def test_markdown_keeps_underscored_trait_names_and_undoes_emphasis():
 def test_hostile_html_in_markdown_is_linear():
     import time
 
-    from worker.extract import author_text
+    from worker.forums.extract import author_text
 
     start = time.perf_counter()
     author_text("<blockquote " * 50_000 + "[tirada]5[/tirada]", "markdown")

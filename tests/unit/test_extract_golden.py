@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.extract import describe_tags
+from worker.forums.extract import describe_tags
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "posts"
 INPUT_SUFFIX = {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from worker.cli import main
+from worker.app.cli import main
 from worker.forums.profile import PROFILES_DIR
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -163,7 +163,7 @@ def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums
     """Issue 24, item 3: forums check compares the newest post's time with the forum's Date."""
     from datetime import UTC, datetime
 
-    from worker.forumcheck import CheckReport, TopicView, _check_clock
+    from worker.app.forumcheck import CheckReport, TopicView, _check_clock
     from worker.forums.base import ForumPost
 
     served = datetime(2026, 12, 3, 14, 0, tzinfo=UTC).timestamp()  # the answer's Date header
@@ -190,7 +190,7 @@ def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums
 
 def test_a_busy_forum_is_not_told_to_check_its_base_url():
     """Issue 24, item 12: a 503 said "is it up? Check its base_url" although the forum answered."""
-    from worker.cli import forum_failure
+    from worker.app.cli.common import forum_failure
     from worker.forums.base import ForumError
 
     busy, code = forum_failure("foro", ForumError("http_5xx", url="http://f/", status=503))
@@ -212,7 +212,7 @@ def test_a_reader_that_leaves_early_is_no_internal_error():
     BrokenPipeError": a command whose reader left exits 1 without a word."""
     import click
 
-    from worker.cli import NarradorGroup
+    from worker.app.cli.common import NarradorGroup
 
     @click.group(cls=NarradorGroup)
     def group() -> None:
@@ -232,7 +232,7 @@ def _live_mybb(monkeypatch, tmp_path: Path, reply_page: str, answer) -> tuple:  
     """``check_live`` on a fake MyBB (``tests.unit.fakeweb``) serving the saved pages of topic 1;
     the reply page and the answer to the reply form are the test's."""
     from tests.unit.fakeweb import FakeWeb, Reply
-    from worker import bootstrap
+    from worker.app import bootstrap
     from worker.config.settings import load_settings
     from worker.forums.polite import MemoryBackend, Politeness
     from worker.forums.profile import ProfileClient, load_profile
@@ -264,7 +264,7 @@ def test_post_really_tries_after_the_message_box_outside_the_form_warning(monkey
     """Audit of issue 24, item 12: the warning must not stop --post. The reply form is sent,
     with the message the client adds although the form has no such field."""
     from tests.unit.fakeweb import Reply
-    from worker.forumcheck import check_live
+    from worker.app.forumcheck import check_live
 
     web, settings = _live_mybb(monkeypatch, tmp_path, _box_outside_the_form(),
                                Reply(302, "", {"Location": "showthread.php?tid=1&pid=99#pid99"}))
@@ -280,7 +280,7 @@ def test_a_failed_post_lists_the_other_forms_of_the_reply_page(monkeypatch, tmp_
     """Audit of issue 24, item 12: when the test reply fails, the page's other forms are
     named (``_other_forms``), so the master can point ``reply.form`` at the right one."""
     from tests.unit.fakeweb import Reply
-    from worker.forumcheck import check_live
+    from worker.app.forumcheck import check_live
 
     page = _box_outside_the_form().replace(
         "</body>", '<form id="quick_reply_form" action="newreply.php?tid=1&amp;processed=1" method="post">'

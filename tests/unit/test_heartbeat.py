@@ -1,11 +1,11 @@
-"""worker.heartbeat: what a worker writes and what the health check makes of it (issue 14, item 1)."""
+"""worker.app.heartbeat: what a worker writes and what the health check makes of it (issue 14, item 1)."""
 
 from __future__ import annotations
 
 import fnmatch
 import json
 
-from worker import heartbeat
+from worker.app import heartbeat
 
 
 class FakeRedis:

@@ -15,7 +15,7 @@ import click
 import pytest
 import yaml
 
-from worker.cli import main
+from worker.app.cli import main
 from worker.config.settings import settings_from_mapping
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
@@ -72,7 +72,7 @@ def test_workers_are_several_with_a_heartbeat_liveness_check_and_the_keyring():
     (worker,) = pod["containers"]
     assert worker["command"][:2] == ["narrador", "worker"]
     probe = worker["livenessProbe"]["exec"]["command"]
-    # the heartbeat of this pod's worker (worker.heartbeat; issue 14, item 1), not a broker ping,
+    # the heartbeat of this pod's worker (worker.app.heartbeat; issue 14, item 1), not a broker ping,
     # which a worker whose main loop hangs on its pool child would not answer either but
     # which costs a round trip through every worker's control queue
     assert probe == ["narrador", "health", "worker"]

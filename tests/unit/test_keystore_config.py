@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from worker.adapters.files.keyring import Keyring, load_keyring
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.keystore import RedisKeystore
-from worker.bootstrap import make_keystore
-from worker.cli import main
+from worker.app.bootstrap import make_keystore
+from worker.app.cli import main
 from worker.config.settings import ConfigError, NarradorSettings, load_settings, settings_from_mapping
 from worker.ports.keystore import KeystoreError
 

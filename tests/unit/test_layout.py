@@ -59,7 +59,7 @@ SUBCOMMANDS = ["up", "demo", "web", "worker", "beat", "poll", "eval", "prob", "t
 
 
 def test_cli_help_lists_every_subcommand_and_each_has_help():
-    from worker.cli import main
+    from worker.app.cli import main
 
     runner = CliRunner()
     result = runner.invoke(main, ["--help"])
@@ -83,7 +83,7 @@ def test_cli_help_lists_every_subcommand_and_each_has_help():
     ],
 )
 def test_cli_bad_input_exits_2(args):
-    from worker.cli import main
+    from worker.app.cli import main
 
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
@@ -101,7 +101,7 @@ def test_dev_help_prints_the_commands_not_its_shell_options():
 def test_the_runtime_imports_no_dev_tool():
     """Issue 17, item 6: the demo, the local forum, the embedded Redis and the supervisor live in
     worker.devtools; the worker's tasks and services and the web app load none of them."""
-    code = ("import sys, worker.celery_app, worker.tasks, worker.bootstrap, worker.service, web, web.hooks; "
+    code = ("import sys, worker.celery_app, worker.app.tasks, worker.app.bootstrap, worker.service, web, web.hooks; "
             "print(sorted(m for m in sys.modules if m.startswith('worker.devtools') or m in "
             "('worker.localforum', 'worker.demo', 'worker.redisproc', 'worker.supervisor', 'worker.up')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from worker.extract import author_text
 from worker.forums import phpbb
 from worker.forums.base import ForumError
+from worker.forums.extract import author_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "phpbb"
 BASE = "http://forum.test"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.extract import author_text
 from worker.forums.base import ForumError
+from worker.forums.extract import author_text
 from worker.forums.profile import (
     ProfileClient,
     ProfileError,

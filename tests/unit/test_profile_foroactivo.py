@@ -12,8 +12,8 @@ import pytest
 
 from tests.foroactivo.site import BOT, PLAYER, VERSIONS, Forum, create_app
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.extract import author_text
 from worker.forums.base import ForumError
+from worker.forums.extract import author_text
 from worker.forums.profile import ProfileClient, load_profile, parse_topic_page, profile_from_mapping
 from worker.forums.profile.parse import parse_board_page
 from worker.forums.profile.spec import ProfileError
@@ -232,7 +232,7 @@ def test_an_admin_edited_template_is_named_key_by_key_and_read_by_a_profile_that
     author's own text and tags."""
     from click.testing import CliRunner
 
-    from worker.cli import main
+    from worker.app.cli import main
 
     page = _saved_custom_page(tmp_path)
     shipped = CliRunner().invoke(main, ["forums", "check", "-c", str(_fa_config(tmp_path, "foroactivo-phpbb3")),

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.extract import author_text
 from worker.forums.base import ForumError, ForumPort
+from worker.forums.extract import author_text
 from worker.forums.polite import MemoryBackend, Politeness
 from worker.forums.profile import (
     ProfileClient,

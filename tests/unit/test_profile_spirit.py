@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
-from worker.extract import author_text
+from worker.forums.extract import author_text
 from worker.forums.polite import MemoryBackend, Politeness
 from worker.forums.profile import ProfileClient, load_profile, parse_topic_page, profile_from_mapping
 

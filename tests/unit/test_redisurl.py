@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, parse_redis_url, redis_client
-from worker.celery_app import celery_config
+from worker.app.celery_app import celery_config
 from worker.config.settings import ConfigError, settings_from_mapping
 
 SENTINEL = "redis+sentinel://:s%40cret@10.0.0.1:26379,10.0.0.2:26380,sentinel-3/narrador/2"
@@ -107,7 +107,7 @@ def test_forums_check_shares_politeness_through_a_sentinel_url_too(monkeypatch):
     import redis
     from redis.sentinel import SentinelConnectionPool
 
-    from worker.cli import _optional_redis
+    from worker.app.cli.forums import _optional_redis
 
     monkeypatch.setattr(redis.Redis, "ping", lambda self: True)
     from types import SimpleNamespace

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from core import probability, rules
 from core.tags import parse_tag
-from worker.cli import main
+from worker.app.cli import main
 
 
 def _brute(ruleset: str, pool: int, difficulty: int, accept) -> Fraction:

@@ -209,7 +209,7 @@ def test_item09_vampiro_ones_still_cancel_and_are_struck() -> None:
 def test_item10_eval_reads_a_zero_as_a_ten() -> None:
     """exaltado-reglas.txt «Acciones prolongadas»: Koi "saca 1, 3, 3, 7, 8, 0. Es decir,
     cuatro éxitos, uno por el 7 y el 8, y dos por el 10"."""
-    from worker.cli import main
+    from worker.app.cli import main
 
     out = CliRunner().invoke(main, ["eval", "-s", "exaltado", "-f", "1,3,3,7,8,0", "--json"])
     assert out.exit_code == 0, out.output
@@ -243,7 +243,7 @@ def test_item11_a_forbidden_option_is_a_configuration_error(tmp_path) -> None:
     data = {"games": {"g": {"ruleset": "gehena", "options": {"botch_rule": "net_negative"}}}}
     with pytest.raises(ConfigError, match="Fallos y Fracasos"):
         settings_from_mapping(data, base_dir=tmp_path, environ={})
-    from worker.cli import main
+    from worker.app.cli import main
 
     out = CliRunner().invoke(main, ["eval", "-s", "gehena", "-f", "1,1,7", "--option", "botch_rule=net_negative"])
     assert out.exit_code == 2 and "Fallos y Fracasos" in out.output

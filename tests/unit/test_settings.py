@@ -124,7 +124,7 @@ def test_new_forum_settings_are_validated(forum, message):
 
 
 def test_missing_forum_password_is_reported_when_the_forum_is_used_not_at_load():
-    from worker.bootstrap import make_forum
+    from worker.app.bootstrap import make_forum
 
     data = {
         "games": {"g": {"ruleset": "vampiro"}},

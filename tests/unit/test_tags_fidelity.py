@@ -11,7 +11,7 @@ from core.errors import TagError
 from core.tags import extract_rolls, parse_tag
 from core.tags.find import BROKEN_INDEX
 from core.tags.messages import cheat_sheet, describe_spec, error_message
-from worker.cli import main
+from worker.app.cli import main
 
 
 def _error(body: str) -> TagError:

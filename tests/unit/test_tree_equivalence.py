@@ -26,8 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.legacy import extract_bs, flaskbb_bs, phpbb_bs, profile_bs
-from worker import extract
-from worker.forums import flaskbb, phpbb, tree
+from worker.forums import extract, flaskbb, phpbb, tree
 from worker.forums.base import ForumError
 from worker.forums.profile import load_profile, parse_board_page, parse_topic_page, profile_from_mapping
 

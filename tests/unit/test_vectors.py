@@ -20,7 +20,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from core.record import canonical_json, public_keys_from_pem, verify_signed
-from worker.verify_cli import verify_file
+from worker.app.cli.verify_record import verify_file
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 

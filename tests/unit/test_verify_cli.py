@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import VerificationError
-from worker.verify_cli import verify_file
+from worker.app.cli.verify_record import verify_file
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 RECORD = VECTORS / "record.signed.json"

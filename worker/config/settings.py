@@ -59,7 +59,7 @@ from core.i18n import LANGS
 from worker.config.file import ConfigProblem, did_you_mean, key_lines, known_list, locate
 
 ENV_PREFIX = "NARRADOR__"
-#: Markup flavour (``worker.extract``) of each kind's post bodies, when it is not the kind.
+#: Markup flavour (``worker.forums.extract``) of each kind's post bodies, when it is not the kind.
 DEFAULT_FLAVOURS = {"discourse": "discourse_html", "profile": "html"}
 LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
 #: Short environment variables and the key each sets: they override the file and the long
@@ -202,7 +202,7 @@ class NarradorSettings(Section):
             the configuration file's folder); empty: read it from ``keyring_env``.
         keyring_env: ``keystore = "redis"``: the environment variable holding the keyring
             document when ``keyring_file`` is empty (default ``NARRADOR_KEYRING``).
-        archive: run the archive job (``worker.archive``): every closed game day's records
+        archive: run the archive job (``worker.service.archive``): every closed game day's records
             as JSON Lines, in ``archive_dir`` or an S3-compatible bucket (default true).
         archive_dir: the archive folder (default ``<instance_dir>/archive``; relative to the
             configuration file's folder).
@@ -222,12 +222,12 @@ class NarradorSettings(Section):
         metrics_allow: networks (CIDR) whose clients read ``/metrics`` without the token
             (default the loopback: ``127.0.0.0/8``, ``::1/128``; ``[]``: the token only).
         worker_heartbeat_interval: seconds between two heartbeats of a worker, and of beat,
-            in Redis (``worker.heartbeat``; 1 to 300, default 10).
+            in Redis (``worker.app.heartbeat``; 1 to 300, default 10).
         worker_heartbeat_max_age: a worker (or beat) whose last heartbeat is older than this
             many seconds is hung (``narrador health worker`` / ``health beat`` fail,
             ``narrador up`` restarts it); at least twice the interval (default 60).
         smtp_host, smtp_port, smtp_user, smtp_password, smtp_from, smtp_starttls: the mail
-            server of the games' ``notify_email`` (``worker.notify``); no ``smtp_host``: no
+            server of the games' ``notify_email`` (``worker.service.notify``); no ``smtp_host``: no
             e-mail. A login only when ``smtp_user`` is set.
     """
 
@@ -340,7 +340,7 @@ class GameSettings(Section):
             masters... (``worker.adapters.redis.GameStateSettings``, validated at load).
         notify_email: addresses told by e-mail when a forum of the game stops working or
             works again, when replies are given up, and when secret rolls wait for a reveal
-            (``worker.notify``; needs ``[narrador] smtp_host``).
+            (``worker.service.notify``; needs ``[narrador] smtp_host``).
         notify_webhook: a chat webhook URL (Discord, Slack, Matrix hookshot...) told the
             same; a secret (it carries the channel's token).
         notify_secret_after_hours: a secret roll not revealed this many hours after it was
@@ -470,7 +470,7 @@ class ForumSettings(Section):
             polled on their own (not covered by a board listing).
         poll_by_listing: read the watched boards' listings and fetch a thread only when its
             entry changed (Discourse: the site's latest posts), instead of every watched
-            thread every ``poll_interval`` (:mod:`worker.polling`). Default on.
+            thread every ``poll_interval`` (:mod:`worker.service.boards`). Default on.
         safety_read_interval: seconds between two full reads of a thread a listing covers:
             what finds edits and deletions a listing cannot show (>= 0; 0 = never). Default
             3600.

@@ -187,7 +187,7 @@ def wait_for_replies(player: FlaskBBClient, thread_id: str, post_ids: list[str],
     Returns: player post id -> reply text (as shown in the forum's HTML).
     Raises: TimeoutError when some reply did not appear within ``timeout`` seconds.
     """
-    from worker.extract import author_text
+    from worker.forums.extract import author_text
 
     deadline = time.monotonic() + timeout
     found: dict[str, str] = {}

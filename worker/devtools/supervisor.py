@@ -4,7 +4,7 @@ Each child runs in its own process group (so a terminal's Ctrl-C reaches only th
 supervisor, which then stops the children in order).  A child that exits is started
 again after a backoff (:class:`RestartPolicy`: 1 s doubling to 30 s, reset once the child
 has run a minute), and so is a child whose health check fails (the worker's and beat's
-heartbeats, ``worker.heartbeat``: a worker hung on its pool child, or a beat stuck in its
+heartbeats, ``worker.app.heartbeat``: a worker hung on its pool child, or a beat stuck in its
 loop, is alive but does nothing):
 a Narrador without its worker or beat would look alive and do nothing, and stopping the
 whole group for one crash (what this module did before issue 14) took the web app down

@@ -1,7 +1,7 @@
 """``narrador up``: Redis (embedded when none is configured), worker, beat and web together.
 
 Start-up (issue 14, item 9): Redis must answer before anything starts; "running" is printed
-only once the worker has written its first heartbeat (``worker.heartbeat``) and the web app
+only once the worker has written its first heartbeat (``worker.app.heartbeat``) and the web app
 answers ``/healthz``; otherwise ``up`` stops what it started and exits 1 with one line
 saying what did not come up and which log to read.  Then the supervisor
 (``worker.devtools.supervisor``) restarts a child that dies, a worker or beat whose heartbeat
@@ -29,7 +29,7 @@ from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.supervisor import Child, ProcessGroup, RestartPolicy, narrador_commands, worker_node_name
 
 if TYPE_CHECKING:
-    from worker.heartbeat import Role
+    from worker.app.heartbeat import Role
 
 #: Seconds ``up`` waits for the worker's first heartbeat and the web app's ``/healthz``.
 STARTUP_SECONDS = 90.0
@@ -59,7 +59,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 class HeartbeatHealth:
-    """A child's health check by its heartbeat (``worker.heartbeat``): the worker's (``role``
+    """A child's health check by its heartbeat (``worker.app.heartbeat``): the worker's (``role``
     ``worker``, its Celery ``node``) or beat's (``beat``: the child's own :func:`beat_node`),
     written by the child's own process id, no older than ``max_age`` seconds, or, before the
     first one, not more than ``startup`` seconds since it started."""
@@ -73,7 +73,7 @@ class HeartbeatHealth:
     def __call__(self, child: Child) -> str | None:
         import redis
 
-        from worker import heartbeat
+        from worker.app import heartbeat
 
         node = self.node or heartbeat.beat_node(child.process.pid)
         try:
@@ -261,8 +261,8 @@ def wait_until_up(running: Running, settings: Settings, *, timeout: float = STAR
     Raises:
         StartupError: a child exited, or either did not come in ``timeout`` seconds.
     """
-    from worker import heartbeat
     from worker.adapters.redis.url import redis_client
+    from worker.app import heartbeat
 
     client = redis_client(running.redis_url, timeout=3.0)
     deadline = time.monotonic() + timeout
@@ -376,7 +376,7 @@ class Watch:
       (:class:`worker.devtools.supervisor.RestartPolicy`: 1 s, doubling to 30 s, counted anew
       once it ran a minute), with a line saying so and when; a start that fails waits the
       next, longer delay. It is never given up on (nothing works without it);
-    - the forums' health (``worker.health``), every ``every`` seconds: a line on the console
+    - the forums' health (``worker.service.health``), every ``every`` seconds: a line on the console
       when a forum starts failing (why) or works again, and at start for a forum already
       failing.
 
@@ -386,7 +386,7 @@ class Watch:
     def __init__(self, health_client: Any, forums: list[str], embedded: EmbeddedRedis | None = None, *,
                  every: float = 5.0, clock: Callable[[], float] = time.monotonic,
                  say: Callable[[str], None] | None = None, policy: RestartPolicy | None = None) -> None:
-        from worker.health import RedisHealthBook
+        from worker.service.health import RedisHealthBook
 
         self.book = RedisHealthBook(health_client)
         self.forums = forums

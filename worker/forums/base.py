@@ -41,7 +41,7 @@ __all__ = [
     "scrub_text",
 ]
 
-#: Sent on every request unless the configuration names a contact URL (``worker.bootstrap``).
+#: Sent on every request unless the configuration names a contact URL (``worker.app.bootstrap``).
 DEFAULT_USER_AGENT = "Narrador/0.1 (+https://github.com/narrador/narrador)"
 
 #: Every ``ForumError.reason`` an adapter may use.
@@ -162,7 +162,7 @@ class ForumPost:
         created_utc: when the post was made (timezone-aware, UTC).
         edited_utc: when it was last edited (timezone-aware, UTC), or None if never.
         body_html: the post body as HTML; the adapter removes the forum's signature
-            block, but quotes and code are still inside (use ``worker.extract`` to get the
+            block, but quotes and code are still inside (use ``worker.forums.extract`` to get the
             author's own text).
         url: absolute URL that shows this post.
         page: the 1-based page of the thread the post was found on.
@@ -223,7 +223,7 @@ class ListingEntry:
         activity: what the listing shows that changes when the topic gets a post (its reply
             count and last post: ``"replies 11 · last /post/12"``), compared as an opaque
             string; "" when the listing shows nothing of the kind (the topic is then polled
-            on its own, :mod:`worker.polling`).
+            on its own, :mod:`worker.service.boards`).
         title: the topic's title as listed ("" when unknown).
         href: the topic link as written on the page ("" when unknown).
     """
@@ -375,7 +375,7 @@ class LatestPosts(Protocol):
 @runtime_checkable
 class ListsBoards(Protocol):
     """An adapter that reads board listings with each topic's activity (reply count, last
-    post): what lets :mod:`worker.polling` fetch a topic only when its entry changed."""
+    post): what lets :mod:`worker.service.boards` fetch a topic only when its entry changed."""
 
     def board_listing(self, forum_id: str, *, page: int = 1) -> BoardListing:
         """Page ``page`` (1-based) of board ``forum_id``'s listing; a page past the last one
@@ -390,7 +390,7 @@ def log_forum_alert(forum: str, error: ForumError, **context: object) -> None:
     Called by adapters for failures a person must look at, above all ``markup`` (a
     selector found nothing: the forum changed its theme or version) so that they are never
     a silent skip. Does not depend on the Redis store: the worker attaches
-    :class:`worker.alerts.RedisAlertHandler`, which keeps the latest alerts of each forum for
+    :class:`worker.adapters.redis.alerts.RedisAlertHandler`, which keeps the latest alerts of each forum for
     the masters' game-state page.
 
     Args:

@@ -1,7 +1,7 @@
 """The service layer: what happens to forum posts and to the game's calendar, independent of
 Celery and Flask.
 
-Tasks (``worker.tasks``) and views (``web``) only turn I/O into calls of these functions.
+Tasks (``worker.app.tasks``) and views (``web``) only turn I/O into calls of these functions.
 Everything they need comes in a :class:`Services` bundle (settings, the game-state port,
 keystore, forum adapters, clock), so tests pass fakes and a fixed clock.  One module per job:
 

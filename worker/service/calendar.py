@@ -45,10 +45,10 @@ def calendar_tick(svc: Services) -> list[tuple[str, str]]:
 
 def archive_tick(svc: Services) -> dict[str, list[Any]]:
     """The archive's beat job: every game's closed days written to the configured archive
-    (``worker.archive``); ``{game: days written}``.  Source: issue 18, "An archive that
+    (``worker.service.archive``); ``{game: days written}``.  Source: issue 18, "An archive that
     outlives Redis"."""
-    from worker import archive
     from worker.adapters.redis.gamestate import RedisGameState
+    from worker.service import archive
 
     if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
         return {}

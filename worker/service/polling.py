@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from worker import metrics
 from worker.forums.base import ForumError, ForumPost, LatestPosts
+from worker.service import metrics
 from worker.service.posts import flag_deleted, flag_if_edited
 from worker.service.services import Services
 
@@ -62,7 +62,7 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     is flagged "post deleted" (never on a read that came back "unchanged" or empty: those
     say nothing about which posts exist).  Source: issue 5, «Secret rolls, edits,
     deletes»; issue 13 (edits on earlier pages).  Which threads a cycle reads, and when in
-    full, is :mod:`worker.polling`'s decision (issue 15).
+    full, is :mod:`worker.service.boards`'s decision (issue 15).
 
     Args:
         full: read the whole thread from page 1 now (a safety re-read).

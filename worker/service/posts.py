@@ -25,15 +25,15 @@ from core.post import NoticeClaim, PostInput, PostStatus, query_for, resolve
 from core.post.resolve import stunt_credit_for, stunt_lines
 from core.tags import extract_rolls
 from core.tags.model import ParsedTag
-from worker import metrics
 from worker.config.settings import GameSettings
-from worker.extract import author_text, may_contain_tags
 from worker.forums.base import ForumPost
+from worker.forums.extract import author_text, may_contain_tags
 from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
 from worker.ports.gamestate import PostState
 from worker.ports.keystore import DayNotBoundError
 from worker.ports.notices import Notice
 from worker.ports.settings import state_settings_for
+from worker.service import metrics
 from worker.service.replies import reply_marker
 from worker.service.services import Services
 

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from core import render
 from core.errors import NarradorError
 from core.post import PostStatus
-from worker import metrics
 from worker.forums.base import ForumError, log_forum_warning
 from worker.ports.notices import Notice, NoticeStatus
+from worker.service import metrics
 from worker.service.services import Services
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def _reply_search_floor(svc: Services, forum_name: str, thread_id: str, post_id:
 
 #: A post written longer ago than this (seconds) when it is handled is backlog: a long thread
 #: read late, a forum back after an outage. Its tasks go behind fresh ones
-#: (``worker.tasks.BACKLOG_PRIORITY``) and it never holds a fresh post's reply.
+#: (``worker.app.tasks.BACKLOG_PRIORITY``) and it never holds a fresh post's reply.
 BACKLOG_AGE_SECONDS = 600
 
 
@@ -215,9 +215,9 @@ def stranded_replies(svc: Services) -> list[tuple[str, str]]:
 
     A reply re-queued more than :data:`MAX_REQUEUES` times (about a day) is given up
     (``reply_failed``: the audit page lists it, a master may retry it), and the game's
-    Storytellers are told outside the forum (``worker.notify``, one notification per forum
+    Storytellers are told outside the forum (``worker.service.notify``, one notification per forum
     and call naming the players' posts, never the reply: issue 25)."""
-    from worker.notify import reply_failed_notifications
+    from worker.service.notify import reply_failed_notifications
 
     cutoff = int((svc.clock().timestamp() - NOTICE_RETRY_AFTER) * 1000)
     todo = []

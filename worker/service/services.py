@@ -1,7 +1,7 @@
 """What the service functions need, injected: :class:`Services` (settings, the game-state port,
 the keystore, forum adapters, the clock).
 
-Tasks (``worker.tasks``) and views (``web``) build one and pass it to the functions of
+Tasks (``worker.app.tasks``) and views (``web``) build one and pass it to the functions of
 :mod:`worker.service`; tests pass fakes (``MemoryGameState``, ``FakeForum``) and a fixed clock.
 """
 
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from worker.config.settings import ForumSettings, Settings
 from worker.forums.base import ForumError, ForumPort
-from worker.health import Direction, HealthBook, HealthChange, MemoryHealthBook
 from worker.ports import GameState
 from worker.ports.keystore import KeystorePort
+from worker.service.health import Direction, HealthBook, HealthChange, MemoryHealthBook
 
 if TYPE_CHECKING:
-    from worker.notify import Notification
+    from worker.service.notify import Notification
 
 Clock = Callable[[], datetime]
 health_log = logging.getLogger("narrador.health")
@@ -42,12 +42,12 @@ class Services:
         keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
         clock: returns the current time, aware UTC.
-        health: where each forum's reads and replies are recorded (``worker.health``:
+        health: where each forum's reads and replies are recorded (``worker.service.health``:
             Redis in production, memory by default).
         on_health_change: called with each change of a forum's state (the worker queues the
             notifications, ``narrador poll`` sends them).
         on_notification: called with each other notification for the Storytellers the
-            service layer makes (``worker.notify``: replies given up); the worker queues it.
+            service layer makes (``worker.service.notify``: replies given up); the worker queues it.
     """
 
     settings: Settings
@@ -82,7 +82,7 @@ class Services:
                                extra={"forum": name, "direction": direction})
         if change is not None and self.on_health_change is not None:
             try:
-                self.on_health_change(change)  # the Storytellers' notifications (worker.notify)
+                self.on_health_change(change)  # the Storytellers' notifications (worker.service.notify)
             except Exception:  # noqa: BLE001 - a notification must never break a read or reply
                 health_log.warning("forum %s: the change of state was not notified", name, exc_info=True)
         return change

@@ -1,4 +1,4 @@
-"""FROZEN: ``worker.extract``'s HTML text as it was before issue 15 (BeautifulSoup on lxml), kept only as the
+"""FROZEN: ``worker.forums.extract``'s HTML text as it was before issue 15 (BeautifulSoup on lxml), kept only as the
 oracle ``tests/unit/test_tree_equivalence.py`` compares the lxml readers against. Never import
 it from the product; never change it (a difference it shows is a bug of the new reader, or a
 decision written in docs/decisions.md)."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import soupsieve
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
 
-from worker.extract import _ATTRIBUTION, _BLOCK_TAGS, _DROP_ALWAYS, _DROP_BY_FLAVOUR, _SPACES, MAX_DEPTH
+from worker.forums.extract import _ATTRIBUTION, _BLOCK_TAGS, _DROP_ALWAYS, _DROP_BY_FLAVOUR, _SPACES, MAX_DEPTH
 
 
 def _html_text(markup: str, flavour: str) -> str:

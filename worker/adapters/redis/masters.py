@@ -348,7 +348,7 @@ class MasterAccounts:
         return created
 
     def _mark_for_archive(self, roll_id: str) -> None:
-        """A reveal changes the roll's archive line: its day is written again (``worker.archive``)."""
+        """A reveal changes the roll's archive line: its day is written again (``worker.service.archive``)."""
         from worker.adapters.redis.store import archive_dirty_key, roll_key_name
 
         raw = self.r.get(roll_key_name(roll_id))

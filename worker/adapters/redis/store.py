@@ -102,7 +102,7 @@ def roll_index_keys(record: Mapping[str, Any]) -> list[str]:
 
 
 def archive_state_key(game: str) -> str:
-    """Redis key of a game's archive bookkeeping (hash; see ``worker.archive``)."""
+    """Redis key of a game's archive bookkeeping (hash; see ``worker.service.archive``)."""
     return f"{game_rolls_key(game)[: -len(':rolls')]}:archive"
 
 
@@ -219,7 +219,7 @@ class Store:
     def replace_roll(self, envelope: Mapping[str, Any]) -> bool:
         """Overwrite an existing roll record (flags changed and signed again); never creates one.
 
-        The record's game day is marked for the archive job to write again (``worker.archive``).
+        The record's game day is marked for the archive job to write again (``worker.service.archive``).
         """
         record = envelope["record"]
         with self.r.pipeline(transaction=True) as pipe:

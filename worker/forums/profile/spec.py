@@ -158,7 +158,7 @@ class BoardSpec:
         page_next: the listing's "next page" link.
 
     ``replies`` and ``last_post`` make a topic's *activity*: when it is the same as at the
-    last poll the topic is not fetched (:mod:`worker.polling`).
+    last poll the topic is not fetched (:mod:`worker.service.boards`).
     """
 
     url: str

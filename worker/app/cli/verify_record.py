@@ -3,7 +3,7 @@ offline record checks.
 
 Source: issue 5, "Signed records"; issue 19 (secret rolls: VRF keys from the ``/keys``
 JSON or ``--vrf-key``, the day's published entry from a saved ``/seeds.json``, the record
-hash published in the reply).  The click command in ``worker.cli`` only turns arguments
+hash published in the reply).  The click command in ``worker.app.cli`` only turns arguments
 into a call of :func:`verify_file` and prints its lines; the checks themselves are
 :func:`core.record.verify_signed`.
 """

@@ -373,7 +373,7 @@ def _table(report: CheckReport, header: tuple[str, ...], rows: Sequence[tuple[st
 def _show_topic(report: CheckReport, view: TopicView, flavour: str, ruleset: str, label: str,
                 author_key: str = "") -> None:
     from core.tags import extract_rolls
-    from worker.extract import author_text
+    from worker.forums.extract import author_text
 
     paging = f"page {view.page} of {view.last_page}"
     extra = []
@@ -561,7 +561,7 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
         ForumError: a transport failure (the forum is down, times out): the caller says so
             in one line.
     """
-    from worker.bootstrap import make_forum
+    from worker.app.bootstrap import make_forum
     from worker.forums.http import HttpClient
     from worker.forums.polite import MemoryBackend
     from worker.forums.profile.client import ProfileClient

@@ -4,7 +4,7 @@ Tasks take ids and strings only.  Every task is idempotent, because
 ``acks_late`` redelivers a task whose worker died:
 
 * ``narrador.poll_all`` (beat) — for every forum: decide which watched threads this cycle
-  reads (``worker.polling.plan``: the watched boards' listings, one request per idle board)
+  reads (``worker.service.boards.plan``: the watched boards' listings, one request per idle board)
   and queue ``poll_thread`` for each (after a Redis failover or restart, every watched
   thread is rewound one page and every listing entry forgotten, so the last writes the
   change may have lost are read again).
@@ -25,11 +25,11 @@ Tasks take ids and strings only.  Every task is idempotent, because
 * ``narrador.resume_replies`` (when a worker starts) — queue ``send_reply`` again, a minute
   later, for every reply still pending (a worker killed with the task in hand).
 * ``narrador.archive_tick`` (beat, every five minutes) — write every closed game day's
-  records to the archive (``worker.archive``), under a Redis lock.
+  records to the archive (``worker.service.archive``), under a Redis lock.
 * ``narrador.notify_health`` / ``narrador.notify`` — tell a game's Storytellers outside the
-  forum (``worker.notify``: a forum's change of state; replies given up), with retries.
+  forum (``worker.service.notify``: a forum's change of state; replies given up), with retries.
 * ``narrador.notify_tick`` (beat, every five minutes) — the secret rolls waiting for a reveal
-  longer than their game's ``notify_secret_after_hours`` (``worker.notify.reveal_waits``).
+  longer than their game's ``notify_secret_after_hours`` (``worker.service.notify.reveal_waits``).
 
 Transient forum failures are retried with exponential backoff and jitter.
 
@@ -51,10 +51,9 @@ from typing import Any
 from celery.signals import task_postrun, task_prerun, worker_ready
 
 from core.post import PostStatus
-from worker import metrics
-from worker.celery_app import app, get_settings
+from worker.app.celery_app import app, get_settings
 from worker.forums.base import ForumError, ForumPost
-from worker.service import ReplyBusy, ReplyWaits, Services
+from worker.service import ReplyBusy, ReplyWaits, Services, metrics
 from worker.service.replies import BACKLOG_AGE_SECONDS
 
 log = logging.getLogger(__name__)
@@ -90,7 +89,7 @@ REDIS_OUTAGE_SECONDS = 60.0
 def services() -> Services:
     """The services of this worker process, built on first use; their Redis client waits up
     to :data:`REDIS_OUTAGE_SECONDS` for a Redis that restarts (issue 14, item 1)."""
-    from worker.bootstrap import build_services
+    from worker.app.bootstrap import build_services
 
     svc = build_services(get_settings(), redis_outage_seconds=REDIS_OUTAGE_SECONDS)
     svc.on_health_change = lambda change: notify_health.delay(
@@ -166,9 +165,9 @@ def post_from_message(msg: dict[str, Any]) -> ForumPost:
 
 @app.task(name="narrador.poll_all", ignore_result=True)
 def poll_all() -> int:
-    """Queue the reads one poll cycle of every forum needs (``worker.polling.plan``);
+    """Queue the reads one poll cycle of every forum needs (``worker.service.boards.plan``);
     returns how many were queued."""
-    from worker import polling
+    from worker.service import boards as polling
     from worker.service import recheck_after_server_change
 
     svc = services()
@@ -236,8 +235,9 @@ POLL_LOCK_MS = 15 * 60 * 1000
 def poll_thread(self, forum: str, thread_id: str, reason: str = "poll", activity: str = "") -> int:
     """Read one thread and queue its new posts; returns how many were queued. ``reason`` and
     ``activity``: why the poll plan reads it and the listing entry to commit after
-    (``worker.polling.read``)."""
-    from worker import polling, service
+    (``worker.service.boards.read``)."""
+    from worker import service
+    from worker.service import boards as polling
 
     svc = services()
     # one poll of a thread at a time: a long thread's first read (100 pages) outlasts a poll
@@ -311,15 +311,15 @@ def calendar_tick() -> int:
 
 @app.task(name="narrador.notify_health", bind=True, ignore_result=True, max_retries=5)
 def notify_health(self, forum: str, old: str, new: str, direction: str, error: str) -> int:
-    """Tell the Storytellers of the forum's games that it changed state (``worker.notify``:
+    """Tell the Storytellers of the forum's games that it changed state (``worker.service.notify``:
     e-mail, webhook; rate-limited); a channel failing for now is retried with backoff.
     Returns how many notifications were sent."""
     from worker.adapters.redis.gamestate import RedisGameState
-    from worker.health import HealthChange
-    from worker.notify import NotifyError, deliver, health_notifications
+    from worker.service.health import HealthChange
+    from worker.service.notify import NotifyError, deliver, health_notifications
 
     svc = services()
-    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.bootstrap)
+    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.app.bootstrap)
     sent = 0
     for note in health_notifications(svc.settings, HealthChange(forum, old, new, direction, error)):
         try:
@@ -334,13 +334,13 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
 
 @app.task(name="narrador.notify", bind=True, ignore_result=True, max_retries=5)
 def notify(self, game: str, event: str, forum: str, subject: str, text: str) -> bool:
-    """Deliver one notification the service layer made (``worker.notify``: e-mail, webhook;
+    """Deliver one notification the service layer made (``worker.service.notify``: e-mail, webhook;
     rate-limited); a channel failing for now is retried with backoff. True when sent."""
     from worker.adapters.redis.gamestate import RedisGameState
-    from worker.notify import Notification, NotifyError, deliver
+    from worker.service.notify import Notification, NotifyError, deliver
 
     svc = services()
-    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.bootstrap)
+    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.app.bootstrap)
     try:
         return deliver(svc.settings, svc.store.r, Notification(game, event, forum, subject, text))
     except NotifyError as exc:
@@ -353,10 +353,10 @@ def notify(self, game: str, event: str, forum: str, subject: str, text: str) -> 
 @app.task(name="narrador.notify_tick", ignore_result=True)
 def notify_tick() -> int:
     """Tell each game's Storytellers of the secret rolls waiting for a reveal longer than the
-    game's ``notify_secret_after_hours`` (``worker.notify.reveal_waits``). A notification that
+    game's ``notify_secret_after_hours`` (``worker.service.notify.reveal_waits``). A notification that
     is rate-limited or fails keeps its rolls for the next tick. Returns how many were sent."""
     from worker.adapters.redis.gamestate import RedisGameState
-    from worker.notify import NotifyError, clear_told, deliver, reveal_waits
+    from worker.service.notify import NotifyError, clear_told, deliver, reveal_waits
 
     svc = services()
     assert isinstance(svc.store, RedisGameState)

@@ -122,13 +122,13 @@ def build_services(settings: Settings, *, redis_outage_seconds: float = 0.0) -> 
     """
     if not settings.redis_url:
         raise RuntimeError("no Redis configured: set REDIS_URL or run `narrador up`, which starts one")
-    from worker import alerts
+    from worker.adapters.redis import alerts
 
     store = RedisGameState.from_url(settings.redis_url, outage_seconds=redis_outage_seconds)
     keystore = make_keystore(settings, store.r)
     keystore.init_keys()
     alerts.install(store.r)  # forum alerts reach the masters' game-state page
-    from worker.health import RedisHealthBook
+    from worker.service.health import RedisHealthBook
 
     return Services(
         settings=settings,

@@ -22,7 +22,7 @@ The messages that could not be restored stay in Redis's unacknowledged index and
 reconnected worker puts them back in the queue after the visibility timeout
 (``broker_transport_options``); every task is idempotent, so a repeat changes nothing.
 
-The patch is applied by :mod:`worker.celery_app` at import (worker, beat, web and commands
+The patch is applied by :mod:`worker.app.celery_app` at import (worker, beat, web and commands
 all import it), once; ``tests/integration/test_broker_restart.py`` builds the exact state
 and fails without it, so a kombu that fixes the fault upstream can drop it knowingly.
 """

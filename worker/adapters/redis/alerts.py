@@ -3,7 +3,7 @@
 Adapters log alerts (``worker.forums.base.log_forum_alert`` / ``log_forum_warning``: a page
 that no longer has the expected shape, a date that cannot be read, a reply accepted but not
 visible) without knowing about Redis. :class:`RedisAlertHandler`, attached by
-``worker.bootstrap.build_services`` in every worker process, keeps the latest ones of each
+``worker.app.bootstrap.build_services`` in every worker process, keeps the latest ones of each
 forum, grouped so that the same problem on every poll is one line with a count; the
 masters' game-state page (``web.running``) shows those of the game's forums.
 

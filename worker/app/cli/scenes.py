@@ -1,0 +1,132 @@
+"""``narrador scenes``: open, close, the stress flag and the combat turn of a scene."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import TYPE_CHECKING
+
+import click
+
+from worker.app.cli.common import (
+    BadInput,
+    _game_of,
+    _redis_for,
+    _settings,
+    config_option,
+    main,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+@main.group()
+def scenes() -> None:
+    """Mark threads as scenes (their participants are tracked for inactivity) or close them."""
+
+
+@scenes.command("open")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.option("--title", default="", help="The scene's title.")
+@click.option("--stress/--no-stress", default=None,
+              help="Mark the scene as stress / combat: no automatic successes or retry penalties "
+                   "where the ruleset forbids them under stress, whatever the tags say.")
+def scenes_open(config: str | None, game: str, forum_name: str, thread: str, title: str,
+                stress: bool | None) -> None:
+    """Mark THREAD of FORUM_NAME as an open scene of GAME."""
+    from datetime import datetime
+
+    from worker.adapters.redis.scenes import open_scene
+
+    settings = _settings(config)
+    if forum_name not in settings.forums:
+        raise BadInput(f"unknown forum {forum_name!r}")
+    scene = open_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
+                       now=datetime.now(UTC), title=title, by="cli", stress=stress)
+    click.echo(f"scene {forum_name}:{thread} open{' (stress)' if scene.stress else ''}")
+
+
+@scenes.command("stress")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.argument("state", type=click.Choice(["on", "off"]))
+def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, state: str) -> None:
+    """Mark an open scene as stress / combat (on) or calm (off)."""
+    from core.errors import StateError
+    from worker.adapters.redis.scenes import set_stress
+
+    settings = _settings(config)
+    try:
+        scene = set_stress(_redis_for(settings), _game_of(settings, game), forum_name, thread, state == "on")
+    except StateError as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"scene {forum_name}:{thread}: {'stress' if scene.stress else 'calm'}")
+
+
+@scenes.command("turn")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+@click.option("--mode", type=click.Choice(["post", "master"]), default=None,
+              help="Set the scene's turn mode instead: a Willpower turn per post, or per master's turn.")
+def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mode: str | None) -> None:
+    """Start the next turn of a scene: a new combat turn (initiative is rolled again) and, in
+    master turn mode, a new Willpower turn."""
+    from core.errors import StateError
+    from core.messages import error_message
+    from worker.adapters.redis.scenes import advance_turn, get_scene, set_turn_mode
+
+    settings = _settings(config)
+    r, game = _redis_for(settings), _game_of(settings, game)
+    try:
+        if get_scene(r, game, forum_name, thread) is None:
+            raise StateError("not a scene", code="unknown_scene", forum=forum_name, thread=thread)
+        if mode is not None:
+            set_turn_mode(r, game, forum_name, thread, mode)
+            click.echo(f"scene {forum_name}:{thread}: turn mode {mode}")
+            return
+        turn = advance_turn(r, game, forum_name, thread)
+    except StateError as exc:
+        raise BadInput(error_message(exc, "en")) from None
+    click.echo(f"scene {forum_name}:{thread}: turn {turn}")
+
+
+@scenes.command("close")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+def scenes_close(config: str | None, game: str, forum_name: str, thread: str) -> None:
+    """Close a scene: the inactivity sweep skips it from now on; with the game's
+    ``reveal_secret_on_scene_close`` option its secret rolls are revealed."""
+    from datetime import datetime
+
+    from core.errors import StateError
+    from worker.adapters.redis.masters import MasterAccounts
+    from worker.adapters.redis.scenes import close_scene
+    from worker.ports.settings import state_settings_for
+
+    settings = _settings(config)
+    r = _redis_for(settings)
+    try:
+        close_scene(r, _game_of(settings, game), forum_name, thread, now=datetime.now(UTC), by="cli")
+    except StateError as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"scene {forum_name}:{thread} closed")
+    if state_settings_for(settings.games[game]).reveal_secret_on_scene_close:
+        from worker.adapters.redis.gamestate import RedisGameState
+        from worker.service import on_secret_revealed
+
+        revealed = MasterAccounts(r).reveal_scene(game, forum_name, thread, by="cli")
+        click.echo(f"secret rolls revealed: {len(revealed)}" + (f" ({', '.join(revealed)})" if revealed else ""))
+        store = RedisGameState(r)
+        for rid in revealed:  # what the reveal does to the game state (a stunt's reward)
+            envelope = store.get_roll(rid)
+            for line in on_secret_revealed(store, settings.games[game], envelope["record"]) if envelope else ():
+                click.echo(f"{rid}: {line}")
