@@ -363,3 +363,22 @@ def test_ids_must_be_digits():
         client.list_posts("7; DROP")
     from worker.forums.paging import MAX_PAGES
     assert MAX_PAGES >= 1
+
+
+def test_read_page_reads_one_page_learning_the_page_size_once():
+    """Issue 30, item 5: a safety re-read step is one request (page 1 once more per
+    process, for the page size ``start`` depends on)."""
+    from worker.forums.base import ReadsPages
+
+    web = FakeWeb()
+    board(web)
+    client, _ = make(web)
+    assert isinstance(client, ReadsPages)
+    got = client.read_page("7", 2)
+    assert got is not None
+    assert ([p.post_id for p in got.posts], got.page, got.last_page) == (["104", "105"], 2, 2)
+    assert [s.path for s in web.calls("GET", "/viewtopic.php")] == ["/viewtopic.php?t=7", "/viewtopic.php?t=7&start=3"]
+    again = client.read_page("7", 2)
+    assert again == got and len(web.calls("GET", "/viewtopic.php")) == 3
+    first = client.read_page("7", 1)
+    assert first is not None and [p.post_id for p in first.posts] == ["101", "102", "103"]
