@@ -382,3 +382,17 @@ def test_read_page_reads_one_page_learning_the_page_size_once():
     assert again == got and len(web.calls("GET", "/viewtopic.php")) == 3
     first = client.read_page("7", 1)
     assert first is not None and [p.post_id for p in first.posts] == ["101", "102", "103"]
+
+
+def test_read_page_past_the_end_is_none():
+    """phpBB shows the last page for a ``start`` past the end: that page is not the one asked."""
+    web = FakeWeb()
+    board(web)
+
+    def viewtopic(seen):
+        return Reply(200, page("viewtopic_p1.html" if not seen.query.get("start") else "viewtopic_p2.html"))
+
+    web.route("GET", "/viewtopic.php", viewtopic)
+    client, _ = make(web)
+    assert client.read_page("7", 4) is None  # start=9: phpBB answered page 2, the last
+    assert [s.path for s in web.calls("GET", "/viewtopic.php")] == ["/viewtopic.php?t=7", "/viewtopic.php?t=7&start=9"]

@@ -313,3 +313,9 @@ def test_read_page_reads_one_page_of_a_long_thread():
     whole = client_for(thread_web()).list_posts("1", since_page=8)
     assert [p.post_id for p in got.posts] == [p.post_id for p in whole.posts if p.page == 8]
     assert [int(s.query.get("page", "1")) for s in web.calls("GET", "/showthread.php")] == [8]
+
+
+def test_read_page_past_the_end_is_none_after_one_request():
+    web = thread_web()  # MyBB shows the last page (9) for a page past the end
+    assert client_for(web).read_page("1", 12) is None
+    assert [s.query["page"] for s in web.calls("GET", "/showthread.php")] == ["12"]
