@@ -247,8 +247,10 @@ class Keystore(SeedSchedule):
         self._roll_id_secret: bytes | None = None
         # the active key id, with the identity of the ``keys/active`` file it was read from
         self._active: tuple[tuple[int, int, int], str] | None = None
-        # day seeds read or created here: a seed file is written once and never changes
-        self._seeds: dict[tuple[str, date], bytes] = {}
+        # day seeds read or created here (a seed file is written once and never changes),
+        # each with the path of its reveal marker, asked at every call
+        self._seeds: dict[tuple[str, date], tuple[bytes, str]] = {}
+        self._active_path = os.path.join(self.root, "keys", "active")  # a str: no Path work per post
 
     # ------------------------------------------------------------------ files
 
@@ -356,17 +358,17 @@ class Keystore(SeedSchedule):
         Raises:
             KeystoreError: ``keys/active`` is unreadable or corrupt.
         """
-        path = self.keys_dir / "active"
         try:
-            st = os.stat(path)
+            st = os.stat(self._active_path)
         except FileNotFoundError:
             self._active = None
             return None
         except OSError as exc:
-            raise KeystoreError(f"cannot read {path}: {exc}") from exc
+            raise KeystoreError(f"cannot read {self._active_path}: {exc}") from exc
         stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         if self._active is not None and self._active[0] == stamp:
             return self._active[1]
+        path = self.keys_dir / "active"
         try:  # replaced between the stat and the read: the next call's stat differs, reads again
             kid = self._read(path).decode("ascii").strip()
         except FileNotFoundError:
@@ -733,12 +735,15 @@ class Keystore(SeedSchedule):
 
         Source: issue 5 ("one 32-byte random server seed per game day").
         """
-        path = self._game_dir(game) / self._day(day)
-        if not allow_revealed and self.is_revealed(game, day):  # a stat, at every call
-            raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
-        cached = self._seeds.get((game, day))
+        cached = self._seeds.get((game, day))  # a key seen before: game and day were checked then
         if cached is not None:  # a seed file never changes once linked: read once per day
-            return cached
+            seed, marker = cached
+            if not allow_revealed and os.path.exists(marker):  # a stat, at every call
+                raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
+            return seed
+        path = self._game_dir(game) / self._day(day)
+        if not allow_revealed and self.is_revealed(game, day):
+            raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
         try:
             return self._remember_seed(game, day, self._read_seed(path))
         except FileNotFoundError:
@@ -755,7 +760,7 @@ class Keystore(SeedSchedule):
     def _remember_seed(self, game: str, day: date, seed: bytes) -> bytes:
         """Keep a seed read from its file for the next calls (the newest
         :data:`SEED_CACHE_DAYS` days read; a process rolls for today, a few games at once)."""
-        self._seeds[(game, day)] = seed
+        self._seeds[(game, day)] = (seed, str(self._game_dir(game) / f"{self._day(day)}.revealed"))
         while len(self._seeds) > SEED_CACHE_DAYS:
             del self._seeds[next(iter(self._seeds))]
         return seed
