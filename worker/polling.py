@@ -79,7 +79,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from worker.forums.base import BoardListing, ForumError, LatestPosts, ListsBoards, ReadsPages
+from worker.forums.base import BoardListing, ForumError, LatestPosts, ListingEntry, ListsBoards, ReadsPages
 
 if TYPE_CHECKING:
     from worker.redistext import TextRedis
@@ -317,25 +317,34 @@ def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, n
     while page <= MAX_LISTING_PAGES:
         listing = adapter.board_listing(board, page=page)
         result.listing_reads += 1
-        changed = _note_entries(r, forum, board, listing, seen, result)
+        fresh = _fresh(listing, seen)
+        changed = _note_entries(r, forum, board, fresh, seen, result)
         last_page = max(last_page, listing.last_page)
         read_through = max(read_through, listing.page)
-        signalled = [e for e in listing.entries if e.activity]
+        signalled = [e for e in fresh if e.activity]
         if listing.page >= last_page or not signalled or signalled[-1].thread_id not in changed:
             break
         page = listing.page + 1
-    _sweep(svc, adapter, forum, board, now, result, seen, read_through, last_page)
+    try:
+        _sweep(svc, adapter, forum, board, now, result, seen, read_through, last_page)
+    except ForumError as exc:  # page 1's run was read: the board is covered; the sweep retries next cycle
+        svc.forum_outcome(forum, "read", exc)
+        log.warning("discovery sweep of board %s of %s failed (%s): retried at the next cycle", board, forum, exc)
     r.hset(_board_key(forum, board), "last_read", now.isoformat())
     return seen
 
 
-def _note_entries(r: TextRedis, forum: str, board: str, listing: BoardListing, seen: set[str],
+def _fresh(listing: BoardListing, seen: set[str]) -> list[ListingEntry]:
+    """The entries of a listing page not seen yet this cycle (a topic listed twice while the
+    board moved is taken once), and named (an entry a parser could not name is left out)."""
+    return [e for e in listing.entries if e.thread_id and e.thread_id not in seen]
+
+
+def _note_entries(r: TextRedis, forum: str, board: str, entries: list[ListingEntry], seen: set[str],
                   result: PollPlan) -> list[str]:
-    """Remember what a listing page shows of its topics (``board``, ``seen_activity``); mark
-    pending, and put in ``result``, each topic whose activity differs from the one committed.
-    Topics already in ``seen`` (listed twice while the board moved) are skipped. Returns the
-    changed topics."""
-    entries = [e for e in listing.entries if e.thread_id and e.thread_id not in seen]
+    """Remember what a listing page shows of its topics (``board``, ``seen_activity``) and add
+    them to ``seen``; mark pending, and put in ``result``, each topic whose activity differs
+    from the one committed. Returns the changed topics."""
     states = _states(r, forum, [e.thread_id for e in entries])
     changed = []
     with r.pipeline(transaction=False) as pipe:
@@ -381,10 +390,12 @@ def _sweep(svc: Services, adapter: ListsBoards, forum: str, board: str, now: dat
         r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
         return
     number = min(max(int(at) if in_progress else 0, read_through + 1), MAX_SWEEP_PAGE)
+    if not in_progress:  # begun: a failed read is retried at this page, not from the run's end again
+        r.hset(key, "sweep_page", str(number))
     listing = adapter.board_listing(board, page=number)
     result.listing_reads += 1
     result.swept += 1
-    _note_entries(r, forum, board, listing, seen, result)
+    _note_entries(r, forum, board, _fresh(listing, seen), seen, result)
     if listing.page >= listing.last_page or number >= MAX_SWEEP_PAGE:
         r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
     else:

@@ -535,3 +535,26 @@ def test_an_idle_cycle_costs_at_most_two_per_board_plus_one_per_topic(make_env):
     assert max(requests) <= 2 * b + t
     expected = b + (3 * (6 - 1) + sum(pages.values())) / 60
     assert abs(sum(requests) / 60 - expected) <= 0.5, (sum(requests) / 60, expected)
+
+
+def test_a_failed_sweep_page_is_retried_and_leaves_the_board_covered(make_env):
+    env = make_env(board_per_page=4, safety_read_interval=3600)
+    topics = _board_of(env.forum, 48, 1)["1"]  # 12 listing pages: the sweep reads 11 and 12
+    real = env.forum.board_listing
+
+    def flaky(forum_id, *, page=1):
+        if page == 11 and not flaky.failed:
+            flaky.failed = True
+            raise ForumError("http_5xx", "down")
+        return real(forum_id, page=page)
+
+    flaky.failed = False
+    env.forum.board_listing = flaky  # type: ignore[method-assign]
+    plan, _, _ = env.cycle()
+    assert plan.swept == 0 and plan.covered  # the run from page 1 was read: its topics are covered
+    assert not any(reason == "poll" for reason in plan.threads.values())
+    for _ in range(2):
+        env.advance(60)
+        plan, _, _ = env.cycle()
+        assert plan.swept == 1
+    assert env.svc.store.threads(env.name) == set(topics)
