@@ -5,7 +5,10 @@ What is asserted: an idle cycle reads one listing page per board and no thread; 
 costs its board's page and one read of its thread; a failed read stays pending; a burst of
 more new posts than a listing page holds reads the next page; an edit (invisible in a listing)
 and a deletion are found by the safety re-read; threads no listing covers are polled on their
-own; exactly one reply per post throughout.
+own; exactly one reply per post throughout. Issue 30, item 5: a long thread's safety re-read
+costs one page a cycle, last page first, and still finds a post on any page and a deletion on
+a middle page; every topic of a board deeper than 10 listing pages is discovered by the sweep;
+an idle cycle's requests stay within the documented bounds.
 """
 
 from __future__ import annotations
