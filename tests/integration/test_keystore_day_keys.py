@@ -82,7 +82,7 @@ def env(tmp_path, unique, redis_client, prefix):
 
     def post() -> dict:
         post_id = forum.add_post(thread_id, "Salto [tirada]5 dif 6[/tirada]", author="jugadora")
-        outcome = service.process_post(svc, forum._posts[post_id])
+        outcome = service.process_post(svc, forum.post(post_id))
         assert outcome.new and len(outcome.roll_ids) == 1
         envelope = svc.store.get_roll(outcome.roll_ids[0])
         assert envelope is not None

@@ -50,16 +50,19 @@ def env(tmp_path, unique):
     svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: now[0]), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=lambda: now[0])
     thread_id, _ = forum.add_thread("1", "Escena", "Abro la escena.")
+    posted: list[str] = []
 
     def post(text: str = "Salto [tirada]5 dif 6[/tirada]") -> dict:
         """One new post processed now; its (only) signed envelope."""
         post_id = forum.add_post(thread_id, text, author="jugadora")
-        outcome = service.process_post(svc, forum._posts[post_id])
+        posted.append(post_id)
+        outcome = service.process_post(svc, forum.post(post_id))
         assert outcome.new and len(outcome.roll_ids) == 1
         envelope = svc.store.get_roll(outcome.roll_ids[0])
         assert envelope is not None
         return envelope
 
+    post.posted = posted  # type: ignore[attr-defined]
     return svc, now, post, f"g-{unique}"
 
 
@@ -116,17 +119,10 @@ def test_a_revealed_seed_is_never_used_for_a_new_roll_even_when_cached(env):
     assert other.reveal_due(game, LATE + timedelta(days=1), "Europe/Madrid", grace_seconds=0) == [DAY]
     with pytest.raises(SeedRevealedError):
         post()
-    newest = max(svc_forum(svc)._posts, key=int)
-    assert svc.store.get_post(next(iter(svc.settings.forums)), newest) is None
+    assert svc.store.get_post(next(iter(svc.settings.forums)), post.posted[-1]) is None  # nothing stored
     with pytest.raises(SeedRevealedError):
         svc.keystore.seed_for(game, DAY)
     assert svc.keystore.seed_for(game, DAY, allow_revealed=True) == other.revealed_seed(game, DAY)
-
-
-def svc_forum(svc) -> FakeForum:
-    forum = svc.forum(next(iter(svc.settings.forums)))
-    assert isinstance(forum, FakeForum)
-    return forum
 
 
 def test_a_reveal_in_the_same_process_stops_the_cached_seed_too(env):
