@@ -561,3 +561,31 @@ def test_a_failed_sweep_page_is_retried_and_leaves_the_board_covered(make_env):
         plan, _, _ = env.cycle()
         assert plan.swept == 1
     assert env.svc.store.threads(env.name) == set(topics)
+
+
+def test_a_page_not_in_id_order_makes_the_safety_re_read_whole(make_env):
+    """A page whose post ids are not numbers in increasing order proves no deletion: the step
+    reads the thread whole from page 1 instead (what every safety re-read did before), once."""
+    from dataclasses import replace
+
+    env = make_env(safety_read_interval=3600)
+    tid, _ = _long_thread(env, 5)
+    env.cycle()
+    real = env.forum.read_page
+
+    def shuffled(thread_id, page):
+        got = real(thread_id, page)
+        return None if got is None else replace(got, posts=tuple(reversed(got.posts)))
+
+    env.forum.read_page = shuffled  # type: ignore[method-assign]
+    for _ in range(61):
+        env.advance(60)
+        env.forum.calls.clear()
+        plan, _, _ = env.cycle()
+        if plan.threads.get(tid) == "safety":
+            assert env.forum.calls.count("list_posts") == 1  # the whole thread, from page 1
+            break
+    else:
+        pytest.fail("no safety re-read in the hour")
+    state = env.svc.store.get_thread(env.name, tid)
+    assert state["safety_page"] == "" and state["last_scan"] == env.now[0].isoformat()

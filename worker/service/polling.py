@@ -134,8 +134,8 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     a processed post the page proves gone: one whose numeric id lies between the first and
     the last post of the page (a page shows a run of the thread in id order), or before the
     first on page 1, or after the last on the thread's last page. A page whose ids are not
-    all numbers, or not in increasing order, proves nothing: its deletions wait for a read
-    that does. The step that reads page 1
+    all numbers in increasing order proves nothing: the thread is then read whole from page 1
+    at once, as before issue 30 (its walk ends there). The step that reads page 1
     ends the walk and sets ``last_scan`` (what :func:`worker.polling.safety_due` counts the
     next re-read from). A page past the thread's end (the thread shrank) steps back without
     a read of its own next cycle. An adapter that cannot read a page alone, or a thread never
@@ -166,6 +166,10 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     if page is None:  # past the end: the thread shrank; the next step reads the page before
         svc.store.set_thread(forum_name, thread_id, safety_page=str(number - 1))
         return PollResult([])
+    if not _in_id_order(page):  # its ids prove no deletion: read the thread whole, as before
+        whole = poll_thread(svc, forum_name, thread_id, full=True)
+        svc.store.set_thread(forum_name, thread_id, safety_page="")
+        return whole
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read=False)
     todo: list[ForumPost] = []
     notices: list[Any] = []
@@ -188,14 +192,23 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     return PollResult(todo, tuple(notices))
 
 
-def _proved_gone(svc: Services, forum_name: str, page: SinglePage, last_known: int) -> list[str]:
-    """Processed posts of the thread that ``page`` proves deleted (see :func:`safety_step`)."""
+def _in_id_order(page: SinglePage) -> bool:
+    """True when the page's post ids are numbers in increasing order (an empty page too): what
+    lets one page prove a deletion (:func:`_proved_gone`)."""
     seen = [p.post_id for p in page.posts]
-    if not seen or not all(i.isdigit() for i in seen):
+    if not all(i.isdigit() for i in seen):
+        return False
+    ids = [int(i) for i in seen]
+    return ids == sorted(ids)
+
+
+def _proved_gone(svc: Services, forum_name: str, page: SinglePage, last_known: int) -> list[str]:
+    """Processed posts of the thread that ``page`` (in id order) proves deleted (see
+    :func:`safety_step`)."""
+    seen = [p.post_id for p in page.posts]
+    if not seen:
         return []
     ids = [int(i) for i in seen]
-    if ids != sorted(ids):  # the page is not in id order: it proves nothing
-        return []
     low, high = ids[0], ids[-1]
     floor = 0 if page.page == 1 else low
     ceiling = None if page.page >= page.last_page else high
