@@ -40,6 +40,7 @@ import re
 import secrets
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -57,12 +58,16 @@ from core.errors import NarradorError
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 
-__all__ = ["DayNotBoundError", "Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
+__all__ = ["DayKeys", "DayNotBoundError", "Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _DAY_FILE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _KEY_FILE = re.compile(r"([0-9a-f]{16})\.pub")
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
+
+#: Day seeds a keystore keeps in memory after reading them (games × days a process rolls
+#: for at once: today, and yesterday's posts around midnight).
+SEED_CACHE_DAYS = 64
 
 
 class KeystoreError(NarradorError):
@@ -79,6 +84,21 @@ class DayNotBoundError(KeystoreError):
     chosen for the outcomes of the posts already waiting (review of issue 19)."""
 
 
+@dataclass(frozen=True)
+class DayKeys:
+    """What a new roll of a game day is signed and rolled with (:meth:`KeystorePort.day_keys`).
+
+    Attributes:
+        key_id: the active signing key's id (16 hex digits).
+        signing_key: that Ed25519 private key.
+        seed: the day's 32-byte seed (never a revealed one).
+    """
+
+    key_id: str
+    signing_key: Ed25519PrivateKey
+    seed: bytes
+
+
 class KeystorePort(Protocol):
     """What the worker and the web app use of a keystore: :class:`Keystore` holds it in the
     instance folder, :class:`worker.keystore_redis.RedisKeystore` in Redis (issue 18).
@@ -88,8 +108,8 @@ class KeystorePort(Protocol):
     VRF keys (secret rolls, ``core.vrf``): :meth:`rotate_vrf_key`, :meth:`vrf_key_for_day`,
     :meth:`vrf_public_keys`.  Day seeds: :meth:`seed_for`, :meth:`ensure_seeds_ahead`,
     :meth:`revealed_seed`, :meth:`commitments`, :meth:`reveal_due`.  Reply markers:
-    :meth:`marker_secret`; roll ids: :meth:`roll_id_secret`.  The methods' contracts are
-    those of :class:`Keystore`.
+    :meth:`marker_secret`; roll ids: :meth:`roll_id_secret`.  What a post needs at once:
+    :meth:`day_keys`.  The methods' contracts are those of :class:`Keystore`.
     """
 
     def init_keys(self) -> str: ...
@@ -105,6 +125,7 @@ class KeystorePort(Protocol):
     def marker_secret(self) -> bytes: ...
     def roll_id_secret(self) -> bytes: ...
     def seed_for(self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False) -> bytes: ...
+    def day_keys(self, game: str, day: date) -> DayKeys: ...
     def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]: ...
     def revealed_seed(self, game: str, day: date) -> bytes | None: ...
     def is_revealed(self, game: str, day: date) -> bool: ...
@@ -142,6 +163,22 @@ class SeedSchedule:
 
     def _bind_vrf(self, game: str, day: date) -> str | None:
         raise NotImplementedError
+
+    def active_signing_key(self) -> tuple[str, Ed25519PrivateKey]:
+        raise NotImplementedError
+
+    def day_keys(self, game: str, day: date) -> DayKeys:
+        """The active signing key and the day's seed (created on first use), for a new roll:
+        what a post reads of the keystore, in one call (issue 30, item 3).  The instance
+        folder answers from what it read before, after two ``stat`` calls (the active key's
+        file, the day's reveal marker); Redis in one round trip.
+
+        Raises:
+            KeystoreError: as :meth:`active_signing_key` and :meth:`seed_for`.
+            SeedRevealedError: the day's seed is revealed: it rolls no more dice.
+        """
+        key_id, signing_key = self.active_signing_key()
+        return DayKeys(key_id, signing_key, self.seed_for(game, day))
 
     def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]:
         """Make sure seeds exist for ``today`` and the ``days`` following days.
@@ -208,6 +245,12 @@ class Keystore(SeedSchedule):
         self._vrf_keys: dict[str, VrfSecretKey] = {}
         self._marker_secret: bytes | None = None
         self._roll_id_secret: bytes | None = None
+        # the active key id, with the identity of the ``keys/active`` file it was read from
+        self._active: tuple[tuple[int, int, int], str] | None = None
+        # day seeds read or created here (a seed file is written once and never changes),
+        # each with the path of its reveal marker, asked at every call
+        self._seeds: dict[tuple[str, date], tuple[bytes, str]] = {}
+        self._active_path = os.path.join(self.root, "keys", "active")  # a str: no Path work per post
 
     # ------------------------------------------------------------------ files
 
@@ -304,15 +347,38 @@ class Keystore(SeedSchedule):
         return kid
 
     def active_key_id(self) -> str | None:
-        """The id of the active signing key, or ``None`` before :meth:`init_keys`."""
+        """The id of the active signing key, or ``None`` before :meth:`init_keys`.
+
+        Read once per version of ``keys/active``: each call only stats the file (``os.stat``), and
+        reads it again when its identity (inode, modification time in ns, size) changed.
+        :meth:`rotate_keys`, here or in another process (``narrador keys rotate``), replaces
+        the file with a new one (``os.replace``: a new inode), so the very next call sees
+        the new key (issue 30, "lean record").
+
+        Raises:
+            KeystoreError: ``keys/active`` is unreadable or corrupt.
+        """
         try:
-            kid = self._read(self.keys_dir / "active").decode("ascii").strip()
+            st = os.stat(self._active_path)
         except FileNotFoundError:
+            self._active = None
+            return None
+        except OSError as exc:
+            raise KeystoreError(f"cannot read {self._active_path}: {exc}") from exc
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._active is not None and self._active[0] == stamp:
+            return self._active[1]
+        path = self.keys_dir / "active"
+        try:  # replaced between the stat and the read: the next call's stat differs, reads again
+            kid = self._read(path).decode("ascii").strip()
+        except FileNotFoundError:
+            self._active = None
             return None
         except UnicodeDecodeError as exc:
             raise KeystoreError("keys/active is corrupt") from exc
         if not re.fullmatch(r"[0-9a-f]{16}", kid):
             raise KeystoreError(f"keys/active is corrupt: {kid!r}")
+        self._active = (stamp, kid)
         return kid
 
     def init_keys(self) -> str:
@@ -650,7 +716,10 @@ class Keystore(SeedSchedule):
     ) -> bytes:
         """The 32-byte seed of a game day, created on first use.
 
-        Creation is atomic: two processes asking at once get the same seed.
+        Creation is atomic: two processes asking at once get the same seed.  The file is
+        read once per game day and process (a seed never changes once written); whether the
+        day is revealed is asked of the folder at every call (one ``stat``), so a reveal
+        made by any process stops the seed at once (issue 30, "lean record").
 
         Args:
             game: the game id.
@@ -666,11 +735,17 @@ class Keystore(SeedSchedule):
 
         Source: issue 5 ("one 32-byte random server seed per game day").
         """
+        cached = self._seeds.get((game, day))  # a key seen before: game and day were checked then
+        if cached is not None:  # a seed file never changes once linked: read once per day
+            seed, marker = cached
+            if not allow_revealed and os.path.exists(marker):  # a stat, at every call
+                raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
+            return seed
         path = self._game_dir(game) / self._day(day)
         if not allow_revealed and self.is_revealed(game, day):
             raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
         try:
-            return self._read_seed(path)
+            return self._remember_seed(game, day, self._read_seed(path))
         except FileNotFoundError:
             if not create:
                 raise KeystoreError(f"no seed for {game} {day}") from None
@@ -679,7 +754,16 @@ class Keystore(SeedSchedule):
             raise KeystoreError("token_bytes returned the wrong length")
         self._bind_vrf(game, day)  # the day's VRF key, published with its commitment
         self._write_exclusive(path, fresh.hex().encode("ascii") + b"\n")
-        return self._read_seed(path)  # ours, or the one a concurrent process linked first
+        # ours, or the one a concurrent process linked first
+        return self._remember_seed(game, day, self._read_seed(path))
+
+    def _remember_seed(self, game: str, day: date, seed: bytes) -> bytes:
+        """Keep a seed read from its file for the next calls (the newest
+        :data:`SEED_CACHE_DAYS` days read; a process rolls for today, a few games at once)."""
+        self._seeds[(game, day)] = (seed, str(self._game_dir(game) / f"{self._day(day)}.revealed"))
+        while len(self._seeds) > SEED_CACHE_DAYS:
+            del self._seeds[next(iter(self._seeds))]
+        return seed
 
 
     def _days(self, game: str) -> list[date]:
