@@ -77,6 +77,7 @@ _ERRORS = {
     "bad_date": N_("«{value}» no es una fecha: escribe DD/MM/AAAA o AAAA-MM-DD (por ejemplo, 24/12/2026)"),
     "impossible_date": N_("«{value}» no es una fecha que exista"),
     "unknown_scene": N_("ese hilo no es una escena"),
+    "no_initiative": N_("nadie ha tirado iniciativa en este turno: no hay orden que publicar"),
     "bad_settings": N_("configuración no válida: {setting}"),
     "bad_sheet": N_("el fichero de hojas no es válido: {problems}"),
     "rating_mismatch": N_("{character} tiene {trait} {rating}, no {written}"),

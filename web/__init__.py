@@ -167,7 +167,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.jinja_env.globals.update(outcome_label=i18n.outcome_label, verdict=i18n.verdict,
                                  check_label=i18n.check_label, check_status=i18n.check_status,
                                  flag_labels=i18n.FLAG_LABELS, forum_title=_forum_title,
-                                 page_lang=i18n.page_language)
+                                 page_lang=i18n.page_language, combat_lines=verify.combat_lines)
     app.jinja_env.filters["percent"] = i18n.percent
     app.jinja_env.filters["local_time"] = i18n.local_time
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_babel import gettext as _
+from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, SelectField
 from wtforms.validators import InputRequired, Length
@@ -83,6 +84,35 @@ def stress(game: str):
     else:
         flash(_("Escena %(id)s: %(state)s.", id=scene.id,
                 state=_("estrés / combate") if scene.stress else _("sin estrés")), "ok")
+    return redirect(url_for("scenes.index", game=gs.id))
+
+
+@bp.post("/audit/<game>/scenes/order")
+@master_required
+def order(game: str):
+    """Post the current combat turn's initiative order now (the master's deadline; once per
+    turn: ``worker.service.combat.post_turn_order``)."""
+    from datetime import UTC, datetime
+
+    from worker.service.combat import post_turn_order
+
+    gs = _game(game)
+    form = TurnForm()
+    if not form.validate_on_submit():
+        abort(400)
+    where = ":".join((form.forum.data, form.thread.data))
+    try:
+        posted = post_turn_order(deps.store(), gs.id, form.forum.data, form.thread.data,
+                                 by=current_user.master.login, now=datetime.now(UTC),
+                                 ttl_seconds=state_settings_for(gs).op_ttl_seconds, lang=gs.language)
+    except StateError as exc:
+        flash(state_messages.error_message(exc, gs.language), "bad")
+    else:
+        if posted.queued:
+            flash(_("Escena %(id)s: el orden del turno se publicará en el hilo: %(order)s", id=where,
+                    order=posted.order), "ok")
+        else:
+            flash(_("Escena %(id)s: el orden de este turno ya se publicó.", id=where), "ok")
     return redirect(url_for("scenes.index", game=gs.id))
 
 

@@ -190,6 +190,86 @@ def roll_details(record: dict[str, Any]) -> list[str]:
         npc_difficulty = versus.get("npc_difficulty") or default_difficulty
         lines.append(_("Contra un PNJ de %(n)s dados a dificultad %(d)s: sus dados salen de la misma semilla y "
                        "no están en esta lista", n=versus["npc_pool"], d=npc_difficulty))
+    return lines + combat_lines(record)
+
+
+def combat_lines(record: dict[str, Any]) -> list[str]:
+    """:func:`combat_details` of a record, ``[]`` when it is no combat roll or its combat params
+    cannot be read (the audit page's row flags).  Never raises."""
+    combat = _mapping(_mapping(record.get("params")).get("combat"))
+    if not combat:
+        return []
+    try:
+        return combat_details(str(record.get("ruleset", "")), combat)
+    except (KeyError, TypeError, ValueError):
+        return []
+
+
+def combat_details(ruleset: str, combat: dict[str, Any]) -> list[str]:
+    """A combat record's ``params.combat`` (issue 29, ``docs/verification.md`` §5.1) in the page's
+    language: the roll's kind (initiative, attack, damage, soak), the wound penalty taken off
+    the pool, the attack's extra successes, the damage pool's parts, the soak, and the health
+    change of the target (before → after, and whether it waits for a master).
+
+    Raises:
+        KeyError, TypeError, ValueError: malformed combat params (the caller leaves them out).
+    """
+    from core.combat import Creature, DamageType, HealthTrack
+    from core.combat.labels import damage_name, level_name
+    from core.post.combat import health_words
+
+    lang = i18n.page_language()
+    kind = combat.get("kind")
+    lines: list[str] = []
+    label = {"initiative": _("Tirada de combate: iniciativa"), "attack": _("Tirada de combate: ataque"),
+             "damage": _("Tirada de combate: daño (no puede fracasar; los 1 no restan)"),
+             "soak": _("Tirada de combate: absorción (acción refleja: no puede fracasar, sin penalización por "
+                       "heridas)")}.get(str(kind))
+    if label:
+        lines.append(label)
+    penalty = combat.get("penalty")
+    if isinstance(penalty, int) and penalty and kind in ("action", "attack"):
+        lines.append(_("Heridas (%(level)s): −%(n)s dados", n=penalty,
+                       level=level_name(lang, str(combat.get("level", "")))))
+    if kind == "initiative":
+        if combat.get("method") == "join_battle":
+            lines.append(_("Iniciativa (Unirse a la batalla): %(score)s éxitos", score=combat["score"]))
+        else:
+            lines.append(_("Iniciativa: %(rating)s − %(penalty)s por heridas + el dado = %(score)s",
+                           rating=combat["rating"], penalty=combat.get("penalty", 0), score=combat["score"]))
+    elif kind == "attack":
+        lines.append(_("Éxitos de más para el daño: %(n)s", n=combat.get("extra", 0)))
+    elif kind == "damage":
+        dtype = damage_name(lang, DamageType(combat["damage"]))
+        lines.append(_("Daño %(type)s: %(base)s dados + %(extra)s éxitos de más del ataque",
+                       type=dtype, base=combat["base"], extra=combat["extra"]))
+        if combat.get("soak"):
+            lines.append(_("Absorción restada de los dados: −%(n)s", n=combat["soak"]))
+        if combat.get("minimum_applied"):
+            lines.append(_("Al menos un dado de daño"))
+    elif kind == "soak":
+        net = combat.get("net") or {}
+        lines.append(_("Absorbe %(soaked)s de %(rolled)s éxitos de daño: pasan %(after)s",
+                       soaked=net.get("soaked", 0), rolled=net.get("rolled", combat.get("damage_successes", 0)),
+                       after=net.get("after_soak", 0)))
+    net = combat.get("net")
+    if isinstance(net, dict) and net.get("halved"):
+        lines.append(_("Daño contundente a un vampiro: se divide a la mitad, %(n)s niveles", n=net.get("levels", 0)))
+    health = combat.get("health")
+    if isinstance(health, dict) and health.get("before") and health.get("after"):
+        def track(marks: dict[str, Any]) -> HealthTrack:
+            return HealthTrack(ruleset=ruleset, creature=Creature(marks["creature"]),
+                               aggravated=int(marks["aggravated"]), lethal=int(marks["lethal"]),
+                               bashing=int(marks["bashing"]), beyond=marks.get("beyond") or None)
+
+        before, after = track(health["before"]), track(health["after"])
+        if health.get("applied") == "pending":
+            lines.append(_("Salud de %(who)s: %(before)s → %(after)s, pendiente de que un máster lo confirme",
+                           who=health.get("character", "?"), before=health_words(lang, before),
+                           after=health_words(lang, after)))
+        else:
+            lines.append(_("Salud de %(who)s: %(before)s → %(after)s", who=health.get("character", "?"),
+                           before=health_words(lang, before), after=health_words(lang, after)))
     return lines
 
 

@@ -7,8 +7,8 @@ builds it (Politeness on Redis in front of every request), against the bench's F
 forum (:mod:`tests.bench.servers` ``forum``: 200 topics of 3 posts in 5 boards, listings and
 topic pages made of the real FlaskBB markup, 10 topics a listing page, no validators as a real
 FlaskBB 2.2). The clock is injected: cycles are 60 s apart, and an hour of them is run, so
-the safety re-reads (each covered thread in full once per ``safety_read_interval``, 3600 s)
-are counted at their real rate. The server counts every request. Peer, same run: the same
+the safety re-reads (each covered thread walked one page a cycle, last page first, once per
+``safety_read_interval``, 3600 s) and the boards' discovery sweeps are counted at their real rate. The server counts every request. Peer, same run: the same
 forum polled thread by thread (``poll_by_listing = false``, what Narrador did before).
 
 Idle thread: the real :func:`worker.service.poll_thread` with the real
@@ -285,15 +285,20 @@ class ForumRun:
         now[0] += timedelta(seconds=60)
         return self.stats().get("requests", 0) - before, cpu, processed
 
-    def hour(self, cycles: int) -> dict:
+    def hour(self, cycles: int, *, discovery: bool = False) -> dict:
         """The first cycle (everything new), then ``cycles`` idle ones by listing: requests and
-        CPU per idle cycle, and how many topics were never read."""
+        CPU per idle cycle, and how many topics were never read. With ``discovery`` (a board
+        deeper than the run read from page 1), later cycles may still find topics the sweep
+        reaches: ``found_by`` is the cycle (1 = the first) after which none was found."""
         name, svc, now = self.services("listing", True)
         first, _, processed = self.cycle(name, svc, now)
         idle = [self.cycle(name, svc, now) for _ in range(cycles)]
-        assert all(p == 0 for _, _, p in idle), "an idle cycle processed posts"
+        found = [i + 2 for i, (_, _, p) in enumerate(idle) if p]
+        assert discovery or not found, "an idle cycle processed posts"
         return {"name": name, "svc": svc, "now": now, "first": first, "processed": processed,
+                "found_by": max(found, default=1),
                 "requests": sum(r for r, _, _ in idle) / cycles, "cpu": sum(c for _, c, _ in idle) / cycles,
+                "busiest": max(r for r, _, _ in idle),
                 "never_read": self.threads - self.stats().get("topics_read", 0)}
 
 
@@ -334,7 +339,8 @@ def _cycle_rows(sizes: Sizes, out: dict) -> Iterator[Row]:
         target=f"≤ 10 requests per idle cycle (before: {threads})",
         met=met,
         limit=f"first cycle (all {threads} threads new): {first} requests. Safety re-reads: each covered "
-              "thread read in full once per safety_read_interval (3600 s) at a moment of its own, "
+              "thread re-read once per safety_read_interval (3600 s) from a moment of its own, one page "
+              "a cycle from its last page back (a one-page thread: one request), "
               f"{'an hour' if hour == 60 else f'{hour} minutes'} simulated with an injected clock; "
               "the listings are read every poll_interval (60 s).",
     )
@@ -371,12 +377,17 @@ def _scaling_rows(sizes: Sizes, base: dict) -> Iterator[Row]:
         what=f"idle poll cycle, {threads} threads of {pages} pages ({sizes.long_posts} posts) in "
              f"{boards} boards: requests per cycle",
         value=f"{long['requests']:.1f} requests ({boards} listing pages + "
-              f"{long['requests'] - boards:.1f} safety re-read pages); CPU {fmt_time(long['cpu'])} per cycle",
+              f"{long['requests'] - boards:.1f} safety re-read pages), busiest cycle {long['busiest']}; "
+              f"CPU {fmt_time(long['cpu'])} per cycle",
         peer=f"the same forum with 1-page threads (above): {base['requests']:.1f} requests",
         ratio=f"{long['requests'] / base['requests']:.1f}x the 1-page threads' cycle",
         target="≤ 10 requests per idle cycle (issue 30: a due safety re-read reads one page a cycle)",
         met=long["requests"] <= 10,
-        limit=f"{safety}; a safety re-read that reads a thread whole from page 1 costs its page count.",
+        limit=f"{safety}; a safety re-read walks a thread one page a cycle, last page first, so no "
+              "cycle pays for a thread's length (at most one page of each thread a cycle), but each "
+              f"thread's {pages} pages are still read once per safety_read_interval: the mean is "
+              f"boards + threads × pages / 60 = {boards + threads * pages / 60:.1f} over a whole hour "
+              "(docs/forums.md, What polling costs).",
     )
     with Procs() as procs, Bench() as bench:
         many = ForumRun(procs, bench, boards=sizes.many_boards, threads=sizes.many_threads).hour(hour)
@@ -385,16 +396,17 @@ def _scaling_rows(sizes: Sizes, base: dict) -> Iterator[Row]:
         what=f"idle poll cycle, {sizes.many_threads:,} threads in {sizes.many_boards} boards: "
              "requests per cycle",
         value=f"{many['requests']:.1f} requests ({sizes.many_boards} listing pages + "
-              f"{many['requests'] - sizes.many_boards:.1f} safety re-reads)",
+              f"{many['requests'] - sizes.many_boards:.1f} safety re-reads), busiest cycle {many['busiest']}",
         peer=f"{threads} threads in {boards} boards (above): {base['requests']:.1f} requests",
         ratio=f"{many['requests'] / base['requests']:.1f}x the {threads}-thread, {boards}-board cycle",
-        limit=f"{safety}; one listing page per watched board per cycle plus each covered thread "
-              "read once per safety_read_interval, so ~boards + threads × pages / 60 requests a "
-              "cycle today (issue 30 asks for the cost as a documented formula of boards and "
-              "threads).",
+        limit=f"{safety}; page 1 of each watched board every cycle, each deeper listing page and "
+              "each page of each covered thread once per safety_read_interval: B + (Σ (L_b − 1) + "
+              "Σ P_t) / 60 a cycle on average, at most 2·B + T in one (docs/forums.md, What polling "
+              "costs).",
     )
     with Procs() as procs, Bench() as bench:
-        wide = ForumRun(procs, bench, boards=sizes.discovery_boards, threads=sizes.discovery_threads).hour(hour)
+        wide = ForumRun(procs, bench, boards=sizes.discovery_boards,
+                        threads=sizes.discovery_threads).hour(hour, discovery=True)
     per_board = sizes.discovery_threads // sizes.discovery_boards
     never = wide["never_read"]
     yield Row(
@@ -402,12 +414,16 @@ def _scaling_rows(sizes: Sizes, base: dict) -> Iterator[Row]:
         what=f"topics never read, {sizes.discovery_threads:,} threads in {sizes.discovery_boards} "
              f"board{'s' if sizes.discovery_boards > 1 else ''} ({per_board} a board: more than 10 "
              "listing pages)",
-        value=f"{never:,} of {sizes.discovery_threads:,} never read; idle cycle {wide['requests']:.1f} requests",
+        value=f"{never:,} of {sizes.discovery_threads:,} never read (the last found at cycle "
+              f"{wide['found_by']}); {wide['requests']:.1f} requests a cycle after the first, busiest "
+              f"{wide['busiest']}",
         peer=f"{threads} threads in {boards} boards (above): {base['never_read']} never read",
         ratio=f"{never / sizes.discovery_threads:.0%} of the topics never read",
         target="every topic of a watched board discovered (issue 30)", met=never == 0,
         limit=f"{safety}, the first cycle included; a topic is read when its listing entry is "
-              "seen changed or new, and by the safety re-read of the topics already known.",
+              "seen changed or new, and by the safety re-read of the topics already known; the "
+              "listing pages beyond the run read from page 1 (at most 10) are swept one a cycle "
+              "per board, once per safety_read_interval.",
     )
 
 

@@ -441,3 +441,37 @@ def test_an_attack_opened_between_load_and_commit_is_a_conflict(make_world):
     assert fresh.context.combat is not None
     assert [(a.attacker, a.target, a.status) for a in fresh.context.combat.attacks] == [("Mateo", "Guardia", "open")]
     assert set(fresh.context.combat.sheets) == {"guardia"}  # an open link's target is loaded too
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, lang):
+    """Issue 29, item 1: the order is posted "when everyone present has rolled or at a deadline
+    the master sets". After Lucía's initiative only, the master posts the order now: one
+    ``initiative_order`` notice naming Lucía; asking again queues nothing; when Mateo rolls
+    last, the turn's order is not posted a second time (one post per turn). Before any
+    initiative, and on a thread that is no scene, the master is told why nothing was posted."""
+    world = make_world(ruleset="vampiro", language=lang, sheets=_sheets())
+    w = WORDS[lang]
+    thread = _scene(world)
+    with pytest.raises(StateError) as exc:
+        combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
+                                       now=FIXED_NOW, ttl_seconds=3600, lang=lang)
+    assert exc.value.code == "no_initiative"
+    with pytest.raises(StateError) as exc:
+        combat_service.post_turn_order(world.state, world.game, world.forum_name, "9999", by="master",
+                                       now=FIXED_NOW, ttl_seconds=3600, lang=lang)
+    assert exc.value.code == "unknown_scene"
+    _, _, first = world.roll(w["init"], author="ana", thread=thread)
+    score = world.records(first)[0]["successes"]
+    posted = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
+                                            now=FIXED_NOW, ttl_seconds=3600, lang=lang)
+    assert posted == combat_service.OrderPosted(f"1. Lucía ({score})", True)
+    (notice,) = world.state.pending_notices(world.game)
+    assert notice.kind == "initiative_order" and f"1. Lucía ({score})" in notice.text
+    assert notice.text.startswith("Orden de iniciativa: " if lang == "es" else "Initiative order: ")
+    again = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
+                                           now=FIXED_NOW, ttl_seconds=3600, lang=lang)
+    assert again.queued is False
+    _, _, last = world.roll(w["init"], author="bruno", thread=thread)
+    assert w["complete"] in _reply(world, last)
+    assert [n.id for n in world.state.pending_notices(world.game)] == [notice.id]

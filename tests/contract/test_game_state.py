@@ -321,6 +321,44 @@ def test_the_thread_poll_state_and_discovered_threads(game_state, unique):
     assert game_state.threads(forum) == {"10"} and game_state.get_thread(forum, "9") == {}
 
 
+def test_the_safety_walk_position_is_kept_with_the_thread_poll_state(game_state, unique):
+    """Issue 30, item 5: ``safety_page`` (the page the next step of a safety re-read reads)
+    lives in the thread's poll state on both backends: kept, cleared with "", untouched by a
+    rewind (which moves ``last_page`` only), gone with the thread."""
+    forum = f"f-{unique}"
+    game_state.set_thread(forum, "9", last_page="25", safety_page="17")
+    game_state.rewind_thread(forum, "9")
+    assert game_state.get_thread(forum, "9") == {"last_page": "24", "safety_page": "17"}
+    game_state.set_thread(forum, "9", safety_page="", last_scan=FIXED_NOW.isoformat())
+    assert game_state.get_thread(forum, "9")["safety_page"] == ""
+    game_state.forget_thread(forum, "9")
+    assert game_state.get_thread(forum, "9") == {}
+
+
+def test_a_safety_step_reads_one_page_and_walks_back_to_page_1(world):
+    """:func:`worker.service.safety_step` on both backends: a 4-page thread (10 posts a
+    page) is re-read in four steps, last page first; a post its page shows and the state
+    does not know is returned; ``last_scan`` is set by the step that reads page 1."""
+    thread, _ = world.post("Abro la escena.")
+    ids = [world.forum.add_post(thread, f"paso {i}") for i in range(35)]
+    for post in service.poll_thread(world.svc, world.forum_name, thread):
+        service.process_post(world.svc, post)
+    assert world.state.get_thread(world.forum_name, thread)["last_page"] == "4"
+    missed = world.forum.add_post(thread, "[tirada]5 dif 6[/tirada]")  # on page 4, not read yet
+    world.forum.calls.clear()
+    steps = []
+    for _ in range(4):
+        world.clock.advance(seconds=60)
+        result = service.safety_step(world.svc, world.forum_name, thread)
+        steps.append(([p.post_id for p in result], world.state.get_thread(world.forum_name, thread)))
+    assert world.forum.calls == ["read_page"] * 4
+    assert [s[0] for s in steps] == [[missed], [], [], []]
+    assert [s[1]["safety_page"] for s in steps] == ["3", "2", "1", ""]
+    assert steps[-1][1]["last_scan"] == world.clock.now.isoformat()
+    assert "last_scan" not in steps[2][1] or steps[2][1]["last_scan"] < world.clock.now.isoformat()
+    assert ids[-1] not in steps[0][0]  # known posts are not returned
+
+
 def test_willpower_is_refused_at_zero_and_an_import_keeps_the_points_left(world):
     thread = None
     for expected in (3, 2, 1, 0):  # Tomás el sereno: Fuerza de Voluntad 4, a new post each turn

@@ -68,6 +68,25 @@ def test_quote_pagination_and_unknown_topic(local_forum):
     assert err.value.reason == "not_found"
 
 
+def test_read_page_reads_one_page_of_a_real_topic(local_forum):
+    """Issue 30, item 5: the safety re-read's step against a real FlaskBB 2.2.0: page 2 alone is
+    page 2 of the whole read, a page past the end is None, a topic that is gone is not found."""
+    player, bot = as_player(local_forum), as_bot(local_forum)
+    thread_id, _ = player.create_thread(local_forum.forum_id, "Por páginas", "uno")
+    for i in range(11):  # 12 posts: 2 pages
+        bot.post_reply(thread_id, f"relleno {i}")
+    whole = bot.list_posts(thread_id)
+    second = bot.read_page(thread_id, 2)
+    assert second is not None and (second.page, second.last_page) == (2, 2)
+    assert [p.post_id for p in second.posts] == [p.post_id for p in whole.posts if p.page == 2]
+    first = as_player(local_forum).read_page(thread_id, 1)
+    assert first is not None and [p.post_id for p in first.posts] == [p.post_id for p in whole.posts if p.page == 1]
+    assert bot.read_page(thread_id, 5) is None
+    with pytest.raises(ForumError) as err:
+        bot.read_page("99999", 2)
+    assert err.value.reason == "not_found"
+
+
 def test_wrong_password_and_empty_reply_are_reported(local_forum):
     bad = FlaskBBClient(local_forum.base_url, local_forum.bot.username, "wrong", timeout=10)
     with pytest.raises(ForumError) as err:

@@ -115,3 +115,35 @@ def test_a_corrupt_pending_entry_is_named_not_a_traceback(game, redis_client):
     assert listed.exit_code == 2 and "the pending damage r-bad cannot be read: delete it by hand" in listed.output
     confirmed = CliRunner().invoke(main, ["sheets", "confirm", "-c", config, gid, "r-bad"])
     assert confirmed.exit_code == 2 and "r-bad cannot be read" in confirmed.output
+
+
+def test_a_master_posts_the_turns_order_from_the_cli(game, redis_client):
+    """Issue 29, item 1: the order is posted when everyone present has rolled "or at a deadline
+    the master sets": ``scenes order`` queues the turn's one ``initiative_order`` notice now
+    (V20 "Initiative": highest first); a second call, and a turn nobody rolled in, say so."""
+    import json
+
+    from core.combat import evaluate_initiative
+    from core.post import TurnEntry, combat_turn
+    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.adapters.redis.scenes import get_scene
+    from worker.ports.identity import part
+
+    config, gid, _ = game
+    runner = CliRunner()
+    assert runner.invoke(main, ["scenes", "open", "-c", config, gid, "f", "7"]).exit_code == 0
+    none = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "7"])
+    assert none.exit_code == 2 and "nobody has rolled initiative in this turn" in none.output
+    scene = get_scene(redis_client, gid, "f", "7")
+    key = game_key(gid, "init", part(combat_turn(scene, "f", "7"), fold=False))
+    entry = TurnEntry(character="lucía", owner="ana", npc=False, roll_id="r1",
+                      initiative=evaluate_initiative("vampiro", "Lucía", [6], dexterity=3, wits=2, seq=0))
+    redis_client.hset(key, "lucía", json.dumps(entry.to_dict()))
+    posted = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "7"])
+    assert posted.exit_code == 0 and "scene f:7: order queued for the thread: 1. Lucía (11)" in posted.output
+    (notice,) = RedisGameState(redis_client).pending_notices(gid)
+    assert (notice.kind, notice.forum, notice.thread) == ("initiative_order", "f", "7")
+    again = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "7"])
+    assert again.exit_code == 0 and "this turn's order was posted already (1. Lucía (11))" in again.output
+    missing = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "8"])
+    assert missing.exit_code == 2 and "that thread is not a scene" in missing.output

@@ -5,7 +5,10 @@ What is asserted: an idle cycle reads one listing page per board and no thread; 
 costs its board's page and one read of its thread; a failed read stays pending; a burst of
 more new posts than a listing page holds reads the next page; an edit (invisible in a listing)
 and a deletion are found by the safety re-read; threads no listing covers are polled on their
-own; exactly one reply per post throughout.
+own; exactly one reply per post throughout. Issue 30, item 5: a long thread's safety re-read
+costs one page a cycle, last page first, and still finds a post on any page and a deletion on
+a middle page; every topic of a board deeper than 10 listing pages is discovered by the sweep;
+an idle cycle's requests stay within the documented bounds.
 """
 
 from __future__ import annotations
@@ -380,3 +383,210 @@ def test_answer_since_all_answers_the_whole_history(make_env):
     _old_board(env, days=30, tagged=4)
     _, processed, _ = env.cycle()
     assert len(processed) == 4 and len(env.forum.replies) == 4
+
+
+# -- issue 30, item 5: polling bounded in thread length -------------------------------------
+
+def _long_thread(env: Env, pages: int, first: str = "Abro la escena.") -> tuple[str, list[str]]:
+    """A thread of ``pages`` pages (the env's forum shows 2 posts a page); its post ids."""
+    tid, post = env.forum.add_thread("1", "Escena larga", first)
+    ids = [post] + [env.forum.add_post(tid, f"paso {i}") for i in range(2 * pages - 1)]
+    return tid, ids
+
+
+def _page_reads(env: Env) -> list[tuple[str, int]]:
+    """Spy on the forum's one-page reads: ``(thread, page)`` in call order."""
+    reads: list[tuple[str, int]] = []
+    real = env.forum.read_page
+
+    def read_page(thread_id: str, page: int):
+        reads.append((thread_id, page))
+        return real(thread_id, page)
+
+    env.forum.read_page = read_page  # type: ignore[method-assign]
+    return reads
+
+
+def _walk(env: Env, reads: list, cycles: int) -> list[tuple[int, list[int], int]]:
+    """``cycles`` cycles 60 s apart: per cycle (requests, pages read alone, listing reads)."""
+    out = []
+    for _ in range(cycles):
+        env.advance(60)
+        env.forum.calls.clear()
+        reads.clear()
+        plan, _, _ = env.cycle()
+        requests = sum(env.forum.calls.count(m) for m in ("board_listing", "read_page", "list_posts"))
+        out.append((requests, [page for _, page in reads], plan.listing_reads))
+    return out
+
+
+def test_a_25_page_thread_is_re_read_one_page_a_cycle_from_its_last_page(make_env):
+    env = make_env(safety_read_interval=3600)
+    tid, _ = _long_thread(env, 25)
+    env.cycle()  # first read: the whole thread (from page 1), as before
+    assert env.svc.store.get_thread(env.name, tid)["last_page"] == "25"
+    reads = _page_reads(env)
+    cycles = _walk(env, reads, 61 + 25)
+    start = next(i for i, (_, pages, _) in enumerate(cycles) if pages)
+    # one page a cycle, last page first, to page 1, in 25 consecutive cycles; then nothing
+    # until the thread's moment of the next interval
+    assert [pages for _, pages, _ in cycles[start:start + 25]] == [[n] for n in range(25, 0, -1)]
+    again = [i for i, (_, pages, _) in enumerate(cycles) if pages and i >= start + 25]
+    assert not again or again[0] - start >= 60
+    assert max(requests for requests, _, _ in cycles) == 2  # its board's page 1 + one page of the thread
+    assert all(listing == 1 for _, _, listing in cycles)
+    state = env.svc.store.get_thread(env.name, tid)
+    assert state["last_scan"] >= (FIXED_NOW + timedelta(seconds=60 * (start + 25))).isoformat()
+
+
+def test_a_post_the_walk_reaches_is_found_on_any_page(make_env, redis_client):
+    """A post whose processing Redis lost (a failover) on page 7 of 12, and a new post at the
+    end while the walk is on its way: both are processed, each once."""
+    from worker.adapters.redis.store import post_key
+
+    env = make_env(safety_read_interval=3600)
+    tid, ids = _long_thread(env, 12)
+    lost = ids[13]  # page 7
+    env.forum.edit_post(lost, "[tirada]4 dif 6[/tirada]")
+    env.cycle()
+    rid = env.svc.store.get_post(env.name, lost).roll_ids[0]
+    redis_client.delete(post_key(env.name, lost))
+    reads = _page_reads(env)
+    found_at, new_at, new_post = None, None, None
+    for minute in range(1, 61 + 12):
+        env.advance(60)
+        reads.clear()
+        if reads == [] and minute > 1 and new_post is None and env.svc.store.get_thread(
+                env.name, tid).get("safety_page"):
+            new_post = env.forum.add_post(tid, "[tirada]6 dif 6[/tirada]")  # during the walk
+        _, processed, _ = env.cycle()
+        if lost in processed:
+            found_at = (minute, [page for _, page in reads])
+        if new_post is not None and new_post in processed:
+            new_at = minute
+    assert found_at is not None and found_at[1] == [7]  # found by the step that read its page
+    assert env.svc.store.get_post(env.name, lost).roll_ids == [rid]  # the same roll again
+    assert new_at is not None
+    assert len(env.svc.store.get_post(env.name, new_post).roll_ids) == 1
+
+
+def test_the_walk_flags_a_post_deleted_on_a_middle_page_and_no_other(make_env):
+    env = make_env(safety_read_interval=3600)
+    tid, ids = _long_thread(env, 10)
+    for pid in ids:
+        env.forum.edit_post(pid, "[tirada]3 dif 6[/tirada]")
+    env.cycle()
+    rolls = {pid: env.svc.store.get_post(env.name, pid).roll_ids[0] for pid in ids}
+    env.forum.delete_post(ids[9])  # page 5; the posts after it move up a place
+    for _ in range(61 + 10):
+        env.advance(60)
+        env.cycle()
+    flags = {pid: env.svc.store.get_roll(rid)["record"]["flags"]["post_deleted"] for pid, rid in rolls.items()}
+    assert flags[ids[9]] is True
+    assert [pid for pid, deleted in flags.items() if deleted] == [ids[9]]
+
+
+def test_a_board_of_15_listing_pages_has_every_topic_discovered(make_env):
+    env = make_env(board_per_page=4, safety_read_interval=3600)
+    topics = _board_of(env.forum, 60, 1)["1"]  # 15 listing pages
+    reads_per_cycle, discovered = [], []
+    for _ in range(7):
+        plan, _, _ = env.cycle()
+        reads_per_cycle.append(plan.listing_reads)
+        discovered.append(len(env.svc.store.threads(env.name)))
+        env.advance(60)
+    # cycle 1: the run of changed pages from page 1 stops at the 10th, and the sweep reads the
+    # 11th; then one page a cycle: 12 to 15; then page 1 alone
+    assert reads_per_cycle == [11, 2, 2, 2, 2, 1, 1]
+    assert discovered == [44, 48, 52, 56, 60, 60, 60]
+    assert env.svc.store.threads(env.name) == set(topics)
+    assert all(env.svc.store.get_thread(env.name, t).get("last_poll") for t in topics)  # each read once
+
+
+def test_the_sweep_comes_back_once_per_safety_interval(make_env):
+    env = make_env(board_per_page=4, safety_read_interval=600)
+    _board_of(env.forum, 12, 1)  # 3 listing pages
+    sweeps = []
+    for _ in range(25):
+        plan, _, _ = env.cycle()
+        sweeps.append(plan.swept)
+        env.advance(60)
+    # cycle 1 reads pages 1-3 (all changed); no page is left for a sweep. 10 minutes later
+    # a sweep reads pages 2 and 3, one a cycle, and 10 minutes after its end again
+    assert sweeps[0] == 0
+    assert sum(sweeps) == 4 and max(sweeps) == 1
+
+
+def test_an_idle_cycle_costs_at_most_two_per_board_plus_one_per_topic(make_env):
+    """3 boards of 6 listing pages (24 topics each, 4 a page), every 6th topic 5 pages long:
+    over the second hour no cycle costs more than 2·B + T requests, and the mean is the
+    documented B + (Σ(L_b − 1) + Σ P_t) / k (k = 60 cycles an interval)."""
+    env = make_env(boards=("1", "2", "3"), board_per_page=4, safety_read_interval=3600)
+    boards = _board_of(env.forum, 72, 3)
+    pages = {}
+    for topics in boards.values():
+        for i, tid in enumerate(topics):
+            if i % 6 == 0:
+                for n in range(9):  # 10 posts: 5 pages
+                    env.forum.add_post(tid, f"más {n}")
+            pages[tid] = 5 if i % 6 == 0 else 1
+    env.cycle()
+    reads = _page_reads(env)
+    _walk(env, reads, 60)  # the first hour: discovery, first walks
+    hour = _walk(env, reads, 60)
+    requests = [r for r, _, _ in hour]
+    b, t = 3, 72
+    assert max(requests) <= 2 * b + t
+    expected = b + (3 * (6 - 1) + sum(pages.values())) / 60
+    assert abs(sum(requests) / 60 - expected) <= 0.5, (sum(requests) / 60, expected)
+
+
+def test_a_failed_sweep_page_is_retried_and_leaves_the_board_covered(make_env):
+    env = make_env(board_per_page=4, safety_read_interval=3600)
+    topics = _board_of(env.forum, 48, 1)["1"]  # 12 listing pages: the sweep reads 11 and 12
+    real = env.forum.board_listing
+
+    def flaky(forum_id, *, page=1):
+        if page == 11 and not flaky.failed:
+            flaky.failed = True
+            raise ForumError("http_5xx", "down")
+        return real(forum_id, page=page)
+
+    flaky.failed = False
+    env.forum.board_listing = flaky  # type: ignore[method-assign]
+    plan, _, _ = env.cycle()
+    assert plan.swept == 0 and plan.covered  # the run from page 1 was read: its topics are covered
+    assert not any(reason == "poll" for reason in plan.threads.values())
+    for _ in range(2):
+        env.advance(60)
+        plan, _, _ = env.cycle()
+        assert plan.swept == 1
+    assert env.svc.store.threads(env.name) == set(topics)
+
+
+def test_a_page_not_in_id_order_makes_the_safety_re_read_whole(make_env):
+    """A page whose post ids are not numbers in increasing order proves no deletion: the step
+    reads the thread whole from page 1 instead (what every safety re-read did before), once."""
+    from dataclasses import replace
+
+    env = make_env(safety_read_interval=3600)
+    tid, _ = _long_thread(env, 5)
+    env.cycle()
+    real = env.forum.read_page
+
+    def shuffled(thread_id, page):
+        got = real(thread_id, page)
+        return None if got is None else replace(got, posts=tuple(reversed(got.posts)))
+
+    env.forum.read_page = shuffled  # type: ignore[method-assign]
+    for _ in range(61):
+        env.advance(60)
+        env.forum.calls.clear()
+        plan, _, _ = env.cycle()
+        if plan.threads.get(tid) == "safety":
+            assert env.forum.calls.count("list_posts") == 1  # the whole thread, from page 1
+            break
+    else:
+        pytest.fail("no safety re-read in the hour")
+    state = env.svc.store.get_thread(env.name, tid)
+    assert state["safety_page"] == "" and state["last_scan"] == env.now[0].isoformat()

@@ -1009,3 +1009,58 @@ def test_state_page_retry_difficulty_is_cores_rule(world, redis_client):
     st = running_state(lenient, world["keystore"], FIXED_NOW, redis_client=redis_client)
     assert st.retries == [{"character": "Lucía", "name": "cantar", "attempts": 2, "difficulty": 9,
                            "successes": False, "impossible": False}]
+
+
+def test_the_verify_page_and_audit_row_show_a_wounded_rolls_penalty(world, ana, redis_client):
+    """Issue 29, item 6: "/v/<id> show the roll kind, the penalties applied and the health
+    change". V20 "Health": Herido (four levels marked) takes −2 dice from every action pool;
+    initiative loses the same from its rating (V20 "Initiative": "wound penalties subtract from
+    it"). Lucía (Destreza 3, Pelea 3, Astucia 2) is imported Herido: her Destreza+Pelea rolls 4
+    dice, not 6, and her initiative is 5 − 2 + the die."""
+    from worker.adapters.redis.gamestate import RedisGameState
+
+    game = world["ids"]["game"]
+    RedisGameState(redis_client).import_sheets(game, {"characters": [
+        {"name": "Lucía", "owner": "jugadora", "creature": "vampire", "generation": 13, "blood": 10,
+         "health": {"lethal": 4}, "attributes": {"Destreza": 3, "Astucia": 2}, "abilities": {"Pelea": 3}}]})
+    record = _roll_in(world, f"f-{world['u']}", "[tirada]Destreza+Pelea[/tirada]")
+    assert len(record["faces"]) == 4
+    assert record["params"]["combat"] == {"kind": "action", "base": 6, "penalty": 2, "level": "wounded"}
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    assert "Heridas (Herido): −2 dados" in html
+    audit = world["client"].get(f"/audit/{game}").get_data(as_text=True)
+    assert '<span class="flag combat">Heridas (Herido): −2 dados</span>' in audit
+    record = _roll_in(world, f"f-{world['u']}", "[tirada]iniciativa[/tirada]")
+    (die,) = record["faces"]
+    assert record["successes"] == 5 - 2 + die
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    assert "Tirada de combate: iniciativa" in html
+    assert f"Iniciativa: 5 − 2 por heridas + el dado = {5 - 2 + die}" in html
+
+
+@pytest.mark.parametrize(("lang", "words"), [
+    ("es", ["Tirada de combate: absorción (acción refleja: no puede fracasar, sin penalización por heridas)",
+            "Absorbe 1 de 3 éxitos de daño: pasan 2", "Salud de Guardia: ileso → Lastimado (−1)"]),
+    ("en", ["Combat roll: soak (reflexive: cannot botch, no wound penalty)",
+            "Soaks 1 of 3 damage successes: 2 get through", "Guardia's health: unhurt → Hurt (−1)"]),
+])
+def test_combat_lines_of_a_soak_name_the_health_change(world, lang, words):
+    """V20 "Soak": each soak success cancels one level; "Health": two lethal levels on an
+    unhurt mortal leave him Lastimado (−1). The lines come from the record's params only, in the
+    page's language; malformed params give no line rather than an error."""
+    from web.i18n import use_game_language
+    from web.verify import combat_lines
+
+    soak = {"ruleset": "vampiro", "params": {"combat": {
+        "kind": "soak", "damage": "lethal", "link": "x", "damage_successes": 3, "dice": 2,
+        "net": {"damage": "lethal", "rolled": 3, "soaked": 1, "after_soak": 2, "halved": False, "levels": 2},
+        "health": {"character": "Guardia", "applied": "auto",
+                   "before": {"creature": "mortal", "aggravated": 0, "lethal": 0, "bashing": 0, "beyond": None},
+                   "after": {"creature": "mortal", "aggravated": 0, "lethal": 2, "bashing": 0, "beyond": None}}}}}
+    with world["app"].test_request_context("/"):
+        use_game_language(lang)
+        assert combat_lines(soak) == words
+        dragon = {**soak["params"]["combat"]["health"]["before"], "creature": "dragon"}
+        assert combat_lines({"ruleset": "vampiro", "params": {"combat": {
+            **soak["params"]["combat"], "health": {"before": dragon, "after": dragon}}}}) == []
+        assert combat_lines({"params": {"combat": {"kind": "damage"}}}) == []

@@ -65,5 +65,22 @@ def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_clie
         redis_client.hset(key, name.lower(), json.dumps(entry.to_dict()))
     html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
     assert "1. Mateo (15) · 2. Lucía (9)" in html
+    # the master's deadline: "Publicar orden" queues the order as the turn's one notice
+    resp = ana.post(f"/audit/{game}/scenes/order", data={"csrf_token": csrf_token(html), "forum": "foro",
+                                                         "thread": "79"}, follow_redirects=True)
+    assert "Escena foro:79: el orden del turno se publicará en el hilo: 1. Mateo (15) · 2. Lucía (9)" in \
+        resp.get_data(as_text=True)
+    notices = world["store"].pending_notices(game)
+    assert [(n.kind, n.thread, n.who) for n in notices] == [("initiative_order", "79", f"ana-{world['u']}")]
+    assert notices[0].text.startswith("Orden de iniciativa: 1. Mateo (15) · 2. Lucía (9).")
+    resp = ana.post(f"/audit/{game}/scenes/order", data={"csrf_token": csrf_token(html), "forum": "foro",
+                                                         "thread": "79"}, follow_redirects=True)
+    assert "Escena foro:79: el orden de este turno ya se publicó." in resp.get_data(as_text=True)
+    assert len(world["store"].pending_notices(game)) == 1
+    assert ana.post(f"/audit/{game}/scenes/order", data={"forum": "foro", "thread": "79"}).status_code == 400
     ana.post(f"/audit/{game}/scenes/turn", data={"csrf_token": csrf_token(html), "forum": "foro", "thread": "79"})
-    assert "Mateo (15)" not in ana.get(f"/audit/{game}/scenes").get_data(as_text=True)  # a new turn: no order yet
+    html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "Mateo (15)" not in html and "Publicar orden" not in html  # a new turn: no order yet
+    resp = ana.post(f"/audit/{game}/scenes/order", data={"csrf_token": csrf_token(html), "forum": "foro",
+                                                         "thread": "79"}, follow_redirects=True)
+    assert "nadie ha tirado iniciativa en este turno: no hay orden que publicar" in resp.get_data(as_text=True)

@@ -241,3 +241,26 @@ def test_a_member_s_listing_links_unread_topics_to_a_post_and_the_client_finds_t
     assert client.list_threads("1") == ["2", "1"]
     # each post's topic is asked once, then remembered
     assert [c[1] for c in session.calls].count("/post/2") == 1
+
+
+def test_read_page_reads_one_page_alone():
+    """Issue 30, item 5: a safety re-read step is one request."""
+    from worker.forums.base import ReadsPages
+
+    c, s = client({("GET", "/topic/2?page=2"): [response(text=page("topic_p2.html"))]})
+    assert isinstance(c, ReadsPages)
+    got = c.read_page("2", 2)
+    assert got is not None
+    assert ([p.post_id for p in got.posts], got.page, got.last_page) == (["12"], 2, 2)
+    assert [(m, p) for m, p, _ in s.calls] == [("GET", "/topic/2?page=2")]
+
+
+def test_read_page_past_the_end_is_none_and_a_gone_topic_not_found():
+    c, _ = client({("GET", "/topic/2?page=5"): [response(404)],
+                   ("GET", "/topic/2?page=1"): [response(text=page("topic_p1.html"))]})
+    assert c.read_page("2", 5) is None  # page 1 is there: only page 5 is past the end
+    c, _ = client({**LOGIN, ("GET", "/topic/9?page=3"): [response(404), response(404)],
+                   ("GET", "/topic/9?page=1"): [response(404), response(404)]})
+    with pytest.raises(ForumError) as err:
+        c.read_page("9", 3)
+    assert err.value.reason == "not_found"

@@ -56,7 +56,7 @@ def test_the_ports_import_no_adapter_and_no_io_library():
 
 
 def test_the_configuration_and_the_game_state_are_no_circle():
-    """Issue 28: worker/settings.py and worker/state/ imported each other; the state settings
+    """Issue 28: worker/config/settings.py and worker/adapters/redis/ imported each other; the state settings
     are now a port's value type that the configuration validates against, one way."""
     allowed = _stdlib_or(("core", "worker.config", "worker.ports.settings", "worker.adapters.redis.url", "worker.forums.profile",
                           "pydantic", "pydantic_core"))

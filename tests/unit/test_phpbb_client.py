@@ -363,3 +363,36 @@ def test_ids_must_be_digits():
         client.list_posts("7; DROP")
     from worker.forums.paging import MAX_PAGES
     assert MAX_PAGES >= 1
+
+
+def test_read_page_reads_one_page_learning_the_page_size_once():
+    """Issue 30, item 5: a safety re-read step is one request (page 1 once more per
+    process, for the page size ``start`` depends on)."""
+    from worker.forums.base import ReadsPages
+
+    web = FakeWeb()
+    board(web)
+    client, _ = make(web)
+    assert isinstance(client, ReadsPages)
+    got = client.read_page("7", 2)
+    assert got is not None
+    assert ([p.post_id for p in got.posts], got.page, got.last_page) == (["104", "105"], 2, 2)
+    assert [s.path for s in web.calls("GET", "/viewtopic.php")] == ["/viewtopic.php?t=7", "/viewtopic.php?t=7&start=3"]
+    again = client.read_page("7", 2)
+    assert again == got and len(web.calls("GET", "/viewtopic.php")) == 3
+    first = client.read_page("7", 1)
+    assert first is not None and [p.post_id for p in first.posts] == ["101", "102", "103"]
+
+
+def test_read_page_past_the_end_is_none():
+    """phpBB shows the last page for a ``start`` past the end: that page is not the one asked."""
+    web = FakeWeb()
+    board(web)
+
+    def viewtopic(seen):
+        return Reply(200, page("viewtopic_p1.html" if not seen.query.get("start") else "viewtopic_p2.html"))
+
+    web.route("GET", "/viewtopic.php", viewtopic)
+    client, _ = make(web)
+    assert client.read_page("7", 4) is None  # start=9: phpBB answered page 2, the last
+    assert [s.path for s in web.calls("GET", "/viewtopic.php")] == ["/viewtopic.php?t=7", "/viewtopic.php?t=7&start=9"]

@@ -299,3 +299,23 @@ def test_the_breadcrumb_s_board_pages_are_not_the_thread_s():
     posts, info = parse("showthread_breadcrumb.html")
     assert (info.page, info.last_page, info.has_next) == (1, 1, False)
     assert len(posts) == 1
+
+
+def test_read_page_reads_one_page_of_a_long_thread():
+    """Issue 30, item 5: a safety re-read step is one request, page by page backwards."""
+    from worker.forums.base import ReadsPages
+
+    web = thread_web()
+    client = client_for(web)
+    assert isinstance(client, ReadsPages)
+    got = client.read_page("1", 8)
+    assert got is not None and (got.page, got.last_page) == (8, 9)
+    whole = client_for(thread_web()).list_posts("1", since_page=8)
+    assert [p.post_id for p in got.posts] == [p.post_id for p in whole.posts if p.page == 8]
+    assert [int(s.query.get("page", "1")) for s in web.calls("GET", "/showthread.php")] == [8]
+
+
+def test_read_page_past_the_end_is_none_after_one_request():
+    web = thread_web()  # MyBB shows the last page (9) for a page past the end
+    assert client_for(web).read_page("1", 12) is None
+    assert [s.query["page"] for s in web.calls("GET", "/showthread.php")] == ["12"]

@@ -33,6 +33,8 @@ __all__ = [
     "LatestPosts",
     "ListingEntry",
     "ListsBoards",
+    "ReadsPages",
+    "SinglePage",
     "ThreadPage",
     "log_forum_alert",
     "log_forum_warning",
@@ -215,6 +217,23 @@ class ThreadPage:
 
 
 @dataclass(frozen=True)
+class SinglePage:
+    """One page of a thread read alone (:class:`ReadsPages`).
+
+    Attributes:
+        thread_id: the thread read.
+        page: the page read (1-based).
+        last_page: the thread's last page as this page's pagination shows it (>= ``page``).
+        posts: the page's posts in thread order (oldest first).
+    """
+
+    thread_id: str
+    page: int
+    last_page: int
+    posts: tuple[ForumPost, ...]
+
+
+@dataclass(frozen=True)
 class ListingEntry:
     """One topic as a board listing shows it.
 
@@ -381,6 +400,22 @@ class ListsBoards(Protocol):
         """Page ``page`` (1-based) of board ``forum_id``'s listing; a page past the last one
         reads as the last page. Raises ``ForumError("not_found")`` when the board does not
         exist, ``ForumError("markup")`` when the page is not a board listing."""
+        ...
+
+
+@runtime_checkable
+class ReadsPages(Protocol):
+    """An adapter that reads one page of a thread alone: what lets the safety re-read of a
+    long thread cost one request a cycle, walking it from its last page back (issue 30,
+    item 5; :func:`worker.service.polling.safety_step`)."""
+
+    def read_page(self, thread_id: str, page: int) -> SinglePage | None:
+        """Page ``page`` (1-based) of the thread, one request (a login and a second request
+        when the forum shows the page to members only); None when the page is past the
+        thread's end (posts were deleted since the page was counted).
+
+        Raises ``ForumError("not_found")`` when the thread has no page 1 (it is gone),
+        ``ForumError("markup")`` when the page is not a topic page."""
         ...
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from worker.forums.base import BoardListing, ForumError, ForumPost, ListingEntry, ThreadPage
+from worker.forums.base import BoardListing, ForumError, ForumPost, ListingEntry, SinglePage, ThreadPage
 
 __all__ = ["FakeForum", "RecordedReply"]
 
@@ -175,6 +175,17 @@ class FakeForum:
         posts = tuple(self._posts[p] for p in thread.post_ids if self._posts[p].page >= first)
         return ThreadPage(thread_id=thread_id, posts=posts, first_page=first, last_page=last,
                           title=thread.title)
+
+    def read_page(self, thread_id: str, page: int) -> SinglePage | None:
+        """Page ``page`` of the thread alone (``ReadsPages``); None past the last page."""
+        self._enter("read_page")
+        thread = self._thread(thread_id)
+        last = max(1, -(-len(thread.post_ids) // self.per_page))
+        if page > last and page > 1:
+            return None
+        number = max(1, page)
+        posts = tuple(self._posts[p] for p in thread.post_ids if self._posts[p].page == number)
+        return SinglePage(thread_id=thread_id, page=number, last_page=last, posts=posts)
 
     def list_threads(self, forum_id: str) -> list[str]:
         """Thread ids of board ``forum_id``, most recently active first."""

@@ -10,6 +10,7 @@ embedded default) and :class:`worker.adapters.redis.keystore.RedisKeystore`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
@@ -19,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from core.errors import NarradorError
 from core.vrf import VrfSecretKey
 
-__all__ = ["DayNotBoundError", "KeystoreError", "KeystorePort", "SeedRevealedError", "SeedSchedule"]
+__all__ = ["DayKeys", "DayNotBoundError", "KeystoreError", "KeystorePort", "SeedRevealedError", "SeedSchedule"]
 
 
 class KeystoreError(NarradorError):
@@ -36,6 +37,21 @@ class DayNotBoundError(KeystoreError):
     chosen for the outcomes of the posts already waiting (review of issue 19)."""
 
 
+@dataclass(frozen=True)
+class DayKeys:
+    """What a new roll of a game day is signed and rolled with (:meth:`KeystorePort.day_keys`).
+
+    Attributes:
+        key_id: the active signing key's id (16 hex digits).
+        signing_key: that Ed25519 private key.
+        seed: the day's 32-byte seed (never a revealed one).
+    """
+
+    key_id: str
+    signing_key: Ed25519PrivateKey
+    seed: bytes
+
+
 class KeystorePort(Protocol):
     """What the worker and the web app use of a keystore: :class:`Keystore` holds it in the
     instance folder, :class:`worker.adapters.redis.keystore.RedisKeystore` in Redis (issue 18).
@@ -45,8 +61,8 @@ class KeystorePort(Protocol):
     VRF keys (secret rolls, ``core.vrf``): :meth:`rotate_vrf_key`, :meth:`vrf_key_for_day`,
     :meth:`vrf_public_keys`.  Day seeds: :meth:`seed_for`, :meth:`ensure_seeds_ahead`,
     :meth:`revealed_seed`, :meth:`commitments`, :meth:`reveal_due`.  Reply markers:
-    :meth:`marker_secret`; roll ids: :meth:`roll_id_secret`.  The methods' contracts are
-    those of :class:`Keystore`.
+    :meth:`marker_secret`; roll ids: :meth:`roll_id_secret`.  What a post needs at once:
+    :meth:`day_keys`.  The methods' contracts are those of :class:`Keystore`.
     """
 
     def init_keys(self) -> str: ...
@@ -62,6 +78,7 @@ class KeystorePort(Protocol):
     def marker_secret(self) -> bytes: ...
     def roll_id_secret(self) -> bytes: ...
     def seed_for(self, game: str, day: date, *, create: bool = True, allow_revealed: bool = False) -> bytes: ...
+    def day_keys(self, game: str, day: date) -> DayKeys: ...
     def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]: ...
     def revealed_seed(self, game: str, day: date) -> bytes | None: ...
     def is_revealed(self, game: str, day: date) -> bool: ...
@@ -86,6 +103,22 @@ class SeedSchedule:
 
     def _bind_vrf(self, game: str, day: date) -> str | None:
         raise NotImplementedError
+
+    def active_signing_key(self) -> tuple[str, Ed25519PrivateKey]:
+        raise NotImplementedError
+
+    def day_keys(self, game: str, day: date) -> DayKeys:
+        """The active signing key and the day's seed (created on first use), for a new roll:
+        what a post reads of the keystore, in one call (issue 30, item 3).  The instance
+        folder answers from what it read before, after two ``stat`` calls (the active key's
+        file, the day's reveal marker); Redis in one round trip.
+
+        Raises:
+            KeystoreError: as :meth:`active_signing_key` and :meth:`seed_for`.
+            SeedRevealedError: the day's seed is revealed: it rolls no more dice.
+        """
+        key_id, signing_key = self.active_signing_key()
+        return DayKeys(key_id, signing_key, self.seed_for(game, day))
 
     def ensure_seeds_ahead(self, game: str, today: date, days: int = 2) -> list[date]:
         """Make sure seeds exist for ``today`` and the ``days`` following days.

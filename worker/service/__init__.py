@@ -37,6 +37,8 @@ from worker.service.polling import (
     poll_latest,
     poll_thread,
     recheck_after_server_change,
+    safety_step,
+    safety_walks,
 )
 from worker.service.posts import (
     MAX_EDIT_ADDED,
@@ -109,6 +111,8 @@ __all__ = [
     "run_due",
     "run_rollover",
     "run_tick",
+    "safety_step",
+    "safety_walks",
     "send_reply",
     "stranded_replies",
     "sweep",

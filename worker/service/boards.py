@@ -18,11 +18,19 @@ only when its entry changed:
 2. **Pending**: a topic whose listing changed stays pending (``nr:listing:{<forum>}:pending``)
    until a poll of it succeeds and commits the new activity (:func:`commit`), so a failed
    read is retried at every cycle even after its entry sank below page 1.
-3. **Safety re-read**: every watched topic is also read in full (from page 1) once per
-   ``safety_read_interval`` (default an hour), at a moment of that interval fixed by a hash of
-   the topic's id (so 200 topics spread evenly instead of all falling due together): it catches
-   what a listing cannot show — an edit (no engine changes a topic's entry for it), a deleted
-   post that was not the last, a listing sorted otherwise.
+3. **Safety re-read**: every watched topic is also re-read whole once per
+   ``safety_read_interval`` (default an hour), starting at a moment of that interval fixed by
+   a hash of the topic's id (so 200 topics spread evenly instead of all falling due together):
+   it catches what a listing cannot show — an edit (no engine changes a topic's entry for it),
+   a deleted post that was not the last, a listing sorted otherwise. It reads **one page a
+   cycle**, from the topic's last page back to page 1 (issue 30, item 5:
+   :func:`worker.service.polling.safety_step`; the walk's position is the topic's
+   ``safety_page``), so a cycle's cost does not grow with a topic's length; an adapter that
+   cannot read a page alone reads the topic whole from page 1 as before.
+   **Discovery sweep**: a board whose listing has more pages than the run read from page 1
+   is swept one page a cycle beyond that run, to its last page (the board's ``sweep_page``),
+   when never swept and again once per ``safety_read_interval``, so every topic of a watched
+   board is discovered however deep it sank (before, topics past the 10th page never were).
 4. **Per thread**: a watched topic no listing covers (``watch_threads`` outside the watched
    boards, an engine or profile whose listing shows no activity, a listing that failed to
    parse) is polled every ``poll_interval`` as before.
@@ -41,12 +49,25 @@ on their own (``docs/forums.md``, "Polling").
 Redis keys (this module's; braces are the cluster hash tag):
 
 ========================================  ======  =============================================
-``nr:board:{<forum>}:<board>``            hash    ``last_read`` (UTC ISO): the listing's last read
+``nr:board:{<forum>}:<board>``            hash    ``last_read`` (UTC ISO): the listing's last read;
+                                                  ``sweep_page``: the discovery sweep's next
+                                                  listing page (``""``: none in progress);
+                                                  ``last_sweep`` (UTC ISO): its last end
 ``nr:listing:{<forum>}:pending``          set     threads whose listing changed, not read yet
 ``nr:thread:{<forum>}:<thread>`` fields   hash    ``activity`` (committed after a read),
                                                   ``seen_activity`` (the listing's latest),
-                                                  ``board`` (where it is listed)
+                                                  ``board`` (where it is listed),
+                                                  ``safety_page`` (the safety walk's next page,
+                                                  ``""``: none in progress; kept with the
+                                                  thread's poll state, ``GameState.set_thread``)
 ========================================  ======  =============================================
+
+Requests of an idle cycle (no new post anywhere), for ``B`` watched boards whose listings have
+``L_b`` pages and ``T`` covered topics of ``P_t`` pages, with ``k = safety_read_interval /
+poll_interval`` cycles per interval (60 by default): at most ``2·B + T`` in any one cycle (a
+listing page and a sweep page per board, a page per topic), and on average
+``B + (Σ_b (L_b − 1) + Σ_t P_t) / k`` per cycle — each board's page 1 every cycle, each other
+listing page and each topic page once per interval (``docs/forums.md``, "What polling costs").
 """
 
 from __future__ import annotations
@@ -58,7 +79,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from worker.forums.base import ForumError, LatestPosts, ListsBoards
+from worker.forums.base import BoardListing, ForumError, LatestPosts, ListingEntry, ListsBoards, ReadsPages
 
 if TYPE_CHECKING:
     from worker.adapters.redis.text import TextRedis
@@ -82,6 +103,10 @@ log = logging.getLogger(__name__)
 #: at the next cycles: the pending set keeps what was seen).
 MAX_LISTING_PAGES = 10
 
+#: Highest listing page a discovery sweep reads (the listing's own last page is the forum's
+#: word; a sweep reads one page a cycle, so this bounds a sweep's length, not a cycle's cost).
+MAX_SWEEP_PAGE = 10_000
+
 #: Why a thread is read in a cycle.
 REASONS = {
     "new": "first seen (in a listing, or configured)",
@@ -100,8 +125,11 @@ class PollPlan:
         forum: the forum's configured name.
         threads: thread id -> reason (one of :data:`REASONS`), sorted by id.
         activity: thread id -> the listing activity to :func:`commit` once its read succeeded.
-        full: threads to read in full, from page 1 (the safety re-read).
-        listing_reads: listing pages read to make the plan (requests).
+        full: threads to read in full, from page 1 (the safety re-read of a forum whose
+            adapter cannot read one page alone; otherwise a safety re-read is one page a cycle,
+            :func:`worker.service.polling.safety_step`).
+        listing_reads: listing pages read to make the plan (requests), the sweep's included.
+        swept: listing pages read by the boards' discovery sweeps (``_sweep``).
         latest: poll the site's latest posts (Discourse).
         covered: threads a listing covers this cycle.
     """
@@ -111,6 +139,7 @@ class PollPlan:
     activity: dict[str, str] = field(default_factory=dict)
     full: set[str] = field(default_factory=set)
     listing_reads: int = 0
+    swept: int = 0
     latest: bool = False
     covered: set[str] = field(default_factory=set)
 
@@ -192,6 +221,7 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
     lister = (adapter if fs.poll_by_listing and isinstance(adapter, ListsBoards)
               and not isinstance(adapter, LatestPosts) else None)
     by_listing = lister is not None
+    walks = isinstance(adapter, ReadsPages)
     if lister is not None:
         for board in fs.watch_forums:
             if not force and not _board_due(r, forum_name, board, fs.poll_interval, now):
@@ -229,9 +259,11 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
                 result.threads[thread_id] = "pending"
                 result.activity[thread_id] = state.get("seen_activity", "")
         elif covered:
-            if safety_due(forum_name, thread_id, state.get("last_scan"), now, fs.safety_read_interval):
+            walking = walks and state.get("safety_page", "") not in ("", "0")
+            if walking or safety_due(forum_name, thread_id, state.get("last_scan"), now, fs.safety_read_interval):
                 result.threads[thread_id] = "safety"
-                result.full.add(thread_id)
+                if not walks:
+                    result.full.add(thread_id)
         elif never_read or force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
             result.threads[thread_id] = "new" if never_read else "poll"
         if covered:
@@ -264,7 +296,7 @@ def _board_due(r: TextRedis, forum: str, board: str, interval: float, now: datet
 def _states(r: TextRedis, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str, str]]:
     """The poll state of each thread, one pipeline."""
     ids = list(thread_ids)
-    names = ("activity", "seen_activity", "board", "last_poll", "last_scan")
+    names = ("activity", "seen_activity", "board", "last_poll", "last_scan", "safety_page")
     with r.pipeline(transaction=False) as pipe:
         for thread_id in ids:
             pipe.hmget(_thread_key(forum, thread_id), names)
@@ -275,38 +307,99 @@ def _states(r: TextRedis, forum: str, thread_ids: Iterable[str]) -> dict[str, di
 
 def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, now: datetime,
                   result: PollPlan) -> set[str]:
-    """Read a board's listing from page 1 while its pages end with a changed entry; mark the
-    changed topics pending and put them in ``result``; return every topic seen."""
+    """Read a board's listing from page 1 while its pages end with a changed entry (at most
+    :data:`MAX_LISTING_PAGES`), then one page of the board's discovery sweep
+    (:func:`_sweep`); mark the changed topics pending and put them in ``result``; return
+    every topic seen."""
     r = _redis(svc)
     seen: set[str] = set()
-    page, last_page = 1, 1
+    page, last_page, read_through = 1, 1, 1
     while page <= MAX_LISTING_PAGES:
         listing = adapter.board_listing(board, page=page)
         result.listing_reads += 1
-        entries = [e for e in listing.entries if e.thread_id not in seen]
-        states = _states(r, forum, [e.thread_id for e in entries])
-        changed = []
-        with r.pipeline(transaction=False) as pipe:
-            for entry in entries:
-                seen.add(entry.thread_id)
-                state = states[entry.thread_id]
-                if not entry.activity:  # the listing shows nothing: polled on its own
-                    continue
-                pipe.hset(_thread_key(forum, entry.thread_id),
-                          mapping={"board": board, "seen_activity": entry.activity})
-                if entry.activity != state.get("activity"):
-                    changed.append(entry.thread_id)
-                    pipe.sadd(_pending_key(forum), entry.thread_id)
-                    result.threads[entry.thread_id] = "changed" if state.get("last_poll") else "new"
-                    result.activity[entry.thread_id] = entry.activity
-            pipe.execute()
+        fresh = _fresh(listing, seen)
+        changed = _note_entries(r, forum, board, fresh, seen, result)
         last_page = max(last_page, listing.last_page)
-        signalled = [e for e in entries if e.activity]
+        read_through = max(read_through, listing.page)
+        signalled = [e for e in fresh if e.activity]
         if listing.page >= last_page or not signalled or signalled[-1].thread_id not in changed:
             break
         page = listing.page + 1
-    r.hset(_board_key(forum, board), mapping={"last_read": now.isoformat()})
+    try:
+        _sweep(svc, adapter, forum, board, now, result, seen, read_through, last_page)
+    except ForumError as exc:  # page 1's run was read: the board is covered; the sweep retries next cycle
+        svc.forum_outcome(forum, "read", exc)
+        log.warning("discovery sweep of board %s of %s failed (%s): retried at the next cycle", board, forum, exc)
+    r.hset(_board_key(forum, board), "last_read", now.isoformat())
     return seen
+
+
+def _fresh(listing: BoardListing, seen: set[str]) -> list[ListingEntry]:
+    """The entries of a listing page not seen yet this cycle (a topic listed twice while the
+    board moved is taken once), and named (an entry a parser could not name is left out)."""
+    return [e for e in listing.entries if e.thread_id and e.thread_id not in seen]
+
+
+def _note_entries(r: TextRedis, forum: str, board: str, entries: list[ListingEntry], seen: set[str],
+                  result: PollPlan) -> list[str]:
+    """Remember what a listing page shows of its topics (``board``, ``seen_activity``) and add
+    them to ``seen``; mark pending, and put in ``result``, each topic whose activity differs
+    from the one committed. Returns the changed topics."""
+    states = _states(r, forum, [e.thread_id for e in entries])
+    changed = []
+    with r.pipeline(transaction=False) as pipe:
+        for entry in entries:
+            seen.add(entry.thread_id)
+            state = states[entry.thread_id]
+            if not entry.activity:  # the listing shows nothing: polled on its own
+                continue
+            pipe.hset(_thread_key(forum, entry.thread_id),
+                      mapping={"board": board, "seen_activity": entry.activity})
+            if entry.activity != state.get("activity"):
+                changed.append(entry.thread_id)
+                pipe.sadd(_pending_key(forum), entry.thread_id)
+                result.threads[entry.thread_id] = "changed" if state.get("last_poll") else "new"
+                result.activity[entry.thread_id] = entry.activity
+        pipe.execute()
+    return changed
+
+
+def _sweep(svc: Services, adapter: ListsBoards, forum: str, board: str, now: datetime, result: PollPlan,
+           seen: set[str], read_through: int, last_page: int) -> None:
+    """One page of the board's discovery sweep, when one is in progress or due: the listing
+    pages beyond those read from page 1 this cycle (``read_through``), one a cycle, so every
+    topic of the board is seen however deep it sank (issue 30, item 5: beyond
+    :data:`MAX_LISTING_PAGES` a topic was never discovered).
+
+    The sweep's position is the board's ``sweep_page`` (the next page; ``""``: none in
+    progress); a sweep ends on the listing's last page and sets ``last_sweep``. A board is
+    swept when it was never swept, and again once per ``safety_read_interval`` (a topic
+    moved into the board keeps its old date and may land deep in the listing); never when
+    the listing has no page beyond those read."""
+    r = _redis(svc)
+    key = _board_key(forum, board)
+    at, last_sweep = r.hmget(key, ["sweep_page", "last_sweep"])
+    interval = svc.settings.forum(forum).safety_read_interval
+    at = at if at and at.isdigit() else ""
+    in_progress = bool(at)
+    if not in_progress:
+        elapsed = _seconds_since(last_sweep, now)
+        if elapsed is not None and (interval <= 0 or elapsed < interval):
+            return
+    if last_page <= read_through:  # nothing beyond page 1's run: the board is covered
+        r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
+        return
+    number = min(max(int(at) if in_progress else 0, read_through + 1), MAX_SWEEP_PAGE)
+    if not in_progress:  # begun: a failed read is retried at this page, not from the run's end again
+        r.hset(key, "sweep_page", str(number))
+    listing = adapter.board_listing(board, page=number)
+    result.listing_reads += 1
+    result.swept += 1
+    _note_entries(r, forum, board, _fresh(listing, seen), seen, result)
+    if listing.page >= listing.last_page or number >= MAX_SWEEP_PAGE:
+        r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
+    else:
+        r.hset(key, "sweep_page", str(listing.page + 1))
 
 
 def commit(svc: Services, forum_name: str, thread_id: str, activity: str) -> None:
@@ -341,10 +434,11 @@ def forget_listings(svc: Services, forum_name: str) -> int:
 
 def read(svc: Services, forum_name: str, thread_id: str, reason: str = "poll", activity: str = "") -> PollResult:
     """Read one thread of a plan (``service.poll_thread``) and, once it succeeded, commit the
-    listing ``activity`` that made it due. A thread a listing covers is read in full at its
-    safety re-read (``reason == "safety"``), and otherwise from its last page, its edit scan
-    following ``safety_read_interval``; a thread polled on its own keeps
-    ``edit_scan_interval``.
+    listing ``activity`` that made it due. A thread a listing covers is read from its last
+    page; its safety re-read (``reason == "safety"``) is one page a cycle, walking back to
+    page 1 (``service.safety_step``), when the adapter reads a page alone (``ReadsPages``),
+    else the whole thread from page 1 with its edit scan following ``safety_read_interval``;
+    a thread polled on its own keeps ``edit_scan_interval``.
 
     Returns:
         ``service.PollResult``.
@@ -352,15 +446,19 @@ def read(svc: Services, forum_name: str, thread_id: str, reason: str = "poll", a
     Raises:
         ForumError: the thread could not be read (nothing is committed: it stays pending).
     """
-    from worker.service import poll_thread
+    from worker.service import poll_thread, safety_step, safety_walks
 
     fs = svc.settings.forum(forum_name)
     if reason not in REASONS:
         raise ValueError(f"unknown poll reason {reason!r}")
     listed = reason in ("changed", "pending", "safety") or bool(activity)
+    walks = safety_walks(svc, forum_name)
     try:
-        result = poll_thread(svc, forum_name, thread_id, full=reason == "safety",
-                             scan_interval=fs.safety_read_interval if listed else None)
+        if reason == "safety" and walks:
+            result = safety_step(svc, forum_name, thread_id)
+        else:  # a walking forum's listed thread is re-read by its walk, not from page 1 here
+            result = poll_thread(svc, forum_name, thread_id, full=reason == "safety",
+                                 scan_interval=(0 if walks else fs.safety_read_interval) if listed else None)
     except ForumError as exc:
         svc.forum_outcome(forum_name, "read", exc)
         raise

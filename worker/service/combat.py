@@ -9,16 +9,20 @@ discards it; either way the entry goes.  Both are one atomic step of the game-st
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from core import messages
 from core.errors import RulesError, StateError
-from core.post.combat import health_words
+from core.post import NoticeClaim
+from core.post.combat import health_words, order_text
+from core.post.combat_state import combat_turn
 from core.render import rules_error_message
 from core.sheets import CharacterSheet
 from worker.ports.combat import DamageResolution, PendingDamage
 from worker.ports.gamestate import GameState
 
-__all__ = ["CombatSummary", "DamageDecided", "combat_summary", "decide_damage", "pending_damage"]
+__all__ = ["CombatSummary", "DamageDecided", "OrderPosted", "combat_summary", "decide_damage", "pending_damage",
+           "post_turn_order"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,50 @@ def pending_damage(state: GameState, game: str) -> list[PendingDamage]:
         StateError(code="bad_pending_damage"): an entry that does not decode.
     """
     return state.pending_damage(game)
+
+
+@dataclass(frozen=True)
+class OrderPosted:
+    """A master's "post the order now": the order as posted (``1. Lucía (12) · 2. Guardia (9)``)
+    and whether this call queued the notice (False: the turn's order was posted already, by
+    the last roll of the turn or by an earlier call)."""
+
+    order: str
+    queued: bool
+
+
+def post_turn_order(state: GameState, game: str, forum: str, thread: str, *, by: str, now: datetime,
+                    ttl_seconds: int, lang: str = "es") -> OrderPosted:
+    """Post the current combat turn's initiative order now, before every present player has
+    rolled: the deadline is the master's (issue 29, item 1: "one post per turn, when everyone
+    present has rolled or at a deadline the master sets").  Those who roll later join the order
+    on the scene page and in their own replies; the notice is the same claim the last roll of
+    the turn makes (subject ``("initiative", forum, thread, turn)``), so the turn's order is
+    posted once whoever asks first.  The notice delivery posts it in the thread.
+
+    Args:
+        by: the master asking (the notice's ``who``).
+        now: aware UTC time of the request.
+        ttl_seconds: how long the claim lives (the game's ``op_ttl_seconds``, 30 days).
+        lang: the game's language (the notice's text).
+
+    Raises:
+        StateError: ``unknown_scene`` (the thread is not an open scene) or ``no_initiative``
+            (nobody rolled initiative in this turn yet).
+    """
+    scene = state.get_scene(game, forum, thread)
+    if scene is None:
+        raise StateError("not a scene", code="unknown_scene", forum=forum, thread=thread)
+    order = state.turn_order(game, scene)
+    if not order:
+        raise StateError("no initiative rolled in this turn", code="no_initiative", forum=forum, thread=thread,
+                         turn=scene.turn)
+    text = order_text(order)
+    turn = combat_turn(scene, forum, thread)
+    claim = NoticeClaim(kind="initiative_order", subject=("initiative", forum, thread, turn), forum=forum,
+                        thread=thread, text=messages.text("initiative_notice", lang, order=text), who=by, at=now,
+                        ttl_seconds=ttl_seconds)
+    return OrderPosted(text, state.claim_notice(game, claim) is not None)
 
 
 def decide_damage(state: GameState, game: str, link: str, *, confirm: bool, lang: str = "es") -> DamageDecided:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from worker.forums.base import ForumError, ForumPost, LatestPosts
+from worker.forums.base import ForumError, ForumPost, LatestPosts, ReadsPages, SinglePage
 from worker.service import metrics
 from worker.service.posts import flag_deleted, flag_if_edited
 from worker.service.services import Services
@@ -110,6 +110,112 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     history.commit(svc, forum_name, thread_id)
     return PollResult(todo, tuple(notices), full=page.first_page == 1,
                       skipped=len(history.skipped) if history.first_read else 0)
+
+
+#: Highest page a safety walk starts from (a thread's remembered last page is the forum's word).
+MAX_WALK_PAGE = 100_000
+
+
+def safety_walks(svc: Services, forum_name: str) -> bool:
+    """True when the forum's safety re-reads walk a thread one page a cycle
+    (:func:`safety_step`): its adapter reads a page alone (``ReadsPages``)."""
+    return isinstance(svc.forum(forum_name), ReadsPages)
+
+
+def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
+    """One step of a thread's safety re-read: ONE page, walking the thread from its last
+    page back to page 1 over successive cycles (issue 30, item 5).
+
+    The walk's position is the thread's poll state ``safety_page`` (the page the next step
+    reads; absent or ``""``: no walk in progress, the next step starts one at the thread's
+    remembered ``last_page``). Each step reads that page alone, processes its posts as a poll
+    does (a new post is returned to be processed, a known one whose tags changed is flagged
+    "edited after roll", a post of the thread's history is skipped) and flags "post deleted"
+    a processed post the page proves gone: one whose numeric id lies between the first and
+    the last post of the page (a page shows a run of the thread in id order), or before the
+    first on page 1, or after the last on the thread's last page. A page whose ids are not
+    all numbers in increasing order proves nothing: the thread is then read whole from page 1
+    at once, as before issue 30 (its walk ends there). The step that reads page 1
+    ends the walk and sets ``last_scan`` (what :func:`worker.service.boards.safety_due` counts the
+    next re-read from). A page past the thread's end (the thread shrank) steps back without
+    a read of its own next cycle. An adapter that cannot read a page alone, or a thread never
+    read, is read whole from page 1 as before (:func:`poll_thread` with ``full``).
+
+    Args:
+        svc: injected services.
+        forum_name: the forum's configured name.
+        thread_id: the thread (a listing covers it: :mod:`worker.service.boards`).
+
+    Returns:
+        :class:`PollResult` (``full`` is True only for a whole read).
+
+    Raises:
+        ForumError: the page could not be read (the walk stays where it was: retried next cycle).
+    """
+    adapter = svc.forum(forum_name)
+    state = svc.store.get_thread(forum_name, thread_id)
+    if not isinstance(adapter, ReadsPages) or not state.get("last_poll"):
+        return poll_thread(svc, forum_name, thread_id, full=True)
+    fs = svc.settings.forum(forum_name)
+    now = svc.clock()
+    walk = state.get("safety_page", "")
+    start = walk if walk.isdigit() and int(walk) >= 1 else state.get("last_page", "1") or "1"
+    number = min(max(1, int(start) if start.isdigit() else 1), MAX_WALK_PAGE)
+    page = adapter.read_page(thread_id, number)
+    metrics.POLL_CYCLES.labels(forum=forum_name).inc()
+    if page is None:  # past the end: the thread shrank; the next step reads the page before
+        svc.store.set_thread(forum_name, thread_id, safety_page=str(number - 1))
+        return PollResult([])
+    if not _in_id_order(page):  # its ids prove no deletion: read the thread whole, as before
+        whole = poll_thread(svc, forum_name, thread_id, full=True)
+        svc.store.set_thread(forum_name, thread_id, safety_page="")
+        return whole
+    history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read=False)
+    todo: list[ForumPost] = []
+    notices: list[Any] = []
+    for post in page.posts:
+        if post.author.casefold() == fs.username.casefold():
+            continue
+        known = svc.store.get_post(forum_name, post.post_id)
+        if known is None:
+            if not history.skips(post):
+                todo.append(post)
+        else:
+            edit = flag_if_edited(svc, post, known)
+            notices += edit.notices if edit is not None else ()
+    for post_id in _proved_gone(svc, forum_name, page, int(state.get("last_page", "1") or 1)):
+        flag_deleted(svc, forum_name, post_id)
+    if page.page <= 1:  # the walk reached page 1: the thread was re-read whole
+        svc.store.set_thread(forum_name, thread_id, safety_page="", last_scan=now.isoformat())
+    else:
+        svc.store.set_thread(forum_name, thread_id, safety_page=str(page.page - 1))
+    return PollResult(todo, tuple(notices))
+
+
+def _in_id_order(page: SinglePage) -> bool:
+    """True when the page's post ids are numbers in increasing order (an empty page too): what
+    lets one page prove a deletion (:func:`_proved_gone`)."""
+    seen = [p.post_id for p in page.posts]
+    if not all(i.isdigit() for i in seen):
+        return False
+    ids = [int(i) for i in seen]
+    return ids == sorted(ids)
+
+
+def _proved_gone(svc: Services, forum_name: str, page: SinglePage, last_known: int) -> list[str]:
+    """Processed posts of the thread that ``page`` (in id order) proves deleted (see
+    :func:`safety_step`)."""
+    seen = [p.post_id for p in page.posts]
+    if not seen:
+        return []
+    ids = [int(i) for i in seen]
+    low, high = ids[0], ids[-1]
+    floor = 0 if page.page == 1 else low
+    ceiling = None if page.page >= page.last_page else high
+    stored = svc.store.thread_posts(forum_name, page.thread_id, 1, max(last_known, page.last_page, page.page))
+    present = set(seen)
+    return [p for p in stored if p.isdigit() and p not in present
+            and floor <= int(p) and (ceiling is None or int(p) <= ceiling)]
 
 
 #: Posts this long before a watch began are still answered (a player who posted while the

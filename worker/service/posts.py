@@ -276,8 +276,7 @@ def post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, option
     st = state_settings_for(game)
     now = svc.clock()
     day = calendar.game_day(now, game.zone)
-    key_id, signing_key = svc.keystore.active_signing_key()
-    seed = svc.keystore.seed_for(game.id, day)  # first: creating the day's seed binds its VRF key
+    keys = svc.keystore.day_keys(game.id, day)  # first: creating the day's seed binds its VRF key
     secret = any(t.spec is not None and t.spec.secret and not (t.spec.extended or t.spec.teamwork or t.spec.versus
                                                                or t.spec.retry) for t in tags)
     vrf = None
@@ -289,8 +288,8 @@ def post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, option
     return PostInput(
         game=game.id, ruleset=ruleset, options=options, language=game.language, zone=game.zone,
         forum=post.forum, thread=post.thread_id, post_id=post.post_id, url=post.url, author=post.author,
-        created=post.created_utc, text=text, tags=tags, now=now, seed=seed,
-        key_id=key_id, signing_key=signing_key, vrf=vrf,
+        created=post.created_utc, text=text, tags=tags, now=now, seed=keys.seed,
+        key_id=keys.key_id, signing_key=keys.signing_key, vrf=vrf,
         marker=reply_marker(svc, post.post_id), markup=svc.forum(post.forum).reply_markup,
         public_url=svc.settings.public_url, id_secret=svc.keystore.roll_id_secret(), masters=st.masters,
         stress=st.stress,

@@ -54,14 +54,25 @@ from core import calendar
 from core.derive import SEED_BYTES
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
-from worker.ports.keystore import DayNotBoundError, KeystoreError, KeystorePort, SeedRevealedError, SeedSchedule
+from worker.ports.keystore import (
+    DayKeys,
+    DayNotBoundError,
+    KeystoreError,
+    KeystorePort,
+    SeedRevealedError,
+    SeedSchedule,
+)
 
-__all__ = ["DayNotBoundError", "Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
+__all__ = ["DayKeys", "DayNotBoundError", "Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _DAY_FILE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _KEY_FILE = re.compile(r"([0-9a-f]{16})\.pub")
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
+
+#: Day seeds a keystore keeps in memory after reading them (games × days a process rolls
+#: for at once: today, and yesterday's posts around midnight).
+SEED_CACHE_DAYS = 64
 
 
 def _fsync_dir(path: Path) -> None:
@@ -104,6 +115,12 @@ class Keystore(SeedSchedule):
         self._vrf_keys: dict[str, VrfSecretKey] = {}
         self._marker_secret: bytes | None = None
         self._roll_id_secret: bytes | None = None
+        # the active key id, with the identity of the ``keys/active`` file it was read from
+        self._active: tuple[tuple[int, int, int], str] | None = None
+        # day seeds read or created here (a seed file is written once and never changes),
+        # each with the path of its reveal marker, asked at every call
+        self._seeds: dict[tuple[str, date], tuple[bytes, str]] = {}
+        self._active_path = os.path.join(self.root, "keys", "active")  # a str: no Path work per post
 
     # ------------------------------------------------------------------ files
 
@@ -200,15 +217,38 @@ class Keystore(SeedSchedule):
         return kid
 
     def active_key_id(self) -> str | None:
-        """The id of the active signing key, or ``None`` before :meth:`init_keys`."""
+        """The id of the active signing key, or ``None`` before :meth:`init_keys`.
+
+        Read once per version of ``keys/active``: each call only stats the file (``os.stat``), and
+        reads it again when its identity (inode, modification time in ns, size) changed.
+        :meth:`rotate_keys`, here or in another process (``narrador keys rotate``), replaces
+        the file with a new one (``os.replace``: a new inode), so the very next call sees
+        the new key (issue 30, "lean record").
+
+        Raises:
+            KeystoreError: ``keys/active`` is unreadable or corrupt.
+        """
         try:
-            kid = self._read(self.keys_dir / "active").decode("ascii").strip()
+            st = os.stat(self._active_path)
         except FileNotFoundError:
+            self._active = None
+            return None
+        except OSError as exc:
+            raise KeystoreError(f"cannot read {self._active_path}: {exc}") from exc
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._active is not None and self._active[0] == stamp:
+            return self._active[1]
+        path = self.keys_dir / "active"
+        try:  # replaced between the stat and the read: the next call's stat differs, reads again
+            kid = self._read(path).decode("ascii").strip()
+        except FileNotFoundError:
+            self._active = None
             return None
         except UnicodeDecodeError as exc:
             raise KeystoreError("keys/active is corrupt") from exc
         if not re.fullmatch(r"[0-9a-f]{16}", kid):
             raise KeystoreError(f"keys/active is corrupt: {kid!r}")
+        self._active = (stamp, kid)
         return kid
 
     def init_keys(self) -> str:
@@ -546,7 +586,10 @@ class Keystore(SeedSchedule):
     ) -> bytes:
         """The 32-byte seed of a game day, created on first use.
 
-        Creation is atomic: two processes asking at once get the same seed.
+        Creation is atomic: two processes asking at once get the same seed.  The file is
+        read once per game day and process (a seed never changes once written); whether the
+        day is revealed is asked of the folder at every call (one ``stat``), so a reveal
+        made by any process stops the seed at once (issue 30, "lean record").
 
         Args:
             game: the game id.
@@ -562,11 +605,17 @@ class Keystore(SeedSchedule):
 
         Source: issue 5 ("one 32-byte random server seed per game day").
         """
+        cached = self._seeds.get((game, day))  # a key seen before: game and day were checked then
+        if cached is not None:  # a seed file never changes once linked: read once per day
+            seed, marker = cached
+            if not allow_revealed and os.path.exists(marker):  # a stat, at every call
+                raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
+            return seed
         path = self._game_dir(game) / self._day(day)
         if not allow_revealed and self.is_revealed(game, day):
             raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
         try:
-            return self._read_seed(path)
+            return self._remember_seed(game, day, self._read_seed(path))
         except FileNotFoundError:
             if not create:
                 raise KeystoreError(f"no seed for {game} {day}") from None
@@ -575,7 +624,16 @@ class Keystore(SeedSchedule):
             raise KeystoreError("token_bytes returned the wrong length")
         self._bind_vrf(game, day)  # the day's VRF key, published with its commitment
         self._write_exclusive(path, fresh.hex().encode("ascii") + b"\n")
-        return self._read_seed(path)  # ours, or the one a concurrent process linked first
+        # ours, or the one a concurrent process linked first
+        return self._remember_seed(game, day, self._read_seed(path))
+
+    def _remember_seed(self, game: str, day: date, seed: bytes) -> bytes:
+        """Keep a seed read from its file for the next calls (the newest
+        :data:`SEED_CACHE_DAYS` days read; a process rolls for today, a few games at once)."""
+        self._seeds[(game, day)] = (seed, str(self._game_dir(game) / f"{self._day(day)}.revealed"))
+        while len(self._seeds) > SEED_CACHE_DAYS:
+            del self._seeds[next(iter(self._seeds))]
+        return seed
 
 
     def _days(self, game: str) -> list[date]:

@@ -63,6 +63,7 @@ from core.derive import SEED_BYTES
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 from worker.adapters.files.keyring import Keyring
+from worker.adapters.files.keystore import DayKeys
 from worker.adapters.redis.text import TextRedis
 from worker.ports.keystore import DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
 
@@ -233,7 +234,16 @@ class RedisKeystore(SeedSchedule):
                 this process's keyring.
         """
         self._need_keyring("signing")
-        kid = self.active_key_id()
+        return self._signing_key(self.active_key_id())
+
+    def _signing_key(self, kid: str | None) -> tuple[str, Ed25519PrivateKey]:
+        """The private key of the active key id ``kid`` (as read from Redis).
+
+        Raises:
+            KeystoreError: a corrupt or missing id, or a key not in this process's keyring.
+        """
+        if kid is not None and not _KEY_ID.fullmatch(kid):
+            raise KeystoreError(f"{self._k('active')} is corrupt: {kid!r}")
         if kid is None:
             raise KeystoreError("no active signing key in Redis: run `narrador keys init`")
         key = self._signing.get(kid)
@@ -413,6 +423,28 @@ class RedisKeystore(SeedSchedule):
         if len(fresh) != SEED_BYTES:
             raise KeystoreError("token_bytes returned the wrong length")
         return self._store_seed(game, day, fresh, self._active_vrf() or "")
+
+    def day_keys(self, game: str, day: date) -> DayKeys:
+        """The active signing key and the day's seed for a new roll, in ONE round trip (the
+        active key id and the day's seed fields, pipelined); the seed's decryption is kept
+        per ciphertext.  A rotation or a reveal by any process is seen at the next call:
+        both are read every time (see :meth:`SeedSchedule.day_keys`).
+
+        Raises:
+            KeystoreError: as :meth:`active_signing_key` and :meth:`seed_for`.
+            SeedRevealedError: the day's seed is revealed.
+        """
+        self._need_keyring("signing")
+        key, field = self.seeds_key(game), self._day(day)
+        with self.r.pipeline(transaction=False) as pipe:
+            pipe.get(self._k("active"))
+            pipe.hmget(key, [field, f"{field}:revealed"])
+            kid, (stored, revealed) = pipe.execute()
+        key_id, signing_key = self._signing_key(kid)
+        if revealed is not None:
+            raise SeedRevealedError(f"seed of {game} {day} is revealed; it cannot roll dice")
+        seed = self._decrypt(game, day, stored) if stored is not None else self.seed_for(game, day)
+        return DayKeys(key_id, signing_key, seed)
 
     def _store_seed(self, game: str, day: date, seed: bytes, vrf_key_id: str) -> bytes:
         """Store ``seed`` for the day unless it has one; the seed the day has afterwards."""

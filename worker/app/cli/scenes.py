@@ -97,6 +97,36 @@ def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mod
     click.echo(f"scene {forum_name}:{thread}: turn {turn}")
 
 
+@scenes.command("order")
+@config_option
+@click.argument("game")
+@click.argument("forum_name")
+@click.argument("thread")
+def scenes_order(config: str | None, game: str, forum_name: str, thread: str) -> None:
+    """Post the scene's initiative order of this combat turn now, before everyone present has
+    rolled (the master's deadline); once per turn, whoever asks first."""
+    from datetime import datetime
+
+    from core.errors import StateError
+    from core.messages import error_message
+    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.ports.settings import state_settings_for
+    from worker.service.combat import post_turn_order
+
+    settings = _settings(config)
+    gs = settings.games[_game_of(settings, game)]
+    try:
+        posted = post_turn_order(RedisGameState(_redis_for(settings)), game, forum_name, thread, by="cli",
+                                 now=datetime.now(UTC), ttl_seconds=state_settings_for(gs).op_ttl_seconds,
+                                 lang=gs.language)
+    except StateError as exc:
+        raise BadInput(error_message(exc, "en")) from None
+    if posted.queued:
+        click.echo(f"scene {forum_name}:{thread}: order queued for the thread: {posted.order}")
+    else:
+        click.echo(f"scene {forum_name}:{thread}: this turn's order was posted already ({posted.order})")
+
+
 @scenes.command("close")
 @config_option
 @click.argument("game")

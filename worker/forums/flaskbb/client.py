@@ -13,6 +13,7 @@ from worker.forums.base import (
     ForumError,
     ForumPost,
     ListingEntry,
+    SinglePage,
     ThreadPage,
     log_forum_alert,
 )
@@ -201,6 +202,34 @@ class FlaskBBClient(HttpClient):
             fetched.commit({"last_page": str(current)})
         return ThreadPage(thread_id=thread_id, posts=tuple(all_posts), first_page=first,
                           last_page=current, title=title)
+
+    def read_page(self, thread_id: str, page: int) -> SinglePage | None:
+        """Page ``page`` of topic ``thread_id`` alone (``ReadsPages``: one request, a step
+        of the safety re-read). Read as a guest first, then as the bot (as
+        :meth:`list_posts`). FlaskBB answers 404 both past a topic's end and for a topic
+        that is gone or hidden: page 1 is read to tell them apart, only then.
+
+        Returns:
+            the page, or None when it is past the topic's last page.
+
+        Raises:
+            ForumError: ``not_found`` (no page 1, even logged in), ``markup``, transport.
+        """
+        _check_id(thread_id, "thread id")
+        number = max(1, int(page))
+
+        def read() -> SinglePage | None:
+            got = self._read_page(thread_id, number)
+            if got is None and (number == 1 or self._read_page(thread_id, 1) is None):
+                raise ForumError("not_found", f"topic {thread_id} not found", transient=False)
+            if got is None:
+                return None
+            posts, info = got
+            if info.page != number:
+                raise ForumError("markup", f"asked for page {number}, got {info.page}", logged_in=info.logged_in)
+            return SinglePage(thread_id, info.page, max(info.page, info.last_page), tuple(posts))
+
+        return self._as_member(read, thread_id=thread_id, page=number)
 
     def list_threads(self, forum_id: str, *, max_pages: int = 1) -> list[str]:
         """Topic ids of board ``forum_id``, most recently active first, from its first

@@ -25,6 +25,7 @@ from worker.forums.base import (
     BoardListing,
     ForumError,
     ForumPost,
+    SinglePage,
     ThreadPage,
     log_forum_alert,
 )
@@ -236,6 +237,34 @@ class PhpBBClient(HttpClient):
         if feed is not None:
             feed.commit({"last_page": str(thread.last_page)})
         return thread
+
+    def read_page(self, thread_id: str, page: int) -> SinglePage | None:
+        """Page ``page`` of topic ``thread_id`` alone (``ReadsPages``: one request, a step of
+        the safety re-read; page 1 once more per process when the board's page size, which
+        ``start`` depends on, is not known yet). Read as a guest first, then as the bot.
+
+        Returns:
+            the page, or None when it is past the topic's end (phpBB then shows the last page).
+
+        Raises:
+            ForumError: ``not_found``, ``forbidden``, ``markup`` (alert logged), transport.
+        """
+        _check_id(thread_id, "topic id")
+        number = max(1, int(page))
+
+        def read() -> SinglePage | None:
+            if number > 1 and self._known_per_page is None:
+                self._known_per_page = self._read_page(thread_id, 1)[1].per_page or self.posts_per_page
+            posts, info = self._read_page(thread_id, number, self._known_per_page)
+            self._known_per_page = info.per_page or self._known_per_page
+            if info.page != number:  # past the end: phpBB showed its last page
+                if info.page < number and info.page == info.last_page:
+                    return None
+                wrong = ForumError("markup", f"asked for page {number}, got {info.page}", logged_in=info.logged_in)
+                raise self._markup(wrong, self.base_url, thread_id=thread_id) if info.logged_in else wrong
+            return SinglePage(thread_id, info.page, max(info.page, info.last_page), tuple(posts))
+
+        return self._as_member(read, thread_id=thread_id, page=number)
 
     def _read_pages(self, thread_id: str, since: int) -> ThreadPage:
         """Pages ``since`` to the last (see :meth:`list_posts`), as whoever the session is."""

@@ -28,6 +28,7 @@ from worker.forums.base import (
     BoardListing,
     ForumError,
     ForumPost,
+    SinglePage,
     ThreadPage,
     log_forum_alert,
     log_forum_warning,
@@ -486,6 +487,33 @@ class ProfileClient(HttpClient):
             fetched.commit({"last_page": str(current)})
         return ThreadPage(thread_id=thread_id, posts=tuple(collected), first_page=first,
                           last_page=current, title=title)
+
+    def read_page(self, thread_id: str, page: int) -> SinglePage | None:
+        """Page ``page`` of the topic alone (``ReadsPages``: one request, a step of the
+        safety re-read; as a member when the forum needs it).
+
+        Returns:
+            the page, or None when it is past the topic's end (the forum showed an earlier
+            page, or answered "not found" for a topic whose page 1 is still there).
+
+        Raises:
+            ForumError: ``not_found`` (page 1 not found), ``markup`` (alert logged, naming the
+                key), transport reasons.
+        """
+        number = max(1, int(page))
+        self._begin_read()
+        try:
+            posts, info = self._read(thread_id, number)
+        except ForumError as exc:
+            if exc.reason != "not_found" or number == 1:
+                raise
+            self._read(thread_id, 1)  # raises not_found when the topic is gone
+            return None
+        if info.page != number:
+            if info.page < number and (info.page == info.last_page or info.page == 1):
+                return None  # past the end: the forum showed its last page, or page 1
+            raise self._wrong_page(thread_id, number, info.page, self.base_url)
+        return SinglePage(thread_id, info.page, max(info.page, info.last_page), tuple(posts))
 
     def list_threads(self, forum_id: str) -> list[str]:
         """Topic ids of a board (first page), when the profile has a ``[board]``; their
