@@ -120,7 +120,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     # the one catalogue of words, shared with the replies (core/i18n.py)
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(i18n_core.LOCALE_DIR))
     app.config.setdefault("BABEL_DOMAIN", i18n_core.DOMAIN)
-    from worker.adapters.redis.url import limiter_storage
+    from worker.app.bootstrap import limiter_storage
 
     storage_uri, storage_options = limiter_storage(settings.redis_url)  # a Sentinel URL too
     app.config.setdefault("RATELIMIT_STORAGE_URI", storage_uri)

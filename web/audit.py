@@ -170,7 +170,7 @@ def rolls(game: str):
         "audit.html", game=gs, flt=flt, errors=errors, rows=_rows(game, result.envelopes),
         page=page, pages=pages, total=result.total, truncated=result.truncated,
         args=flt.to_args(), reveal_form=RevealForm(), flag_names=records.FLAG_NAMES,
-        failed=_failed_replies(gs), forum_health=forum_health(deps.store().r, _forums_of(gs)),
+        failed=_failed_replies(gs), forum_health=forum_health(deps.client(), _forums_of(gs)),
     )
 
 
@@ -323,7 +323,7 @@ def stats(game: str):
 def state(game: str):
     """The running state: rollover, seeds, actions, contests, absences, forum alerts."""
     gs = _game(game)
-    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.store().r,
+    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.client(),
                                                                       forums=_forums_of(gs)))
 
 

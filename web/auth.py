@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover - older WTForms
         return (value, label)
 
 from web import deps
-from worker.adapters.redis.masters import MAX_PASSWORD_LENGTH, Master, MasterError
+from worker.ports.masters import MAX_PASSWORD_LENGTH, Master, MasterError
 
 bp = Blueprint("auth", __name__)
 

@@ -1,17 +1,19 @@
-"""Per-app service objects (store, keystore, masters), built on first use and cached on the app."""
+"""Per-app service objects (game state, table, keystore, masters), built on first use and
+cached on the app, from the composition root (:mod:`worker.app.bootstrap`): no module of
+``web`` names a Redis adapter or imports ``redis`` (``tests/unit/test_layers.py``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flask import current_app
 
-from worker.adapters.redis.gamestate import RedisGameState
 from worker.config.settings import Settings
+from worker.ports.gamestate import GameState
 from worker.ports.keystore import KeystorePort
 
 if TYPE_CHECKING:
-    from worker.adapters.redis.masters import MasterAccounts
+    from worker.service.table import Table
 
 
 def settings() -> Settings:
@@ -19,14 +21,31 @@ def settings() -> Settings:
     return current_app.config["NARRADOR_SETTINGS"]
 
 
-def store() -> RedisGameState:
-    """The app's game state on Redis (from ``NARRADOR_STORE`` or the settings' Redis URL)."""
+def store() -> GameState:
+    """The app's game state (from ``NARRADOR_STORE`` or on the settings' Redis URL)."""
     if "NARRADOR_STORE" not in current_app.config:
+        from worker.app.bootstrap import game_state, store_client
+
         url = settings().redis_url
         if not url:
             raise RuntimeError("no Redis configured: set REDIS_URL")
-        current_app.config["NARRADOR_STORE"] = RedisGameState.from_url(url)
+        current_app.config["NARRADOR_STORE"] = game_state(store_client(url))
     return current_app.config["NARRADOR_STORE"]
+
+
+def client() -> Any:
+    """The store's client under :func:`store`, for what has no service yet (the roll query,
+    the webhooks' dedupe, forum health and the running-state read model: issue 28, left)."""
+    from worker.app.bootstrap import client_of
+
+    return client_of(store())
+
+
+def table() -> Table:
+    """The masters' table (sheets, scenes, reveals) on the store's client."""
+    from worker.app.bootstrap import table as make_table
+
+    return make_table(client())
 
 
 def keystore() -> KeystorePort:
@@ -37,15 +56,15 @@ def keystore() -> KeystorePort:
         from worker.app.bootstrap import make_keystore
 
         s = settings()
-        client = store().r if s.keystore == "redis" else None
-        current_app.config["NARRADOR_KEYSTORE"] = make_keystore(s, client, with_secrets=False)
+        current_app.config["NARRADOR_KEYSTORE"] = make_keystore(
+            s, client() if s.keystore == "redis" else None, with_secrets=False)
     return current_app.config["NARRADOR_KEYSTORE"]
 
 
-def masters() -> MasterAccounts:
-    """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's Redis client)."""
-    from worker.adapters.redis.masters import MasterAccounts
-
+def masters() -> Any:
+    """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's client)."""
     if "NARRADOR_MASTERS" not in current_app.config:
-        current_app.config["NARRADOR_MASTERS"] = MasterAccounts(store().r)
+        from worker.app.bootstrap import master_accounts
+
+        current_app.config["NARRADOR_MASTERS"] = master_accounts(client())
     return current_app.config["NARRADOR_MASTERS"]

@@ -8,11 +8,10 @@ worker connects, with a 3 s bound.
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, current_app, jsonify
 
 from web import deps
+from worker.app.bootstrap import store_writes_refused
 
 bp = Blueprint("health", __name__)
 
@@ -30,7 +29,7 @@ def broker_ok() -> bool:
         return False
     from kombu import Connection
 
-    from worker.adapters.redis.url import broker_options
+    from worker.app.bootstrap import broker_options
 
     try:
         broker, transport = broker_options(url)
@@ -42,27 +41,13 @@ def broker_ok() -> bool:
         return False
 
 
-def _writes_refused(client: Any) -> str:
-    """Why Redis refuses writes ("" when a probe write works): ``maxmemory`` reached with
-    ``noeviction`` (``OOM ...``), a read-only replica, a failed background save."""
-    from redis.exceptions import RedisError, ResponseError
-
-    try:
-        client.set("nr:healthz:probe", "1", ex=60)
-    except ResponseError as exc:
-        return str(exc)[:200]
-    except RedisError:
-        return ""  # not reachable: the ping says so
-    return ""
-
-
 def forum_problems() -> dict[str, str]:
     """``{forum: problem}`` of every configured forum whose health is ``failing``
     (``worker.service.health``); empty when Redis cannot be read."""
     from worker.service.health import RedisHealthBook
 
     try:
-        book = RedisHealthBook(deps.store().r)
+        book = RedisHealthBook(deps.client())
         return {name: h.problem for name in deps.settings().forums if (h := book.get(name)).failing}
     except Exception:  # noqa: BLE001 - Redis down: the ping says so
         return {}
@@ -88,7 +73,7 @@ def healthz():
     if not (redis_ok and broker):
         return jsonify(status="unavailable", redis=redis_ok, broker=broker, forums={}), 503
     forums = forum_problems()
-    refused = _writes_refused(store.r) if store is not None else ""
+    refused = store_writes_refused(deps.client()) if store is not None else ""
     body = {"status": "degraded" if forums or refused else "ok", "redis": True, "broker": True, "forums": forums}
     if refused:
         body["redis_writes"] = refused

@@ -60,10 +60,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import redis
 from flask import Blueprint, current_app, jsonify, request
 
 from web import deps
+from worker.app.bootstrap import StoreError
 
 bp = Blueprint("hooks", __name__)
 log = logging.getLogger(__name__)
@@ -116,8 +116,8 @@ def _unavailable(what: str):
     return resp, status
 
 
-@bp.errorhandler(redis.exceptions.RedisError)
-def _redis_down(exc: redis.exceptions.RedisError):
+@bp.errorhandler(StoreError)
+def _redis_down(exc: StoreError):
     """Redis unreachable (dedupe, watched threads, known posts): the sender retries later."""
     log.error("webhook not accepted, Redis unavailable: %s", exc)
     return _unavailable("state unavailable")
@@ -161,7 +161,7 @@ def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
     from worker.app.tasks import post_to_message
 
     store = deps.store()
-    if not store.r.set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
+    if not deps.client().set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
         return _answer(200, "duplicate")
     try:
         _enqueue(post_to_message(post))
@@ -177,7 +177,7 @@ def _unmark(store: Any, dedupe_key: str) -> None:
     """Remove a dedupe mark after a failed enqueue; if Redis is down too, it lapses by itself."""
     try:
         store.r.delete(dedupe_key)
-    except redis.exceptions.RedisError as exc:
+    except StoreError as exc:
         log.warning("dedupe mark %s left to expire in %s s: %s", dedupe_key, PENDING_TTL, exc)
 
 
@@ -186,7 +186,7 @@ def _keep_mark(store: Any, dedupe_key: str) -> None:
     :data:`PENDING_TTL` is queued again (harmless: the worker knows the post)."""
     try:
         store.r.expire(dedupe_key, DEDUPE_TTL)
-    except redis.exceptions.RedisError as exc:
+    except StoreError as exc:
         log.warning("dedupe mark %s not extended: %s", dedupe_key, exc)
 
 
@@ -195,12 +195,12 @@ def _mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool 
     flag and are signed again by the worker (the web holds no signing key); with
     ``recovered``, ``narrador.post_recovered`` takes the flag off again."""
     store = deps.store()
-    if not store.r.set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
+    if not deps.client().set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
         return _answer(200, "duplicate")
     task = "narrador.post_recovered" if recovered else "narrador.post_deleted"
     try:
         known = store.get_post(forum, post_id) is not None
-    except redis.exceptions.RedisError:
+    except StoreError:
         _unmark(store, dedupe_key)
         raise
     if known:

@@ -98,7 +98,7 @@ def metrics():
         store = deps.store()
         for gid in deps.settings().games:
             counts[gid] = store.count_rolls(gid)
-        book = RedisHealthBook(store.r)
+        book = RedisHealthBook(deps.client())
         health = [book.get(name) for name in deps.settings().forums]
     except Exception:  # noqa: BLE001 - Redis down: expose what we have, /healthz says why
         counts, health = {}, []

@@ -35,7 +35,7 @@ from typing import Any
 
 from core import calendar
 from core.record import FLAG_NAMES
-from worker.adapters.redis.store import Store, game_rolls_key, roll_index_key, roll_key_name
+from worker.adapters.redis.store import game_rolls_key, roll_index_key, roll_key_name
 
 __all__ = ["MAX_SCAN", "RollFilter", "RollPage", "query_rolls"]
 
@@ -168,7 +168,7 @@ def _score_range(flt: RollFilter, tz: str) -> tuple[str, str]:
 
 
 def query_rolls(
-    store: Store, game: str, tz: str, flt: RollFilter, *, offset: int = 0, limit: int = 50,
+    store: Any, game: str, tz: str, flt: RollFilter, *, offset: int = 0, limit: int = 50,
     max_scan: int = MAX_SCAN,
 ) -> RollPage:
     """The rolls of ``game`` matching ``flt``, newest first, ``limit`` from ``offset``.
@@ -238,7 +238,7 @@ def query_rolls(
             r.delete(temp)
 
 
-def _fetch(store: Store, ids: list[str]) -> list[dict[str, Any]]:
+def _fetch(store: Any, ids: list[str]) -> list[dict[str, Any]]:
     import json
 
     if not ids:

@@ -30,7 +30,6 @@ from core.errors import StateError
 from core.post.combat import order_text
 from web import deps, i18n
 from web.auth import master_required
-from worker.adapters.redis import scenes as scene_store
 from worker.ports.settings import state_settings_for
 
 bp = Blueprint("scenes", __name__)
@@ -62,7 +61,7 @@ def _game(game: str):
 def index(game: str):
     """The game's open scenes and whether each is played under stress."""
     gs = _game(game)
-    scenes = scene_store.open_scenes(deps.store().r, game)
+    scenes = deps.table().open_scenes(game)
     orders = {s.id: order_text(deps.store().turn_order(game, s)) for s in scenes}
     return render_template("scenes.html", game=gs, scenes=scenes, orders=orders,
                            game_stress=state_settings_for(gs).stress, form=StressForm(), turn_form=TurnForm())
@@ -77,7 +76,7 @@ def stress(game: str):
     if not form.validate_on_submit():
         abort(400)
     try:
-        scene = scene_store.set_stress(deps.store().r, gs.id, form.forum.data, form.thread.data,
+        scene = deps.table().set_stress(gs.id, form.forum.data, form.thread.data,
                                        form.stress.data == "on")
     except StateError as exc:
         flash(state_messages.error_message(exc, gs.language), "bad")
@@ -125,7 +124,7 @@ def turn(game: str):
     if not form.validate_on_submit():
         abort(400)
     try:
-        number = scene_store.advance_turn(deps.store().r, gs.id, form.forum.data, form.thread.data)
+        number = deps.table().advance_turn(gs.id, form.forum.data, form.thread.data)
     except StateError as exc:
         flash(state_messages.error_message(exc, gs.language), "bad")
     else:

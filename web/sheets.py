@@ -33,7 +33,6 @@ from core.errors import SheetError, StateError
 from core.post.combat import health_words
 from web import deps, i18n
 from web.auth import master_required
-from worker.adapters.redis import sheets as sheet_store
 from worker.service import combat as combat_service
 
 bp = Blueprint("sheets", __name__)
@@ -73,7 +72,7 @@ def index(game: str):
     """The game's characters."""
     gs = _game(game)
     lang = gs.language
-    characters = sheet_store.list_characters(deps.store().r, game)
+    characters = deps.table().characters(game)
     combat = {c.id: combat_service.combat_summary(c, gs.ruleset, lang) for c in characters}
     try:
         pending = combat_service.pending_damage(deps.store(), game)
@@ -99,7 +98,7 @@ def import_file(game: str):
         return redirect(url_for("sheets.index", game=gs.id))
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-        report = sheet_store.import_sheets(deps.store().r, gs.id, data, now=datetime.now(UTC))
+        report = deps.table().import_sheets(gs.id, data, now=datetime.now(UTC))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         flash(_("El archivo no es YAML ni JSON válido: %(error)s", error=str(exc)[:200]), "bad")
     except SheetError as exc:
@@ -123,7 +122,7 @@ def willpower(game: str, character: str):
         abort(400)
     try:
         kwargs = {"delta": form.amount.data} if form.mode.data == "add" else {"value": form.amount.data}
-        new = sheet_store.adjust(deps.store().r, gs.id, character, "fv temporal", **kwargs)
+        new = deps.table().adjust(gs.id, character, "fv temporal", **kwargs)
     except StateError as exc:
         flash(state_messages.error_message(exc, gs.language), "bad")
     else:

@@ -1,18 +1,94 @@
-"""Build the service objects from settings: one place, used by tasks, the CLI and the web app."""
+"""Build the service objects from settings: one place, used by tasks, the CLI and the web app.
+
+The composition root (issue 28): the one module of ``worker.app`` that names the adapters.
+The CLI and the web app get their clients, game state, table and accounts here, and catch
+the store's failures by the names below, so neither imports ``redis`` nor a Redis adapter
+(``tests/unit/test_layers.py``)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+import redis
+
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.keystore import copy_seeds
+from worker.adapters.redis.masters import MasterAccounts
+from worker.adapters.redis.text import TextRedis
+from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
 from worker.config.settings import ConfigError, ForumSettings, Settings
 from worker.forums.base import ForumPort
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.service import Services, utc_now
+from worker.service.table import Table
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "broker_options", "build_services",
+    "client_of", "copy_seeds", "game_state", "limiter_storage", "make_forum", "make_keystore", "master_accounts",
+    "optional_store_client", "store_client", "store_writes_refused", "table",
+]
+
+#: Any failure of the shared store (Redis): what a command or a page catches.
+StoreError = redis.RedisError
+#: The store refused the credentials of its URL.
+StoreRefused = (redis.AuthenticationError, redis.exceptions.AuthorizationError)
+#: The store does not answer (down, unreachable, too slow).
+StoreUnreachable = (redis.ConnectionError, redis.TimeoutError)
+
+
+def store_client(url: str) -> TextRedis:
+    """Narrador's client of the shared store at ``url`` (plain or Sentinel)."""
+    return redis_client(url)
+
+
+def optional_store_client(url: str) -> TextRedis | None:
+    """The shared store when ``url`` is set and it answers, else None (tools that work
+    without it: ``narrador forums check`` shares politeness with the workers when it can)."""
+    if not url:
+        return None
+    client = redis_client(url)
+    try:
+        client.ping()
+    except redis.RedisError:
+        return None
+    return client
+
+
+def store_writes_refused(client: TextRedis) -> str:
+    """Why the store refuses writes ("" when a probe write works): ``maxmemory`` reached with
+    ``noeviction`` (``OOM ...``), a read-only replica, a failed background save."""
+    try:
+        client.set("nr:healthz:probe", "1", ex=60)
+    except redis.exceptions.ResponseError as exc:
+        return str(exc)[:200]
+    except redis.RedisError:
+        return ""  # not reachable: the ping says so
+    return ""
+
+
+def game_state(client: TextRedis) -> RedisGameState:
+    """The game-state port on the shared store."""
+    return RedisGameState(client)
+
+
+def client_of(state: object) -> TextRedis:
+    """The store client under a game state built here (notifications read the masters' accounts)."""
+    assert isinstance(state, RedisGameState), state
+    return state.r
+
+
+def table(client: TextRedis) -> Table:
+    """The masters' table (sheets, scenes, reveals) on the shared store."""
+    return Table(client)
+
+
+def master_accounts(client: TextRedis) -> MasterAccounts:
+    """The masters' accounts on the shared store."""
+    return MasterAccounts(client)
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
 

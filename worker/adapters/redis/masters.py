@@ -46,14 +46,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from werkzeug.security import check_password_hash, generate_password_hash
-
-from core.errors import NarradorError
-from core.i18n import LANGS
 
 __all__ = [
     "LANGUAGES",
@@ -65,23 +61,18 @@ __all__ = [
     "sessions_key",
 ]
 from worker.adapters.redis.text import TextRedis
+from worker.ports.masters import (
+    LANGUAGES,
+    MAX_PASSWORD_LENGTH,
+    MIN_PASSWORD_LENGTH,
+    REVEAL_HOWS,
+    Master,
+    MasterError,
+    normalise_login,
+)
 
-#: Languages a master can choose for the pages ("" = follow each game's language).
-LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
-
-#: Shortest password accepted, in characters.
-MIN_PASSWORD_LENGTH = 10
-
-#: Longest password accepted (scrypt hashes any length; this bounds request work).
-MAX_PASSWORD_LENGTH = 256
-
-_USERNAME = re.compile(r"[\w.@-]{1,64}")
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _ROLL_ID = re.compile(r"[a-z2-7]{16}")
-
-#: How a secret roll can be revealed: by a master's action, or when its scene closes
-#: (the game option ``reveal_secret_on_scene_close``, issue 19).
-REVEAL_HOWS = ("master", "scene_closed")
 
 #: Most open web sessions of one master (the oldest is closed when a login goes past it).
 MAX_SESSIONS = 50
@@ -91,27 +82,6 @@ MAX_SCENE_ROLLS = 10_000
 
 # a valid hash of a random password, checked against when the user does not exist
 _DUMMY_HASH = generate_password_hash("narrador-dummy-password-for-timing")
-
-
-class MasterError(NarradorError):
-    """A bad user name, game id, password or language given to :class:`MasterAccounts`."""
-
-
-def normalise_login(username: str) -> str:
-    """The login key of a user name: stripped and casefolded.
-
-    Raises:
-        MasterError: empty, longer than 64 characters, or with characters other than
-            letters, digits, ``_``, ``.``, ``@`` and ``-``.
-    """
-    if not isinstance(username, str):
-        raise MasterError("user name must be text")
-    name = username.strip()
-    if not _USERNAME.fullmatch(name):
-        raise MasterError(
-            "user name must be 1-64 letters, digits or . _ @ - (no spaces)"
-        )
-    return name.casefold()
 
 
 def master_key(login: str) -> str:
@@ -153,26 +123,6 @@ def _check_password(password: str) -> str:
     if len(password) > MAX_PASSWORD_LENGTH:
         raise MasterError(f"password must have at most {MAX_PASSWORD_LENGTH} characters")
     return password
-
-
-@dataclass(frozen=True)
-class Master:
-    """A master's account as stored (never the password).
-
-    Attributes:
-        login: the casefolded user name (the account's key).
-        username: the name as typed when the account was created.
-        games: ids of the games this master masters (sorted).
-        language: ``"es"``, ``"en"`` or ``""`` (follow each game's language).
-        session_token: 16 hex digits derived from the password hash; it changes with the
-            password, so a password change ends every open session.
-    """
-
-    login: str
-    username: str
-    games: tuple[str, ...]
-    language: str
-    session_token: str
 
 
 class MasterAccounts:

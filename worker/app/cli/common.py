@@ -87,20 +87,18 @@ config_option = click.option(
 def failure_message(exc: BaseException) -> tuple[str, int] | None:
     """One line and an exit code for an error a command did not handle itself (module
     docstring: 1 a service down, 2 bad input or configuration), or None for a bug."""
-    import redis
-
-    from worker.adapters.redis.url import RedisUrlError
+    from worker.app.bootstrap import RedisUrlError, StoreError, StoreRefused, StoreUnreachable
     from worker.forums.base import ForumError
 
     if isinstance(exc, RedisUrlError):
         return f"bad Redis URL: {exc}; check REDIS_URL / redis_url", EXIT_BAD_INPUT
-    if isinstance(exc, redis.AuthenticationError | redis.exceptions.AuthorizationError):
+    if isinstance(exc, StoreRefused):
         return f"Redis refused the credentials ({exc}): check the password in REDIS_URL / redis_url", EXIT_BAD_INPUT
-    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+    if isinstance(exc, StoreUnreachable):
         url = _effective_redis_url
         where = f"Redis at {_masked(url)}" if url else "Redis"
         return f"{where} does not answer ({exc}): is it running? Check REDIS_URL / redis_url", EXIT_SERVICE_DOWN
-    if isinstance(exc, redis.RedisError):
+    if isinstance(exc, StoreError):
         return f"Redis error: {exc}", EXIT_SERVICE_DOWN
     if isinstance(exc, ForumError):
         return forum_failure("", exc)
@@ -176,11 +174,11 @@ def main(debug: bool) -> None:
 
 def _redis_for(settings):
     """A Redis client for the CLI's game-state commands (exit 2 without a Redis URL)."""
-    from worker.adapters.redis.url import redis_client
+    from worker.app.bootstrap import store_client
 
     if not settings.redis_url:
         raise BadInput(no_redis_message(settings))
-    return redis_client(settings.redis_url)
+    return store_client(settings.redis_url)
 
 
 def _game_of(settings, game: str) -> str:
@@ -189,3 +187,8 @@ def _game_of(settings, game: str) -> str:
     return game
 
 
+def _table(settings):
+    """The masters' table (sheets, scenes, reveals) of the configured Redis (``_redis_for``)."""
+    from worker.app.bootstrap import table
+
+    return table(_redis_for(settings))

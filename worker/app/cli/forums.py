@@ -88,18 +88,9 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
 def _optional_redis(settings):
     """The shared Redis when one is configured and answers (politeness shared with the
     workers), else None."""
-    if not settings.redis_url:
-        return None
-    import redis
+    from worker.app.bootstrap import optional_store_client
 
-    from worker.adapters.redis.url import redis_client
-
-    client = redis_client(settings.redis_url)  # a Sentinel URL too, like every other command
-    try:
-        client.ping()
-    except redis.RedisError:
-        return None
-    return client
+    return optional_store_client(settings.redis_url)  # a Sentinel URL too, like every other command
 
 
 @main.group()

@@ -34,15 +34,14 @@ def health_worker(config: str | None, node: str, max_age: float | None) -> None:
     """Is a worker alive? Reads the heartbeat every worker writes to Redis from its consumer
     loop (worker.app.heartbeat): exit 0 when it is fresh, 1 when it is stale or missing (hung,
     stopped or cut off from Redis) or Redis does not answer."""
-    import redis
-
     from worker.app import heartbeat
+    from worker.app.bootstrap import StoreError
 
     settings = _settings(config)
     client = _redis_for(settings)
     try:
         result = heartbeat.check(client, node=node, max_age=max_age or settings.narrador.worker_heartbeat_max_age)
-    except redis.RedisError as exc:
+    except StoreError as exc:
         raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
     if not result.ok:
         raise ServiceDown(result.message)
@@ -57,15 +56,14 @@ def health_beat(config: str | None, max_age: float | None) -> None:
     """Is Celery beat alive? Reads the heartbeat beat writes to Redis from its scheduler loop
     (worker.app.heartbeat), the freshest of this machine: exit 0 when it is fresh, 1 when it is
     stale or missing (hung, stopped or cut off from Redis) or Redis does not answer."""
-    import redis
-
     from worker.app import heartbeat
+    from worker.app.bootstrap import StoreError
 
     settings = _settings(config)
     client = _redis_for(settings)
     try:
         result = heartbeat.check(client, role="beat", max_age=max_age or settings.narrador.worker_heartbeat_max_age)
-    except redis.RedisError as exc:
+    except StoreError as exc:
         raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
     if not result.ok:
         raise ServiceDown(result.message)

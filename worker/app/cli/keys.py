@@ -38,15 +38,14 @@ def _keystore(config: str | None):
 
 def _keys_call(call):
     """Run a keystore call; its ``KeystoreError`` (and Redis failures) exit 2 with the message."""
-    import redis
-
+    from worker.app.bootstrap import StoreError
     from worker.ports.keystore import KeystoreError
 
     try:
         return call()
     except KeystoreError as exc:
         raise BadInput(str(exc)) from None
-    except redis.RedisError as exc:
+    except StoreError as exc:
         raise click.ClickException(f"Redis: {exc}") from None
 
 
@@ -95,7 +94,7 @@ def keys_migrate(config: str | None) -> None:
     folder's roll-id secret.
     """
     from worker.adapters.files.keystore import Keystore
-    from worker.adapters.redis.keystore import copy_seeds
+    from worker.app.bootstrap import copy_seeds
 
     settings = _settings(config)
     if settings.keystore != "redis":

@@ -28,12 +28,12 @@ def masters() -> None:
 def _master_accounts(config: str | None, game: str):
     """The settings' MasterAccounts, after checking that ``game`` is configured."""
 
-    from worker.adapters.redis.masters import MasterAccounts
+    from worker.app.bootstrap import master_accounts
 
     settings = _settings(config)
     if game not in settings.games:
         raise BadInput(f"unknown game {game!r} (configured: {', '.join(sorted(settings.games)) or 'none'})")
-    return MasterAccounts(_redis_for(settings))
+    return master_accounts(_redis_for(settings))
 
 
 @masters.command("add")
@@ -44,7 +44,7 @@ def _master_accounts(config: str | None, game: str):
               help="Read the password from the first line of stdin (for scripts).")
 def masters_add(config: str | None, game: str, user: str, password_stdin: bool) -> None:
     """Make USER a master of GAME (creates the account; asks for its password if new)."""
-    from worker.adapters.redis.masters import MasterError, normalise_login
+    from worker.ports.masters import MasterError, normalise_login
 
     accounts = _master_accounts(config, game)
     try:

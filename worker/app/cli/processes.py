@@ -106,15 +106,14 @@ def status(config: str | None) -> None:
     """Can Narrador read every forum and post to it? One line a forum (worker.service.health: the
     last good read and reply, what fails and since when): exit 0 when none is failing, 1 when
     one is or Redis does not answer, 2 for a bad configuration."""
-    import redis
-
+    from worker.app.bootstrap import StoreError
     from worker.service.health import RedisHealthBook
 
     settings = _settings(config)
     book = RedisHealthBook(_redis_for(settings))
     try:
         report = [book.get(name) for name in settings.forums]
-    except redis.RedisError as exc:
+    except StoreError as exc:
         raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
     lines = []
     for h in report:
@@ -150,12 +149,11 @@ def poll(config: str | None) -> None:
     from worker.forums.base import ForumError
 
     svc = build_services(settings)
-    from worker.adapters.redis.gamestate import RedisGameState
+    from worker.app.bootstrap import client_of
     from worker.service.notify import send_health
 
-    store = svc.store
-    assert isinstance(store, RedisGameState)  # build_services' store
-    svc.on_health_change = lambda change: send_health(settings, store.r, change)  # no worker here: at once
+    client = client_of(svc.store)  # build_services' store
+    svc.on_health_change = lambda change: send_health(settings, client, change)  # no worker here: at once
     replies = 0
     failed: list[tuple[str, int]] = []
     for name in settings.forums:

@@ -10,8 +10,8 @@ import click
 from worker.app.cli.common import (
     BadInput,
     _game_of,
-    _redis_for,
     _settings,
+    _table,
     config_option,
     main,
 )
@@ -39,13 +39,11 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
     """Mark THREAD of FORUM_NAME as an open scene of GAME."""
     from datetime import datetime
 
-    from worker.adapters.redis.scenes import open_scene
-
     settings = _settings(config)
     if forum_name not in settings.forums:
         raise BadInput(f"unknown forum {forum_name!r}")
-    scene = open_scene(_redis_for(settings), _game_of(settings, game), forum_name, thread,
-                       now=datetime.now(UTC), title=title, by="cli", stress=stress)
+    scene = _table(settings).open_scene(_game_of(settings, game), forum_name, thread,
+                                       now=datetime.now(UTC), title=title, by="cli", stress=stress)
     click.echo(f"scene {forum_name}:{thread} open{' (stress)' if scene.stress else ''}")
 
 
@@ -58,11 +56,10 @@ def scenes_open(config: str | None, game: str, forum_name: str, thread: str, tit
 def scenes_stress(config: str | None, game: str, forum_name: str, thread: str, state: str) -> None:
     """Mark an open scene as stress / combat (on) or calm (off)."""
     from core.errors import StateError
-    from worker.adapters.redis.scenes import set_stress
 
     settings = _settings(config)
     try:
-        scene = set_stress(_redis_for(settings), _game_of(settings, game), forum_name, thread, state == "on")
+        scene = _table(settings).set_stress(_game_of(settings, game), forum_name, thread, state == "on")
     except StateError as exc:
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread}: {'stress' if scene.stress else 'calm'}")
@@ -80,18 +77,17 @@ def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mod
     master turn mode, a new Willpower turn."""
     from core.errors import StateError
     from core.messages import error_message
-    from worker.adapters.redis.scenes import advance_turn, get_scene, set_turn_mode
 
     settings = _settings(config)
-    r, game = _redis_for(settings), _game_of(settings, game)
+    desk, game = _table(settings), _game_of(settings, game)
     try:
-        if get_scene(r, game, forum_name, thread) is None:
+        if desk.scene(game, forum_name, thread) is None:
             raise StateError("not a scene", code="unknown_scene", forum=forum_name, thread=thread)
         if mode is not None:
-            set_turn_mode(r, game, forum_name, thread, mode)
+            desk.set_turn_mode(game, forum_name, thread, mode)
             click.echo(f"scene {forum_name}:{thread}: turn mode {mode}")
             return
-        turn = advance_turn(r, game, forum_name, thread)
+        turn = desk.advance_turn(game, forum_name, thread)
     except StateError as exc:
         raise BadInput(error_message(exc, "en")) from None
     click.echo(f"scene {forum_name}:{thread}: turn {turn}")
@@ -109,14 +105,13 @@ def scenes_order(config: str | None, game: str, forum_name: str, thread: str) ->
 
     from core.errors import StateError
     from core.messages import error_message
-    from worker.adapters.redis.gamestate import RedisGameState
     from worker.ports.settings import state_settings_for
     from worker.service.combat import post_turn_order
 
     settings = _settings(config)
     gs = settings.games[_game_of(settings, game)]
     try:
-        posted = post_turn_order(RedisGameState(_redis_for(settings)), game, forum_name, thread, by="cli",
+        posted = post_turn_order(_table(settings).state, game, forum_name, thread, by="cli",
                                  now=datetime.now(UTC), ttl_seconds=state_settings_for(gs).op_ttl_seconds,
                                  lang=gs.language)
     except StateError as exc:
@@ -138,24 +133,21 @@ def scenes_close(config: str | None, game: str, forum_name: str, thread: str) ->
     from datetime import datetime
 
     from core.errors import StateError
-    from worker.adapters.redis.masters import MasterAccounts
-    from worker.adapters.redis.scenes import close_scene
     from worker.ports.settings import state_settings_for
 
     settings = _settings(config)
-    r = _redis_for(settings)
+    desk = _table(settings)
     try:
-        close_scene(r, _game_of(settings, game), forum_name, thread, now=datetime.now(UTC), by="cli")
+        desk.close_scene(_game_of(settings, game), forum_name, thread, now=datetime.now(UTC), by="cli")
     except StateError as exc:
         raise BadInput(str(exc)) from None
     click.echo(f"scene {forum_name}:{thread} closed")
     if state_settings_for(settings.games[game]).reveal_secret_on_scene_close:
-        from worker.adapters.redis.gamestate import RedisGameState
         from worker.service import on_secret_revealed
 
-        revealed = MasterAccounts(r).reveal_scene(game, forum_name, thread, by="cli")
+        revealed = desk.reveal_scene(game, forum_name, thread, by="cli")
         click.echo(f"secret rolls revealed: {len(revealed)}" + (f" ({', '.join(revealed)})" if revealed else ""))
-        store = RedisGameState(r)
+        store = desk.state
         for rid in revealed:  # what the reveal does to the game state (a stunt's reward)
             envelope = store.get_roll(rid)
             for line in on_secret_revealed(store, settings.games[game], envelope["record"]) if envelope else ():

@@ -10,8 +10,8 @@ import click
 from worker.app.cli.common import (
     BadInput,
     _game_of,
-    _redis_for,
     _settings,
+    _table,
     config_option,
     main,
 )
@@ -35,12 +35,12 @@ def sheets_import(config: str | None, game: str, file: str) -> None:
     from datetime import datetime
 
     from core.errors import SheetError
-    from worker.adapters.redis.sheets import import_sheets, load_sheets_file
+    from worker.service.table import read_sheets_file
 
     settings = _settings(config)
     game = _game_of(settings, game)
     try:
-        report = import_sheets(_redis_for(settings), game, load_sheets_file(file), now=datetime.now(UTC))
+        report = _table(settings).import_sheets(game, read_sheets_file(file), now=datetime.now(UTC))
     except SheetError as exc:
         for path, what in exc.problems:
             click.echo(f"{path}: {what}", err=True)
@@ -54,12 +54,10 @@ def sheets_import(config: str | None, game: str, file: str) -> None:
 @click.argument("game")
 def sheets_list(config: str | None, game: str) -> None:
     """List the characters of a game with their owner and Willpower."""
-    from worker.adapters.redis.sheets import list_characters
-
     settings = _settings(config)
     game = _game_of(settings, game)
     ruleset = settings.games[game].ruleset
-    for sheet in list_characters(_redis_for(settings), game):
+    for sheet in _table(settings).characters(game):
         click.echo(f"{sheet.name} ({sheet.owner}{', NPC' if sheet.npc else ''}): "
                    f"FV {sheet.willpower_temporary}/{sheet.willpower_permanent} · {_combat_line(sheet, ruleset)}")
 
@@ -85,11 +83,9 @@ def _combat_line(sheet, ruleset: str) -> str:
 @click.argument("character")
 def sheets_show(config: str | None, game: str, character: str) -> None:
     """Show CHARACTER: owner, Willpower, health level and wound penalty, blood, motes, traits."""
-    from worker.adapters.redis.sheets import get_character
-
     settings = _settings(config)
     game = _game_of(settings, game)
-    sheet = get_character(_redis_for(settings), game, character)
+    sheet = _table(settings).character(game, character)
     if sheet is None:
         raise BadInput(f"no character {character!r} in {game}")
     stats = sheet.combat
@@ -109,11 +105,10 @@ def sheets_damage(config: str | None, game: str) -> None:
     from core.errors import StateError
     from core.messages import error_message
     from core.post.combat import health_words
-    from worker.adapters.redis.gamestate import RedisGameState
     from worker.service.combat import pending_damage
 
     settings = _settings(config)
-    state = RedisGameState(_redis_for(settings))
+    state = _table(settings).state
     try:
         rows = pending_damage(state, _game_of(settings, game))
     except StateError as exc:  # an entry that does not decode: say which, never a traceback
@@ -135,11 +130,10 @@ def sheets_confirm(config: str | None, game: str, link: str, discard: bool) -> N
     """Confirm the damage pending under LINK (as `sheets damage` lists it) on the target's sheet."""
     from core.errors import StateError
     from core.messages import error_message
-    from worker.adapters.redis.gamestate import RedisGameState
     from worker.service.combat import decide_damage
 
     settings = _settings(config)
-    state = RedisGameState(_redis_for(settings))
+    state = _table(settings).state
     try:
         decided = decide_damage(state, _game_of(settings, game), link, confirm=not discard, lang="en")
     except StateError as exc:
@@ -159,11 +153,10 @@ def sheets_adjust(config: str | None, game: str, character: str, field: str, del
     """Change a trait or the temporary Willpower ("fv temporal") of CHARACTER."""
     from core.errors import StateError
     from core.messages import error_message
-    from worker.adapters.redis.sheets import adjust
 
     settings = _settings(config)
     try:
-        new = adjust(_redis_for(settings), _game_of(settings, game), character, field, delta=delta, value=value)
+        new = _table(settings).adjust(_game_of(settings, game), character, field, delta=delta, value=value)
     except StateError as exc:
         raise BadInput(error_message(exc, "en")) from None
     click.echo(f"{character}: {field} = {new}")
