@@ -6,13 +6,13 @@ Routes (all need a logged-in master of the game: 302 to ``/login`` otherwise, 40
 master of other games):
 
 - ``GET /audit``: the games of the logged-in master;
-- ``GET /audit/<game>``: rolls newest first, paginated, filtered (:mod:`web.rollquery`);
+- ``GET /audit/<game>``: rolls newest first, paginated, filtered (:mod:`worker.service.queries.rolls`);
 - ``GET /audit/<game>/export.csv`` and ``.../export.json``: the filtered set, at most
   :data:`EXPORT_MAX` rolls (the JSON says ``truncated``; the CSV has the header
   ``X-Narrador-Truncated``);
 - ``GET /audit/<game>/stats``: statistics and SVG charts of the filtered set (at most
   :data:`STATS_MAX` newest rolls);
-- ``GET /audit/<game>/state``: the running state (:mod:`web.running`);
+- ``GET /audit/<game>/state``: the running state (:mod:`worker.service.queries.running`);
 - ``POST /audit/<game>/reveal/<roll_id>``: reveal a secret roll (CSRF token required);
 - ``POST /audit/<game>/retry/<forum>/<post_id>``: queue again a reply Narrador gave up on
   (``reply_failed``: the forum refused it for about a day), listed above the rolls (CSRF
@@ -48,11 +48,11 @@ from core import record as records
 from web import deps, i18n
 from web.auth import master_required
 from web.charts import face_chart, luck_chart
-from web.rollquery import RollFilter, query_rolls
-from web.running import forum_health, running_state
 from web.stats import compute_stats
 from worker.ports.keystore import KeystoreError
 from worker.service import on_secret_revealed
+from worker.service.queries.rolls import RollFilter, query_rolls
+from worker.service.queries.running import forum_health, running_state
 
 bp = Blueprint("audit", __name__)
 log = logging.getLogger(__name__)

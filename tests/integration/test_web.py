@@ -554,7 +554,7 @@ def test_state_page_shows_rollover_seeds_and_empty_game_state(world, ana):
 
 
 def test_running_state_lists_are_empty_and_rollover_is_next_midnight(world):
-    from web.running import running_state
+    from worker.service.queries.running import running_state
 
     gs = world["settings"].games[world["ids"]["game"]]
     st = running_state(gs, world["keystore"], FIXED_NOW)
@@ -584,9 +584,9 @@ def test_state_page_lists_extended_actions_contests_retries_and_absences(world, 
         actions,
     )
     from core.tags import ExtendedSpec
-    from web.running import running_state
     from worker.adapters.redis.gamestate import RedisGameState
     from worker.ports import LoadedPost, PostCommit
+    from worker.service.queries.running import running_state
 
     game = world["ids"]["game"]
     vampiro = rules.get_ruleset("vampiro")
@@ -963,17 +963,17 @@ def test_an_export_cut_at_the_querys_own_limit_says_it_was_truncated(world, ana,
     although it was cut: the export asked 5,001 rows to tell, and the query clamped the limit
     to 5,000. Here both bounds are 2 over the world's 3+ rolls: two rows, and truncated."""
     import web.audit
-    import web.rollquery
+    import worker.service.queries.rolls
 
     game = world["ids"]["game"]
-    monkeypatch.setattr(web.rollquery, "MAX_LIMIT", 2)
+    monkeypatch.setattr(worker.service.queries.rolls, "MAX_LIMIT", 2)
     monkeypatch.setattr(web.audit, "EXPORT_MAX", 2)
     data = ana.get(f"/audit/{game}/export.json").get_json()
     assert data["count"] == 2 and data["truncated"] is True
     resp = ana.get(f"/audit/{game}/export.csv")
     assert resp.headers["X-Narrador-Truncated"] == "true"
     assert len(list(csv.DictReader(io.StringIO(resp.get_data(as_text=True))))) == 2
-    monkeypatch.setattr(web.rollquery, "MAX_LIMIT", 5000)
+    monkeypatch.setattr(worker.service.queries.rolls, "MAX_LIMIT", 5000)
     monkeypatch.setattr(web.audit, "EXPORT_MAX", 5000)
     whole = ana.get(f"/audit/{game}/export.json").get_json()
     assert whole["truncated"] is False and whole["count"] > 2
@@ -987,9 +987,9 @@ def test_state_page_retry_difficulty_is_cores_rule(world, redis_client):
     is possible, as the roll's reply does; with ``retry_penalty = false`` the difficulty stays 9."""
     from core import rules
     from core.post import PostContext, PostDecision, PostQuery, RetriesSaved, actions
-    from web.running import running_state
     from worker.adapters.redis.gamestate import RedisGameState
     from worker.ports import LoadedPost, PostCommit
+    from worker.service.queries.running import running_state
 
     game = world["ids"]["game"]
     failed = rules.evaluate(rules.get_ruleset("vampiro"), [2, 3], difficulty=9)

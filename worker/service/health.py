@@ -13,7 +13,7 @@ follows from the record:
 - ``ok`` once it has succeeded again in the failing direction(s);
 - ``unknown`` before anything worked (and nothing failed enough to be ``failing``).
 
-What reads it: the masters' game-state page (``web.running``), ``/healthz`` (``degraded``,
+What reads it: the masters' game-state page (``worker.service.queries.running``), ``/healthz`` (``degraded``,
 naming the forum), ``narrador status`` (exit 1), the Prometheus gauges (``web.metrics``) and
 ``narrador up``'s console (a line when a forum changes state).
 

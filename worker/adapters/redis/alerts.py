@@ -5,7 +5,7 @@ that no longer has the expected shape, a date that cannot be read, a reply accep
 visible) without knowing about Redis. :class:`RedisAlertHandler`, attached by
 ``worker.app.bootstrap.build_services`` in every worker process, keeps the latest ones of each
 forum, grouped so that the same problem on every poll is one line with a count; the
-masters' game-state page (``web.running``) shows those of the game's forums.
+masters' game-state page (``worker.service.queries.running``) shows those of the game's forums.
 
 Redis keys (hash tag = the forum):
 
