@@ -101,10 +101,49 @@ _REJECTED = {
 }
 
 
+#: Refused deliveries (bad signature, stale, malformed, unknown forum, too large) one client
+#: address may cause per :data:`REFUSALS_WINDOW` seconds in one web worker before its
+#: deliveries are answered 429 without being looked at; the config key ``HOOKS_REFUSAL_LIMIT``
+#: overrides it.  A forum's signed deliveries are never refused, so it is never throttled.
+REFUSAL_LIMIT = 60
+#: Seconds of the refusal window.
+REFUSALS_WINDOW = 60.0
+#: Client addresses remembered at most (the oldest window is forgotten first).
+_MAX_ADDRESSES = 10_000
+_ABUSE = {"signature", "timestamp", "malformed", "unknown_forum", "too_large"}
+_refusals: dict[str, tuple[float, int]] = {}
+
+
+def _refused_too_often(addr: str, now: float) -> bool:
+    start, count = _refusals.get(addr, (now, 0))
+    return now - start < REFUSALS_WINDOW and count >= int(current_app.config.get("HOOKS_REFUSAL_LIMIT",
+                                                                              REFUSAL_LIMIT))
+
+
+def _count_refusal(addr: str, now: float) -> None:
+    start, count = _refusals.get(addr, (now, 0))
+    if now - start >= REFUSALS_WINDOW:
+        start, count = now, 0
+    if addr not in _refusals and len(_refusals) >= _MAX_ADDRESSES:
+        _refusals.pop(next(iter(_refusals)))
+    _refusals[addr] = (start, count + 1)
+
+
+@bp.before_request
+def _throttle() -> Any:
+    """Answer 429 to an address over its refusal budget (in memory: no Redis call)."""
+    if _refused_too_often(request.remote_addr or "", time.monotonic()):
+        resp, status = _answer(429, "too many refused deliveries")
+        resp.headers["Retry-After"] = str(int(REFUSALS_WINDOW))
+        return resp, status
+    return None
+
+
 @bp.after_request
 def _count(resp):
     """Count every delivery in ``narrador_webhooks_received_total{source}`` and each refusal
-    in ``narrador_webhooks_rejected_total{source,reason}`` (``worker.metrics``)."""
+    in ``narrador_webhooks_rejected_total{source,reason}`` (``worker.metrics``); a refusal
+    for abuse counts against the client's address (:data:`REFUSAL_LIMIT`)."""
     from worker import metrics
 
     source = (request.endpoint or "").removeprefix("hooks.")
@@ -114,6 +153,8 @@ def _count(resp):
         reason = _REJECTED.get(str((body or {}).get("status", "")))
         if reason is not None:
             metrics.WEBHOOKS_REJECTED.labels(source=source, reason=reason).inc()
+            if reason in _ABUSE:
+                _count_refusal(request.remote_addr or "", time.monotonic())
     return resp
 
 

@@ -171,3 +171,21 @@ def test_redis_down_in_the_one_call_path_answers_503(app, unique, monkeypatch):
     monkeypatch.setitem(app.config, "NARRADOR_INTAKE", (down, celery))
     resp = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m902"))
     assert resp.status_code == 503 and resp.headers["Retry-After"] == str(hooks.RETRY_AFTER)
+
+
+def test_hooks_skip_the_full_apps_layers_and_refusals_are_bounded_per_address(app, unique):
+    app.config["HOOKS_REFUSAL_LIMIT"] = 3
+    hooks._refusals.clear()
+    client = app.test_client()
+    bad = {"REMOTE_ADDR": "203.0.113.9"}
+    body = created_body()
+    for _ in range(3):
+        resp = client.post(f"/hooks/discourse/d-{unique}", data=body, environ_base=bad, headers={
+            "X-Discourse-Event": "post_created", "X-Discourse-Event-Signature": "sha256=00"})
+        assert resp.status_code == 401
+        assert "Set-Cookie" not in resp.headers and "X-RateLimit-Limit" not in resp.headers
+        assert "Content-Security-Policy" not in resp.headers  # the full app's layers did not run
+    throttled = client.post(f"/hooks/discourse/d-{unique}", data=body, environ_base=bad)
+    assert throttled.status_code == 429 and throttled.headers["Retry-After"] == str(int(hooks.REFUSALS_WINDOW))
+    assert discourse_post(client, f"d-{unique}", body).status_code == 202  # another address: the forum's
+    hooks._refusals.clear()
