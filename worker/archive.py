@@ -57,6 +57,8 @@ from worker.masters import reveal_key
 from worker.store import (
     archive_dirty_key,
     archive_state_key,
+    decode_envelope,
+    encode_envelope,
     game_rolls_key,
     roll_index_key,
     roll_index_keys,
@@ -138,7 +140,7 @@ def _lines_for(r: Any, scored: list[tuple[str, float]], sealer: Sealer | None = 
     for start in range(0, len(scored), CHUNK):
         chunk = scored[start:start + CHUNK]
         raws = r.mget([roll_key_name(rid) for rid, _ in chunk])
-        envelopes = [json.loads(raw) if raw else None for raw in raws]
+        envelopes = [decode_envelope(raw) if raw else None for raw in raws]
         secret = [rid for (rid, _), env in zip(chunk, envelopes, strict=True)
                   if env and (env["record"].get("flags") or {}).get("secret")]
         reveals: dict[str, dict[str, str]] = {}
@@ -379,13 +381,12 @@ def import_entries(r: Any, entries: Iterable[ArchiveEntry]) -> ImportReport:
         with r.pipeline(transaction=True) as pipe:
             for entry, raw, has_reveal in zip(chunk, existing, revealed, strict=True):
                 if raw is None:
-                    text = json.dumps(entry.envelope, ensure_ascii=False, sort_keys=True)
-                    pipe.set(roll_key_name(entry.roll_id), text, nx=True)
+                    pipe.set(roll_key_name(entry.roll_id), encode_envelope(entry.envelope), nx=True)
                     for key in roll_index_keys(entry.envelope["record"]):
                         pipe.zadd(key, {entry.roll_id: entry.stored_ms}, nx=True)
                     report.added += 1
                     report.roll_ids.append(entry.roll_id)
-                elif json.loads(raw) == entry.envelope:
+                elif decode_envelope(raw) == entry.envelope:
                     report.same += 1
                 else:
                     report.kept += 1
@@ -593,7 +594,7 @@ def _first_day(r: Any, game: str) -> date | None:
         return None
     raw = r.get(roll_key_name(first[0]))
     try:
-        return date.fromisoformat(json.loads(raw)["record"]["game_day"]) if raw else None
+        return date.fromisoformat(decode_envelope(raw)["record"]["game_day"]) if raw else None
     except (ValueError, KeyError, TypeError):
         return None
 
