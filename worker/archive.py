@@ -60,7 +60,6 @@ from worker.store import (
     decode_envelope,
     encode_envelope,
     game_rolls_key,
-    roll_index_key,
     roll_index_keys,
     roll_key_name,
 )
@@ -550,12 +549,24 @@ def archive_target(settings: Settings) -> ArchiveTarget | None:
 # --------------------------------------------------------------------------- the beat job
 
 
-def _day_lines(r: Any, game: str, day: date, sealer: Sealer | None = None) -> list[str]:
-    key = roll_index_key(game, "day", day.isoformat())
-    total = int(r.zcard(key))
+def day_scores(day: date, tz: Any) -> tuple[int, str]:
+    """The score range of game day ``day`` in a game's roll index (epoch ms of its start,
+    inclusive, and of its end, exclusive, as ``ZRANGEBYSCORE`` writes it): a roll's score is
+    the time it was stored, and its game day is the game day of that time, so the main
+    index gives a day's rolls without a day index of its own (issue 30, item 4)."""
+    start, end = calendar.day_bounds(day, tz)
+    return int(start.timestamp() * 1000), f"({int(end.timestamp() * 1000)}"
+
+
+def _day_lines(r: Any, game: str, day: date, tz: Any, sealer: Sealer | None = None) -> list[str]:
+    low, high = day_scores(day, tz)
+    key = game_rolls_key(game)
     scored: list[tuple[str, float]] = []
-    for start in range(0, total, CHUNK):
-        scored += r.zrange(key, start, start + CHUNK - 1, withscores=True)
+    while True:
+        chunk = r.zrangebyscore(key, low, high, start=len(scored), num=CHUNK, withscores=True)
+        scored += chunk
+        if len(chunk) < CHUNK:
+            break
     return _lines_for(r, scored, sealer)
 
 
@@ -628,7 +639,7 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
     candidates = sorted(set(sweep) | set(recheck) | again)
     with r.pipeline(transaction=False) as pipe:
         for day in candidates:
-            pipe.zcard(roll_index_key(gid, "day", day.isoformat()))
+            pipe.zcount(game_rolls_key(gid), *day_scores(day, game.timezone))
         counts = dict(zip(candidates, (int(c) for c in pipe.execute()), strict=True))
     written: list[date] = []
     for day in candidates:
@@ -636,7 +647,7 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
         archived = state.get(iso)
         if day not in again and ((counts[day] == 0 and archived is None) or archived == str(counts[day])):
             continue
-        lines = _merged(_day_lines(r, gid, day, sealer), target.read(gid, day))
+        lines = _merged(_day_lines(r, gid, day, game.timezone, sealer), target.read(gid, day))
         data = "".join(line + "\n" for line in lines).encode("utf-8")
         if target.read(gid, day) != data:
             target.write(gid, day, data)

@@ -11,7 +11,6 @@ key                                         type    content
 ``nr:game:{<game>}:rolls``                  zset    roll ids of a game, score = UTC epoch ms
 ``nr:game:{<game>}:rolls:author:<name>``    zset    the same, one author's rolls (name casefolded)
 ``nr:game:{<game>}:rolls:thread:<f>:<t>``   zset    the same, rolls of forum ``f`` thread ``t``
-``nr:game:{<game>}:rolls:day:<YYYY-MM-DD>`` zset    the same, rolls of one game day (game-local)
 ``nr:game:{<game>}:rolls:outcome:<o>``      zset    the same, rolls with outcome ``o``
 ``nr:post:{<forum>}:<post_id>``             hash    processing state of one forum post (below)
 ``nr:reply:{<forum>}:<post_id>``            string  reply text of a post until it is posted (deleted then)
@@ -160,8 +159,9 @@ def roll_index_key(game: str, dimension: str = "", value: str = "") -> str:
     """Redis key of a game's roll index, whole (no ``dimension``) or filtered.
 
     Args:
-        dimension: ``""`` (all rolls), ``author``, ``thread`` (value ``forum:thread``),
-            ``day`` (value ``YYYY-MM-DD``, game-local) or ``outcome``.
+        dimension: ``""`` (all rolls), ``author``, ``thread`` (value ``forum:thread``) or
+            ``outcome``.  A game day is a score range of the whole index
+            (``worker.archive.day_scores``): no day index since issue 30.
     """
     base = game_rolls_key(game)
     return f"{base}:{dimension}:{value}" if dimension else base
@@ -174,7 +174,6 @@ def roll_index_keys(record: Mapping[str, Any]) -> list[str]:
         roll_index_key(game),
         roll_index_key(game, "author", str(record["author"]).casefold()),
         roll_index_key(game, "thread", f"{record['forum']}:{record['thread']}"),
-        roll_index_key(game, "day", str(record["game_day"])),
         roll_index_key(game, "outcome", str(record["outcome"])),
     ]
 

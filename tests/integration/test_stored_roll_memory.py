@@ -99,3 +99,19 @@ def test_a_post_hash_stored_with_its_reply_field_before_still_replies(env, redis
     redis_client.hset(post_key(name, post_id), "reply", text)  # as stored before issue 30
     assert service.send_reply(svc, name, post_id) == forum.replies[0].post_id
     assert svc.store.get_post(name, post_id).status == "replied"
+
+
+def test_no_day_index_a_game_day_is_a_score_range_of_the_main_index(env, redis_client):
+    from datetime import date
+
+    from worker.archive import day_scores
+    from worker.store import game_rolls_key
+
+    svc, forum, unique, _ = env
+    _, rid = _one_roll(svc, forum, unique)
+    game = f"g-{unique}"
+    assert list(redis_client.scan_iter(match=f"nr:game:{{{game}}}:rolls:day:*")) == []
+    day = date.fromisoformat(svc.store.get_roll(rid)["record"]["game_day"])
+    tz = svc.settings.games[game].timezone
+    assert redis_client.zrangebyscore(game_rolls_key(game), *day_scores(day, tz)) == [rid]
+    assert redis_client.zcount(game_rolls_key(game), *day_scores(date.fromordinal(day.toordinal() + 1), tz)) == 0
