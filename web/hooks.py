@@ -326,6 +326,9 @@ def _accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
             queue, payload = post_message_push(celery, post_to_message(post))
         except LookupError as exc:
             log.warning("webhook for %s/%s queued the ordinary way: %s", post.forum, post.post_id, exc)
+        except Exception as exc:  # noqa: BLE001 - the broker cannot be reached: nothing written yet
+            log.error("webhook for %s/%s not queued: %s", post.forum, post.post_id, exc)
+            return _unavailable("queue unavailable")
         else:
             if not script(keys=[dedupe_key, queue], args=[DEDUPE_TTL, payload]):  # a RedisError answers 503
                 return _answer(200, "duplicate")

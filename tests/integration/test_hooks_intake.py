@@ -189,3 +189,22 @@ def test_hooks_skip_the_full_apps_layers_and_refusals_are_bounded_per_address(ap
     assert throttled.status_code == 429 and throttled.headers["Retry-After"] == str(int(hooks.REFUSALS_WINDOW))
     assert discourse_post(client, f"d-{unique}", body).status_code == 202  # another address: the forum's
     hooks._refusals.clear()
+
+
+def test_a_broker_failure_while_the_message_is_built_answers_503_and_marks_nothing(app, redis_client, unique,
+                                                                                    monkeypatch):
+    from kombu.exceptions import OperationalError
+
+    def down(celery, message):
+        raise OperationalError("broker down")
+
+    built = hooks.post_message_push
+    monkeypatch.setattr(hooks, "post_message_push", down)
+    client = app.test_client()
+    body = std_body("903")
+    resp = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m903"))
+    assert resp.status_code == 503 and resp.get_json()["status"] == "queue unavailable"
+    assert list(redis_client.scan_iter(match=f"nr:hook:{{s-{unique}}}:s:*")) == []
+    monkeypatch.setattr(hooks, "post_message_push", built)
+    again = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m903"))
+    assert again.status_code == 202  # the sender's retry is not a duplicate
