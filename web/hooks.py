@@ -30,7 +30,10 @@ Both verify before parsing anything, answer fast and do nothing slow: one Redis
 queued, 200 duplicate / ignored / ping, 400 malformed (also JSON nested too deeply to
 parse), 401 bad signature or stale timestamp, 404 unknown forum or webhooks not configured
 for it, 413 body too large, 503 with ``Retry-After: 30`` when Redis or the queue is
-unreachable (the sender retries).
+unreachable (the sender retries), 429 with ``Retry-After: 60`` to a client address past
+:data:`REFUSAL_LIMIT` refused deliveries in a minute (in memory, per web worker).  The
+blueprint is served by a lean Flask app of its own (``web.lean_hooks_app``), dispatched
+before the full app's session, CSRF, Babel, login and Flask-Limiter layers.
 
 When the broker is the state store's Redis (same server and db: :func:`same_redis`, the
 usual setup, one ``redis_url``), the intake is one round trip (issue 30, item 2): one Lua
