@@ -208,3 +208,26 @@ def test_a_broker_failure_while_the_message_is_built_answers_503_and_marks_nothi
     monkeypatch.setattr(hooks, "post_message_push", built)
     again = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m903"))
     assert again.status_code == 202  # the sender's retry is not a duplicate
+
+
+def test_kombu_internals_that_changed_cost_the_optimisation_not_the_intake(app, redis_client, unique, monkeypatch):
+    """post_message_push uses private parts of kombu 5.7 (its publish batch): if a kombu
+    upgrade changes them, the delivery is queued the ordinary way (202, the post queued once)
+    and the one-call path is off for the process, not every webhook answered 503."""
+    calls = []
+
+    def changed(celery, message):
+        calls.append(message)
+        raise AttributeError("'Producer' object has no attribute '_batch_local'")
+
+    queued = []
+    monkeypatch.setattr(hooks, "post_message_push", changed)
+    monkeypatch.setattr(hooks, "_enqueue", queued.append)
+    client = app.test_client()
+    for n in ("904", "905"):
+        body = std_body(n)
+        resp = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id=f"m{n}"))
+        assert resp.status_code == 202 and resp.get_json()["status"] == "queued"
+    assert [m["post_id"] for m in queued] == ["904", "905"]
+    assert len(calls) == 1 and app.config["NARRADOR_INTAKE"] is None  # tried once, then off
+    assert len(list(redis_client.scan_iter(match=f"nr:hook:{{s-{unique}}}:s:*"))) == 2
