@@ -189,6 +189,10 @@ _TEXTS = {
     "damage_minimum": N_("al menos un dado de daño"),
     "damage_soak_subtracted": N_("absorción de {target} restada: −{soak} dados"),
     "damage_waits_soak": N_("{levels} niveles de daño {damage}: falta la absorción de {target}"),
+    "damage_waits_any_soak": N_(
+        "{levels} niveles de daño {damage}: falta la absorción (sin objetivo nombrado: la toma la siguiente "
+        "absorción del hilo)"
+    ),
     "damage_no_soak": N_("{target} no puede absorber daño {damage} ({creature})"),
     "soak_takes": N_("absorbe el daño de {attacker}: {damage_successes} niveles de daño {damage}"),
     "soak_parts": N_("absorción: {parts} = {dice}"),

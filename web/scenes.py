@@ -18,7 +18,7 @@ Routes (a logged-in master of the game; CSRF on every form):
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 from flask_wtf import FlaskForm
@@ -86,6 +86,18 @@ def stress(game: str):
     return redirect(url_for("scenes.index", game=gs.id))
 
 
+def _enqueue_notice(game: str, notice_id: str) -> None:
+    """Queue the delivery of a claimed notice now (as a post's claims are), not at the
+    calendar's sweep of pending notices minutes later."""
+    custom = current_app.config.get("NARRADOR_ENQUEUE_NOTICE")
+    if custom is not None:
+        custom(game, notice_id)
+        return
+    from worker.app.celery_app import app as celery
+
+    celery.send_task("narrador.deliver_notice", args=[game, notice_id])
+
+
 @bp.post("/audit/<game>/scenes/order")
 @master_required
 def order(game: str):
@@ -108,6 +120,7 @@ def order(game: str):
         flash(state_messages.error_message(exc, gs.language), "bad")
     else:
         if posted.queued:
+            _enqueue_notice(gs.id, posted.notice_id)
             flash(_("Escena %(id)s: el orden del turno se publicará en el hilo: %(order)s", id=where,
                     order=posted.order), "ok")
         else:

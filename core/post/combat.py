@@ -313,8 +313,12 @@ class CombatTable:
             notes += more
             combat.update(net=nd.to_dict(), health=health)
         else:
-            notes.append(self.text("damage_waits_soak", levels=roll.successes, damage=damage_name(self.lang, dtype),
-                                   target=link.target or "?"))
+            if link.target:
+                notes.append(self.text("damage_waits_soak", levels=roll.successes,
+                                       damage=damage_name(self.lang, dtype), target=link.target))
+            else:  # no target named (a fall, an attack without vs): the next soak in the thread takes it
+                notes.append(self.text("damage_waits_any_soak", levels=roll.successes,
+                                       damage=damage_name(self.lang, dtype)))
         self._save(link, new=new)
         return CombatRoll("damage", roll.faces, roll.successes, "success" if roll.successes else "failure",
                           pool.pool, roll.difficulty, combat, tuple(notes), roll.success_dice, dtype.value)

@@ -465,8 +465,8 @@ def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, la
     score = world.records(first)[0]["successes"]
     posted = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
                                             now=FIXED_NOW, ttl_seconds=3600, lang=lang)
-    assert posted == combat_service.OrderPosted(f"1. Lucía ({score})", True)
     (notice,) = world.state.pending_notices(world.game)
+    assert posted == combat_service.OrderPosted(f"1. Lucía ({score})", True, notice.id)  # the id to deliver
     assert notice.kind == "initiative_order" and f"1. Lucía ({score})" in notice.text
     assert notice.text.startswith("Orden de iniciativa: " if lang == "es" else "Initiative order: ")
     again = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",

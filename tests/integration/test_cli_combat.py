@@ -121,6 +121,7 @@ def test_a_master_posts_the_turns_order_from_the_cli(game, redis_client):
     """Issue 29, item 1: the order is posted when everyone present has rolled "or at a deadline
     the master sets": ``scenes order`` queues the turn's one ``initiative_order`` notice now
     (V20 "Initiative": highest first); a second call, and a turn nobody rolled in, say so."""
+    import base64
     import json
 
     from core.combat import evaluate_initiative
@@ -143,6 +144,14 @@ def test_a_master_posts_the_turns_order_from_the_cli(game, redis_client):
     assert posted.exit_code == 0 and "scene f:7: order queued for the thread: 1. Lucía (11)" in posted.output
     (notice,) = RedisGameState(redis_client).pending_notices(gid)
     assert (notice.kind, notice.forum, notice.thread) == ("initiative_order", "f", "7")
+    # its delivery is queued for the worker now, not left to the sweep of pending notices
+    # (5 minutes later): a narrador.deliver_notice message for this notice on the broker
+    queued = [json.loads(m) for m in redis_client.lrange("celery", 0, -1)]
+    mine = [m for m in queued if m["headers"]["task"] == "narrador.deliver_notice"
+            and json.loads(base64.b64decode(m["body"]))[0] == [gid, notice.id]]
+    assert len(mine) == 1
+    for m in mine:
+        redis_client.lrem("celery", 1, json.dumps(m))
     again = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "7"])
     assert again.exit_code == 0 and "this turn's order was posted already (1. Lucía (11))" in again.output
     missing = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "8"])

@@ -65,6 +65,8 @@ def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_clie
         redis_client.hset(key, name.lower(), json.dumps(entry.to_dict()))
     html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
     assert "1. Mateo (15) · 2. Lucía (9)" in html
+    queued: list[tuple[str, str]] = []
+    world["app"].config["NARRADOR_ENQUEUE_NOTICE"] = lambda g, n: queued.append((g, n))
     # the master's deadline: "Publicar orden" queues the order as the turn's one notice
     resp = ana.post(f"/audit/{game}/scenes/order", data={"csrf_token": csrf_token(html), "forum": "foro",
                                                          "thread": "79"}, follow_redirects=True)
@@ -73,10 +75,12 @@ def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_clie
     notices = world["store"].pending_notices(game)
     assert [(n.kind, n.thread, n.who) for n in notices] == [("initiative_order", "79", f"ana-{world['u']}")]
     assert notices[0].text.startswith("Orden de iniciativa: 1. Mateo (15) · 2. Lucía (9).")
+    assert queued == [(game, notices[0].id)]  # delivered now by the worker, not at the sweep minutes later
     resp = ana.post(f"/audit/{game}/scenes/order", data={"csrf_token": csrf_token(html), "forum": "foro",
                                                          "thread": "79"}, follow_redirects=True)
     assert "Escena foro:79: el orden de este turno ya se publicó." in resp.get_data(as_text=True)
     assert len(world["store"].pending_notices(game)) == 1
+    assert len(queued) == 1  # once a turn
     assert ana.post(f"/audit/{game}/scenes/order", data={"forum": "foro", "thread": "79"}).status_code == 400
     ana.post(f"/audit/{game}/scenes/turn", data={"csrf_token": csrf_token(html), "forum": "foro", "thread": "79"})
     html = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)

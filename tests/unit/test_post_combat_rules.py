@@ -93,6 +93,9 @@ def test_damage_without_an_attack_opens_its_own_link_and_the_next_soak_takes_it(
     game = CombatGame(SEED)
     fall = game.post("master", '[tirada]3 daño contundente como "Guardia"[/tirada]')
     assert "Guardia no tiene un ataque abierto en este hilo: 3 dados, sin extra" in fall.reply
+    # nobody is named: the reply says who soaks it in words, never a placeholder "?"
+    assert "falta la absorción (sin objetivo nombrado: la toma la siguiente absorción del hilo)" in fall.reply
+    assert "?" not in fall.reply.replace("¿", "")
     link = next(c.link for c in fall.changes if isinstance(c, AttackOpened))
     assert (link.status, link.target, link.extra) == ("damaged", "", 0)
     wrong = game.post("bruno", "[tirada]absorber letal[/tirada]")
@@ -102,6 +105,15 @@ def test_damage_without_an_attack_opens_its_own_link_and_the_next_soak_takes_it(
     assert game.attacks[link.id].status == "closed"
     nothing = game.post("ana", "[tirada]absorber[/tirada]")
     assert "no hay daño pendiente contra Lucía que absorber" in nothing.reply
+
+
+def test_damage_of_an_attack_without_a_target_names_no_placeholder_in_english():
+    game = CombatGame(SEED, lang="en")
+    hits = [game.post("ana", "[roll]Dexterity+Brawl attack[/roll]") for _ in range(6)]
+    assert any("extra successes" in h.reply for h in hits)  # one of them hit (fixed seed)
+    damage = game.post("ana", "[roll]Strength+1 damage lethal[/roll]")
+    assert "waiting for a soak (no target named: the next soak in the thread takes it)" in damage.reply
+    assert "?" not in damage.reply
 
 
 EXALTED: dict[str, Any] = {"characters": [

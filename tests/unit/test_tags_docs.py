@@ -38,3 +38,13 @@ def test_same_roll_row() -> None:
     (a,) = extract_rolls("[tirada]7d10 dif 6 fv[/tirada]")
     (b,) = extract_rolls("[tirada]fv dif 6 7[/tirada]")
     assert a.spec == b.spec
+
+
+def test_each_section_once() -> None:
+    """A merge once left «Combat (issue 29)» twice, the first copy carrying the whole Errors
+    table again: a reader met every error row twice and two different "whole combat turn"
+    tables. Each heading, and each error row, appears once."""
+    headings = re.findall(r"^#{2,3} .*$", DOC, re.M)
+    assert len(headings) == len(set(headings)), [h for h in headings if headings.count(h) > 1]
+    rows = [tag for tag, means, _ in ROWS if means.startswith("`")]
+    assert len(rows) == len(set(rows)), [r for r in rows if rows.count(r) > 1]

@@ -172,7 +172,7 @@ class GameState(Protocol):
     def list_rolls(self, game: str, *, offset: int = 0, limit: int = 50, dimension: str = "",
                    value: str = "") -> list[dict[str, Any]]:
         """A game's signed records, newest first (``dimension``: ``author``, ``thread``
-        (``forum:thread``), ``day`` or ``outcome``)."""
+        (``forum:thread``) or ``outcome``; a game day is a score range of the whole index)."""
 
     def count_rolls(self, game: str) -> int:
         """Number of rolls stored for ``game``."""

@@ -57,8 +57,9 @@ from worker.adapters.redis.masters import reveal_key
 from worker.adapters.redis.store import (
     archive_dirty_key,
     archive_state_key,
+    decode_envelope,
+    encode_envelope,
     game_rolls_key,
-    roll_index_key,
     roll_index_keys,
     roll_key_name,
 )
@@ -138,7 +139,7 @@ def _lines_for(r: Any, scored: list[tuple[str, float]], sealer: Sealer | None = 
     for start in range(0, len(scored), CHUNK):
         chunk = scored[start:start + CHUNK]
         raws = r.mget([roll_key_name(rid) for rid, _ in chunk])
-        envelopes = [json.loads(raw) if raw else None for raw in raws]
+        envelopes = [decode_envelope(raw) if raw else None for raw in raws]
         secret = [rid for (rid, _), env in zip(chunk, envelopes, strict=True)
                   if env and (env["record"].get("flags") or {}).get("secret")]
         reveals: dict[str, dict[str, str]] = {}
@@ -379,13 +380,12 @@ def import_entries(r: Any, entries: Iterable[ArchiveEntry]) -> ImportReport:
         with r.pipeline(transaction=True) as pipe:
             for entry, raw, has_reveal in zip(chunk, existing, revealed, strict=True):
                 if raw is None:
-                    text = json.dumps(entry.envelope, ensure_ascii=False, sort_keys=True)
-                    pipe.set(roll_key_name(entry.roll_id), text, nx=True)
+                    pipe.set(roll_key_name(entry.roll_id), encode_envelope(entry.envelope), nx=True)
                     for key in roll_index_keys(entry.envelope["record"]):
                         pipe.zadd(key, {entry.roll_id: entry.stored_ms}, nx=True)
                     report.added += 1
                     report.roll_ids.append(entry.roll_id)
-                elif json.loads(raw) == entry.envelope:
+                elif decode_envelope(raw) == entry.envelope:
                     report.same += 1
                 else:
                     report.kept += 1
@@ -549,12 +549,24 @@ def archive_target(settings: Settings) -> ArchiveTarget | None:
 # --------------------------------------------------------------------------- the beat job
 
 
-def _day_lines(r: Any, game: str, day: date, sealer: Sealer | None = None) -> list[str]:
-    key = roll_index_key(game, "day", day.isoformat())
-    total = int(r.zcard(key))
+def day_scores(day: date, tz: Any) -> tuple[int, str]:
+    """The score range of game day ``day`` in a game's roll index (epoch ms of its start,
+    inclusive, and of its end, exclusive, as ``ZRANGEBYSCORE`` writes it): a roll's score is
+    the time it was stored, and its game day is the game day of that time, so the main
+    index gives a day's rolls without a day index of its own (issue 30, item 4)."""
+    start, end = calendar.day_bounds(day, tz)
+    return int(start.timestamp() * 1000), f"({int(end.timestamp() * 1000)}"
+
+
+def _day_lines(r: Any, game: str, day: date, tz: Any, sealer: Sealer | None = None) -> list[str]:
+    low, high = day_scores(day, tz)
+    key = game_rolls_key(game)
     scored: list[tuple[str, float]] = []
-    for start in range(0, total, CHUNK):
-        scored += r.zrange(key, start, start + CHUNK - 1, withscores=True)
+    while True:
+        chunk = r.zrangebyscore(key, low, high, start=len(scored), num=CHUNK, withscores=True)
+        scored += chunk
+        if len(chunk) < CHUNK:
+            break
     return _lines_for(r, scored, sealer)
 
 
@@ -593,7 +605,7 @@ def _first_day(r: Any, game: str) -> date | None:
         return None
     raw = r.get(roll_key_name(first[0]))
     try:
-        return date.fromisoformat(json.loads(raw)["record"]["game_day"]) if raw else None
+        return date.fromisoformat(decode_envelope(raw)["record"]["game_day"]) if raw else None
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -627,7 +639,7 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
     candidates = sorted(set(sweep) | set(recheck) | again)
     with r.pipeline(transaction=False) as pipe:
         for day in candidates:
-            pipe.zcard(roll_index_key(gid, "day", day.isoformat()))
+            pipe.zcount(game_rolls_key(gid), *day_scores(day, game.timezone))
         counts = dict(zip(candidates, (int(c) for c in pipe.execute()), strict=True))
     written: list[date] = []
     for day in candidates:
@@ -635,7 +647,7 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
         archived = state.get(iso)
         if day not in again and ((counts[day] == 0 and archived is None) or archived == str(counts[day])):
             continue
-        lines = _merged(_day_lines(r, gid, day, sealer), target.read(gid, day))
+        lines = _merged(_day_lines(r, gid, day, game.timezone, sealer), target.read(gid, day))
         data = "".join(line + "\n" for line in lines).encode("utf-8")
         if target.read(gid, day) != data:
             target.write(gid, day, data)

@@ -52,6 +52,7 @@ class OrderPosted:
 
     order: str
     queued: bool
+    notice_id: str = ""  # the claimed notice (when ``queued``): the caller queues its delivery
 
 
 def post_turn_order(state: GameState, game: str, forum: str, thread: str, *, by: str, now: datetime,
@@ -61,7 +62,9 @@ def post_turn_order(state: GameState, game: str, forum: str, thread: str, *, by:
     present has rolled or at a deadline the master sets").  Those who roll later join the order
     on the scene page and in their own replies; the notice is the same claim the last roll of
     the turn makes (subject ``("initiative", forum, thread, turn)``), so the turn's order is
-    posted once whoever asks first.  The notice delivery posts it in the thread.
+    posted once whoever asks first.  The notice delivery posts it in the thread: the caller
+    queues ``narrador.deliver_notice`` for ``notice_id`` (else only the calendar's sweep of
+    pending notices would post it, minutes later).
 
     Args:
         by: the master asking (the notice's ``who``).
@@ -85,7 +88,8 @@ def post_turn_order(state: GameState, game: str, forum: str, thread: str, *, by:
     claim = NoticeClaim(kind="initiative_order", subject=("initiative", forum, thread, turn), forum=forum,
                         thread=thread, text=messages.text("initiative_notice", lang, order=text), who=by, at=now,
                         ttl_seconds=ttl_seconds)
-    return OrderPosted(text, state.claim_notice(game, claim) is not None)
+    notice = state.claim_notice(game, claim)
+    return OrderPosted(text, notice is not None, notice.id if notice is not None else "")
 
 
 def decide_damage(state: GameState, game: str, link: str, *, confirm: bool, lang: str = "es") -> DamageDecided:

@@ -43,7 +43,6 @@ Redis keys (besides the rate-limit marks ``nr:notify:{<game>}:<forum>:<event>``)
 
 from __future__ import annotations
 
-import json
 import logging
 import smtplib
 import ssl
@@ -184,7 +183,7 @@ def _scan_waiting(redis: Any, game: str, through: int, line: int) -> int:
     """File into the game's due set the secret, unrevealed rolls stored after ``through``
     and up to ``line`` (epoch ms), at most :data:`REVEAL_SCAN_LIMIT`; the new ``through``."""
     from worker.adapters.redis.masters import reveal_key
-    from worker.adapters.redis.store import game_rolls_key, roll_key_name
+    from worker.adapters.redis.store import decode_envelope, game_rolls_key, roll_key_name
 
     rows = redis.zrangebyscore(game_rolls_key(game), f"({through}", line, start=0, num=REVEAL_SCAN_LIMIT,
                                withscores=True)
@@ -207,7 +206,7 @@ def _scan_waiting(redis: Any, game: str, through: int, line: int) -> int:
         if not raw or shown:
             continue
         try:
-            secret = bool(((json.loads(raw).get("record") or {}).get("flags") or {}).get("secret"))
+            secret = bool(((decode_envelope(raw).get("record") or {}).get("flags") or {}).get("secret"))
         except (ValueError, AttributeError):
             continue
         if secret:
@@ -228,7 +227,7 @@ def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[No
     notification names the posts of the due rolls still not revealed (those revealed since
     leave the set). Never the rolls' dice, results or tags.
     """
-    from worker.adapters.redis.store import roll_key_name
+    from worker.adapters.redis.store import decode_envelope, roll_key_name
 
     out = []
     now_ms = int(now.timestamp() * 1000)
@@ -259,7 +258,7 @@ def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[No
             continue
         posts = []
         for raw in redis.mget([roll_key_name(rid) for rid in waiting]):
-            record = (json.loads(raw).get("record") or {}) if raw else {}
+            record = (decode_envelope(raw).get("record") or {}) if raw else {}
             posts.append((str(record.get("author", "")), str(record.get("post_url", ""))))
         lang, n = game.language, len(waiting)
         subject = trn(lang, "Una tirada secreta espera que la reveles en la partida {title}",

@@ -93,7 +93,7 @@ def _index_entries(record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The roll indexes a record belongs to (``worker.adapters.redis.store.roll_index_keys``, as tuples)."""
     game = str(record["game"])
     return [(game, "", ""), (game, "author", str(record["author"]).casefold()),
-            (game, "thread", f"{record['forum']}:{record['thread']}"), (game, "day", str(record["game_day"])),
+            (game, "thread", f"{record['forum']}:{record['thread']}"),
             (game, "outcome", str(record["outcome"]))]
 
 

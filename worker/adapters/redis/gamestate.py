@@ -61,8 +61,10 @@ from worker.adapters.redis._tx import transact
 from worker.adapters.redis.keys import game_key
 from worker.adapters.redis.store import (
     Store,
+    encode_envelope,
     pending_key,
     post_key,
+    reply_key,
     roll_index_keys,
     roll_key_name,
     thread_actions_key,
@@ -236,9 +238,13 @@ class RedisGameState(Store):
         for name, value in commit.fields.items():  # as redis-py would refuse them: nothing half-written
             if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise TypeError(f"post field {name!r}: {type(value).__name__} is not a str or a number")
-        args.append(len(commit.fields))
-        for item in commit.fields.items():
+        fields = dict(commit.fields)
+        reply = fields.pop("reply", None)  # its own key: the post hash stays a listpack
+        args.append(len(fields))
+        for item in fields.items():
             args += item
+        if reply is not None:
+            args += ("set", reply_key(forum, post_id), reply)
         if decision.status == PostStatus.PENDING_REPLY:
             args += ("zadd", pending_key(forum), commit.processed_ms, post_id)
         args += ("zadd", thread_posts_key(forum, thread), commit.page, post_id)
@@ -246,7 +252,7 @@ class RedisGameState(Store):
             args += ("fpadd", thread_actions_key(forum, thread), fp.pre, fp.full, MAX_FINGERPRINTS)
         for env in decision.records:
             rid = env["record"]["roll_id"]
-            args += ("setnx", roll_key_name(rid), json.dumps(env, ensure_ascii=False, sort_keys=True))
+            args += ("setnx", roll_key_name(rid), encode_envelope(env))
             for index_key in roll_index_keys(env["record"]):
                 args += ("zaddnx", index_key, commit.processed_ms, rid)
         claims: dict[str, Notice] = {}

@@ -43,7 +43,6 @@ hash so response time does not tell which user names exist.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from datetime import UTC, datetime
@@ -299,11 +298,11 @@ class MasterAccounts:
 
     def _mark_for_archive(self, roll_id: str) -> None:
         """A reveal changes the roll's archive line: its day is written again (``worker.service.archive``)."""
-        from worker.adapters.redis.store import archive_dirty_key, roll_key_name
+        from worker.adapters.redis.store import archive_dirty_key, decode_envelope, roll_key_name
 
         raw = self.r.get(roll_key_name(roll_id))
         try:
-            record = json.loads(raw)["record"] if raw else None
+            record = decode_envelope(raw)["record"] if raw else None
         except (ValueError, KeyError, TypeError):
             record = None
         if record and record.get("game") and record.get("game_day"):
@@ -322,7 +321,7 @@ class MasterAccounts:
         Source: issue 19 ("revealed by a master, or automatically when its scene closes,
         by a game option").
         """
-        from worker.adapters.redis.store import roll_index_key, roll_key_name
+        from worker.adapters.redis.store import decode_envelope, roll_index_key, roll_key_name
 
         _check_game(game)
         ids = self.r.zrange(roll_index_key(game, "thread", f"{forum}:{thread}"), 0, MAX_SCENE_ROLLS - 1)
@@ -332,7 +331,7 @@ class MasterAccounts:
             for rid, raw in zip(chunk, self.r.mget([roll_key_name(i) for i in chunk]), strict=False):
                 if not raw:
                     continue
-                record = json.loads(raw).get("record") or {}
+                record = decode_envelope(raw).get("record") or {}
                 if (record.get("flags") or {}).get("secret") and record.get("game") == game \
                         and self.reveal(rid, by, how="scene_closed"):
                     revealed.append(rid)

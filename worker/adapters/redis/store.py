@@ -6,13 +6,14 @@ hash tag, so keys of one post or one game land in one slot):
 ==========================================  ======  ==============================================
 key                                         type    content
 ==========================================  ======  ==============================================
-``nr:roll:{<roll_id>}``                     string  signed roll record (canonical JSON envelope)
+``nr:roll:{<roll_id>}``                     string  signed roll record: :func:`encode_envelope` (compressed
+                                                    canonical JSON), or plain JSON before issue 30
 ``nr:game:{<game>}:rolls``                  zset    roll ids of a game, score = UTC epoch ms
 ``nr:game:{<game>}:rolls:author:<name>``    zset    the same, one author's rolls (name casefolded)
 ``nr:game:{<game>}:rolls:thread:<f>:<t>``   zset    the same, rolls of forum ``f`` thread ``t``
-``nr:game:{<game>}:rolls:day:<YYYY-MM-DD>`` zset    the same, rolls of one game day (game-local)
 ``nr:game:{<game>}:rolls:outcome:<o>``      zset    the same, rolls with outcome ``o``
 ``nr:post:{<forum>}:<post_id>``             hash    processing state of one forum post (below)
+``nr:reply:{<forum>}:<post_id>``            string  reply text of a post until it is posted (deleted then)
 ``nr:lock:{<forum>}:<post_id>``             string  reply lock token (PX expiry)
 ``nr:thread:{<forum>}:<thread_id>``         hash    poll state of a watched thread
 ``nr:threads:{<forum>}``                    set     threads discovered in watched boards
@@ -29,11 +30,13 @@ key                                         type    content
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
 (SHA-256 of the body as first processed), ``roll_ids`` (JSON list, tag order),
 ``status`` (``no_tags`` | ``pending_reply`` | ``replied`` | ``reply_failed``, given up after
-about a day of re-queues), ``requeued``, ``reply`` (the reply
-text, kept so a retried send posts the same text), ``reply_post_id``,
+about a day of re-queues), ``requeued``, ``reply_post_id``,
 ``processed_at`` (UTC ISO 8601), ``created`` (the post's own
 time, epoch seconds), ``edited_hash`` (hash of the latest body if it
-changed after the roll).
+changed after the roll).  The reply text is not in the hash (it would take the hash out of
+Redis's compact ``listpack`` encoding, issue 30 item 4) but in ``nr:reply:{<forum>}:<post_id>``,
+written with the post and deleted once the reply is posted; a retried send posts the same
+text, and :meth:`Store.get_post` shows it as the ``reply`` field.
 
 Records are written with ``SET NX``: the first result of a roll always stands.  A post's
 records, its hash and its game-state changes are written together by
@@ -45,9 +48,12 @@ rolled in the thread (space-separated, the latest 32): see ``core.post.params``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import secrets
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -68,6 +74,77 @@ return 0
 """
 
 
+#: The preset dictionary of stored envelopes, version 1 (``z1:``): the key names and common
+#: values of a roll record's canonical JSON, most frequent last.  Never edited: a record
+#: stored with it needs it to be read; a better dictionary is a new version (``z2:``).
+ENVELOPE_DICT_V1 = (
+    b'"signature": "", "vrf_key_id": null, "vrf_proof": null, "tz": "Europe/Madrid", '
+    b'"seed_commitment": "", "nonce": "", "post_url": "https://", "roll_id": "", "ruleset": "vampiro", '
+    b'"ruleset": "exaltado", "successes_required": null, "teamwork": null, "trait_ratings": [], '
+    b'"traits": [], "versus": null, "willpower": false}, "specialty": false, "stress": false, '
+    b'"willpower": false}, "post": "", "action": null, "actions": 1, "automatic": false, "comment": "", '
+    b'"difficulty": 6, "extended": null, "help": false, "modifier": 0, "pool": 5, "retry": null, '
+    b'"secret": false, "specialty": false, "stress": false, "stunt": 0, "outcome": "success", '
+    b'"outcome": "failure", "outcome": "botch", "params": {"automatic": false, "difficulty": 6, '
+    b'"pool": 5, "spec": {"retry_penalty": true, "soak": null, "soak_ones_cancel": false, '
+    b'"specialty": null, "stunt_award": "player", "ten_cancels_one": false, "vampire_bashing": "halved", '
+    b'"willpower_ignores_wounds": false, "wound_penalties": true}, '
+    b'"options": {"botch_rule": "no_success", "combat_damage": "auto", "extended_failure": null, '
+    b'"extended_per_turn": null, "human_pool": "refuse", "initiative": null, "npc_secret": false, '
+    b'"ones_cancel_willpower": false, "retry_past_max": null, "flags": {"edited_after_roll": false, '
+    b'"post_deleted": false, "rolled_again": false, "secret": false}, "format": 2, "forum": "", '
+    b'"game": "", "game_day": "2026-", "key_id": "", "successes": 1, "tag": "[tirada]", "tag_index": 0, '
+    b'"thread": "", "time_local": "2026-T:00+01:00", "time_utc": "2026-T:00Z", {"key_id": "", '
+    b'"record": {"author": "", "character": null, "degree": "exceptional", "edited_tag": null, "faces": ['
+)
+#: Prefix of an envelope stored compressed with :data:`ENVELOPE_DICT_V1`.
+ENVELOPE_V1 = "z1:"
+
+
+def canonical_envelope(envelope: Mapping[str, Any]) -> str:
+    """The text a signed envelope has always been stored as (and is exported, archived and
+    shown as): JSON, keys sorted, UTF-8 characters kept."""
+    return json.dumps(envelope, ensure_ascii=False, sort_keys=True)
+
+
+def encode_envelope(envelope: Mapping[str, Any]) -> str:
+    """A signed envelope as stored in ``nr:roll:{<id>}`` (issue 30, item 4): ``z1:`` and the
+    base64 of its canonical JSON (:func:`canonical_envelope`) raw-deflated (zlib, level 9,
+    preset dictionary :data:`ENVELOPE_DICT_V1`): ~470 B for ~1.9 KB.  The signature is
+    over the record's canonical bytes (``core.record``), which this does not touch."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zdict=ENVELOPE_DICT_V1)
+    packed = packer.compress(canonical_envelope(envelope).encode("utf-8")) + packer.flush()
+    return ENVELOPE_V1 + base64.b64encode(packed).decode("ascii")
+
+
+#: Largest decompressed envelope accepted (bytes): a stored value is bounded work to read.
+MAX_ENVELOPE_BYTES = 1 << 20
+
+
+def decode_envelope(raw: str | bytes) -> dict[str, Any]:
+    """The envelope of a stored ``nr:roll`` value: :func:`encode_envelope`'s form, or the
+    plain JSON that records stored before issue 30 keep.
+
+    Raises:
+        ValueError: not a stored envelope (bad JSON, bad base64 or deflate data, too large).
+    """
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    if text.startswith(ENVELOPE_V1):
+        try:
+            unpacker = zlib.decompressobj(-15, zdict=ENVELOPE_DICT_V1)
+            data = unpacker.decompress(base64.b64decode(text[len(ENVELOPE_V1):], validate=True),
+                                       MAX_ENVELOPE_BYTES)
+        except (binascii.Error, zlib.error) as exc:
+            raise ValueError(f"stored envelope does not decode: {exc}") from None
+        if unpacker.unconsumed_tail:
+            raise ValueError("stored envelope is too large")
+        text = data.decode("utf-8")
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("stored envelope is not an object")
+    return value
+
+
 def roll_key_name(roll_id: str) -> str:
     """Redis key of a roll record."""
     return f"nr:roll:{{{roll_id}}}"
@@ -82,8 +159,9 @@ def roll_index_key(game: str, dimension: str = "", value: str = "") -> str:
     """Redis key of a game's roll index, whole (no ``dimension``) or filtered.
 
     Args:
-        dimension: ``""`` (all rolls), ``author``, ``thread`` (value ``forum:thread``),
-            ``day`` (value ``YYYY-MM-DD``, game-local) or ``outcome``.
+        dimension: ``""`` (all rolls), ``author``, ``thread`` (value ``forum:thread``) or
+            ``outcome``.  A game day is a score range of the whole index
+            (``worker.service.archive.day_scores``): no day index since issue 30.
     """
     base = game_rolls_key(game)
     return f"{base}:{dimension}:{value}" if dimension else base
@@ -96,7 +174,6 @@ def roll_index_keys(record: Mapping[str, Any]) -> list[str]:
         roll_index_key(game),
         roll_index_key(game, "author", str(record["author"]).casefold()),
         roll_index_key(game, "thread", f"{record['forum']}:{record['thread']}"),
-        roll_index_key(game, "day", str(record["game_day"])),
         roll_index_key(game, "outcome", str(record["outcome"])),
     ]
 
@@ -114,6 +191,11 @@ def archive_dirty_key(game: str) -> str:
 def post_key(forum: str, post_id: str) -> str:
     """Redis key of a post's processing state (hash)."""
     return f"nr:post:{{{forum}}}:{post_id}"
+
+
+def reply_key(forum: str, post_id: str) -> str:
+    """Redis key of a post's reply text while it is not posted (string; deleted once posted)."""
+    return f"nr:reply:{{{forum}}}:{post_id}"
 
 
 def lock_key(forum: str, post_id: str) -> str:
@@ -164,6 +246,16 @@ def threads_key(forum: str) -> str:
     return f"nr:threads:{{{forum}}}"
 
 
+def with_reply(fields: Mapping[str, str], reply: str | None) -> dict[str, str]:
+    """A post hash's fields with its ``reply`` text from the post's reply key
+    (:func:`reply_key`) when there is one; a post hash stored before issue 30 keeps its
+    own ``reply`` field."""
+    out = dict(fields)
+    if reply is not None:
+        out["reply"] = reply
+    return out
+
+
 class Store:
     """Narrador's Redis repository.
 
@@ -189,7 +281,7 @@ class Store:
     def get_roll(self, roll_id: str) -> dict[str, Any] | None:
         """Return the signed record envelope of ``roll_id``, or ``None``."""
         raw = self.r.get(roll_key_name(roll_id))
-        return json.loads(raw) if raw else None
+        return decode_envelope(raw) if raw else None
 
     def list_rolls(
         self, game: str, *, offset: int = 0, limit: int = 50, dimension: str = "", value: str = ""
@@ -204,7 +296,7 @@ class Store:
         if not ids:
             return []
         raws = self.r.mget([roll_key_name(i) for i in ids])
-        return [json.loads(raw) for raw in raws if raw]
+        return [decode_envelope(raw) for raw in raws if raw]
 
     def count_rolls(self, game: str) -> int:
         """Number of rolls stored for ``game``."""
@@ -212,9 +304,13 @@ class Store:
 
     # -- posts -------------------------------------------------------------------------
     def get_post(self, forum: str, post_id: str) -> PostState | None:
-        """Return the processing state of a post, or ``None`` if never processed."""
-        fields = self.r.hgetall(post_key(forum, post_id))
-        return PostState(forum, post_id, fields) if fields else None
+        """Return the processing state of a post, or ``None`` if never processed; its
+        ``reply`` field is read from the post's reply key (:func:`with_reply`)."""
+        with self.r.pipeline(transaction=False) as pipe:
+            pipe.hgetall(post_key(forum, post_id))
+            pipe.get(reply_key(forum, post_id))
+            fields, reply = pipe.execute()
+        return PostState(forum, post_id, with_reply(fields, reply)) if fields else None
 
     def replace_roll(self, envelope: Mapping[str, Any]) -> bool:
         """Overwrite an existing roll record (flags changed and signed again); never creates one.
@@ -223,8 +319,7 @@ class Store:
         """
         record = envelope["record"]
         with self.r.pipeline(transaction=True) as pipe:
-            pipe.set(roll_key_name(record["roll_id"]), json.dumps(envelope, ensure_ascii=False, sort_keys=True),
-                     xx=True)
+            pipe.set(roll_key_name(record["roll_id"]), encode_envelope(envelope), xx=True)
             pipe.sadd(archive_dirty_key(str(record["game"])), str(record["game_day"]))
             replaced, _ = pipe.execute()
         return bool(replaced)
@@ -248,6 +343,7 @@ class Store:
                         pipe.zadd(failed_key(forum), {post_id: int(time.time() * 1000)})
                     elif fields.get("status") == PostStatus.REPLIED:
                         pipe.zrem(failed_key(forum), post_id)
+                        pipe.delete(reply_key(forum, post_id))  # posted: the text is in the forum
                 if release_lock:
                     pipe.eval(_RELEASE_LOCK, 1, lock_key(forum, post_id), release_lock)
                 pipe.execute()
@@ -258,8 +354,10 @@ class Store:
         with self.r.pipeline(transaction=False) as pipe:
             for pid in ids:
                 pipe.hgetall(post_key(forum, pid))
+                pipe.get(reply_key(forum, pid))
             rows = pipe.execute()
-        return [PostState(forum, pid, fields) for pid, fields in zip(ids, rows, strict=True)
+        return [PostState(forum, pid, with_reply(fields, reply))
+                for pid, fields, reply in zip(ids, rows[::2], rows[1::2], strict=True)
                 if fields.get("status") == PostStatus.REPLY_FAILED]
 
     def retry_reply(self, forum: str, post_id: str, *, now_ms: int) -> bool:
@@ -320,8 +418,9 @@ class Store:
         with self.r.pipeline(transaction=False) as pipe:
             pipe.set(lock_key(forum, post_id), token, nx=True, px=int(ttl_seconds * 1000))
             pipe.hgetall(post_key(forum, post_id))
-            ok, fields = pipe.execute()
-        return (token if ok else None), (PostState(forum, post_id, fields) if fields else None)
+            pipe.get(reply_key(forum, post_id))
+            ok, fields, reply = pipe.execute()
+        return (token if ok else None), (PostState(forum, post_id, with_reply(fields, reply)) if fields else None)
 
     def release_reply_lock(self, forum: str, post_id: str, token: str) -> None:
         """Release the lock if ``token`` still owns it."""

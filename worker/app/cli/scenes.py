@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -93,6 +93,28 @@ def scenes_turn(config: str | None, game: str, forum_name: str, thread: str, mod
     click.echo(f"scene {forum_name}:{thread}: turn {turn}")
 
 
+def _queue_notice(settings: Any, game: str, notice_id: str) -> None:
+    """Queue ``narrador.deliver_notice`` for a notice this command claimed, on the broker of
+    ``settings`` (the ``-c`` file's Redis, which may be an embedded one): the running worker
+    posts it now, as it does a post's claims, instead of the calendar's sweep of pending
+    notices minutes later.  A broker that refuses leaves it to that sweep (one line)."""
+    from celery import Celery
+
+    from worker.app.celery_app import celery_config
+
+    app = Celery("narrador-cli", set_as_current=False)
+    app.conf.update(celery_config(settings))
+    app.conf.task_publish_retry_policy = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5,
+                                          "interval_max": 1}
+    try:
+        app.send_task("narrador.deliver_notice", args=[game, notice_id])
+    except Exception as exc:  # noqa: BLE001 - the claim stands; the sweep delivers it later
+        click.echo(f"could not queue the notice now ({type(exc).__name__}); the worker's sweep of pending "
+                   "notices will post it within minutes", err=True)
+    finally:
+        app.close()
+
+
 @scenes.command("order")
 @config_option
 @click.argument("game")
@@ -117,6 +139,7 @@ def scenes_order(config: str | None, game: str, forum_name: str, thread: str) ->
     except StateError as exc:
         raise BadInput(error_message(exc, "en")) from None
     if posted.queued:
+        _queue_notice(settings, game, posted.notice_id)
         click.echo(f"scene {forum_name}:{thread}: order queued for the thread: {posted.order}")
     else:
         click.echo(f"scene {forum_name}:{thread}: this turn's order was posted already ({posted.order})")

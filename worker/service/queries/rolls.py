@@ -35,7 +35,7 @@ from typing import Any
 
 from core import calendar
 from core.record import FLAG_NAMES
-from worker.adapters.redis.store import game_rolls_key, roll_index_key, roll_key_name
+from worker.adapters.redis.store import decode_envelope, game_rolls_key, roll_index_key, roll_key_name
 
 __all__ = ["MAX_SCAN", "RollFilter", "RollPage", "query_rolls"]
 
@@ -239,9 +239,7 @@ def query_rolls(
 
 
 def _fetch(store: Any, ids: list[str]) -> list[dict[str, Any]]:
-    import json
-
     if not ids:
         return []
     raws = store.r.mget([roll_key_name(i) for i in ids])
-    return [json.loads(raw) for raw in raws if raw]
+    return [decode_envelope(raw) for raw in raws if raw]
