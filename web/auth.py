@@ -6,7 +6,7 @@ only the games they master) and "Quality" (no open redirects).
 Routes: ``GET/POST /login``, ``POST /logout``, ``GET/POST /account`` (page language).
 
 Sessions: Flask's signed cookie holds the master's login, a token derived from the
-password hash (:attr:`worker.adapters.redis.masters.Master.session_token`) and a session id opened in Redis
+password hash (:attr:`worker.ports.masters.Master.session_token`) and a session id opened in Redis
 at login (:meth:`worker.adapters.redis.masters.MasterAccounts.open_session`).  Logout closes the id and a
 password change closes them all, so a copied cookie stops working at once, not when its
 12 hours run out.  Login attempts are limited per client address and per user name through
@@ -46,7 +46,7 @@ LOGIN_LIMIT_PER_USER = "5 per minute;30 per hour"
 
 
 class MasterUser:
-    """The Flask-Login user: a :class:`worker.adapters.redis.masters.Master` and its games."""
+    """The Flask-Login user: a :class:`worker.ports.masters.Master` and its games."""
 
     is_authenticated = True
     is_active = True

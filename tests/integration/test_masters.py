@@ -6,8 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import make_settings
-from worker.adapters.redis.masters import MasterAccounts, MasterError, master_key
+from worker.adapters.redis.masters import MasterAccounts, master_key
 from worker.app.cli import main
+from worker.ports.masters import MasterError
 
 pytestmark = pytest.mark.integration
 

@@ -49,7 +49,7 @@ class PostOutcome:
         roll_ids: roll ids of the post, tag order.
         new: True if this call processed the post, False if it had been processed before.
         edited: True if the post's body changed since it was first processed.
-        notices: ``worker.adapters.redis.outbox.Notice`` objects this post claimed (a welcome-back
+        notices: ``worker.ports.notices.Notice`` objects this post claimed (a welcome-back
             line, or the notice of a tag added by editing) for :func:`deliver_notice` to post.
     """
 

@@ -55,15 +55,13 @@ from core.derive import SEED_BYTES
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 from worker.ports.keystore import (
-    DayKeys,
     DayNotBoundError,
     KeystoreError,
-    KeystorePort,
     SeedRevealedError,
     SeedSchedule,
 )
 
-__all__ = ["DayKeys", "DayNotBoundError", "Keystore", "KeystoreError", "KeystorePort", "SeedRevealedError"]
+__all__ = ["SEED_CACHE_DAYS", "Keystore"]
 
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _DAY_FILE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -22,7 +22,7 @@ Key schema
 Every key starts with ``nr:game:{<game>}:`` -- the game id in braces is the Redis Cluster
 hash tag, so all keys of one game share a slot and one transaction may touch several.
 ``<char>``, ``<who>``, ``<name>``, ``<forum>``, ``<thread>`` are key parts: the value
-normalised (accents and case dropped for names, see :func:`worker.adapters.redis.keys.part`) and
+normalised (accents and case dropped for names, see :func:`worker.ports.identity.part`) and
 percent-encoded, so they never contain ``:``, ``{``, ``}`` or spaces.
 
 =================================================  ======  ===================================================

@@ -50,7 +50,7 @@ def get_absence(r: TextRedis, game: str, author: str) -> Absence | None:
 
 
 def absence_of_member(r: TextRedis, game: str, member: str) -> Absence | None:
-    """:func:`get_absence` by participant key (``worker.adapters.redis.keys.who``), as stored in scenes."""
+    """:func:`get_absence` by participant key (``worker.ports.identity.who``), as stored in scenes."""
     h = r.hgetall(game_key(game, "absence", member))
     return absence_from_hash(h) if h else None
 

@@ -82,7 +82,7 @@ from worker.ports.gamestate import (
     PostState,
 )
 from worker.ports.identity import part, who
-from worker.ports.notices import Notice
+from worker.ports.notices import Notice, prepare
 from worker.ports.settings import GameStateSettings
 
 __all__ = ["RedisGameState"]
@@ -323,7 +323,7 @@ class RedisGameState(Store):
         if isinstance(change, (InitiativeRolled, AttackOpened, AttackUpdated, HealthChanged, BloodSpent, MotesSpent)):
             return _combat_ops(game, change)
         if isinstance(change, NoticeClaim):
-            key, notice, ttl_ms = outbox.prepare(game, change)
+            key, notice, ttl_ms = prepare(game, change)
             claims[notice.id] = notice
             return ["claim", key, notice.id, ttl_ms, game_key(game, "notice", notice.id),
                     game_key(game, "notices", "pending"), game_key(game, "notices"), outbox.MAX_LISTED,
@@ -379,7 +379,7 @@ class RedisGameState(Store):
     # -- notices -------------------------------------------------------------------------
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
         """Claim and record a notice once (:func:`worker.adapters.redis.outbox.claim`)."""
-        key, notice, ttl_ms = outbox.prepare(game, claim)
+        key, notice, ttl_ms = prepare(game, claim)
         return outbox.claim(self.r, game, key, forum=notice.forum, thread=notice.thread, kind=notice.kind,
                             text=claim.text, who=notice.who, now=claim.at, ttl_seconds=ttl_ms // 1000)
 

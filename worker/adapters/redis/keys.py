@@ -6,9 +6,9 @@ is the truth.  Pure functions; no I/O.
 
 from __future__ import annotations
 
-from worker.ports.identity import check_game, part, who
+from worker.ports.identity import check_game, part
 
-__all__ = ["beat_lock_key", "check_game", "game_key", "part", "who"]
+__all__ = ["beat_lock_key", "game_key"]
 
 
 def game_key(game: str, *parts: str) -> str:

@@ -63,9 +63,8 @@ from core.derive import SEED_BYTES
 from core.record import commitment, key_id_for, public_key_pem, vrf_key_id_for
 from core.vrf import VrfSecretKey
 from worker.adapters.files.keyring import Keyring
-from worker.adapters.files.keystore import DayKeys
 from worker.adapters.redis.text import TextRedis
-from worker.ports.keystore import DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
+from worker.ports.keystore import DayKeys, DayNotBoundError, KeystoreError, SeedRevealedError, SeedSchedule
 
 __all__ = ["RedisKeystore", "seed_aad"]
 

@@ -51,12 +51,7 @@ from typing import Any
 from werkzeug.security import check_password_hash, generate_password_hash
 
 __all__ = [
-    "LANGUAGES",
-    "MIN_PASSWORD_LENGTH",
-    "Master",
     "MasterAccounts",
-    "MasterError",
-    "normalise_login",
     "sessions_key",
 ]
 from worker.adapters.redis.text import TextRedis

@@ -29,10 +29,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from worker.adapters.redis.keys import game_key
-from worker.ports.notices import Notice, NoticeStatus, claim_key, make_notice, notice_id, prepare
+from worker.ports.notices import Notice, NoticeStatus, make_notice, notice_id
 
-__all__ = ["MAX_LISTED", "Notice", "NoticeStatus", "claim", "claim_key", "get_notice", "mark_delivered", "notice_id",
-           "pending", "prepare", "queue_claim", "recent"]
+__all__ = ["MAX_LISTED", "claim", "get_notice", "mark_delivered", "pending", "queue_claim", "recent"]
 from worker.adapters.redis.text import TextPipeline, TextRedis
 
 #: Notices kept in a game's list of the latest (``notices``).
