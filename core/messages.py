@@ -178,6 +178,7 @@ _TEXTS = {
     "initiative_sum": N_("{rating} + dado {die} = {score}"),
     "initiative_order": N_("orden del turno: {order}"),
     "initiative_complete": N_("todos han tirado: el orden está completo"),
+    "initiative_joined": N_("el orden de este turno ya se había publicado; con esta tirada queda: {order}"),
     "initiative_notice": N_(
         "Orden de iniciativa: {order}. Se declara del último al primero y se resuelve del primero al último."
     ),

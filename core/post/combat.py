@@ -236,8 +236,12 @@ class CombatTable:
 
     def _order_notes(self) -> list[str]:
         """The order so far and, when every present player has rolled, its notice (claimed once
-        per turn: ``("initiative", forum, thread, turn)``)."""
+        per turn: ``("initiative", forum, thread, turn)``).  Once the notice was claimed (the
+        order posted), a late roll joins the order already posted: it says so, with the new
+        order, and neither claims "complete" again nor claims a second notice."""
         order = self.order_text()
+        if self.context.order_posted:
+            return [self.text("initiative_joined", order=order)]
         notes = [self.text("initiative_order", order=order)]
         waiting = {ident(u) for u in self.context.present if not self.inp.is_master(u)}
         rolled = {ident(e.owner) for e in self.order}

@@ -119,12 +119,18 @@ class CombatContext:
         sheets: by :func:`core.post.ident` of the name, the sheets of the characters the post's
             tags name as targets (``PostQuery.targets``) and of the open links' targets --
             whether or not the author owns them.
+        order_posted: the turn's order notice was already claimed (claim key
+            ``initnotice:<forum>:<thread>:<turn>``: every present player had rolled, or a
+            master posted the order with ``narrador scenes order`` / "Publicar orden"); a
+            later initiative joins the order already posted.  Guarded like the rest of the
+            load: a claim made between the load and the commit makes the commit retry.
     """
 
     order: tuple[TurnEntry, ...] = ()
     present: tuple[str, ...] = ()
     attacks: tuple[AttackLink, ...] = ()
     sheets: Mapping[str, CharacterSheet] = field(default_factory=dict)
+    order_posted: bool = False
 
 
 def combat_turn(scene: Scene | None, forum: str, thread: str) -> str:

@@ -47,7 +47,8 @@ WORDS = {
            "damage": "[tirada]Fuerza+1 daño letal[/tirada]", "soak_npc": '[tirada]absorber como "Guardia"[/tirada]',
            "soak": "[tirada]absorber[/tirada]", "act_npc": '[tirada]Destreza+Pelea como "Guardia"[/tirada]',
            "act": "[tirada]Destreza+Pelea[/tirada]", "order": "orden del turno: ",
-           "complete": "todos han tirado: el orden está completo", "wounds": "−2 por heridas (Herido)",
+           "complete": "todos han tirado: el orden está completo",
+           "joined": "el orden de este turno ya se había publicado; con esta tirada queda: ", "wounds": "−2 por heridas (Herido)",
            "incapacitated": "Incapacitado: no puede actuar (solo acciones reflejas)",
            "blood": "[tirada]sangre 1[/tirada]", "blood_left": "Lucía gasta 1 de sangre: le quedan 9/10 (1/1 este turno)",
            "per_turn": "como mucho 1 puntos de sangre por turno (ya gastados 1, pide 1)",
@@ -58,7 +59,8 @@ WORDS = {
            "damage": "[roll]Strength+1 damage lethal[/roll]", "soak_npc": '[roll]soak as "Guardia"[/roll]',
            "soak": "[roll]soak[/roll]", "act_npc": '[roll]Dexterity+Brawl as "Guardia"[/roll]',
            "act": "[roll]Dexterity+Brawl[/roll]", "order": "turn order: ",
-           "complete": "everyone has rolled: the order is complete", "wounds": "−2 for wounds (Wounded)",
+           "complete": "everyone has rolled: the order is complete",
+           "joined": "this turn's order was posted already; with this roll it is now: ", "wounds": "−2 for wounds (Wounded)",
            "incapacitated": "Incapacitated: cannot act (reflexive rolls only)",
            "blood": "[roll]blood 1[/roll]", "blood_left": "Lucía spends 1 blood: 9/10 left (1/1 this turn)",
            "per_turn": "at most 1 blood points a turn (1 already spent, 1 asked)",
@@ -473,5 +475,33 @@ def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, la
                                            now=FIXED_NOW, ttl_seconds=3600, lang=lang)
     assert again.queued is False
     _, _, last = world.roll(w["init"], author="bruno", thread=thread)
-    assert w["complete"] in _reply(world, last)
+    reply = _reply(world, last)
+    # the late roll joins the order already posted: it says so with the new order, not "complete"
+    assert w["complete"] not in reply and w["order"] not in reply
+    mateo = world.records(last)[0]["successes"]
+    assert w["joined"] in reply and f"Mateo ({mateo})" in reply and f"Lucía ({score})" in reply
     assert [n.id for n in world.state.pending_notices(world.game)] == [notice.id]
+
+
+def test_an_order_posted_between_load_and_commit_is_a_conflict(make_world):
+    """The turn's order notice claim is guarded: an initiative loaded before a master posted
+    the order commits nothing, and decided again it joins the order already posted."""
+    world = make_world(ruleset="vampiro", sheets=_sheets())
+    w = WORDS["es"]
+    thread = _scene(world)
+    world.roll(w["init"], author="ana", thread=thread)
+    body = w["init"]
+    _, post_id = world.post(body, author="bruno", thread=thread)
+    post = world.forum.post(post_id)
+    tags = tuple(extract_rolls(body, ruleset_id="vampiro"))
+    loaded = world.state.load_post(query_for(world.game, world.forum_name, thread, post_id, "bruno", tags))
+    assert loaded.context.combat is not None and loaded.context.combat.order_posted is False
+    combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
+                                   now=FIXED_NOW, ttl_seconds=3600, lang="es")
+    game = world.svc.settings.game(world.game)
+    inp = service.post_input(world.svc, game, rules.get_ruleset("vampiro"), rules.RulesOptions(), post, body, tags)
+    decision = resolve(inp, loaded.context)
+    result = world.state.commit_post(loaded, PostCommit(world.game, decision, {"status": decision.status}, 0))
+    assert result.status is CommitStatus.CONFLICT
+    fresh = world.state.load_post(query_for(world.game, world.forum_name, thread, post_id, "bruno", tags))
+    assert fresh.context.combat is not None and fresh.context.combat.order_posted is True

@@ -58,6 +58,23 @@ def _play(lang: str, **kwargs: Any) -> CombatGame:
     return game
 
 
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_late_initiative_joins_the_order_already_posted(lang):
+    """Once the turn's order notice was claimed (everyone had rolled, or a master posted it), a
+    later initiative says it joins the order posted, with the new order: no second
+    "complete", no second notice."""
+    game = CombatGame(SEED, lang=lang, present=("ana", "master"))
+    first, second = TURN[0], TURN[1]
+    game.post(first[0], first[1] if lang == "es" else first[2])
+    game.post(second[0], second[1] if lang == "es" else second[2])
+    assert game.decisions[1].initiative_complete is False and game.decisions[0].initiative_complete is True
+    late = game.post("bruno", "[tirada]iniciativa[/tirada]" if lang == "es" else "[roll]initiative[/roll]")
+    joined = {"es": "el orden de este turno ya se había publicado; con esta tirada queda: ",
+              "en": "this turn's order was posted already; with this roll it is now: "}[lang]
+    assert joined + "1. Mateo (15) · 2. Guardia (12) · 3. Lucía (9)" in late.reply
+    assert EXPECTED[lang][4] not in late.reply and not late.initiative_complete and late.notices == ()
+
+
 def _record(game: CombatGame, n: int) -> dict[str, Any]:
     return dict(game.decisions[n].records[0]["record"])
 

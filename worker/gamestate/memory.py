@@ -249,7 +249,11 @@ class MemoryGameState:
                 read("char", g, cid)
                 if (sheet := self._sheets.get(g, {}).get(cid)) is not None:
                     by_part[cid] = sheet
-        return replace(context, sheets=stored_combat.combat_context((), (), (), by_part, wanted).sheets)
+        # the turn's order notice, claimed already? (read: a claim before the commit retries it)
+        notice_key = outbox.claim_key(g, ("initiative", forum, thread, turn))
+        read("claim", notice_key)
+        return replace(context, sheets=stored_combat.combat_context((), (), (), by_part, wanted).sheets,
+                       order_posted=notice_key in self._claims)
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision, unless the post was committed before or a value it read moved."""
@@ -615,6 +619,7 @@ class MemoryGameState:
         if key in self._claims:
             return None
         self._claims[key] = notice.id
+        self._bump("claim", key)
         self._notices.setdefault(game, {})[notice.id] = {"notice": notice, "reply_post_id": None}
         return notice
 
