@@ -75,6 +75,8 @@ class AttackLink(Stored):
             (then whoever soaks it next takes it).
         extra: the attack's successes beyond those it needed: the damage dice it adds.
         opened_at: when (aware UTC).
+        turn: the combat turn it was opened in (:func:`combat_turn`); a soak takes only the
+            links of its own turn.  ``""`` on a link stored before this field (taken as before).
         status: ``open`` (no damage yet), ``damaged`` (damage rolled, soak pending), ``closed``.
         damage: the damage type (``bashing`` ...), once rolled; damage_successes, damage_roll:
             the damage roll's successes and id.
@@ -102,6 +104,7 @@ class AttackLink(Stored):
     soak_roll: str = ""
     levels: int | None = None
     applied: str = ""
+    turn: str = ""
 
 
 @dataclass(frozen=True)

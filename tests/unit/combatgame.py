@@ -67,6 +67,7 @@ class CombatGame:
         self.attacks: dict[str, AttackLink] = {}
         self.pending: list[HealthChanged] = []
         self.present = present
+        self.turn = 3  # the scene's turn (a test advances it: a new combat turn)
         self.order_posted = False  # the turn's order notice claimed (its claim key exists)
         self.n = 100
         self.now = datetime(2027, 3, 1, 21, 0, tzinfo=UTC)
@@ -85,7 +86,7 @@ class CombatGame:
                                        if k in {ident(t) for t in query.targets}
                                        or any(ident(a.target) == k for a in self.attacks.values())},
                                order_posted=self.order_posted)
-        ctx = PostContext(owned=owned, scene=Scene("f", "7", SceneStatus.OPEN, turn_mode="master", turn=3),
+        ctx = PostContext(owned=owned, scene=Scene("f", "7", SceneStatus.OPEN, turn_mode="master", turn=self.turn),
                           scene_open=True, combat=combat if query.combat else None,
                           rolled={fp: tuple(self.rolled[fp]) for fp in query.fingerprints if fp in self.rolled})
         inp = PostInput(

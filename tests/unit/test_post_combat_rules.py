@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -166,3 +167,37 @@ def test_a_vampire_takes_half_the_bashing_that_gets_through(seed):
     for decision in game.decisions:
         for envelope in decision.records:
             assert verify_signed(envelope, public, seed=seed, recompute=recompute_with_rules).ok
+
+
+def test_a_soak_takes_only_damage_of_its_own_combat_turn():
+    """Damage with no target in turn 3 is not soaked by a roll of turn 4: soak is reflexive,
+    in the turn of the blow (a later turn's soak used to take it)."""
+    game = CombatGame(SEED)
+    damage = game.post("ana", "[tirada]Fuerza+1 daño letal[/tirada]")
+    assert "la toma la siguiente absorción del hilo" in damage.reply
+    game.turn = 4
+    late = game.post("bruno", "[tirada]absorber letal[/tirada]")
+    assert late.records == () and "no hay daño pendiente contra Mateo que absorber" in late.reply
+    assert game.sheets["mateo"].combat.lethal == 0
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_soak_of_zero_dice_rolls_nothing_and_applies_the_levels(lang):
+    """V20 "Soak": a mortal soaks lethal only with armour. Mateo (a mortal, no armour) soaking
+    a fall's lethal damage rolls nothing: one line says why, no empty dice field, and every
+    level goes on his track."""
+    game = CombatGame(SEED, lang=lang)
+    damage = game.post("ana", "[tirada]Fuerza+1 daño letal[/tirada]" if lang == "es"
+                       else "[roll]Strength+1 damage lethal[/roll]")
+    levels = damage.records[0]["record"]["successes"]
+    assert levels > 0
+    soak = game.post("bruno", "[tirada]absorber letal[/tirada]" if lang == "es" else "[roll]soak lethal[/roll]")
+    record = soak.records[0]["record"]
+    assert record["faces"] == [] and record["params"]["combat"]["net"]["levels"] == levels
+    line = {"es": "Mateo no puede absorber daño letal: mortal sin armadura; no se tira",
+            "en": "Mateo cannot soak lethal damage: mortal without armour; nothing is rolled"}[lang]
+    assert line in soak.reply
+    assert ("sin tirada de absorción" if lang == "es" else "no soak roll") in soak.reply
+    assert "dados:" not in soak.reply and "dice:" not in soak.reply
+    assert ("absorción: 0" if lang == "es" else "soak: 0") not in soak.reply
+    assert game.sheets["mateo"].combat.lethal == levels
