@@ -434,9 +434,12 @@ class CombatTable:
         pending = self.inp.options.combat_damage == "confirm" and not self.inp.is_master(self.inp.author)
         if after != before:  # nothing got through: the track stays as it is
             self.changes.append(HealthChanged(sheet.id, sheet.name, before, after, link.id, pending))
-        lines = [self.text("health_changed", character=sheet.name, before=health_words(self.lang, before),
-                           after=health_words(self.lang, after))]
-        if pending:
+        if after == before:  # "Herido (−2) → Herido (−2)" read as a change: say it is unchanged
+            lines = [self.text("health_unchanged", character=sheet.name, health=health_words(self.lang, before))]
+        else:
+            lines = [self.text("health_changed", character=sheet.name, before=health_words(self.lang, before),
+                               after=health_words(self.lang, after))]
+        if pending and after != before:
             lines.append(self.text("health_pending"))
         else:
             self.sheets[sheet.id] = dataclasses.replace(sheet, combat=sheet.combat.with_track(after))

@@ -195,3 +195,18 @@ def test_initiative_twice_in_a_turn_is_refused():
     again = game.post("ana", "[tirada]iniciativa[/tirada]")
     assert again.records == () and "Lucía ya tiene iniciativa en este turno" in again.reply
     assert not any(isinstance(c, InitiativeRolled) for c in again.changes)
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_soak_that_stops_everything_says_the_health_is_unchanged(lang):
+    """12 soak dice stop all 5 levels: the health line says it is unchanged, not
+    "ileso → ileso"."""
+    game = CombatGame(SEED, lang=lang)
+    for author, es, en in TURN[:5]:
+        game.post(author, es if lang == "es" else en)
+    soak = game.post("master", '[tirada]absorber 12 como "Guardia"[/tirada]' if lang == "es"
+                     else '[roll]soak 12 as "Guardia"[/roll]')
+    assert soak.records[0]["record"]["params"]["combat"]["net"]["levels"] == 0
+    assert {"es": "salud de Guardia: sin cambios (ileso)", "en": "Guardia's health: unchanged (unhurt)"}[lang] in soak.reply
+    assert ("ileso → ileso" if lang == "es" else "unhurt → unhurt") not in soak.reply
+    assert not any(isinstance(c, HealthChanged) for c in soak.changes)

@@ -201,3 +201,24 @@ def test_a_soak_of_zero_dice_rolls_nothing_and_applies_the_levels(lang):
     assert "dados:" not in soak.reply and "dice:" not in soak.reply
     assert ("absorción: 0" if lang == "es" else "soak: 0") not in soak.reply
     assert game.sheets["mateo"].combat.lethal == levels
+
+
+@pytest.mark.parametrize(("lang", "key", "params", "one", "two"), [
+    ("es", "attack_hit", {"attacker": "Lucía"}, "1 éxito extra → +1 dado de daño", "2 éxitos extra → +2 dados de daño"),
+    ("en", "attack_hit", {"attacker": "Lucía"}, "1 extra success → +1 damage die", "2 extra successes → +2 damage dice"),
+    ("es", "damage_waits_any_soak", {"damage": "letal"}, "1 nivel de daño letal", "2 niveles de daño letal"),
+    ("en", "damage_waits_any_soak", {"damage": "lethal"}, "1 level of lethal damage", "2 levels of lethal damage"),
+    ("es", "soak_takes", {"attacker": "Lucía", "damage": "letal"}, ": 1 nivel de daño", ": 2 niveles de daño"),
+    ("en", "soak_takes", {"attacker": "Lucía", "damage": "lethal"}, ": 1 level of", ": 2 levels of"),
+    ("es", "soak_net", {"rolled": 3, "soaked": 2}, "= 1 nivel", "= 2 niveles"),
+    ("en", "soak_net", {"rolled": 3, "soaked": 2}, "= 1 level", "= 2 levels"),
+    ("es", "damage_takes", {"attacker": "Lucía", "roll_id": "x", "base": 1, "extra": 0}, "= 1 dado", "= 2 dados"),
+    ("en", "damage_takes", {"attacker": "Lucía", "roll_id": "x", "base": 1, "extra": 0}, "= 1 die", "= 2 dice"),
+])
+def test_combat_lines_agree_with_their_count(lang, key, params, one, two):
+    """"1 éxitos extra", "1 niveles de daño" read wrong: the catalogue's plural forms."""
+    from core import messages
+    count = {"attack_hit": "extra", "damage_waits_any_soak": "levels", "soak_takes": "damage_successes",
+             "soak_net": "after", "damage_takes": "pool"}[key]
+    assert one in messages.text(key, lang, **params, **{count: 1})
+    assert two in messages.text(key, lang, **params, **{count: 2})
