@@ -465,6 +465,8 @@ def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, la
     assert exc.value.code == "unknown_scene"
     _, _, first = world.roll(w["init"], author="ana", thread=thread)
     score = world.records(first)[0]["successes"]
+    scene = world.state.get_scene(world.game, world.forum_name, thread)
+    assert combat_service.order_posted(world.state, world.game, scene) is False
     posted = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
                                             now=FIXED_NOW, ttl_seconds=3600, lang=lang)
     (notice,) = world.state.pending_notices(world.game)
@@ -474,6 +476,7 @@ def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, la
     again = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
                                            now=FIXED_NOW, ttl_seconds=3600, lang=lang)
     assert again.queued is False
+    assert combat_service.order_posted(world.state, world.game, scene) is True  # what the scenes page asks
     _, _, last = world.roll(w["init"], author="bruno", thread=thread)
     reply = _reply(world, last)
     # the late roll joins the order already posted: it says so with the new order, not "complete"

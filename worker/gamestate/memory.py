@@ -623,6 +623,11 @@ class MemoryGameState:
         self._notices.setdefault(game, {})[notice.id] = {"notice": notice, "reply_post_id": None}
         return notice
 
+    def notice_claimed(self, game: str, subject: tuple[str, ...]) -> bool:
+        """Whether ``subject``'s notice was claimed already."""
+        with self._lock:
+            return outbox.claim_key(game, subject) in self._claims
+
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
         """Claim and record a notice once."""
         with self._lock:

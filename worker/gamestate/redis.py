@@ -380,6 +380,10 @@ class RedisGameState(Store):
         return outbox.claim(self.r, game, key, forum=notice.forum, thread=notice.thread, kind=notice.kind,
                             text=claim.text, who=notice.who, now=claim.at, ttl_seconds=ttl_ms // 1000)
 
+    def notice_claimed(self, game: str, subject: tuple[str, ...]) -> bool:
+        """Whether ``subject``'s notice was claimed already (its claim key exists)."""
+        return bool(self.r.exists(outbox.claim_key(game, subject)))
+
     def get_notice(self, game: str, notice_id: str) -> Notice | None:
         """A claimed notice, or None."""
         return outbox.get_notice(self.r, game, notice_id)
