@@ -53,6 +53,7 @@ WORDS = {
            "blood": "[tirada]sangre 1[/tirada]", "blood_left": "Lucía gasta 1 de sangre: le quedan 9/10 (1/1 este turno)",
            "per_turn": "como mucho 1 puntos de sangre por turno (ya gastados 1, pide 1)",
            "empty": "no queda sangre que gastar", "health": "salud de Guardia: ileso → ",
+           "unchanged": "salud de Guardia: sin cambios (ileso)",
            "pending": "pendiente de que el Narrador lo confirme"},
     "en": {"init": "[roll]initiative[/roll]", "init_npc": '[roll]initiative as "Guardia"[/roll]',
            "attack": '[roll]Dexterity+Brawl attack vs "Guardia"[/roll]',
@@ -65,6 +66,7 @@ WORDS = {
            "blood": "[roll]blood 1[/roll]", "blood_left": "Lucía spends 1 blood: 9/10 left (1/1 this turn)",
            "per_turn": "at most 1 blood points a turn (1 already spent, 1 asked)",
            "empty": "no blood left to spend", "health": "Guardia's health: unhurt → ",
+           "unchanged": "Guardia's health: unchanged (unhurt)",
            "pending": "waiting for the Storyteller's confirmation"},
 }
 
@@ -162,7 +164,7 @@ def test_attack_damage_with_its_extra_successes_soak_and_the_health_level_on_the
     assert sk["params"]["combat"]["net"]["levels"] == levels
     guard = world.state.get_character(world.game, "Guardia")
     assert (guard.combat.lethal, guard.combat.bashing, guard.combat.aggravated) == (levels, 0, 0)
-    assert w["health"] in reply
+    assert (w["health"] if levels else w["unchanged"]) in reply  # a soak that stopped it all: "sin cambios"
     # the next action's pool is reduced by the wound penalty of the level reached
     _, _, action = world.roll(w["act_npc"], author="master", thread=thread)
     reply = _reply(world, action)
