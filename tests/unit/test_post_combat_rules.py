@@ -222,3 +222,25 @@ def test_combat_lines_agree_with_their_count(lang, key, params, one, two):
              "soak_net": "after", "damage_takes": "pool"}[key]
     assert one in messages.text(key, lang, **params, **{count: 1})
     assert two in messages.text(key, lang, **params, **{count: 2})
+
+
+def test_an_npc_stands_for_its_owner_only_as_their_one_sheet():
+    """core.post.roller.default_sheet and docs/decisions.md («NPCs are sheets with npc: true»):
+    a roll without como takes the owner's one non-NPC sheet, so a master with one NPC only rolls
+    as it, a master with a character of their own as well rolls as that character, and one with
+    several NPCs only must name one. docs/sheets.md says the same (it said an NPC "never" stands
+    for its owner, which the code never did)."""
+    from pathlib import Path
+
+    guard, captain = VAMPIRO_SHEETS["characters"][2], VAMPIRO_SHEETS["characters"][3]
+    own = {"name": "Elena", "owner": "master", "creature": "mortal", "attributes": {"Destreza": 1},
+           "abilities": {"Pelea": 1}}
+    one = CombatGame(SEED, sheets={"characters": [guard]}).post("master", "[tirada]Destreza+Pelea ataque[/tirada]")
+    assert one.records[0]["record"]["character"] == "Guardia"
+    both = CombatGame(SEED, sheets={"characters": [guard, own]}).post("master", "[tirada]Destreza+Pelea[/tirada]")
+    assert both.records[0]["record"]["character"] == "Elena"
+    several = CombatGame(SEED, sheets={"characters": [guard, captain]}).post("master", "[tirada]Destreza[/tirada]")
+    assert several.records == () and "di cuál tira con como" in several.reply
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sheets.md").read_text(encoding="utf-8")
+    assert "never stands for its owner" not in doc
+    assert "an NPC stands for its owner only when it is the one sheet they own" in doc
