@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.i18n import LANGS, N_, NC_, tr, trp
+from core.i18n import LANGS, N_, NC_, tr, trn, trp
 from core.traits import trait_name
 
 __all__ = ["LANGS", "TIME_UNITS", "error_message", "event_text", "sheet_problem", "text", "time_unit"]
@@ -178,33 +178,23 @@ _TEXTS = {
     "initiative_sum": N_("{rating} + dado {die} = {score}"),
     "initiative_order": N_("orden del turno: {order}"),
     "initiative_complete": N_("todos han tirado: el orden está completo"),
+    "initiative_joined": N_("el orden de este turno ya se había publicado; con esta tirada queda: {order}"),
     "initiative_notice": N_(
         "Orden de iniciativa: {order}. Se declara del último al primero y se resuelve del primero al último."
     ),
     "attack_missed": N_("el ataque falla: no hay daño"),
-    "attack_hit": N_("impacto de {attacker}: {extra} éxitos extra → +{extra} dados de daño"),
-    "attack_hit_target": N_("impacto de {attacker} contra {target}: {extra} éxitos extra → +{extra} dados de daño"),
-    "damage_takes": N_("daño del ataque de {attacker} ({roll_id}): {base} + {extra} extra = {pool} dados"),
-    "damage_no_attack": N_("{attacker} no tiene un ataque abierto en este hilo: {pool} dados, sin extra"),
     "damage_minimum": N_("al menos un dado de daño"),
-    "damage_soak_subtracted": N_("absorción de {target} restada: −{soak} dados"),
-    "damage_waits_soak": N_("{levels} niveles de daño {damage}: falta la absorción de {target}"),
-    "damage_waits_any_soak": N_(
-        "{levels} niveles de daño {damage}: falta la absorción (sin objetivo nombrado: la toma la siguiente "
-        "absorción del hilo)"
-    ),
     "damage_no_soak": N_("{target} no puede absorber daño {damage} ({creature})"),
-    "soak_takes": N_("absorbe el daño de {attacker}: {damage_successes} niveles de daño {damage}"),
     "soak_parts": N_("absorción: {parts} = {dice}"),
-    "soak_net": N_("{rolled} − {soaked} = {after} niveles"),
-    "soak_halved": N_("a la mitad (contundente a un vampiro): {levels} niveles"),
+    "soak_none": N_("{target} no puede absorber daño {damage}: {reason}; no se tira"),
+    "soak_reason_no_armour": N_("{creature} sin armadura"),
+    "soak_reason_no_dice": N_("0 dados de absorción"),
     "health_changed": N_("salud de {character}: {before} → {after}"),
+    "health_unchanged": N_("salud de {character}: sin cambios ({health})"),
     "health_pending": N_("pendiente de que el Narrador lo confirme"),
-    "health_untracked": N_("{levels} niveles de daño {damage} a {character}: sin hoja, se apuntan a mano"),
     "blood_spent": N_(
         "{character} gasta {points} de sangre: le quedan {current}/{max} ({spent}/{per_turn} este turno)"
     ),
-    "motes_spent": N_("{character} gasta {motes} motas de Esencia: le quedan {current}/{max}"),
     "unhurt": N_("ileso"),
     # a master's decision on pending damage (option combat_damage = "confirm")
     "damage_confirmed": N_("daño confirmado: salud de {character}: {before} → {after}"),
@@ -390,8 +380,6 @@ def duration_words(seconds: int, lang: str = "es") -> str:
     """A deadline in words for a notice: whole days when it is days ("3 días"), else hours
     ("72 horas", "1 hora"), else minutes ("45 minutos"): "más de 0 horas" for a sub-hour
     deadline read as a bug (issue 26). ``seconds`` >= 0."""
-    from core.i18n import trn
-
     seconds = max(0, int(seconds))
     if seconds >= 86400 and seconds % 86400 == 0 and seconds > 3 * 86400:
         n = seconds // 86400
@@ -403,6 +391,68 @@ def duration_words(seconds: int, lang: str = "es") -> str:
     return trn(lang, "{n} minuto", "{n} minutos", n).format(n=n)
 
 
+def NP_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a message with a plural form for extraction (``tools/catalogue.py``): read with
+    :func:`core.i18n.trn` for a count."""
+    return singular, plural
+
+
+#: :func:`text` messages said of a count (the param named first): the catalogue's plural forms,
+#: so one die, level or success is not "1 dados" / "1 niveles" / "1 éxitos".
+_COUNTED: dict[str, tuple[str, tuple[str, str]]] = {
+    "attack_hit": ("extra", NP_(
+        "impacto de {attacker}: {extra} éxito extra → +{extra} dado de daño",
+        "impacto de {attacker}: {extra} éxitos extra → +{extra} dados de daño",
+    )),
+    "attack_hit_target": ("extra", NP_(
+        "impacto de {attacker} contra {target}: {extra} éxito extra → +{extra} dado de daño",
+        "impacto de {attacker} contra {target}: {extra} éxitos extra → +{extra} dados de daño",
+    )),
+    "damage_takes": ("pool", NP_(
+        "daño del ataque de {attacker} ({roll_id}): {base} + {extra} extra = {pool} dado",
+        "daño del ataque de {attacker} ({roll_id}): {base} + {extra} extra = {pool} dados",
+    )),
+    "damage_no_attack": ("pool", NP_(
+        "{attacker} no tiene un ataque abierto en este hilo: {pool} dado, sin extra",
+        "{attacker} no tiene un ataque abierto en este hilo: {pool} dados, sin extra",
+    )),
+    "damage_soak_subtracted": ("soak", NP_(
+        "absorción de {target} restada: −{soak} dado",
+        "absorción de {target} restada: −{soak} dados",
+    )),
+    "damage_waits_soak": ("levels", NP_(
+        "{levels} nivel de daño {damage}: falta la absorción de {target}",
+        "{levels} niveles de daño {damage}: falta la absorción de {target}",
+    )),
+    "damage_waits_any_soak": ("levels", NP_(
+        "{levels} nivel de daño {damage}: falta la absorción (sin objetivo nombrado: la toma la "
+        "siguiente absorción del hilo)",
+        "{levels} niveles de daño {damage}: falta la absorción (sin objetivo nombrado: la toma la "
+        "siguiente absorción del hilo)",
+    )),
+    "soak_takes": ("damage_successes", NP_(
+        "absorbe el daño de {attacker}: {damage_successes} nivel de daño {damage}",
+        "absorbe el daño de {attacker}: {damage_successes} niveles de daño {damage}",
+    )),
+    "soak_net": ("after", NP_(
+        "{rolled} − {soaked} = {after} nivel",
+        "{rolled} − {soaked} = {after} niveles",
+    )),
+    "soak_halved": ("levels", NP_(
+        "a la mitad (contundente a un vampiro): {levels} nivel",
+        "a la mitad (contundente a un vampiro): {levels} niveles",
+    )),
+    "health_untracked": ("levels", NP_(
+        "{levels} nivel de daño {damage} a {character}: sin hoja, se apunta a mano",
+        "{levels} niveles de daño {damage} a {character}: sin hoja, se apuntan a mano",
+    )),
+    "motes_spent": ("motes", NP_(
+        "{character} gasta {motes} mota de Esencia: le quedan {current}/{max}",
+        "{character} gasta {motes} motas de Esencia: le quedan {current}/{max}",
+    )),
+}
+
+
 def text(key: str, lang: str = "es", **params: Any) -> str:
     """A notice Narrador posts on its own: ``inactivity_notice`` (name, hours),
     ``welcome_back`` (name), ``contest_expired`` (name, opener), ``absence_ack`` (name, until),
@@ -412,4 +462,7 @@ def text(key: str, lang: str = "es", **params: Any) -> str:
     Raises:
         KeyError: unknown ``key``.
     """
+    if key in _COUNTED:
+        count, (singular, plural) = _COUNTED[key]
+        return _fill(trn(lang, singular, plural, int(params.get(count, 0))), params)
     return _fill(tr(lang, _TEXTS[key]), params)

@@ -335,6 +335,9 @@ def _combat_line(view: RollView, ctx: ReplyContext) -> str:
                    else trn(lang, "absorbe {n} nivel", "absorbe {n} niveles", n)).format(n=n, damage=damage)
         params = [trn(lang, "{pool} dado", "{pool} dados", view.pool).format(pool=view.pool),
                   tr(lang, "dif {difficulty}").format(difficulty=view.difficulty)]
+    if view.kind == "soak" and not view.faces:  # 0 soak dice: nothing rolled (its note says why)
+        nothing = tr(lang, "sin tirada de absorción")
+        return _finish(view, ctx, [f"{_code(view.tag, fl)} → {_bold(nothing, fl)}"])
     parts = [f"{_code(view.tag, fl)} → {_bold(verdict, fl)}", ", ".join(params),
              tr(lang, "dados") + f": {render_dice(view, fl)}"]
     if view.chance is not None:

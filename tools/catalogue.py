@@ -41,7 +41,7 @@ MO = PO.with_suffix(".mo")
 MAPPING = ROOT / "babel.cfg"
 #: core.i18n's functions (the language comes first) and the web's Flask-Babel ones
 KEYWORDS = {
-    "N_": None, "NC_": ((1, "c"), 2), "tr": (2,), "trn": (2, 3), "trp": ((2, "c"), 3),
+    "N_": None, "NC_": ((1, "c"), 2), "NP_": (1, 2), "tr": (2,), "trn": (2, 3), "trp": ((2, "c"), 3),
     "_": None, "gettext": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2),
     "_l": None, "lazy_gettext": None, "lazy_pgettext": ((1, "c"), 2),
 }

@@ -60,10 +60,14 @@ def _game(game: str):
 @master_required
 def index(game: str):
     """The game's open scenes and whether each is played under stress."""
+    from worker.service.combat import order_posted
+
     gs = _game(game)
     scenes = deps.table().open_scenes(game)
     orders = {s.id: order_text(deps.store().turn_order(game, s)) for s in scenes}
-    return render_template("scenes.html", game=gs, scenes=scenes, orders=orders,
+    # no "Publicar orden" once this turn's order notice exists (posted, or queued to be)
+    posted = {s.id: order_posted(deps.store(), game, s) for s in scenes if orders[s.id]}
+    return render_template("scenes.html", game=gs, scenes=scenes, orders=orders, posted=posted,
                            game_stress=state_settings_for(gs).stress, form=StressForm(), turn_form=TurnForm())
 
 

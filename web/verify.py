@@ -182,6 +182,12 @@ def roll_details(record: dict[str, Any]) -> list[str]:
         lines.append(_("Humano normal: la reserva se limitó a 10 dados"))
     if params.get("automatic") is True:
         lines.append(_("Éxito automático: no se tiran dados"))
+    # blood / motes spent in the same tag (sangre 1 ... ataque): the spec carries them
+    blood, motes = spec.get("blood"), spec.get("motes")
+    if isinstance(blood, int) and not isinstance(blood, bool) and blood > 0:
+        lines.append(_("Sangre gastada en la misma etiqueta, antes de tirar: %(n)s", n=blood))
+    if isinstance(motes, int) and not isinstance(motes, bool) and motes > 0:
+        lines.append(_("Motas de Esencia gastadas en la misma etiqueta, antes de tirar: %(n)s", n=motes))
     needed = params.get("successes_required")
     if isinstance(needed, int) and needed > 1:
         lines.append(_("Éxitos necesarios: %(n)s", n=needed))

@@ -22,6 +22,7 @@ from core import messages
 from core import rules as core_rules
 from core.combat import (
     Condition,
+    Creature,
     DamageType,
     EssencePool,
     HealthTrack,
@@ -236,8 +237,12 @@ class CombatTable:
 
     def _order_notes(self) -> list[str]:
         """The order so far and, when every present player has rolled, its notice (claimed once
-        per turn: ``("initiative", forum, thread, turn)``)."""
+        per turn: ``("initiative", forum, thread, turn)``).  Once the notice was claimed (the
+        order posted), a late roll joins the order already posted: it says so, with the new
+        order, and neither claims "complete" again nor claims a second notice."""
         order = self.order_text()
+        if self.context.order_posted:
+            return [self.text("initiative_joined", order=order)]
         notes = [self.text("initiative_order", order=order)]
         waiting = {ident(u) for u in self.context.present if not self.inp.is_master(u)}
         rolled = {ident(e.owner) for e in self.order}
@@ -260,7 +265,7 @@ class CombatTable:
         extra = attack_extra_successes(result)
         target = spec.versus.name if spec.versus is not None and spec.versus.name else ""
         link = AttackLink(id=roll_id, forum=self.inp.forum, thread=self.inp.thread, attacker=fighter.name,
-                          owner=fighter.owner, target=target, extra=extra, opened_at=self.inp.now)
+                          owner=fighter.owner, target=target, extra=extra, opened_at=self.inp.now, turn=self.turn)
         self._save(link, new=True)
         if target:
             return [self.text("attack_hit_target", attacker=fighter.name, target=target, extra=extra)]
@@ -287,7 +292,7 @@ class CombatTable:
         new = link is None
         if link is None:  # a damage roll with no attack (a fall, a fire): it opens its own link
             link = AttackLink(id=roll_id, forum=self.inp.forum, thread=self.inp.thread, attacker=fighter.name,
-                              owner=fighter.owner, target="", extra=0, opened_at=self.inp.now)
+                              owner=fighter.owner, target="", extra=0, opened_at=self.inp.now, turn=self.turn)
         target = self.find_sheet(link.target) if link.target else None
         soak = self._soak_pool(target, dtype) if target is not None else None
         subtract = opts.soak_for(rs) == "subtract"
@@ -335,13 +340,15 @@ class CombatTable:
 
     # -- soak ---------------------------------------------------------------------------
     def _link_to_soak(self, fighter: Fighter) -> AttackLink:
-        """The damage ``fighter`` soaks: the latest damaged link naming them, else the latest
-        damaged link naming nobody (that the fighter did not roll).
+        """The damage ``fighter`` soaks: the latest damaged link of this combat turn naming
+        them, else the latest one naming nobody (that the fighter did not roll).  A link of an
+        earlier turn is not taken (soak is reflexive, in the turn of the blow: V20 "Soak"); a
+        link stored without its turn is taken as before.
 
         Raises:
             StateError(code="no_damage_to_soak").
         """
-        damaged = [a for a in self.attacks.values() if a.status == "damaged"]
+        damaged = [a for a in self.attacks.values() if a.status == "damaged" and a.turn in ("", self.turn)]
         mine = [a for a in damaged if a.target and ident(a.target) == ident(fighter.name)]
         mine = mine or [a for a in damaged if not a.target and ident(a.attacker) != ident(fighter.name)]
         if not mine:
@@ -374,8 +381,15 @@ class CombatTable:
                         options=opts)
         link = replace(link, soak_successes=roll.successes, soak_roll=roll_id)
         notes = [self.text("soak_takes", attacker=link.attacker, damage_successes=nd.rolled,
-                           damage=damage_name(self.lang, dtype)), parts[1],
-                 self.text("soak_net", rolled=nd.rolled, soaked=nd.soaked, after=nd.after_soak)]
+                           damage=damage_name(self.lang, dtype))]
+        if parts[0]:
+            notes += [parts[1], self.text("soak_net", rolled=nd.rolled, soaked=nd.soaked, after=nd.after_soak)]
+        else:  # 0 dice (a V20 mortal against lethal without armour): nothing is rolled, one line says why
+            reason = (self.text("soak_reason_no_armour", creature=creature_name(self.lang, Creature.MORTAL))
+                      if spec.pool is None and not spec.modifier and parts[2].get("creature") == Creature.MORTAL.value
+                      else self.text("soak_reason_no_dice"))
+            notes.append(self.text("soak_none", target=fighter.name, damage=damage_name(self.lang, dtype),
+                                   reason=reason))
         if nd.halved:
             notes.append(self.text("soak_halved", levels=nd.levels))
         link, more, health = self._apply(link, sheet, nd, fighter.name)
@@ -420,9 +434,12 @@ class CombatTable:
         pending = self.inp.options.combat_damage == "confirm" and not self.inp.is_master(self.inp.author)
         if after != before:  # nothing got through: the track stays as it is
             self.changes.append(HealthChanged(sheet.id, sheet.name, before, after, link.id, pending))
-        lines = [self.text("health_changed", character=sheet.name, before=health_words(self.lang, before),
-                           after=health_words(self.lang, after))]
-        if pending:
+        if after == before:  # "Herido (−2) → Herido (−2)" read as a change: say it is unchanged
+            lines = [self.text("health_unchanged", character=sheet.name, health=health_words(self.lang, before))]
+        else:
+            lines = [self.text("health_changed", character=sheet.name, before=health_words(self.lang, before),
+                               after=health_words(self.lang, after))]
+        if pending and after != before:
             lines.append(self.text("health_pending"))
         else:
             self.sheets[sheet.id] = dataclasses.replace(sheet, combat=sheet.combat.with_track(after))

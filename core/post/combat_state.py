@@ -75,6 +75,8 @@ class AttackLink(Stored):
             (then whoever soaks it next takes it).
         extra: the attack's successes beyond those it needed: the damage dice it adds.
         opened_at: when (aware UTC).
+        turn: the combat turn it was opened in (:func:`combat_turn`); a soak takes only the
+            links of its own turn.  ``""`` on a link stored before this field (taken as before).
         status: ``open`` (no damage yet), ``damaged`` (damage rolled, soak pending), ``closed``.
         damage: the damage type (``bashing`` ...), once rolled; damage_successes, damage_roll:
             the damage roll's successes and id.
@@ -102,6 +104,7 @@ class AttackLink(Stored):
     soak_roll: str = ""
     levels: int | None = None
     applied: str = ""
+    turn: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,12 +122,18 @@ class CombatContext:
         sheets: by :func:`core.post.ident` of the name, the sheets of the characters the post's
             tags name as targets (``PostQuery.targets``) and of the open links' targets --
             whether or not the author owns them.
+        order_posted: the turn's order notice was already claimed (claim key
+            ``initnotice:<forum>:<thread>:<turn>``: every present player had rolled, or a
+            master posted the order with ``narrador scenes order`` / "Publicar orden"); a
+            later initiative joins the order already posted.  Guarded like the rest of the
+            load: a claim made between the load and the commit makes the commit retry.
     """
 
     order: tuple[TurnEntry, ...] = ()
     present: tuple[str, ...] = ()
     attacks: tuple[AttackLink, ...] = ()
     sheets: Mapping[str, CharacterSheet] = field(default_factory=dict)
+    order_posted: bool = False
 
 
 def combat_turn(scene: Scene | None, forum: str, thread: str) -> str:

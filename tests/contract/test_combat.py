@@ -47,22 +47,26 @@ WORDS = {
            "damage": "[tirada]Fuerza+1 daño letal[/tirada]", "soak_npc": '[tirada]absorber como "Guardia"[/tirada]',
            "soak": "[tirada]absorber[/tirada]", "act_npc": '[tirada]Destreza+Pelea como "Guardia"[/tirada]',
            "act": "[tirada]Destreza+Pelea[/tirada]", "order": "orden del turno: ",
-           "complete": "todos han tirado: el orden está completo", "wounds": "−2 por heridas (Herido)",
+           "complete": "todos han tirado: el orden está completo",
+           "joined": "el orden de este turno ya se había publicado; con esta tirada queda: ", "wounds": "−2 por heridas (Herido)",
            "incapacitated": "Incapacitado: no puede actuar (solo acciones reflejas)",
            "blood": "[tirada]sangre 1[/tirada]", "blood_left": "Lucía gasta 1 de sangre: le quedan 9/10 (1/1 este turno)",
            "per_turn": "como mucho 1 puntos de sangre por turno (ya gastados 1, pide 1)",
            "empty": "no queda sangre que gastar", "health": "salud de Guardia: ileso → ",
+           "unchanged": "salud de Guardia: sin cambios (ileso)",
            "pending": "pendiente de que el Narrador lo confirme"},
     "en": {"init": "[roll]initiative[/roll]", "init_npc": '[roll]initiative as "Guardia"[/roll]',
            "attack": '[roll]Dexterity+Brawl attack vs "Guardia"[/roll]',
            "damage": "[roll]Strength+1 damage lethal[/roll]", "soak_npc": '[roll]soak as "Guardia"[/roll]',
            "soak": "[roll]soak[/roll]", "act_npc": '[roll]Dexterity+Brawl as "Guardia"[/roll]',
            "act": "[roll]Dexterity+Brawl[/roll]", "order": "turn order: ",
-           "complete": "everyone has rolled: the order is complete", "wounds": "−2 for wounds (Wounded)",
+           "complete": "everyone has rolled: the order is complete",
+           "joined": "this turn's order was posted already; with this roll it is now: ", "wounds": "−2 for wounds (Wounded)",
            "incapacitated": "Incapacitated: cannot act (reflexive rolls only)",
            "blood": "[roll]blood 1[/roll]", "blood_left": "Lucía spends 1 blood: 9/10 left (1/1 this turn)",
            "per_turn": "at most 1 blood points a turn (1 already spent, 1 asked)",
            "empty": "no blood left to spend", "health": "Guardia's health: unhurt → ",
+           "unchanged": "Guardia's health: unchanged (unhurt)",
            "pending": "waiting for the Storyteller's confirmation"},
 }
 
@@ -160,7 +164,7 @@ def test_attack_damage_with_its_extra_successes_soak_and_the_health_level_on_the
     assert sk["params"]["combat"]["net"]["levels"] == levels
     guard = world.state.get_character(world.game, "Guardia")
     assert (guard.combat.lethal, guard.combat.bashing, guard.combat.aggravated) == (levels, 0, 0)
-    assert w["health"] in reply
+    assert (w["health"] if levels else w["unchanged"]) in reply  # a soak that stopped it all: "sin cambios"
     # the next action's pool is reduced by the wound penalty of the level reached
     _, _, action = world.roll(w["act_npc"], author="master", thread=thread)
     reply = _reply(world, action)
@@ -463,6 +467,8 @@ def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, la
     assert exc.value.code == "unknown_scene"
     _, _, first = world.roll(w["init"], author="ana", thread=thread)
     score = world.records(first)[0]["successes"]
+    scene = world.state.get_scene(world.game, world.forum_name, thread)
+    assert combat_service.order_posted(world.state, world.game, scene) is False
     posted = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
                                             now=FIXED_NOW, ttl_seconds=3600, lang=lang)
     (notice,) = world.state.pending_notices(world.game)
@@ -472,6 +478,35 @@ def test_a_master_posts_the_turn_order_before_everyone_has_rolled(make_world, la
     again = combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
                                            now=FIXED_NOW, ttl_seconds=3600, lang=lang)
     assert again.queued is False
+    assert combat_service.order_posted(world.state, world.game, scene) is True  # what the scenes page asks
     _, _, last = world.roll(w["init"], author="bruno", thread=thread)
-    assert w["complete"] in _reply(world, last)
+    reply = _reply(world, last)
+    # the late roll joins the order already posted: it says so with the new order, not "complete"
+    assert w["complete"] not in reply and w["order"] not in reply
+    mateo = world.records(last)[0]["successes"]
+    assert w["joined"] in reply and f"Mateo ({mateo})" in reply and f"Lucía ({score})" in reply
     assert [n.id for n in world.state.pending_notices(world.game)] == [notice.id]
+
+
+def test_an_order_posted_between_load_and_commit_is_a_conflict(make_world):
+    """The turn's order notice claim is guarded: an initiative loaded before a master posted
+    the order commits nothing, and decided again it joins the order already posted."""
+    world = make_world(ruleset="vampiro", sheets=_sheets())
+    w = WORDS["es"]
+    thread = _scene(world)
+    world.roll(w["init"], author="ana", thread=thread)
+    body = w["init"]
+    _, post_id = world.post(body, author="bruno", thread=thread)
+    post = world.forum.post(post_id)
+    tags = tuple(extract_rolls(body, ruleset_id="vampiro"))
+    loaded = world.state.load_post(query_for(world.game, world.forum_name, thread, post_id, "bruno", tags))
+    assert loaded.context.combat is not None and loaded.context.combat.order_posted is False
+    combat_service.post_turn_order(world.state, world.game, world.forum_name, thread, by="master",
+                                   now=FIXED_NOW, ttl_seconds=3600, lang="es")
+    game = world.svc.settings.game(world.game)
+    inp = service.post_input(world.svc, game, rules.get_ruleset("vampiro"), rules.RulesOptions(), post, body, tags)
+    decision = resolve(inp, loaded.context)
+    result = world.state.commit_post(loaded, PostCommit(world.game, decision, {"status": decision.status}, 0))
+    assert result.status is CommitStatus.CONFLICT
+    fresh = world.state.load_post(query_for(world.game, world.forum_name, thread, post_id, "bruno", tags))
+    assert fresh.context.combat is not None and fresh.context.combat.order_posted is True

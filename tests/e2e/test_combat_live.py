@@ -176,7 +176,8 @@ def test_one_combat_turn_of_two_characters_and_an_npc(combat_forum, tmp_path, un
         assert attack["outcome"] == "success", "ten attacks of six dice missed"
         extra = attack["params"]["combat"]["extra"]
         assert extra == attack["successes"] - 1  # one die per success beyond the first
-        assert f"impacto de Lucía contra Guardia: {extra} éxitos extra → +{extra} dados de daño" in reply
+        words = ("éxito extra", "dado") if extra == 1 else ("éxitos extra", "dados")  # plural forms
+        assert f"impacto de Lucía contra Guardia: {extra} {words[0]} → +{extra} {words[1]} de daño" in reply
         damage, reply = table.roll("jugadora", "[tirada]Fuerza+1 daño letal[/tirada]")
         assert (damage["params"]["combat"]["base"], damage["params"]["combat"]["extra"]) == (3, extra)
         assert len(damage["faces"]) == 3 + extra and f"3 + {extra} extra = {3 + extra} dados" in reply

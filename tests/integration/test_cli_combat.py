@@ -152,7 +152,12 @@ def test_a_master_posts_the_turns_order_from_the_cli(game, redis_client):
     assert len(mine) == 1
     for m in mine:
         redis_client.lrem("celery", 1, json.dumps(m))
+    late = TurnEntry(character="mateo", owner="bruno", npc=False, roll_id="r2",
+                     initiative=evaluate_initiative("vampiro", "Mateo", [10], dexterity=2, wits=3, seq=1))
+    redis_client.hset(key, "mateo", json.dumps(late.to_dict()))  # a late roll, after the order was posted
     again = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "7"])
-    assert again.exit_code == 0 and "this turn's order was posted already (1. Lucía (11))" in again.output
+    # posted already, and the order as it is now (with the late roll), not "what was posted"
+    assert again.exit_code == 0 and ("this turn's order was posted already; the order now: "
+                                     "1. Mateo (15) · 2. Lucía (11)") in again.output
     missing = runner.invoke(main, ["scenes", "order", "-c", config, gid, "f", "8"])
     assert missing.exit_code == 2 and "that thread is not a scene" in missing.output

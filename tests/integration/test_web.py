@@ -138,8 +138,10 @@ def test_verify_page_recomputes_the_dice_once_the_seed_is_revealed(world):
     seed = ks.revealed_seed(game, date.fromisoformat(record["game_day"]))
     assert seed is not None and seed.hex() in html
     assert "dados recalculados con la semilla revelada: coinciden" in html
-    assert (f'data-check="dice">dados: correcto <small lang="en" title="detalle técnico">'
-            f"({len(record['faces'])} faces recomputed from the day seed and equal") in html
+    # the check's reason is core.record's English diagnostic (also the CLI's and the JSON's):
+    # shown as a technical detail, said so in the page's language, marked lang="en"
+    assert (f'data-check="dice">dados: correcto <small>(detalle técnico, en inglés: <span lang="en">'
+            f"{len(record['faces'])} faces recomputed from the day seed and equal") in html
 
 
 def test_verify_json_is_the_stored_envelope(world):
@@ -1036,6 +1038,14 @@ def test_the_verify_page_and_audit_row_show_a_wounded_rolls_penalty(world, ana, 
     html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
     assert "Tirada de combate: iniciativa" in html
     assert f"Iniciativa: 5 − 2 por heridas + el dado = {5 - 2 + die}" in html
+    # the score is the initiative: no "Dificultad 0", "Éxitos", "Resultado Éxito" for it
+    assert f'<th>Iniciativa</th><td id="successes">{5 - 2 + die}</td>' in html
+    assert "<th>Dificultad</th>" not in html and "<th>Éxitos</th>" not in html and "<th>Resultado</th>" not in html
+    # an attack that spent blood in the same tag shows it (the record's spec carries it)
+    record = _roll_in(world, f"f-{world['u']}", "[tirada]sangre 1 Destreza+Pelea ataque[/tirada]")
+    assert record["params"]["spec"]["blood"] == 1
+    html = world["client"].get(f"/v/{record['roll_id']}").get_data(as_text=True)
+    assert "Sangre gastada en la misma etiqueta, antes de tirar: 1" in html and "<th>Dificultad</th>" in html
 
 
 @pytest.mark.parametrize(("lang", "words"), [

@@ -76,6 +76,10 @@ def test_the_scenes_page_shows_the_turns_initiative_order(world, ana, redis_clie
     assert [(n.kind, n.thread, n.who) for n in notices] == [("initiative_order", "79", f"ana-{world['u']}")]
     assert notices[0].text.startswith("Orden de iniciativa: 1. Mateo (15) · 2. Lucía (9).")
     assert queued == [(game, notices[0].id)]  # delivered now by the worker, not at the sweep minutes later
+    # once this turn's order notice exists the page no longer offers to post it
+    page = ana.get(f"/audit/{game}/scenes").get_data(as_text=True)
+    assert "1. Mateo (15) · 2. Lucía (9)" in page and "(orden de este turno ya publicado)" in page
+    assert "Publicar orden" not in page
     resp = ana.post(f"/audit/{game}/scenes/order", data={"csrf_token": csrf_token(html), "forum": "foro",
                                                          "thread": "79"}, follow_redirects=True)
     assert "Escena foro:79: el orden de este turno ya se publicó." in resp.get_data(as_text=True)

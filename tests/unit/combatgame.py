@@ -19,6 +19,7 @@ from core.post import (
     HealthChanged,
     InitiativeRolled,
     MotesSpent,
+    NoticeClaim,
     PostContext,
     PostDecision,
     PostInput,
@@ -66,6 +67,8 @@ class CombatGame:
         self.attacks: dict[str, AttackLink] = {}
         self.pending: list[HealthChanged] = []
         self.present = present
+        self.turn = 3  # the scene's turn (a test advances it: a new combat turn)
+        self.order_posted = False  # the turn's order notice claimed (its claim key exists)
         self.n = 100
         self.now = datetime(2027, 3, 1, 21, 0, tzinfo=UTC)
         self.decisions: list[PostDecision] = []
@@ -81,8 +84,9 @@ class CombatGame:
                                attacks=tuple(a for a in self.attacks.values() if a.status != "closed"),
                                sheets={k: s for k, s in self.sheets.items()
                                        if k in {ident(t) for t in query.targets}
-                                       or any(ident(a.target) == k for a in self.attacks.values())})
-        ctx = PostContext(owned=owned, scene=Scene("f", "7", SceneStatus.OPEN, turn_mode="master", turn=3),
+                                       or any(ident(a.target) == k for a in self.attacks.values())},
+                               order_posted=self.order_posted)
+        ctx = PostContext(owned=owned, scene=Scene("f", "7", SceneStatus.OPEN, turn_mode="master", turn=self.turn),
                           scene_open=True, combat=combat if query.combat else None,
                           rolled={fp: tuple(self.rolled[fp]) for fp in query.fingerprints if fp in self.rolled})
         inp = PostInput(
@@ -104,7 +108,9 @@ class CombatGame:
         return decision
 
     def commit(self, change: object) -> None:
-        if isinstance(change, InitiativeRolled):
+        if isinstance(change, NoticeClaim) and change.kind == "initiative_order":
+            self.order_posted = True
+        elif isinstance(change, InitiativeRolled):
             self.order.append(change.entry)
         elif isinstance(change, (AttackOpened, AttackUpdated)):
             self.attacks[change.link.id] = change.link

@@ -58,6 +58,23 @@ def _play(lang: str, **kwargs: Any) -> CombatGame:
     return game
 
 
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_late_initiative_joins_the_order_already_posted(lang):
+    """Once the turn's order notice was claimed (everyone had rolled, or a master posted it), a
+    later initiative says it joins the order posted, with the new order: no second
+    "complete", no second notice."""
+    game = CombatGame(SEED, lang=lang, present=("ana", "master"))
+    first, second = TURN[0], TURN[1]
+    game.post(first[0], first[1] if lang == "es" else first[2])
+    game.post(second[0], second[1] if lang == "es" else second[2])
+    assert game.decisions[1].initiative_complete is False and game.decisions[0].initiative_complete is True
+    late = game.post("bruno", "[tirada]iniciativa[/tirada]" if lang == "es" else "[roll]initiative[/roll]")
+    joined = {"es": "el orden de este turno ya se había publicado; con esta tirada queda: ",
+              "en": "this turn's order was posted already; with this roll it is now: "}[lang]
+    assert joined + "1. Mateo (15) · 2. Guardia (12) · 3. Lucía (9)" in late.reply
+    assert EXPECTED[lang][4] not in late.reply and not late.initiative_complete and late.notices == ()
+
+
 def _record(game: CombatGame, n: int) -> dict[str, Any]:
     return dict(game.decisions[n].records[0]["record"])
 
@@ -178,3 +195,18 @@ def test_initiative_twice_in_a_turn_is_refused():
     again = game.post("ana", "[tirada]iniciativa[/tirada]")
     assert again.records == () and "Lucía ya tiene iniciativa en este turno" in again.reply
     assert not any(isinstance(c, InitiativeRolled) for c in again.changes)
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_soak_that_stops_everything_says_the_health_is_unchanged(lang):
+    """12 soak dice stop all 5 levels: the health line says it is unchanged, not
+    "ileso → ileso"."""
+    game = CombatGame(SEED, lang=lang)
+    for author, es, en in TURN[:5]:
+        game.post(author, es if lang == "es" else en)
+    soak = game.post("master", '[tirada]absorber 12 como "Guardia"[/tirada]' if lang == "es"
+                     else '[roll]soak 12 as "Guardia"[/roll]')
+    assert soak.records[0]["record"]["params"]["combat"]["net"]["levels"] == 0
+    assert {"es": "salud de Guardia: sin cambios (ileso)", "en": "Guardia's health: unchanged (unhurt)"}[lang] in soak.reply
+    assert ("ileso → ileso" if lang == "es" else "unhurt → unhurt") not in soak.reply
+    assert not any(isinstance(c, HealthChanged) for c in soak.changes)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -166,3 +167,80 @@ def test_a_vampire_takes_half_the_bashing_that_gets_through(seed):
     for decision in game.decisions:
         for envelope in decision.records:
             assert verify_signed(envelope, public, seed=seed, recompute=recompute_with_rules).ok
+
+
+def test_a_soak_takes_only_damage_of_its_own_combat_turn():
+    """Damage with no target in turn 3 is not soaked by a roll of turn 4: soak is reflexive,
+    in the turn of the blow (a later turn's soak used to take it)."""
+    game = CombatGame(SEED)
+    damage = game.post("ana", "[tirada]Fuerza+1 daño letal[/tirada]")
+    assert "la toma la siguiente absorción del hilo" in damage.reply
+    game.turn = 4
+    late = game.post("bruno", "[tirada]absorber letal[/tirada]")
+    assert late.records == () and "no hay daño pendiente contra Mateo que absorber" in late.reply
+    assert game.sheets["mateo"].combat.lethal == 0
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_a_soak_of_zero_dice_rolls_nothing_and_applies_the_levels(lang):
+    """V20 "Soak": a mortal soaks lethal only with armour. Mateo (a mortal, no armour) soaking
+    a fall's lethal damage rolls nothing: one line says why, no empty dice field, and every
+    level goes on his track."""
+    game = CombatGame(SEED, lang=lang)
+    damage = game.post("ana", "[tirada]Fuerza+1 daño letal[/tirada]" if lang == "es"
+                       else "[roll]Strength+1 damage lethal[/roll]")
+    levels = damage.records[0]["record"]["successes"]
+    assert levels > 0
+    soak = game.post("bruno", "[tirada]absorber letal[/tirada]" if lang == "es" else "[roll]soak lethal[/roll]")
+    record = soak.records[0]["record"]
+    assert record["faces"] == [] and record["params"]["combat"]["net"]["levels"] == levels
+    line = {"es": "Mateo no puede absorber daño letal: mortal sin armadura; no se tira",
+            "en": "Mateo cannot soak lethal damage: mortal without armour; nothing is rolled"}[lang]
+    assert line in soak.reply
+    assert ("sin tirada de absorción" if lang == "es" else "no soak roll") in soak.reply
+    assert "dados:" not in soak.reply and "dice:" not in soak.reply
+    assert ("absorción: 0" if lang == "es" else "soak: 0") not in soak.reply
+    assert game.sheets["mateo"].combat.lethal == levels
+
+
+@pytest.mark.parametrize(("lang", "key", "params", "one", "two"), [
+    ("es", "attack_hit", {"attacker": "Lucía"}, "1 éxito extra → +1 dado de daño", "2 éxitos extra → +2 dados de daño"),
+    ("en", "attack_hit", {"attacker": "Lucía"}, "1 extra success → +1 damage die", "2 extra successes → +2 damage dice"),
+    ("es", "damage_waits_any_soak", {"damage": "letal"}, "1 nivel de daño letal", "2 niveles de daño letal"),
+    ("en", "damage_waits_any_soak", {"damage": "lethal"}, "1 level of lethal damage", "2 levels of lethal damage"),
+    ("es", "soak_takes", {"attacker": "Lucía", "damage": "letal"}, ": 1 nivel de daño", ": 2 niveles de daño"),
+    ("en", "soak_takes", {"attacker": "Lucía", "damage": "lethal"}, ": 1 level of", ": 2 levels of"),
+    ("es", "soak_net", {"rolled": 3, "soaked": 2}, "= 1 nivel", "= 2 niveles"),
+    ("en", "soak_net", {"rolled": 3, "soaked": 2}, "= 1 level", "= 2 levels"),
+    ("es", "damage_takes", {"attacker": "Lucía", "roll_id": "x", "base": 1, "extra": 0}, "= 1 dado", "= 2 dados"),
+    ("en", "damage_takes", {"attacker": "Lucía", "roll_id": "x", "base": 1, "extra": 0}, "= 1 die", "= 2 dice"),
+])
+def test_combat_lines_agree_with_their_count(lang, key, params, one, two):
+    """"1 éxitos extra", "1 niveles de daño" read wrong: the catalogue's plural forms."""
+    from core import messages
+    count = {"attack_hit": "extra", "damage_waits_any_soak": "levels", "soak_takes": "damage_successes",
+             "soak_net": "after", "damage_takes": "pool"}[key]
+    assert one in messages.text(key, lang, **params, **{count: 1})
+    assert two in messages.text(key, lang, **params, **{count: 2})
+
+
+def test_an_npc_stands_for_its_owner_only_as_their_one_sheet():
+    """core.post.roller.default_sheet and docs/decisions.md («NPCs are sheets with npc: true»):
+    a roll without como takes the owner's one non-NPC sheet, so a master with one NPC only rolls
+    as it, a master with a character of their own as well rolls as that character, and one with
+    several NPCs only must name one. docs/sheets.md says the same (it said an NPC "never" stands
+    for its owner, which the code never did)."""
+    from pathlib import Path
+
+    guard, captain = VAMPIRO_SHEETS["characters"][2], VAMPIRO_SHEETS["characters"][3]
+    own = {"name": "Elena", "owner": "master", "creature": "mortal", "attributes": {"Destreza": 1},
+           "abilities": {"Pelea": 1}}
+    one = CombatGame(SEED, sheets={"characters": [guard]}).post("master", "[tirada]Destreza+Pelea ataque[/tirada]")
+    assert one.records[0]["record"]["character"] == "Guardia"
+    both = CombatGame(SEED, sheets={"characters": [guard, own]}).post("master", "[tirada]Destreza+Pelea[/tirada]")
+    assert both.records[0]["record"]["character"] == "Elena"
+    several = CombatGame(SEED, sheets={"characters": [guard, captain]}).post("master", "[tirada]Destreza[/tirada]")
+    assert several.records == () and "di cuál tira con como" in several.reply
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sheets.md").read_text(encoding="utf-8")
+    assert "never stands for its owner" not in doc
+    assert "an NPC stands for its owner only when it is the one sheet they own" in doc

@@ -264,6 +264,10 @@ class GameState(Protocol):
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
         """Claim and record a notice once; None when its subject was claimed before."""
 
+    def notice_claimed(self, game: str, subject: tuple[str, ...]) -> bool:
+        """Whether the notice of ``subject`` (``core.post.NoticeClaim.subject``) was claimed
+        already: its claim key (:func:`worker.ports.notices.claim_key`) exists."""
+
     def get_notice(self, game: str, notice_id: str) -> Notice | None:
         """A claimed notice, or None."""
 

@@ -17,11 +17,13 @@ from core.post import NoticeClaim
 from core.post.combat import health_words, order_text
 from core.post.combat_state import combat_turn
 from core.render import rules_error_message
+from core.scenes import Scene
 from core.sheets import CharacterSheet
 from worker.ports.combat import DamageResolution, PendingDamage
 from worker.ports.gamestate import GameState
 
-__all__ = ["CombatSummary", "DamageDecided", "OrderPosted", "combat_summary", "decide_damage", "pending_damage",
+__all__ = ["CombatSummary", "DamageDecided", "OrderPosted", "combat_summary", "decide_damage", "order_posted",
+           "pending_damage",
            "post_turn_order"]
 
 
@@ -53,6 +55,13 @@ class OrderPosted:
     order: str
     queued: bool
     notice_id: str = ""  # the claimed notice (when ``queued``): the caller queues its delivery
+
+
+def order_posted(state: GameState, game: str, scene: Scene) -> bool:
+    """Whether ``scene``'s current combat turn's order notice was claimed already (posted, or
+    queued to be): every present player rolled, or a master posted it (:func:`post_turn_order`)."""
+    return state.notice_claimed(game, ("initiative", scene.forum, scene.thread,
+                                       combat_turn(scene, scene.forum, scene.thread)))
 
 
 def post_turn_order(state: GameState, game: str, forum: str, thread: str, *, by: str, now: datetime,

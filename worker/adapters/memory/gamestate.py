@@ -72,7 +72,7 @@ from worker.ports.gamestate import (
     PostState,
 )
 from worker.ports.identity import check_game, part, who
-from worker.ports.notices import Notice, NoticeStatus, prepare
+from worker.ports.notices import Notice, NoticeStatus, claim_key, prepare
 from worker.ports.settings import GameStateSettings
 
 __all__ = ["MemoryGameState"]
@@ -255,7 +255,11 @@ class MemoryGameState:
                 read("char", g, cid)
                 if (sheet := self._sheets.get(g, {}).get(cid)) is not None:
                     by_part[cid] = sheet
-        return replace(context, sheets=stored_combat.combat_context((), (), (), by_part, wanted).sheets)
+        # the turn's order notice, claimed already? (read: a claim before the commit retries it)
+        notice_key = claim_key(g, ("initiative", forum, thread, turn))
+        read("claim", notice_key)
+        return replace(context, sheets=stored_combat.combat_context((), (), (), by_part, wanted).sheets,
+                       order_posted=notice_key in self._claims)
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision, unless the post was committed before or a value it read moved."""
@@ -621,8 +625,14 @@ class MemoryGameState:
         if key in self._claims:
             return None
         self._claims[key] = notice.id
+        self._bump("claim", key)
         self._notices.setdefault(game, {})[notice.id] = {"notice": notice, "reply_post_id": None}
         return notice
+
+    def notice_claimed(self, game: str, subject: tuple[str, ...]) -> bool:
+        """Whether ``subject``'s notice was claimed already."""
+        with self._lock:
+            return claim_key(game, subject) in self._claims
 
     def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
         """Claim and record a notice once."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from importlib import resources
 from typing import Any
@@ -82,7 +83,7 @@ from worker.ports.gamestate import (
     PostState,
 )
 from worker.ports.identity import part, who
-from worker.ports.notices import Notice, prepare
+from worker.ports.notices import Notice, claim_key, prepare
 from worker.ports.settings import GameStateSettings
 
 __all__ = ["RedisGameState"]
@@ -218,15 +219,18 @@ class RedisGameState(Store):
         targets = [p for n in query.targets if (p := stored_combat.target_part(n)) is not None]
         return ["1", scenes.scene_who_key(g, query.forum, query.thread), game_key(g, "names"),
                 game_key(g, "attacks", fp, tp), game_key(g, "attack", fp, tp) + ":",
-                game_key(g, "attacktargets", fp, tp), MAX_OPEN_ATTACKS, len(targets), *targets]
+                game_key(g, "attacktargets", fp, tp), MAX_OPEN_ATTACKS,
+                # the turn's order notice claim (outbox.claim_key): the script appends the turn part
+                game_key(g, "initnotice", fp, tp) + ":", len(targets), *targets]
 
     @staticmethod
     def _combat_context(query: PostQuery, raw: Sequence[Any]) -> Any:
         """The :class:`core.post.CombatContext` of the load script's combat part."""
-        order, present, links, target_sheets = raw
+        order, present, links, target_sheets, notice = raw
         names = tuple(name for _member, name, inactive in present if not int(inactive))
         by_part = {p: sheets.sheet_from_hash(p, _pairs(h)) for p, h in target_sheets if h}
-        return stored_combat.combat_context(_pairs(order).values(), names, links, by_part, query.targets)
+        context = stored_combat.combat_context(_pairs(order).values(), names, links, by_part, query.targets)
+        return replace(context, order_posted=bool(notice))
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision: one Lua call, guarded (see the module docstring)."""
@@ -382,6 +386,10 @@ class RedisGameState(Store):
         key, notice, ttl_ms = prepare(game, claim)
         return outbox.claim(self.r, game, key, forum=notice.forum, thread=notice.thread, kind=notice.kind,
                             text=claim.text, who=notice.who, now=claim.at, ttl_seconds=ttl_ms // 1000)
+
+    def notice_claimed(self, game: str, subject: tuple[str, ...]) -> bool:
+        """Whether ``subject``'s notice was claimed already (its claim key exists)."""
+        return bool(self.r.exists(claim_key(game, subject)))
 
     def get_notice(self, game: str, notice_id: str) -> Notice | None:
         """A claimed notice, or None."""

@@ -8,7 +8,8 @@
 --       7 n1, n1 extended-name parts, n2, n2 team parts, n3, n3 contest parts,
 --       n4, n4 pre-fingerprints,
 --       then the combat flag ("0", or "1" and: who zset, names hash, open attacks zset,
---       attack key prefix, attack targets hash, most open links read, n5, n5 target sheet parts)
+--       attack key prefix, attack targets hash, most open links read, the order notice's claim
+--       key without the turn part, n5, n5 target sheet parts)
 --
 -- Returns {1, post hash} for a post processed before; else {0, owned, chars, scene,
 -- scene status, absence, inactive, rolled, teams, contests, actors, wpturns, guards, combat}:
@@ -16,7 +17,8 @@
 -- turnacts} for the author and each owned character; wpturns = {cid, post-turn marker,
 -- scene-turn marker, declared-turn marker} per owned character; combat = false, or {the turn's
 -- initiative hash, {member, name, inactive} of the scene's participants, the open links' JSON
--- (oldest first), {part, sheet hash} of each target sheet} (docs/state.md «Combat»);
+-- (oldest first), {part, sheet hash} of each target sheet, the turn's order notice claim (its
+-- value, or false: guarded, so a claim made before the commit retries the post)} (docs/state.md «Combat»);
 -- guards = {kind, key, field, sha1} of each value the decision may depend on ('z': the
 -- newest <field> members of a zset), compared again by commit_post.lua.
 local post = redis.call('HGETALL', KEYS[1])
@@ -107,7 +109,8 @@ if ARGV[i] == '1' then
   local who_key, names_key, zkey, attack_prefix, targets_key = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3],
     ARGV[i + 4], ARGV[i + 5]
   local most = tonumber(ARGV[i + 6])
-  i = i + 7
+  local notice_key = ARGV[i + 7] .. scene_turn
+  i = i + 8
   local target_parts = list()
   local init_key = prefix .. 'init:' .. scene_turn
   local order = redis.call('HGETALL', init_key)
@@ -142,7 +145,7 @@ if ARGV[i] == '1' then
     guard('h', key, '', h)
     target_sheets[j] = {p, h}
   end
-  combat = {order, present, links, target_sheets}
+  combat = {order, present, links, target_sheets, get(notice_key) or false}
 end
 return {0, owned, chars, scene, status or false, absence, inactive or false, rolled, teams, contests,
         actors, wpturns, guards, combat}

@@ -142,7 +142,7 @@ def scenes_order(config: str | None, game: str, forum_name: str, thread: str) ->
         _queue_notice(settings, game, posted.notice_id)
         click.echo(f"scene {forum_name}:{thread}: order queued for the thread: {posted.order}")
     else:
-        click.echo(f"scene {forum_name}:{thread}: this turn's order was posted already ({posted.order})")
+        click.echo(f"scene {forum_name}:{thread}: this turn's order was posted already; the order now: {posted.order}")
 
 
 @scenes.command("close")
