@@ -161,12 +161,26 @@ _RULES_ERRORS = {
     "no_wound_penalty": N_("no hay penalización por heridas que anular"),
     "soak_not_rolled": N_("en esta partida la absorción se resta de los dados de daño: no se tira"),
     "blood_empty": N_("no queda sangre que gastar"),
-    "blood_insufficient": N_("solo quedan {have} puntos de sangre (pide {asked})"),
-    "blood_per_turn": N_("como mucho {limit} puntos de sangre por turno (ya gastados {spent}, pide {asked})"),
     "blood_vampiro_only": N_("la reserva de sangre solo existe en Vampiro y Gehena"),
     "motes_empty": N_("no quedan motas de Esencia"),
     "motes_insufficient": N_("solo quedan {have} motas de Esencia (pide {asked})"),
     "essence_exaltado_only": N_("las motas de Esencia solo existen en Exaltado"),
+}
+
+
+def NP_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a message with a plural form for extraction (``tools/catalogue.py``): read with
+    :func:`core.i18n.trn` for a count."""
+    return singular, plural
+
+#: Refusals said of a count (the param named first): the catalogue's plural forms, so one
+#: point is not "1 puntos" (V20 generation chart: a 13th-generation vampire spends 1 a turn).
+_RULES_COUNTED: dict[str, tuple[str, tuple[str, str]]] = {
+    "blood_insufficient": ("have", NP_("solo queda {have} punto de sangre (pide {asked})",
+                                       "solo quedan {have} puntos de sangre (pide {asked})")),
+    "blood_per_turn": ("limit", NP_(
+        "como mucho {limit} punto de sangre por turno (ya gastados {spent}, pide {asked})",
+        "como mucho {limit} puntos de sangre por turno (ya gastados {spent}, pide {asked})")),
 }
 
 
@@ -176,10 +190,15 @@ def rules_error_message(err: RulesError, lang: str) -> str:
     Falls back to the error's English message for codes without a translation; a language
     Narrador does not speak gets English.
     """
-    message = _RULES_ERRORS.get(err.code)
-    if message is None:
+    lang = lang if lang in LANGS else "en"
+    counted = _RULES_COUNTED.get(err.code)
+    if counted is not None:
+        n = err.params.get(counted[0])
+        template = trn(lang, *counted[1], n if isinstance(n, int) else 2)
+    elif err.code in _RULES_ERRORS:
+        template = tr(lang, _RULES_ERRORS[err.code])
+    else:
         return str(err)
-    template = tr(lang if lang in LANGS else "en", message)
     try:
         return template.format(**err.params)
     except (KeyError, IndexError):

@@ -54,6 +54,22 @@ def test_per_turn_limit():
     assert after.spend(3, turn="p2").current == 9  # a new turn, a new count
 
 
+def test_a_limit_of_one_point_reads_in_the_singular():
+    """V20 generation chart: the 13th generation spends 1 blood point a turn; the refusal says
+    "1 punto", not "1 puntos" (found by a new user on the demo forum), and so the last point."""
+    pool = BloodPool.for_generation(13).spend(1, turn="t")
+    with pytest.raises(RulesError) as e:
+        pool.spend(1, turn="t")
+    assert rules_error_message(e.value, "es") == "como mucho 1 punto de sangre por turno (ya gastados 1, pide 1)"
+    assert rules_error_message(e.value, "en") == "at most 1 blood point a turn (1 already spent, 1 asked)"
+    last = BloodPool(current=1, maximum=10, per_turn=3)
+    with pytest.raises(RulesError) as e:
+        last.spend(2, turn="t")
+    assert e.value.code == "blood_insufficient"
+    assert rules_error_message(e.value, "es") == "solo queda 1 punto de sangre (pide 2)"
+    assert rules_error_message(e.value, "en") == "only 1 blood point left (2 asked)"
+
+
 def test_empty_and_insufficient_blood_refused():
     empty = BloodPool(current=0, maximum=10, per_turn=1)
     with pytest.raises(RulesError) as e:

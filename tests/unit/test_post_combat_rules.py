@@ -84,7 +84,7 @@ def test_blood_within_the_generations_limit_per_turn():
     first = game.post("ana", "[roll]blood 1[/roll]")
     assert "Lucía spends 1 blood: 9/10 left (1/1 this turn)" in first.reply and first.records == ()
     second = game.post("ana", "[roll]blood 1 Dexterity+Brawl attack[/roll]")
-    assert second.records == () and "at most 1 blood points a turn (1 already spent, 1 asked)" in second.reply
+    assert second.records == () and "at most 1 blood point a turn (1 already spent, 1 asked)" in second.reply
     assert game.sheets["lucia"].combat.blood == 9
     mortal = game.post("bruno", "[roll]blood 1[/roll]")
     assert "Mateo's sheet keeps no blood pool (blood and generation)" in mortal.reply
