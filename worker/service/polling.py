@@ -8,7 +8,7 @@ issue 18 (a server change rewinds one page).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -89,20 +89,8 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
         marks["last_scan"] = now.isoformat()
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read)
     svc.store.set_thread(forum_name, thread_id, **marks)
-    todo: list[ForumPost] = []
-    notices: list[Any] = []
-    seen: set[str] = set()
-    for post in page.posts:
-        seen.add(post.post_id)
-        if post.author.casefold() == fs.username.casefold():
-            continue
-        known = svc.store.get_post(forum_name, post.post_id)
-        if known is None:
-            if not history.skips(post):
-                todo.append(post)
-        else:
-            edit = flag_if_edited(svc, post, known)
-            notices += edit.notices if edit is not None else ()
+    todo, notices = _sort_posts(svc, fs, forum_name, page.posts, history)
+    seen = {post.post_id for post in page.posts}
     if page.first_page == 1 and page.posts and not page.unchanged:
         for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
             if post_id not in seen:
@@ -171,18 +159,7 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
         svc.store.set_thread(forum_name, thread_id, safety_page="")
         return whole
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read=False)
-    todo: list[ForumPost] = []
-    notices: list[Any] = []
-    for post in page.posts:
-        if post.author.casefold() == fs.username.casefold():
-            continue
-        known = svc.store.get_post(forum_name, post.post_id)
-        if known is None:
-            if not history.skips(post):
-                todo.append(post)
-        else:
-            edit = flag_if_edited(svc, post, known)
-            notices += edit.notices if edit is not None else ()
+    todo, notices = _sort_posts(svc, fs, forum_name, page.posts, history)
     for post_id in _proved_gone(svc, forum_name, page, int(state.get("last_page", "1") or 1)):
         flag_deleted(svc, forum_name, post_id)
     if page.page <= 1:  # the walk reached page 1: the thread was re-read whole
@@ -388,3 +365,22 @@ def discover_threads(svc: Services, forum_name: str) -> set[str]:
         svc.store.add_threads(forum_name, found)
     return found | svc.store.threads(forum_name)
 
+
+def _sort_posts(svc: Services, fs: Any, forum_name: str, posts: Sequence[ForumPost],
+                history: _History) -> tuple[list[ForumPost], list[Any]]:
+    """A page's posts sorted for one poll step: the new ones to process (not the bot's own, not
+    history before the watch) and the notices of known posts edited since (one store read a
+    post). Shared by the ordinary poll and the safety walk's page."""
+    todo: list[ForumPost] = []
+    notices: list[Any] = []
+    for post in posts:
+        if post.author.casefold() == fs.username.casefold():
+            continue
+        known = svc.store.get_post(forum_name, post.post_id)
+        if known is None:
+            if not history.skips(post):
+                todo.append(post)
+        else:
+            edit = flag_if_edited(svc, post, known)
+            notices += edit.notices if edit is not None else ()
+    return todo, notices
