@@ -2,7 +2,7 @@
 
 Seen live: on a 2,000-post thread with 200 tagged posts waiting, 20 new posts waited up to
 272 s for their replies, because every ``process_post`` went to one first-in first-out
-queue. Now a post already older than ``worker.app.tasks.BACKLOG_AGE`` when it is queued goes at
+queue. Now a post already older than ``worker.app.messages.BACKLOG_AGE`` when it is queued goes at
 ``BACKLOG_PRIORITY``, behind polls and fresh posts.
 
 The real stack (``tests.faults``: Narrador's Celery worker and beat against a private Redis,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.service.test_service import env  # noqa: F401 - fixture
-from worker.app import tasks
+from worker.app import messages, tasks
 from worker.forums.base import ForumError
 
 pytestmark = pytest.mark.integration
@@ -132,15 +132,14 @@ def test_a_post_written_long_before_it_is_queued_goes_behind_fresh_ones():
     goes without a priority (0)."""
     from datetime import UTC, datetime, timedelta
 
-    from worker.app import tasks
 
     now = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
     old = {"forum": "f", "post_id": "7", "created_utc": (now - timedelta(minutes=11)).isoformat()}
     fresh = {"forum": "f", "post_id": "8", "created_utc": (now - timedelta(minutes=9)).isoformat()}
-    assert tasks.post_task_options(old, now)["priority"] == tasks.BACKLOG_PRIORITY == 9
-    assert "priority" not in tasks.post_task_options(fresh, now)
-    assert "priority" not in tasks.post_task_options({"created_utc": "ayer"}, now)
-    assert tasks.post_task_options(old, now)["argsrepr"] == "[<post f/7>]"
+    assert messages.post_task_options(old, now)["priority"] == messages.BACKLOG_PRIORITY == 9
+    assert "priority" not in messages.post_task_options(fresh, now)
+    assert "priority" not in messages.post_task_options({"created_utc": "ayer"}, now)
+    assert messages.post_task_options(old, now)["argsrepr"] == "[<post f/7>]"
 
 
 @pytest.mark.parametrize("task_name", ["poll_latest", "poll_thread"])
@@ -171,3 +170,45 @@ def test_a_poll_the_forum_told_to_slow_down_retries_after_its_retry_after(queued
     with pytest.raises(RuntimeError):
         task.run(*args)
     assert [(r["exc"], r["countdown"]) for r in retries] == [(slow_down, 30.0)]
+
+
+def test_a_thread_page_of_new_posts_goes_as_one_batch_and_every_post_is_answered(queued, monkeypatch):
+    """Issue 30, item 1: poll_thread queues a page's new posts as one process_posts task (thread
+    order, one priority), which rolls them with one load and one commit of the game state and
+    posts every reply; a backlog post and a fresh one go in separate batches; a post that fails
+    on its own goes on as a process_post of its own."""
+    from datetime import UTC, datetime, timedelta
+
+    svc, forum, unique, calls = queued
+    thread_id, first = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
+    ids = [first] + [forum.add_post(thread_id, f"[tirada]{n} dif 6[/tirada]", author=a)
+                     for n, a in ((3, "Rebecca"), (4, "uno"))]
+    batches: list[tuple] = []
+    monkeypatch.setattr(tasks.process_posts, "apply_async", lambda args, **kw: batches.append((args, kw)))
+    assert tasks.poll_thread.run(f"f-{unique}", thread_id) == 3
+    assert len(batches) == 1 and [m["post_id"] for m in batches[0][0][0]] == ids
+    assert "dif" not in batches[0][1]["argsrepr"]  # no player text in the headers
+    loads, commits = [], []
+    store = svc.store
+    real_load, real_commit = store.load_posts, store.commit_posts
+    monkeypatch.setattr(store, "load_posts", lambda qs: loads.append(len(qs)) or real_load(qs))
+    monkeypatch.setattr(store, "commit_posts", lambda items: commits.append(len(items)) or real_commit(items))
+    assert tasks.process_posts.run(batches[0][0][0]) == ["pending_reply"] * 3
+    assert loads == [3] and commits == [3]  # two round trips of the game state for three posts
+    assert len(forum.replies) == 3 and calls == []
+    assert [svc.store.get_post(f"f-{unique}", p).status for p in ids] == ["replied"] * 3
+
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    old = {"forum": "f", "post_id": "1", "created_utc": (now - timedelta(hours=2)).isoformat()}
+    fresh = [{"forum": "f", "post_id": str(n), "created_utc": now.isoformat()} for n in (2, 3)]
+    single: list[dict] = []
+    monkeypatch.setattr(tasks, "queue_post", single.append)
+    batches.clear()
+    assert tasks.queue_posts([old, *fresh], now) == 2
+    assert single == [old] and [[m["post_id"] for m in b[0][0]] for b in batches] == [["2", "3"]]
+
+    stranger = dict(tasks.post_to_message(forum.post(first)), forum="no-such-forum", post_id="999")
+    _, late = forum.add_thread("1", "Otra", "[tirada]2 dif 6[/tirada]")
+    single.clear()
+    assert tasks.process_posts.run([stranger, tasks.post_to_message(forum.post(late))]) == ["requeued", "pending_reply"]
+    assert single == [stranger] and svc.store.get_post(f"f-{unique}", late).status == "replied"

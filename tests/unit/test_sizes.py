@@ -21,8 +21,6 @@ MODULES_OVER = {
     "core/rules/evaluation.py": 613,
     "core/tags/parser.py": 1204,
     "worker/adapters/files/keystore.py": 721,
-    "worker/adapters/memory/gamestate.py": 955,
-    "worker/adapters/redis/gamestate.py": 551,
     "worker/adapters/redis/keystore.py": 554,
     "worker/app/forumcheck.py": 698,
     "worker/config/settings.py": 980,
@@ -66,7 +64,6 @@ FUNCTIONS_OVER = {
     "worker/service/boards.py:plan": 78,
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
-    "worker/service/posts.py:process_post": 70,
     "worker/service/queries/rolls.py:query_rolls": 69,
     "worker/service/queries/running.py:_game_state": 63,
 }

@@ -8,12 +8,16 @@ Tasks take ids and strings only.  Every task is idempotent, because
   and queue ``poll_thread`` for each (after a Redis failover or restart, every watched
   thread is rewound one page and every listing entry forgotten, so the last writes the
   change may have lost are read again).
-* ``narrador.poll_thread`` — read a thread, queue ``process_post`` for each new post (and
-  ``deliver_notice`` for a roll tag added by editing a post, which is not rolled).
+* ``narrador.poll_thread`` — read a thread, queue ``process_posts`` for its new posts, a batch
+  of at most ``worker.service.posts.MAX_BATCH`` (and ``deliver_notice`` for a roll tag added
+  by editing a post, which is not rolled).
 * ``narrador.poll_latest`` — the polling fallback of webhook forums (Discourse's latest posts).
 * ``narrador.process_post`` — roll, sign, store (first processing wins), then post the reply
   (queueing ``send_reply`` only when that must wait); an edited post already rolled gets its
-  records flagged.
+  records flagged.  A webhook's post comes this way.
+* ``narrador.process_posts`` — the same for a batch of posts in thread order (issue 30,
+  item 1): one read and one write of the game state for the batch; a post that fails on its
+  own (its forum no longer configured, contention) goes on as a ``process_post`` of its own.
 * ``narrador.post_deleted`` — a webhook said a post was deleted: flag its rolls.
 * ``narrador.post_recovered`` — a webhook said a deleted post was restored: unflag them.
 * ``narrador.send_reply`` — post the reply once (lock + marker search).
@@ -44,7 +48,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -52,9 +56,14 @@ from celery.signals import task_postrun, task_prerun, worker_ready
 
 from core.post import PostStatus
 from worker.app.celery_app import app, get_settings
+from worker.app.messages import (
+    post_from_message,
+    post_priority,
+    post_task_options,
+    post_to_message,
+)
 from worker.forums.base import ForumError, ForumPost
 from worker.service import ReplyBusy, ReplyWaits, Services, metrics
-from worker.service.replies import BACKLOG_AGE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -103,64 +112,37 @@ def _backoff(retries: int, base: float = 2.0, cap: float = 300.0) -> float:
     return random.uniform(0, min(cap, base * (2 ** retries)))
 
 
-def post_to_message(post: ForumPost) -> dict[str, Any]:
-    """A ``ForumPost`` as a JSON-safe dict (the ``process_post`` task argument)."""
-    return {
-        "forum": post.forum, "thread_id": post.thread_id, "post_id": post.post_id,
-        "author": post.author, "created_utc": post.created_utc.isoformat(),
-        "edited_utc": post.edited_utc.isoformat() if post.edited_utc else None,
-        "body_html": post.body_html, "url": post.url, "page": post.page,
-    }
-
-
-#: A post older than this when it is queued is backlog (see the module docstring).
-BACKLOG_AGE = timedelta(seconds=BACKLOG_AGE_SECONDS)
-#: The Celery priority of backlog. kombu's Redis transport keeps one list per priority step
-#: (``priority_steps`` 0, 3, 6, 9) and a worker takes from 0 first: every other task is sent
-#: without a priority, which is 0.
-BACKLOG_PRIORITY = 9
-
-
-def post_priority(created_utc: datetime | str | None, now: datetime | None = None) -> dict[str, Any]:
-    """``{"priority": BACKLOG_PRIORITY}`` for a post created (aware datetime or ISO text)
-    more than :data:`BACKLOG_AGE` before ``now`` (default: the clock), else ``{}``; a date
-    that cannot be read is not backlog."""
-    try:
-        when = created_utc if isinstance(created_utc, datetime) else datetime.fromisoformat(str(created_utc))
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-    except (TypeError, ValueError):
-        return {}
-    now = now or datetime.now(UTC)
-    return {"priority": BACKLOG_PRIORITY} if now - when > BACKLOG_AGE else {}
-
-
-def post_task_options(msg: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
-    """``apply_async``/``send_task`` options for a ``process_post`` message: its priority
-    (:func:`post_priority` of ``msg["created_utc"]``) and a short ``argsrepr``.
-
-    Celery otherwise puts a ``repr`` of the whole post (body included) in every message's
-    headers (``argsrepr``, what its logs and monitors show): a copy of player text in the
-    broker, and the largest CPU cost of publishing one (see docs/benchmarks.md, item 4).
-    The short form names the post.
-    """
-    return {"argsrepr": f"[<post {str(msg.get('forum', ''))[:100]}/{str(msg.get('post_id', ''))[:100]}>]",
-            "kwargsrepr": "{}", **post_priority(msg.get("created_utc"), now)}
-
-
 def queue_post(msg: dict[str, Any]) -> None:
     """Queue ``narrador.process_post`` for one post message (:func:`post_to_message`)."""
     process_post.apply_async((msg,), **post_task_options(msg))
 
 
-def post_from_message(msg: dict[str, Any]) -> ForumPost:
-    """Inverse of :func:`post_to_message`."""
-    return ForumPost(
-        forum=str(msg["forum"]), thread_id=str(msg["thread_id"]), post_id=str(msg["post_id"]),
-        author=str(msg["author"]), created_utc=datetime.fromisoformat(msg["created_utc"]),
-        edited_utc=datetime.fromisoformat(msg["edited_utc"]) if msg.get("edited_utc") else None,
-        body_html=str(msg["body_html"]), url=str(msg["url"]), page=int(msg.get("page", 1)),
-    )
+def queue_posts(messages: list[dict[str, Any]], now: datetime | None = None) -> int:
+    """Queue ``narrador.process_posts`` for post messages in thread order: batches of at most
+    ``MAX_BATCH``, backlog and fresh posts apart (each batch at its priority, as
+    :func:`post_task_options` gives it); a single post goes as ``process_post``. Returns the
+    number of tasks queued."""
+    from worker.service.posts import MAX_BATCH
+
+    now = now or datetime.now(UTC)
+    batches: list[list[dict[str, Any]]] = []
+    for msg in messages:  # consecutive posts of one priority share a batch: thread order kept
+        prio = post_priority(msg.get("created_utc"), now)
+        if batches and len(batches[-1]) < MAX_BATCH and post_priority(batches[-1][0].get("created_utc"), now) == prio:
+            batches[-1].append(msg)
+        else:
+            batches.append([msg])
+    for batch in batches:
+        if len(batch) == 1:
+            queue_post(batch[0])
+            continue
+        first, last = batch[0], batch[-1]
+        options: dict[str, Any] = {  # no copy of the posts' text in the headers (post_task_options)
+            "argsrepr": f"[<{len(batch)} posts {str(first.get('forum', ''))[:100]}/"
+                        f"{str(first.get('post_id', ''))[:100]}..{str(last.get('post_id', ''))[:100]}>]",
+            "kwargsrepr": "{}", **post_priority(first.get("created_utc"), now)}
+        process_posts.apply_async((batch,), **options)
+    return len(batches)
 
 
 @app.task(name="narrador.poll_all", ignore_result=True)
@@ -206,8 +188,7 @@ def poll_latest(self, forum: str) -> int:
         log.error("latest posts of %s failed: %s", forum, exc)
         return 0
     svc.store.set_thread(forum, "_latest", last_poll=svc.clock().isoformat())
-    for post in posts:
-        queue_post(post_to_message(post))
+    queue_posts([post_to_message(post) for post in posts])
     return len(posts)
 
 
@@ -259,8 +240,7 @@ def poll_thread(self, forum: str, thread_id: str, reason: str = "poll", activity
         return 0
     finally:
         svc.store.release_lock(lock, token)
-    for post in polled:
-        queue_post(post_to_message(post))
+    queue_posts([post_to_message(post) for post in polled])
     for notice in polled.notices:  # a roll tag added by editing: its author is told
         deliver_notice.delay(notice.game, notice.id)
     return len(polled)
@@ -279,6 +259,40 @@ def process_post(message: dict[str, Any]) -> str:
     post = post_from_message(message)
     svc = services()
     outcome = service.process_post(svc, post)
+    _after_post(svc, post, outcome)
+    return outcome.status
+
+
+@app.task(name="narrador.process_posts", ignore_result=True)
+def process_posts(messages: list[dict[str, Any]]) -> list[str]:
+    """Roll the tags of a batch of posts (one thread page's new posts, in order) and post their
+    replies, as ``process_post`` does for each (issue 30, item 1); returns their statuses.
+
+    A post that fails on its own goes on as a ``process_post`` task of its own (status
+    ``requeued``), where it fails or succeeds as it always did; an error of the game state
+    itself (Redis down) fails the whole task, and ``acks_late`` brings the batch back (every
+    post committed before stands: exactly once)."""
+    from worker import service
+
+    svc = services()
+    posts = [post_from_message(m) for m in messages]
+    statuses = []
+    for post, msg, outcome in zip(posts, messages, service.process_posts(svc, posts), strict=True):
+        if isinstance(outcome, Exception):
+            log.warning("post %s/%s of a batch failed (%s): queued on its own", post.forum, post.post_id, outcome)
+            queue_post(msg)
+            statuses.append("requeued")
+            continue
+        _after_post(svc, post, outcome)
+        statuses.append(str(outcome.status))
+    return statuses
+
+
+def _after_post(svc: Services, post: ForumPost, outcome: Any) -> None:
+    """Post a processed post's reply now (queue ``send_reply`` when it must wait) and queue
+    the notices it claimed."""
+    from worker import service
+
     if outcome.status == PostStatus.PENDING_REPLY:
         later = post_priority(post.created_utc)  # a backlog post's reply stays backlog
         try:
@@ -291,7 +305,6 @@ def process_post(message: dict[str, Any]) -> str:
             send_reply.apply_async((post.forum, post.post_id), countdown=exc.retry_after or _backoff(0), **later)
     for notice in outcome.notices:
         deliver_notice.delay(notice.game, notice.id)
-    return outcome.status
 
 
 @app.task(name="narrador.calendar_tick", ignore_result=True)

@@ -19,7 +19,7 @@ may need (one round trip for Redis) and :meth:`GameState.commit_post` writes wha
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
@@ -161,6 +161,15 @@ class GameState(Protocol):
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision atomically, guarded (see the module docstring)."""
+
+    def load_posts(self, queries: Sequence[PostQuery]) -> list[LoadedPost]:
+        """:meth:`load_post` for several posts in one read (issue 30, item 1), in order."""
+
+    def commit_posts(self, items: Sequence[tuple[LoadedPost, PostCommit]]) -> list[CommitResult]:
+        """:meth:`commit_post` for several posts in one atomic call, in order: each post is
+        atomic and guarded on its own, and its guards are compared after the writes of the
+        posts before it, so a decision that read what an earlier post of the batch wrote
+        answers CONFLICT (nothing of it written) and is decided again on a fresh load."""
 
     # -- the post log --------------------------------------------------------------------
     def get_post(self, forum: str, post_id: str) -> PostState | None:

@@ -53,6 +53,7 @@ from worker.service.posts import (
     on_secret_revealed,
     post_input,
     process_post,
+    process_posts,
 )
 from worker.service.replies import (
     MAX_REQUEUES,
@@ -106,6 +107,7 @@ __all__ = [
     "poll_thread",
     "post_input",
     "process_post",
+    "process_posts",
     "recheck_after_server_change",
     "reply_marker",
     "run_due",

@@ -14,14 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core import calendar, messages, render, rules
 from core import record as records
 from core.errors import StateError
-from core.post import NoticeClaim, PostInput, PostStatus, query_for, resolve
+from core.post import NoticeClaim, PostDecision, PostInput, PostQuery, PostStatus, query_for, resolve
 from core.post.resolve import stunt_credit_for, stunt_lines
 from core.tags import extract_rolls
 from core.tags.model import ParsedTag
@@ -29,7 +29,7 @@ from worker.config.settings import GameSettings
 from worker.forums.base import ForumPost
 from worker.forums.extract import author_text, may_contain_tags
 from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
-from worker.ports.gamestate import PostState
+from worker.ports.gamestate import LoadedPost, PostState
 from worker.ports.keystore import DayNotBoundError
 from worker.ports.notices import Notice
 from worker.ports.settings import state_settings_for
@@ -207,6 +207,7 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     (:meth:`~worker.ports.gamestate.GameState.commit_post`) stores it all.  A post committed
     before commits nothing again (the first result stands); a value the decision read that
     changed meanwhile (another post of the same action) makes it load and decide again.
+    :func:`process_posts` with one post.
 
     Args:
         svc: injected services.
@@ -221,51 +222,172 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
         RulesError: the game's ruleset or options are invalid (a configuration error).
         StateError(code="busy"): the game state kept changing under the post (retry later).
     """
+    outcome = process_posts(svc, [post])[0]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+#: Most posts :func:`process_posts` takes in one batch (a thread page's new posts).
+MAX_BATCH = 25
+
+
+@dataclass
+class _Pending:
+    """One post of a batch on its way through :func:`process_posts`."""
+
+    post: ForumPost
+    game: GameSettings
+    text: str
+    tags: tuple[ParsedTag, ...]
+    query: PostQuery
+    inp: PostInput | None = None
+    conflicts: int = 0
+
+
+def process_posts(svc: Services, posts: Sequence[ForumPost]) -> list[PostOutcome | Exception]:
+    """:func:`process_post` for a batch of posts (issue 30, item 1), in their order: one read
+    and one atomic write of the game state for the whole batch, instead of two per post.
+
+    Each post's decision sees the state changes of the posts before it: a post whose load a
+    post before it in the batch wrote to (a guarded value changed) answers CONFLICT at the
+    commit, nothing of it is written, and it is loaded and decided again in the next round
+    with the others that conflicted.  A later post of an author who already has a post in
+    the round waits for the next round without being decided (its own earlier post nearly
+    always changes what it reads: the turn's declared actions, Willpower).  Each round
+    commits at least its first post unless another worker wrote meanwhile, so a batch takes
+    at most ``len(posts)`` rounds plus :data:`~worker.ports.MAX_COMMIT_ATTEMPTS` conflicts a post.
+
+    Args:
+        svc: injected services.
+        posts: at most :data:`MAX_BATCH` posts (``ValueError`` beyond), any forums and games.
+
+    Returns:
+        One entry per post, in order: its :class:`PostOutcome`, or the exception
+        :func:`process_post` would have raised for it (``ConfigError``, ``RulesError``,
+        ``StateError(code="busy")``), so one bad post does not cost the others their rolls.
+
+    Raises:
+        ValueError: more than :data:`MAX_BATCH` posts.
+        redis.RedisError and other storage errors: the game state cannot be read or written
+            (nothing of the round was written).
+    """
+    if len(posts) > MAX_BATCH:
+        raise ValueError(f"at most {MAX_BATCH} posts a batch, not {len(posts)}")
+    outcomes: list[PostOutcome | Exception | None] = [None] * len(posts)
+    waiting: dict[int, _Pending] = {}
+    for i, post in enumerate(posts):
+        try:
+            prepared = _prepare(svc, post)
+        except Exception as exc:  # noqa: BLE001 - the post's own error, as process_post raises it
+            outcomes[i] = exc
+            continue
+        if isinstance(prepared, PostOutcome):
+            outcomes[i] = prepared
+        else:
+            waiting[i] = prepared
+    while waiting:
+        _round(svc, waiting, outcomes)
+    return [o if o is not None else StateError("post not processed", code="busy") for o in outcomes]
+
+
+def _prepare(svc: Services, post: ForumPost) -> _Pending | PostOutcome:
+    """The post's game, text, tags and state query; a :class:`PostOutcome` for Narrador's own post."""
     fs = svc.settings.forum(post.forum)
     if post.author.casefold() == fs.username.casefold():  # Narrador's own post
         return PostOutcome(PostStatus.NO_TAGS, (), new=False)
     game = svc.settings.game(fs.game)
-    ruleset, options = _ruleset_and_options(game)
+    ruleset, _options = _ruleset_and_options(game)
     text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
     tags = tuple(extract_rolls(text, ruleset_id=ruleset.id))
     query = query_for(game.id, post.forum, post.thread_id, post.post_id, post.author, tags)
-    inp: PostInput | None = None
-    for _ in range(MAX_COMMIT_ATTEMPTS):
-        loaded = svc.store.load_post(query)
-        if loaded.known is not None:  # processed before: the first result stands; an edit is flagged
-            known = loaded.known
-            edit = flag_if_edited(svc, post, known)
-            return PostOutcome(PostStatus(known.status), tuple(known.roll_ids), new=False, edited=edit is not None,
-                               notices=edit.notices if edit is not None else ())
-        inp = inp or post_input(svc, game, ruleset, options, post, text, tags)
-        decision = resolve(inp, loaded.context)
-        fields = {
-            "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
-            "content_hash": content_hash(post.body_html), "processed_at": inp.now.isoformat(),
-            "created": str(int(post.created_utc.timestamp())),  # backlog or not (send_reply)
-            "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
-            "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
-        }
-        if decision.status == PostStatus.PENDING_REPLY:
-            fields["reply"] = decision.reply
-        result = svc.store.commit_post(loaded, PostCommit(game.id, decision, fields,
-                                                          int(inp.now.timestamp() * 1000), post.page))
-        if result.status is CommitStatus.CONFLICT:
+    return _Pending(post, game, text, tags, query)
+
+
+def _round(svc: Services, waiting: dict[int, _Pending], outcomes: list[PostOutcome | Exception | None]) -> None:
+    """One load, the decisions and one commit for the posts ``waiting`` (by batch index);
+    the ones done leave ``waiting`` with their outcome in ``outcomes``."""
+    authors: set[tuple[str, str]] = set()
+    this_round = []
+    for i, pending in waiting.items():
+        author = (pending.game.id, pending.post.author.casefold())
+        if author not in authors:
+            authors.add(author)
+            this_round.append(i)
+    loaded = svc.store.load_posts([waiting[i].query for i in this_round])
+    decided: list[tuple[int, LoadedPost, PostCommit, PostDecision]] = []
+    for i, load in zip(this_round, loaded, strict=True):
+        pending = waiting[i]
+        try:
+            if load.known is not None:  # processed before: the first result stands; an edit is flagged
+                outcomes[i] = _known_outcome(svc, pending.post, load.known)
+                del waiting[i]
+                continue
+            commit, decision = _decide(svc, pending, load)
+        except Exception as exc:  # noqa: BLE001 - the post's own error, as process_post raises it
+            outcomes[i] = exc
+            del waiting[i]
             continue
+        decided.append((i, load, commit, decision))
+    results = svc.store.commit_posts([(load, commit) for _i, load, commit, _d in decided])
+    committed_before = False
+    for (i, _load, _commit, decision), result in zip(decided, results, strict=True):
+        pending = waiting[i]
+        if result.status is CommitStatus.CONFLICT:
+            if not committed_before:  # a post before it in the round explains none: contention
+                pending.conflicts += 1
+            if pending.conflicts >= MAX_COMMIT_ATTEMPTS:
+                outcomes[i] = StateError("too much contention on game state", code="busy")
+                del waiting[i]
+            continue
+        del waiting[i]
+        committed_before = True
         if result.status is CommitStatus.DUPLICATE:  # another worker committed it meanwhile: its result stands
-            stored = svc.store.get_post(post.forum, post.post_id)
+            stored = svc.store.get_post(pending.post.forum, pending.post.post_id)
             assert stored is not None
-            return PostOutcome(PostStatus(stored.status), tuple(stored.roll_ids), new=False)
-        for envelope in decision.records:
-            rec = envelope["record"]
-            # a secret roll's outcome must not show on /metrics either (issue 19)
-            outcome = "secret" if rec["flags"]["secret"] else rec["outcome"]
-            metrics.ROLLS.labels(game=game.id, outcome=outcome).inc()
-        if decision.records:
-            log.info("post processed", extra={"forum": post.forum, "post": post.post_id,
-                                              "rolls": list(decision.roll_ids)})
-        return PostOutcome(decision.status, decision.roll_ids, new=True, notices=result.notices)
-    raise StateError("too much contention on game state", code="busy")
+            outcomes[i] = PostOutcome(PostStatus(stored.status), tuple(stored.roll_ids), new=False)
+            continue
+        _count_rolls(pending, decision)
+        outcomes[i] = PostOutcome(decision.status, decision.roll_ids, new=True, notices=result.notices)
+
+
+def _known_outcome(svc: Services, post: ForumPost, known: PostState) -> PostOutcome:
+    """The outcome of a post processed before: its first result; an edit since is flagged."""
+    edit = flag_if_edited(svc, post, known)
+    return PostOutcome(PostStatus(known.status), tuple(known.roll_ids), new=False, edited=edit is not None,
+                       notices=edit.notices if edit is not None else ())
+
+
+def _decide(svc: Services, pending: _Pending, load: LoadedPost) -> tuple[PostCommit, PostDecision]:
+    """The post's decision on ``load`` and what to commit (the post's processing state)."""
+    post, game, tags = pending.post, pending.game, pending.tags
+    if pending.inp is None:
+        ruleset, options = _ruleset_and_options(game)
+        pending.inp = post_input(svc, game, ruleset, options, post, pending.text, tags)
+    inp = pending.inp
+    decision = resolve(inp, load.context)
+    fields = {
+        "game": game.id, "thread_id": post.thread_id, "author": post.author, "url": post.url,
+        "content_hash": content_hash(post.body_html), "processed_at": inp.now.isoformat(),
+        "created": str(int(post.created_utc.timestamp())),  # backlog or not (send_reply)
+        "tag_count": str(len(tags)),  # an edit adding tags beyond these is told, not rolled
+        "status": decision.status, "roll_ids": json.dumps(list(decision.roll_ids)),
+    }
+    if decision.status == PostStatus.PENDING_REPLY:
+        fields["reply"] = decision.reply
+    return PostCommit(game.id, decision, fields, int(inp.now.timestamp() * 1000), post.page), decision
+
+
+def _count_rolls(pending: _Pending, decision: PostDecision) -> None:
+    """The committed post's rolls on /metrics, and a log line."""
+    for envelope in decision.records:
+        rec = envelope["record"]
+        # a secret roll's outcome must not show on /metrics either (issue 19)
+        outcome = "secret" if rec["flags"]["secret"] else rec["outcome"]
+        metrics.ROLLS.labels(game=pending.game.id, outcome=outcome).inc()
+    if decision.records:
+        log.info("post processed", extra={"forum": pending.post.forum, "post": pending.post.post_id,
+                                          "rolls": list(decision.roll_ids)})
 
 
 def post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, options: rules.RulesOptions,

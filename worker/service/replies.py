@@ -146,7 +146,7 @@ def _reply_search_floor(svc: Services, forum_name: str, thread_id: str, post_id:
 
 #: A post written longer ago than this (seconds) when it is handled is backlog: a long thread
 #: read late, a forum back after an outage. Its tasks go behind fresh ones
-#: (``worker.app.tasks.BACKLOG_PRIORITY``) and it never holds a fresh post's reply.
+#: (``worker.app.messages.BACKLOG_PRIORITY``) and it never holds a fresh post's reply.
 BACKLOG_AGE_SECONDS = 600
 
 

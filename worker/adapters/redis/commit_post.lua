@@ -10,8 +10,8 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 
 local function digest(kind, value)
-  if not value or ((kind == 'h' or kind == 'z') and #value == 0) then return 'nil' end
-  if kind == 'h' or kind == 'z' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
+  if not value or ((kind == 'h' or kind == 'z' or kind == 'm') and #value == 0) then return 'nil' end
+  if kind == 'h' or kind == 'z' or kind == 'm' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
   return redis.sha1hex('s' .. value)
 end
 local ng = tonumber(ARGV[1])
@@ -22,6 +22,7 @@ for _ = 1, ng do
   if kind == 'h' then value = redis.call('HGETALL', key)
   elseif kind == 'f' then value = redis.call('HGET', key, field)
   elseif kind == 'z' then value = redis.call('ZRANGE', key, -tonumber(field), -1)
+  elseif kind == 'm' then value = redis.call('ZRANGE', key, 0, 199); table.sort(value)
   else value = redis.call('GET', key) end
   if digest(kind, value) ~= want then return {-1, key} end
   i = i + 4

@@ -1,5 +1,5 @@
-"""The game-state port on Redis: the post log (``worker.adapters.redis.store``), game state (``worker.adapters.redis``)
-and the two scripts of the post pipeline.
+"""The game-state port on Redis: the post log (``worker.adapters.redis.store``), game state
+(``worker.adapters.redis``) and the two scripts of the post pipeline.
 
 Source: issue 17.  :meth:`RedisGameState.load_post` is one Lua call (``load_post.lua``): the
 post's hash and, for a post not processed yet, the author's characters and sheets, the
@@ -8,57 +8,42 @@ and contests the tags name, the roller's retries and declared actions, the Willp
 markers and the fingerprints already rolled in the thread, and -- when a tag has a combat word
 -- the combat turn's initiative, the scene's present players, the thread's open attack links and
 the targets' sheets (issue 29, ``docs/state.md`` «Combat»).  :meth:`RedisGameState.commit_post`
-is one Lua call (``commit_post.lua``) that writes nothing when the post hash exists (the
-post was committed before) or when a value the load returned has changed (compared by SHA-1),
-and otherwise writes the records, their indexes, the post hash and every state change.
-Key schema: ``worker.adapters.redis.store`` (posts, rolls) and ``worker.adapters.redis`` (game state).
+is one Lua call (``commit_post.lua``, its ops from ``worker.adapters.redis.commit_ops``) that
+writes nothing when the post hash exists (committed before) or when a value the load returned
+has changed (compared by SHA-1), and otherwise writes the records, their indexes, the post hash
+and every state change.  :meth:`~RedisGameState.load_posts` / :meth:`~RedisGameState.commit_posts`
+run either script for a batch of posts in one call (``batch.lua``; issue 30, item 1).
 """
-
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, date, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import unquote
 
+from redis.exceptions import ResponseError
+
 from core.absence import Absence
 from core.post import (
-    AbsenceSaved,
     ActorState,
-    AttackOpened,
-    AttackUpdated,
-    BloodSpent,
-    Change,
-    ContestSaved,
-    ExtendedSaved,
     HealthChanged,
-    InactiveCleared,
-    InitiativeRolled,
-    MotesSpent,
     NoticeClaim,
     PostContext,
     PostQuery,
     PostStatus,
-    RetriesSaved,
-    SceneActivity,
-    StuntCredited,
-    TeamSaved,
-    TurnActionsSaved,
     TurnEntry,
-    WillpowerSpent,
     combat_turn,
     ident,
 )
-from core.post.combat_state import MAX_OPEN_ATTACKS
 from core.scenes import Scene, SceneStatus
 from core.sheets import CharacterSheet
 from worker.adapters.redis import absences, inactivity, outbox, scenes, sheets
 from worker.adapters.redis import actions as state_actions
 from worker.adapters.redis import calendar as state_calendar
 from worker.adapters.redis._tx import transact
+from worker.adapters.redis.commit_ops import change_ops, combat_context_of, combat_load_args, pairs
 from worker.adapters.redis.keys import game_key
 from worker.adapters.redis.store import (
     Store,
@@ -94,58 +79,38 @@ def _script(name: str) -> str:
     return resources.files("worker.adapters.redis").joinpath(name).read_text(encoding="utf-8")
 
 
-_LOAD_POST = _script("load_post.lua")
-_COMMIT_POST = _script("commit_post.lua")
+def _batched(name: str) -> str:
+    """One post's script run for every post of a batch in one call (``batch.lua``)."""
+    return f"local function one(KEYS, ARGV)\n{_script(name)}\nend\n{_script('batch.lua')}"
 
 
-def _pairs(flat: Sequence[Any]) -> dict[str, str]:
-    return dict(zip(flat[::2], flat[1::2], strict=True))
+_LOAD_POSTS = _batched("load_post.lua")
+_COMMIT_POSTS = _batched("commit_post.lua")
+
+
+def _batch_call(script: Any, calls: Sequence[tuple[list[Any], list[Any]]]) -> list[Any]:
+    """Run a batched script (:func:`_batched`) for ``calls`` (each post's keys and args):
+    one round trip, one result per post.
+
+    Raises:
+        redis.ResponseError: a post's script answered an error (nothing of that post written).
+    """
+    keys: list[Any] = []
+    head: list[Any] = [len(calls)]
+    args: list[Any] = []
+    for k, a in calls:
+        head += (len(k), len(a))
+        keys += k
+        args += a
+    results = script(keys=keys, args=head + args)
+    for result in results:
+        if isinstance(result, list) and result and result[0] == -2:
+            raise ResponseError(str(result[1]))
+    return list(results)
 
 
 def _json(raw: Any) -> dict[str, Any] | None:
     return json.loads(raw) if raw else None
-
-
-def _dump(value: Mapping[str, Any]) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _flat(fields: Mapping[str, str]) -> list[Any]:
-    out: list[Any] = [len(fields)]
-    for item in fields.items():
-        out += item
-    return out
-
-
-def _combat_ops(game: str, change: Change) -> list[Any]:
-    """The commit script's ops for a combat change (docs/state.md «Combat»: keys and values);
-    pending damage is written by the caller, which knows the post's time."""
-    if isinstance(change, InitiativeRolled):
-        key = game_key(game, "init", part(change.turn, fold=False))
-        return ["hset", key, ident(change.entry.initiative.name), _dump(change.entry.to_dict()),
-                "pexpire", key, max(1, change.ttl_seconds) * 1000]
-    if isinstance(change, (AttackOpened, AttackUpdated)):
-        link, ttl = change.link, max(1, change.ttl_seconds) * 1000
-        fp, tp, lid = part(link.forum, fold=False), part(link.thread, fold=False), part(link.id, fold=False)
-        index, targets = game_key(game, "attacks", fp, tp), game_key(game, "attacktargets", fp, tp)
-        ops: list[Any] = ["setpx", game_key(game, "attack", fp, tp, lid), _dump(link.to_dict()), ttl]
-        if link.status == "closed":
-            return ops + ["zrem", index, lid, "hdel", targets, lid]
-        if isinstance(change, AttackOpened):
-            opened = int(link.opened_at.timestamp()) if link.opened_at is not None else 0
-            ops += ["zadd", index, opened, lid, "pexpire", index, ttl]
-            if link.target and (target := stored_combat.target_part(link.target)) is not None:
-                ops += ["hset", targets, lid, target, "pexpire", targets, ttl]
-        return ops
-    if isinstance(change, HealthChanged):
-        return ["hsetm", game_key(game, "char", change.character),
-                *_flat(stored_combat.health_fields(change.after))]
-    if isinstance(change, BloodSpent):
-        return ["hsetm", game_key(game, "char", change.character),
-                *_flat({"blood": str(change.current), "blood_turn": change.turn, "blood_spent": str(change.spent)})]
-    if isinstance(change, MotesSpent):
-        return ["hset", game_key(game, "char", change.character), "essence_motes", str(change.motes)]
-    raise TypeError(f"not a combat change {change!r}")
 
 
 class RedisGameState(Store):
@@ -157,12 +122,23 @@ class RedisGameState(Store):
 
     def __init__(self, client: TextRedis) -> None:
         super().__init__(client)
-        self._load_post = client.register_script(_LOAD_POST)
-        self._commit_post = client.register_script(_COMMIT_POST)
+        self._load_posts = client.register_script(_LOAD_POSTS)
+        self._commit_posts = client.register_script(_COMMIT_POSTS)
 
     # -- the post pipeline ---------------------------------------------------------------
     def load_post(self, query: PostQuery) -> LoadedPost:
         """Read the post's state and everything its decision may need: one Lua call."""
+        return self.load_posts([query])[0]
+
+    def load_posts(self, queries: Sequence[PostQuery]) -> list[LoadedPost]:
+        """:meth:`load_post` for several posts in one Lua call (issue 30, item 1); in order."""
+        if not queries:
+            return []
+        raws = _batch_call(self._load_posts, [self._load_args(q) for q in queries])
+        return [self._loaded(q, raw) for q, raw in zip(queries, raws, strict=True)]
+
+    def _load_args(self, query: PostQuery) -> tuple[list[Any], list[Any]]:
+        """``load_post.lua``'s keys and args for ``query``."""
         g, forum, thread = query.game, query.forum, query.thread
         author = who(query.author)
         keys = [post_key(forum, query.post_id), game_key(g, "owner", author), scenes.scene_key(g, forum, thread),
@@ -174,16 +150,20 @@ class RedisGameState(Store):
         for group in (query.extended, query.teams, query.contests):
             args += [len(group), *(part(n or "-") for n in group)]
         args += [len(query.fingerprints), *query.fingerprints]
-        args += self._combat_args(query)
-        raw = self._load_post(keys=keys, args=args)
+        args += combat_load_args(query)
+        return keys, args
+
+    def _loaded(self, query: PostQuery, raw: Sequence[Any]) -> LoadedPost:
+        """The :class:`LoadedPost` of ``load_post.lua``'s answer for ``query``."""
+        forum, thread, author = query.forum, query.thread, who(query.author)
         if int(raw[0]) == 1:
-            return LoadedPost(query, PostState(forum, query.post_id, _pairs(raw[1])), PostContext())
+            return LoadedPost(query, PostState(forum, query.post_id, pairs(raw[1])), PostContext())
         (_, owned_ids, chars, scene_h, status, absence_h, inactive, rolled, teams, contests, actors,
          wpturns, guards, combat) = raw
         owned: dict[str, CharacterSheet | None] = {}
         for cid, h in zip(owned_ids, chars, strict=False):
-            owned[cid] = sheets.sheet_from_hash(cid, _pairs(h)) if h else None
-        scene = scenes.scene_from_hash(_pairs(scene_h), forum, thread)
+            owned[cid] = sheets.sheet_from_hash(cid, pairs(h)) if h else None
+        scene = scenes.scene_from_hash(pairs(scene_h), forum, thread)
         names = {c: (s.name if s is not None else unquote(c)) for c, s in owned.items()}
         names[author] = query.author
         post_turn = f"post:{forum}:{query.post_id}"
@@ -199,41 +179,47 @@ class RedisGameState(Store):
                 retries=_json(retries), turn_actions=_json(turnacts), willpower_turns=turns.get(part_, {}))
         context = PostContext(
             owned=owned, scene=scene, scene_open=status == SceneStatus.OPEN,
-            absence=absences.absence_from_hash(_pairs(absence_h)) if absence_h else None,
+            absence=absences.absence_from_hash(pairs(absence_h)) if absence_h else None,
             inactive=json.loads(inactive) if inactive else None, actors=actor_states,
             teams={ident(n): env for n, r in zip(query.teams, teams, strict=True) if (env := _json(r)) is not None},
             contests={ident(n): env for n, r in zip(query.contests, contests, strict=True)
                       if (env := _json(r)) is not None},
             rolled={fp: tuple(r.split()) for fp, r in zip(query.fingerprints, rolled, strict=True) if r},
-            combat=self._combat_context(query, combat) if query.combat and combat else None,
+            combat=combat_context_of(query, combat) if query.combat and combat else None,
         )
         return LoadedPost(query, None, context, tuple(tuple(g_) for g_ in guards))
 
-    @staticmethod
-    def _combat_args(query: PostQuery) -> list[Any]:
-        """The load script's combat arguments (docs/state.md «Combat»): ``"0"`` when no tag
-        needs combat state."""
-        if not query.combat:
-            return ["0"]
-        g, fp, tp = query.game, part(query.forum, fold=False), part(query.thread, fold=False)
-        targets = [p for n in query.targets if (p := stored_combat.target_part(n)) is not None]
-        return ["1", scenes.scene_who_key(g, query.forum, query.thread), game_key(g, "names"),
-                game_key(g, "attacks", fp, tp), game_key(g, "attack", fp, tp) + ":",
-                game_key(g, "attacktargets", fp, tp), MAX_OPEN_ATTACKS,
-                # the turn's order notice claim (outbox.claim_key): the script appends the turn part
-                game_key(g, "initnotice", fp, tp) + ":", len(targets), *targets]
-
-    @staticmethod
-    def _combat_context(query: PostQuery, raw: Sequence[Any]) -> Any:
-        """The :class:`core.post.CombatContext` of the load script's combat part."""
-        order, present, links, target_sheets, notice = raw
-        names = tuple(name for _member, name, inactive in present if not int(inactive))
-        by_part = {p: sheets.sheet_from_hash(p, _pairs(h)) for p, h in target_sheets if h}
-        context = stored_combat.combat_context(_pairs(order).values(), names, links, by_part, query.targets)
-        return replace(context, order_posted=bool(notice))
-
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision: one Lua call, guarded (see the module docstring)."""
+        return self.commit_posts([(loaded, commit)])[0]
+
+    def commit_posts(self, items: Sequence[tuple[LoadedPost, PostCommit]]) -> list[CommitResult]:
+        """:meth:`commit_post` for several posts in one Lua call (issue 30, item 1): each
+        post's guards are compared after the writes of the posts before it, so a post whose
+        decision read what an earlier one wrote answers CONFLICT, and nothing of it is written."""
+        if not items:
+            return []
+        calls, claims = [], []
+        for loaded, commit in items:
+            post_claims: dict[str, Notice] = {}
+            calls.append(self._commit_args(loaded, commit, post_claims))
+            claims.append(post_claims)
+        results = _batch_call(self._commit_posts, calls)
+        return [self._committed(raw, c) for raw, c in zip(results, claims, strict=True)]
+
+    @staticmethod
+    def _committed(result: Sequence[Any], claims: dict[str, Notice]) -> CommitResult:
+        status = int(result[0])
+        if status == 0:
+            return CommitResult(CommitStatus.DUPLICATE)
+        if status < 0:
+            return CommitResult(CommitStatus.CONFLICT)
+        return CommitResult(CommitStatus.COMMITTED, tuple(claims[nid] for nid in result[1]))
+
+    def _commit_args(self, loaded: LoadedPost, commit: PostCommit,
+                     claims: dict[str, Notice]) -> tuple[list[Any], list[Any]]:
+        """``commit_post.lua``'s keys and args for one post; the notices it may claim go to
+        ``claims``."""
         query, decision = loaded.query, commit.decision
         forum, thread, post_id, game = query.forum, query.thread, query.post_id, commit.game
         args: list[Any] = [len(loaded.guards or ())]
@@ -259,7 +245,6 @@ class RedisGameState(Store):
             args += ("setnx", roll_key_name(rid), encode_envelope(env))
             for index_key in roll_index_keys(env["record"]):
                 args += ("zaddnx", index_key, commit.processed_ms, rid)
-        claims: dict[str, Notice] = {}
         at = datetime.fromtimestamp(commit.processed_ms / 1000, UTC)
         for change in decision.changes:
             if isinstance(change, HealthChanged) and change.pending:  # waits for a master (docs/state.md «Combat»)
@@ -267,73 +252,8 @@ class RedisGameState(Store):
                                                     levels=stored_combat.link_levels(decision.changes, change.link))
                 args += ["hset", game_key(game, "pendingdamage"), change.link, value]
                 continue
-            args += self._change_ops(game, forum, thread, change, claims)
-        result = self._commit_post(keys=[post_key(forum, post_id)], args=args)
-        status = int(result[0])
-        if status == 0:
-            return CommitResult(CommitStatus.DUPLICATE)
-        if status < 0:
-            return CommitResult(CommitStatus.CONFLICT)
-        return CommitResult(CommitStatus.COMMITTED, tuple(claims[nid] for nid in result[1]))
-
-    @staticmethod
-    def _change_ops(game: str, forum: str, thread: str, change: Change, claims: dict[str, Notice]) -> list[Any]:
-        """The commit script's ops for one state change (keys: ``worker.adapters.redis``)."""
-        if isinstance(change, WillpowerSpent):
-            char = game_key(game, "char", change.character)
-            marker = game_key(game, "wpturn", change.character, part(change.turn, fold=False))
-            return ["hset", char, "wp_temp", str(change.remaining),
-                    "setpx", marker, change.op, max(1, change.ttl_seconds) * 1000]
-        if isinstance(change, StuntCredited):
-            field = "essence_motes" if change.kind == "essence" else "wp_temp"
-            return ["hset", game_key(game, "char", change.character), field, str(change.value)]
-        if isinstance(change, ExtendedSaved):
-            char, name = part(change.character), part(change.name or "-")
-            return ["set", game_key(game, "ext", char, name), _dump(change.envelope),
-                    "sadd", game_key(game, "exts"), f"{char}/{name}"]
-        if isinstance(change, TeamSaved):
-            member = part(change.name or "-")
-            return ["set", game_key(game, "team", member), _dump(change.envelope),
-                    "sadd", state_actions.teams_key(game), member]
-        if isinstance(change, ContestSaved):
-            member = part(change.name or "-")
-            ops: list[Any] = ["set", game_key(game, "contest", member), _dump(change.envelope)]
-            index = game_key(game, "contests", "open")
-            if change.open_until is not None:
-                return ops + ["zadd", index, int(change.open_until.timestamp()), member]
-            return ops + ["zrem", index, member]
-        if isinstance(change, RetriesSaved):
-            return ["set", game_key(game, "retries", part(change.character)), json.dumps(change.state)]
-        if isinstance(change, TurnActionsSaved):
-            return ["setpx", game_key(game, "turnacts", part(change.character)), json.dumps(change.state),
-                    max(1, change.ttl_seconds) * 1000]
-        if isinstance(change, SceneActivity):
-            member = who(change.author)
-            return ["zaddgt", scenes.scene_who_key(game, forum, thread), int(change.at.timestamp()), member,
-                    "hset", game_key(game, "names"), member, change.author]
-        if isinstance(change, AbsenceSaved):
-            member = who(change.author)
-            key, index = game_key(game, "absence", member), game_key(game, "absences")
-            if change.absence is None:
-                return ["del", key, "zrem", index, member]
-            fields = absences.absence_fields(change.absence)
-            flat: list[Any] = []
-            for item in fields.items():
-                flat += item
-            return ["del", key, "hsetm", key, len(fields), *flat,
-                    "zadd", index, int(change.absence.ends_at.timestamp()), member]
-        if isinstance(change, InactiveCleared):
-            return ["hdel", game_key(game, "inactive"), who(change.author)]
-        if isinstance(change, (InitiativeRolled, AttackOpened, AttackUpdated, HealthChanged, BloodSpent, MotesSpent)):
-            return _combat_ops(game, change)
-        if isinstance(change, NoticeClaim):
-            key, notice, ttl_ms = prepare(game, change)
-            claims[notice.id] = notice
-            return ["claim", key, notice.id, ttl_ms, game_key(game, "notice", notice.id),
-                    game_key(game, "notices", "pending"), game_key(game, "notices"), outbox.MAX_LISTED,
-                    int(notice.created.timestamp()), notice.forum, notice.thread, notice.kind, notice.text,
-                    notice.who]
-        raise TypeError(f"unknown state change {change!r}")
+            args += change_ops(game, forum, thread, change, claims)
+        return [post_key(forum, post_id)], args
 
     # -- combat ------------------------------------------------------------------------------
     def pending_damage(self, game: str) -> list[stored_combat.PendingDamage]:

@@ -20,15 +20,16 @@
 -- (oldest first), {part, sheet hash} of each target sheet, the turn's order notice claim (its
 -- value, or false: guarded, so a claim made before the commit retries the post)} (docs/state.md «Combat»);
 -- guards = {kind, key, field, sha1} of each value the decision may depend on ('z': the
--- newest <field> members of a zset), compared again by commit_post.lua.
+-- newest <field> members of a zset; 'm': the first 200 members of a zset, sorted), compared
+-- again by commit_post.lua.
 local post = redis.call('HGETALL', KEYS[1])
 if #post > 0 then return {1, post} end
 
 local prefix = ARGV[3]
 local guards = {}
 local function digest(kind, value)
-  if not value or ((kind == 'h' or kind == 'z') and #value == 0) then return 'nil' end
-  if kind == 'h' or kind == 'z' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
+  if not value or ((kind == 'h' or kind == 'z' or kind == 'm') and #value == 0) then return 'nil' end
+  if kind == 'h' or kind == 'z' or kind == 'm' then return redis.sha1hex('h' .. table.concat(value, '\0')) end
   return redis.sha1hex('s' .. value)
 end
 local function guard(kind, key, field, value)
@@ -69,6 +70,9 @@ local ext_names, team_names, contest_names, fingerprints = list(), list(), list(
 
 local rolled = {}
 if #fingerprints > 0 then rolled = redis.call('HMGET', KEYS[7], unpack(fingerprints)) end
+-- guarded: an earlier post of the same thread (in the same batch, or another worker's) that
+-- rolls the same tag changes the record's «rolled again» flag
+for j, fp in ipairs(fingerprints) do guard('f', KEYS[7], fp, rolled[j]) end
 local teams, contests = {}, {}
 for j, name in ipairs(team_names) do teams[j] = get(prefix .. 'team:' .. name) end
 for j, name in ipairs(contest_names) do contests[j] = get(prefix .. 'contest:' .. name) end
@@ -117,9 +121,17 @@ if ARGV[i] == '1' then
   guard('h', init_key, '', order)
   local present = {}
   if #scene > 0 then
+    -- guarded: who is present (a first post of a player joins) and who is inactive decide
+    -- whom the turn's order waits for
     local members = redis.call('ZRANGE', who_key, 0, 199)
+    local sorted = {}
+    for j, m in ipairs(members) do sorted[j] = m end
+    table.sort(sorted)
+    guard('m', who_key, '', sorted)
     for j, m in ipairs(members) do
-      present[j] = {m, redis.call('HGET', names_key, m) or m, redis.call('HEXISTS', KEYS[6], m)}
+      local mark = redis.call('HGET', KEYS[6], m)
+      guard('f', KEYS[6], m, mark)
+      present[j] = {m, redis.call('HGET', names_key, m) or m, mark and 1 or 0}
     end
   end
   local ids = redis.call('ZRANGE', zkey, -most, -1)

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -140,7 +140,7 @@ def poll(config: str | None) -> None:
     the replies still owed from before (a forum that refused or failed them)."""
     from core.post import PostStatus
     from worker.app.bootstrap import build_services
-    from worker.service import ReplyBusy, deliver_notice, poll_latest, process_post, send_reply
+    from worker.service import ReplyBusy, deliver_notice, poll_latest, send_reply
     from worker.service import boards as polling
 
     settings = _settings(config, forums=True)
@@ -167,8 +167,7 @@ def poll(config: str | None) -> None:
                                "the watch (history: recorded as seen, not rolled; see answer_since)", err=True)
             latest = poll_latest(svc, name) if plan.latest else []
             for posts, notices in [(list(b), b.notices) for b in batches] + [(latest, ())]:
-                for post in posts:
-                    outcome = process_post(svc, post)
+                for post, outcome in _processed(svc, posts):
                     if outcome.status == PostStatus.PENDING_REPLY and _send_waiting_out_flood(
                             svc, name, post.post_id, send_reply):
                         replies += 1
@@ -191,6 +190,22 @@ def poll(config: str | None) -> None:
     click.echo(f"{replies} replies sent")
     if failed:
         sys.exit(max(code for _m, code in failed))
+
+
+def _processed(svc: Services, posts: list[Any]) -> list[tuple[Any, Any]]:
+    """``(post, outcome)`` of ``posts`` processed in batches, as the worker does; a post's own
+    error is raised, as ``process_post`` raises it."""
+    from worker.service import process_posts
+    from worker.service.posts import MAX_BATCH
+
+    done = []
+    for start in range(0, len(posts), MAX_BATCH):
+        chunk = posts[start:start + MAX_BATCH]
+        for post, outcome in zip(chunk, process_posts(svc, chunk), strict=True):
+            if isinstance(outcome, Exception):
+                raise outcome
+            done.append((post, outcome))
+    return done
 
 
 #: ``narrador poll`` waits out a forum's flood control this many times, this long at most.
