@@ -238,6 +238,8 @@ class _Pending:
 
     post: ForumPost
     game: GameSettings
+    ruleset: rules.Ruleset
+    options: rules.RulesOptions
     text: str
     tags: tuple[ParsedTag, ...]
     query: PostQuery
@@ -297,11 +299,11 @@ def _prepare(svc: Services, post: ForumPost) -> _Pending | PostOutcome:
     if post.author.casefold() == fs.username.casefold():  # Narrador's own post
         return PostOutcome(PostStatus.NO_TAGS, (), new=False)
     game = svc.settings.game(fs.game)
-    ruleset, _options = _ruleset_and_options(game)
+    ruleset, options = _ruleset_and_options(game)
     text = author_text(post.body_html, fs.markup_flavour) if may_contain_tags(post.body_html) else ""
     tags = tuple(extract_rolls(text, ruleset_id=ruleset.id))
     query = query_for(game.id, post.forum, post.thread_id, post.post_id, post.author, tags)
-    return _Pending(post, game, text, tags, query)
+    return _Pending(post, game, ruleset, options, text, tags, query)
 
 
 def _round(svc: Services, waiting: dict[int, _Pending], outcomes: list[PostOutcome | Exception | None]) -> None:
@@ -362,8 +364,7 @@ def _decide(svc: Services, pending: _Pending, load: LoadedPost) -> tuple[PostCom
     """The post's decision on ``load`` and what to commit (the post's processing state)."""
     post, game, tags = pending.post, pending.game, pending.tags
     if pending.inp is None:
-        ruleset, options = _ruleset_and_options(game)
-        pending.inp = post_input(svc, game, ruleset, options, post, pending.text, tags)
+        pending.inp = post_input(svc, game, pending.ruleset, pending.options, post, pending.text, tags)
     inp = pending.inp
     decision = resolve(inp, load.context)
     fields = {
