@@ -67,8 +67,6 @@ FUNCTIONS_OVER = {
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
     "worker/service/posts.py:process_post": 70,
-    "worker/service/queries/rolls.py:query_rolls": 69,
-    "worker/service/queries/running.py:_game_state": 63,
 }
 
 
