@@ -124,6 +124,19 @@ def test_the_audit_query_pages_with_and_without_a_scan(chronicle):
     assert (_names(ids, scanned), scanned.total, scanned.truncated) == (["old"], 2, False)
 
 
+def test_the_audit_query_clamps_its_limit_and_still_counts_every_match(chronicle, monkeypatch):
+    """Issue 30: an export cut at the query's own limit must know it was cut: the rows stop at
+    ``MAX_LIMIT``, the total does not (``web.audit`` compares the two)."""
+    import worker.service.queries.rolls
+
+    world, ids, _threads = chronicle
+    monkeypatch.setattr(worker.service.queries.rolls, "MAX_LIMIT", 2)
+    page = _query(world, {}, limit=5)
+    assert (_names(ids, page), page.total, page.truncated) == (["late", "carla"], 5, False)
+    scanned = _query(world, {"character": "lucía"}, limit=5)
+    assert (_names(ids, scanned), scanned.total) == (["beto", "old"], 2)
+
+
 def test_the_audit_query_says_truncated_when_the_scan_stops(chronicle):
     world, ids, _threads = chronicle
     page = _query(world, {"character": "lucía"}, max_scan=3)  # late, carla, beto examined
