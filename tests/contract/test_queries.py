@@ -145,6 +145,22 @@ def test_the_audit_query_says_truncated_when_the_scan_stops(chronicle):
     assert (whole.total, whole.truncated) == (2, False)
 
 
+# ----------------------------------------------------------------------------- the sheets page
+
+
+def test_the_characters_are_listed_by_id_after_an_import(make_world):
+    world = make_world(ruleset="vampiro", sheets=LUCIA)
+    reads = read_models(world.state)
+    assert [c.name for c in reads.characters(world.game)] == ["Lucía"]
+    world.state.import_sheets(world.game, {"characters": [{"name": "Beto", "owner": "beto", "attributes": {}},
+                                                          {"name": "Ángel", "owner": "a", "attributes": {}}]},
+                              now=FIXED_NOW)
+    listed = reads.characters(world.game)
+    assert [c.name for c in listed] == ["Ángel", "Beto", "Lucía"]  # by id: accents and case folded
+    assert listed[2] == world.state.get_character(world.game, "lucia")
+    assert reads.characters("g-nadie") == []
+
+
 # ----------------------------------------------------------------------------- the running state
 
 

@@ -12,6 +12,7 @@ and :mod:`worker.service.queries` rely on these protocols only; the implementati
 - the running state: :class:`RunningRead` gives a game's :class:`GameActivity` (the stored
   actions, contests, retries, absences, inactive marks, notices, tags added by editing) and a
   forum's alerts;
+- the sheets page: :class:`CharactersRead` (a game's characters);
 - forum health: :class:`ForumHealthRead` (``get(forum)``), which both health books of
   :mod:`worker.service.health` are.
 
@@ -29,11 +30,12 @@ from typing import Any, Protocol
 
 from core.absence import Absence
 from core.record import FLAG_NAMES
+from core.sheets import CharacterSheet
 from worker.ports.health import ForumHealth
 from worker.ports.notices import Notice
 
-__all__ = ["ForumHealthRead", "GameActivity", "GameQueries", "RollCandidates", "RollFilter", "RollIndex",
-           "RollPage", "RollSelection", "RunningRead"]
+__all__ = ["CharactersRead", "ForumHealthRead", "GameActivity", "GameQueries", "RollCandidates", "RollFilter",
+           "RollIndex", "RollPage", "RollSelection", "RunningRead"]
 
 _OUTCOMES = ("success", "failure", "botch")
 
@@ -229,7 +231,14 @@ class RunningRead(Protocol):
         "count", "level"}``), most recently seen first."""
 
 
-class GameQueries(RollIndex, RunningRead, Protocol):
+class CharactersRead(Protocol):
+    """What the sheets page lists."""
+
+    def characters(self, game: str) -> list[CharacterSheet]:
+        """Every character of ``game``, by id (at most four times ``core.sheets.MAX_CHARACTERS``)."""
+
+
+class GameQueries(RollIndex, RunningRead, CharactersRead, Protocol):
     """The whole read port, as :func:`worker.app.bootstrap.read_models` builds it."""
 
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from core.sheets import MAX_CHARACTERS
+from core.sheets import MAX_CHARACTERS, CharacterSheet
 from worker.adapters.memory.gamestate import MemoryGameState
 from worker.ports.identity import part
 from worker.ports.queries import GameActivity, RollSelection
@@ -101,6 +101,12 @@ class MemoryQueries:
             inactive=tuple(s.inactive_participants(game)[:limit]), notices=tuple(claimed),
             edit_added=tuple(s.edit_added(game, limit)),
         )
+
+    def characters(self, game: str) -> list[CharacterSheet]:
+        """See :meth:`worker.ports.queries.CharactersRead.characters`."""
+        with self._state._lock:
+            sheets = dict(self._state._sheets.get(game, {}))
+        return [sheets[cid] for cid in sorted(sheets)[:MAX_CHARACTERS * 4]]
 
     def forum_alerts(self, forum: str) -> list[dict[str, Any]]:
         """None: the in-memory state keeps no alert log (module docstring)."""

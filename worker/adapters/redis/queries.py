@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from core.sheets import CharacterSheet
 from worker.adapters.redis import absences, actions, inactivity, outbox, sheets
 from worker.adapters.redis.alerts import forum_alerts
 from worker.adapters.redis.keys import game_key
@@ -116,6 +117,10 @@ class RedisQueries:
             notices=tuple(outbox.recent(r, game, limit=notices)),
             edit_added=tuple(json.loads(row) for row in r.zrevrange(game_key(game, "edit_added"), 0, limit - 1)),
         )
+
+    def characters(self, game: str) -> list[CharacterSheet]:
+        """See :meth:`worker.ports.queries.CharactersRead.characters` (``worker.adapters.redis.sheets``)."""
+        return sheets.list_characters(self.r, game)
 
     def forum_alerts(self, forum: str) -> list[dict[str, Any]]:
         """See :meth:`worker.ports.queries.RunningRead.forum_alerts` (``worker.adapters.redis.alerts``)."""
