@@ -89,9 +89,13 @@ class RunningState:
 
 def _game_state(activity: GameActivity, game: GameSettings) -> dict[str, list[dict[str, Any]]]:
     """The issue 7 lists of the running state from the game's stored play (module docstring)."""
-    extended = [{"character": env.get("character", ""), "name": env.get("name", ""), "total": st.get("total", 0),
-                 "target": st.get("target", 0), "rolls": len(st.get("history") or ())}
-                for env in activity.extended if _open(st := env.get("state") or {})]
+    extended = []
+    for env in activity.extended:
+        st = env.get("state") or {}
+        if _open(st):
+            extended.append({"character": env.get("character", ""), "name": env.get("name", ""),
+                             "total": st.get("total", 0), "target": st.get("target", 0),
+                             "rolls": len(st.get("history") or ())})
     teamwork = []
     for env in activity.teamwork:
         st = env.get("state") or {}
