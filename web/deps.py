@@ -13,6 +13,7 @@ from flask import current_app
 from worker.config.settings import Settings
 from worker.ports.gamestate import GameState
 from worker.ports.keystore import KeystorePort
+from worker.ports.masters import Accounts
 from worker.ports.queries import ForumHealthRead, GameQueries
 
 if TYPE_CHECKING:
@@ -83,10 +84,12 @@ def keystore() -> KeystorePort:
     return current_app.config["NARRADOR_KEYSTORE"]
 
 
-def masters() -> Any:
-    """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's client)."""
+def masters() -> Accounts:
+    """The masters' accounts (from ``NARRADOR_MASTERS``, any :class:`worker.ports.masters.Accounts`,
+    or on the store's client)."""
     if "NARRADOR_MASTERS" not in current_app.config:
         from worker.app.bootstrap import master_accounts
 
-        current_app.config["NARRADOR_MASTERS"] = master_accounts(client())
+        accounts: Accounts = master_accounts(client())
+        current_app.config["NARRADOR_MASTERS"] = accounts
     return current_app.config["NARRADOR_MASTERS"]

@@ -26,8 +26,8 @@ PASSWORD = "caballo-correcto-bateria"
 
 
 class MemoryAccounts:
-    """The masters' accounts as the web app uses them (``worker.adapters.redis.masters.MasterAccounts``'s
-    methods the pages call), in memory: a fake for the page tests, not a password store."""
+    """:class:`worker.ports.masters.Accounts` in memory: a fake for the page tests (passwords
+    compared as given, sessions that never expire), not a password store."""
 
     def __init__(self) -> None:
         self._accounts: dict[str, dict] = {}
