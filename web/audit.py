@@ -50,8 +50,9 @@ from web.auth import master_required
 from web.charts import face_chart, luck_chart
 from web.stats import compute_stats
 from worker.ports.keystore import KeystoreError
+from worker.ports.queries import RollFilter
 from worker.service import on_secret_revealed
-from worker.service.queries.rolls import RollFilter, query_rolls
+from worker.service.queries.rolls import query_rolls
 from worker.service.queries.running import forum_health, running_state
 
 bp = Blueprint("audit", __name__)
@@ -164,13 +165,13 @@ def rolls(game: str):
         page = max(1, min(int(request.args.get("page", "1")), MAX_PAGE))
     except ValueError:
         page = 1
-    result = query_rolls(deps.store(), game, gs.timezone, flt, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    result = query_rolls(deps.queries(), game, gs.timezone, flt, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
     pages = max(1, -(-result.total // PAGE_SIZE))
     return render_template(
         "audit.html", game=gs, flt=flt, errors=errors, rows=_rows(game, result.envelopes),
         page=page, pages=pages, total=result.total, truncated=result.truncated,
         args=flt.to_args(), reveal_form=RevealForm(), flag_names=records.FLAG_NAMES,
-        failed=_failed_replies(gs), forum_health=forum_health(deps.client(), _forums_of(gs)),
+        failed=_failed_replies(gs), forum_health=forum_health(deps.health(), _forums_of(gs)),
     )
 
 
@@ -243,7 +244,7 @@ def retry_reply(game: str, forum: str, post_id: str):
 def _export_rows(game: str) -> tuple[RollFilter, list[dict[str, Any]], bool]:
     gs = _game(game)
     flt, _errors = _filter()
-    result = query_rolls(deps.store(), game, gs.timezone, flt, limit=EXPORT_MAX)
+    result = query_rolls(deps.queries(), game, gs.timezone, flt, limit=EXPORT_MAX)
     envelopes = result.envelopes[:EXPORT_MAX]
     # the count of matches says whether rows were left out; the number of rows cannot, as the
     # query clamps its limit (a 5,001st row asked for never came, and 5,000 read as "all")
@@ -305,7 +306,7 @@ def stats(game: str):
     """Statistics and charts of the filtered rolls (game and per player)."""
     gs = _game(game)
     flt, errors = _filter()
-    result = query_rolls(deps.store(), game, gs.timezone, flt, limit=STATS_MAX)
+    result = query_rolls(deps.queries(), game, gs.timezone, flt, limit=STATS_MAX)
     overall, players = compute_stats(env["record"] for env in reversed(result.envelopes))
     charts = {
         "faces": face_chart(overall.faces, _("Frecuencia de cada cara")),
@@ -323,8 +324,8 @@ def stats(game: str):
 def state(game: str):
     """The running state: rollover, seeds, actions, contests, absences, forum alerts."""
     gs = _game(game)
-    return render_template("state.html", game=gs, state=running_state(gs, deps.keystore(), redis_client=deps.client(),
-                                                                      forums=_forums_of(gs)))
+    state = running_state(gs, deps.keystore(), reads=deps.queries(), forums=_forums_of(gs), health=deps.health())
+    return render_template("state.html", game=gs, state=state)
 
 
 @bp.post("/audit/<game>/reveal/<roll_id>")

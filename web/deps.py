@@ -1,6 +1,8 @@
-"""Per-app service objects (game state, table, keystore, masters), built on first use and
-cached on the app, from the composition root (:mod:`worker.app.bootstrap`): no module of
-``web`` names a Redis adapter or imports ``redis`` (``tests/unit/test_layers.py``)."""
+"""Per-app service objects (game state, the pages' read port, forum health, table, keystore,
+masters), built on first use and cached on the app, from the composition root
+(:mod:`worker.app.bootstrap`): no module of ``web`` names a Redis adapter or imports ``redis``
+(``tests/unit/test_layers.py``), and the views read through :func:`queries` and
+:func:`health`, never a store client (issue 28)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from flask import current_app
 from worker.config.settings import Settings
 from worker.ports.gamestate import GameState
 from worker.ports.keystore import KeystorePort
+from worker.ports.masters import Accounts
+from worker.ports.queries import ForumHealthRead, GameQueries
 
 if TYPE_CHECKING:
     from worker.service.table import Table
@@ -33,9 +37,28 @@ def store() -> GameState:
     return current_app.config["NARRADOR_STORE"]
 
 
+def queries() -> GameQueries:
+    """The masters' pages' read port (from ``NARRADOR_QUERIES`` or on the same data as
+    :func:`store`): the audit query and the running state."""
+    if "NARRADOR_QUERIES" not in current_app.config:
+        from worker.app.bootstrap import read_models
+
+        current_app.config["NARRADOR_QUERIES"] = read_models(store())
+    return current_app.config["NARRADOR_QUERIES"]
+
+
+def health() -> ForumHealthRead:
+    """Where the pages read forum health (from ``NARRADOR_HEALTH`` or beside :func:`store`)."""
+    if "NARRADOR_HEALTH" not in current_app.config:
+        from worker.app.bootstrap import health_book
+
+        current_app.config["NARRADOR_HEALTH"] = health_book(store())
+    return current_app.config["NARRADOR_HEALTH"]
+
+
 def client() -> Any:
-    """The store's client under :func:`store`, for what has no service yet (the roll query,
-    the webhooks' dedupe, forum health and the running-state read model: issue 28, left)."""
+    """The store's client under :func:`store`, for what has no service yet: the webhooks'
+    intake and dedupe (``web.hooks``), and the table, keystore and accounts built here."""
     from worker.app.bootstrap import client_of
 
     return client_of(store())
@@ -61,10 +84,12 @@ def keystore() -> KeystorePort:
     return current_app.config["NARRADOR_KEYSTORE"]
 
 
-def masters() -> Any:
-    """The masters' accounts (from ``NARRADOR_MASTERS`` or on the store's client)."""
+def masters() -> Accounts:
+    """The masters' accounts (from ``NARRADOR_MASTERS``, any :class:`worker.ports.masters.Accounts`,
+    or on the store's client)."""
     if "NARRADOR_MASTERS" not in current_app.config:
         from worker.app.bootstrap import master_accounts
 
-        current_app.config["NARRADOR_MASTERS"] = master_accounts(client())
+        accounts: Accounts = master_accounts(client())
+        current_app.config["NARRADOR_MASTERS"] = accounts
     return current_app.config["NARRADOR_MASTERS"]

@@ -44,10 +44,8 @@ def broker_ok() -> bool:
 def forum_problems() -> dict[str, str]:
     """``{forum: problem}`` of every configured forum whose health is ``failing``
     (``worker.service.health``); empty when Redis cannot be read."""
-    from worker.service.health import RedisHealthBook
-
     try:
-        book = RedisHealthBook(deps.client())
+        book = deps.health()
         return {name: h.problem for name in deps.settings().forums if (h := book.get(name)).failing}
     except Exception:  # noqa: BLE001 - Redis down: the ping says so
         return {}
@@ -73,7 +71,7 @@ def healthz():
     if not (redis_ok and broker):
         return jsonify(status="unavailable", redis=redis_ok, broker=broker, forums={}), 503
     forums = forum_problems()
-    refused = store_writes_refused(deps.client()) if store is not None else ""
+    refused = store_writes_refused(store) if store is not None else ""
     body = {"status": "degraded" if forums or refused else "ok", "redis": True, "broker": True, "forums": forums}
     if refused:
         body["redis_writes"] = refused

@@ -24,8 +24,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 
 from web import deps
+from worker.ports.health import ForumHealth
 from worker.service import metrics as worker_metrics
-from worker.service.health import ForumHealth, RedisHealthBook
 
 bp = Blueprint("metrics", __name__)
 
@@ -98,7 +98,7 @@ def metrics():
         store = deps.store()
         for gid in deps.settings().games:
             counts[gid] = store.count_rolls(gid)
-        book = RedisHealthBook(deps.client())
+        book = deps.health()
         health = [book.get(name) for name in deps.settings().forums]
     except Exception:  # noqa: BLE001 - Redis down: expose what we have, /healthz says why
         counts, health = {}, []

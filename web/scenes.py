@@ -3,8 +3,8 @@
 Source: issue 16, item 12 ("Let a master mark a scene (or the whole game) as stress / combat
 ... on the web"): automatic successes and Exaltado retries then follow the scene, not the
 player's word (gehena-reglas.txt «Éxitos Automáticos», «Nuevos Intentos»; exaltado-reglas.txt
-«Éxitos automáticos», «Segundas oportunidades»).  Scenes live in Redis
-(:mod:`worker.adapters.redis.scenes`).
+«Éxitos automáticos», «Segundas oportunidades»).  Scenes are read and changed through the
+game-state port (``web.deps.store()``: Redis, :mod:`worker.adapters.redis.scenes`, or memory).
 
 Routes (a logged-in master of the game; CSRF on every form):
 
@@ -63,7 +63,7 @@ def index(game: str):
     from worker.service.combat import order_posted
 
     gs = _game(game)
-    scenes = deps.table().open_scenes(game)
+    scenes = deps.store().open_scenes(game)
     orders = {s.id: order_text(deps.store().turn_order(game, s)) for s in scenes}
     # no "Publicar orden" once this turn's order notice exists (posted, or queued to be)
     posted = {s.id: order_posted(deps.store(), game, s) for s in scenes if orders[s.id]}
@@ -80,8 +80,7 @@ def stress(game: str):
     if not form.validate_on_submit():
         abort(400)
     try:
-        scene = deps.table().set_stress(gs.id, form.forum.data, form.thread.data,
-                                       form.stress.data == "on")
+        scene = deps.store().set_stress(gs.id, form.forum.data, form.thread.data, form.stress.data == "on")
     except StateError as exc:
         flash(state_messages.error_message(exc, gs.language), "bad")
     else:
@@ -141,7 +140,7 @@ def turn(game: str):
     if not form.validate_on_submit():
         abort(400)
     try:
-        number = deps.table().advance_turn(gs.id, form.forum.data, form.thread.data)
+        number = deps.store().advance_turn(gs.id, form.forum.data, form.thread.data)
     except StateError as exc:
         flash(state_messages.error_message(exc, gs.language), "bad")
     else:

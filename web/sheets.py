@@ -1,7 +1,9 @@
 """Character sheets on the masters' pages: view, import a file, adjust Willpower.
 
-Source: issue 8, "Character sheets: view, import a file, adjust willpower"; the sheets
-themselves live in Redis (:mod:`worker.adapters.redis.sheets`, file format in ``docs/sheets.md``).
+Source: issue 8, "Character sheets: view, import a file, adjust willpower"; the sheets are read
+through the read port (``web.deps.queries()``) and imported through the game-state port
+(``web.deps.store()``), Redis or memory; the Willpower adjustment still goes through the
+Redis-only ``worker.service.table.Table`` (file format in ``docs/sheets.md``).
 
 Routes (a logged-in master of the game; CSRF on every form):
 
@@ -72,7 +74,7 @@ def index(game: str):
     """The game's characters."""
     gs = _game(game)
     lang = gs.language
-    characters = deps.table().characters(game)
+    characters = deps.queries().characters(game)
     combat = {c.id: combat_service.combat_summary(c, gs.ruleset, lang) for c in characters}
     try:
         pending = combat_service.pending_damage(deps.store(), game)
@@ -98,7 +100,7 @@ def import_file(game: str):
         return redirect(url_for("sheets.index", game=gs.id))
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-        report = deps.table().import_sheets(gs.id, data, now=datetime.now(UTC))
+        report = deps.store().import_sheets(gs.id, data, now=datetime.now(UTC))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         flash(_("El archivo no es YAML ni JSON válido: %(error)s", error=str(exc)[:200]), "bad")
     except SheetError as exc:

@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import FIXED_NOW
 from worker.forums.base import ForumError
-from worker.service.health import TRANSIENT_LIMIT, MemoryHealthBook, RedisHealthBook
+from worker.ports.health import TRANSIENT_LIMIT
+from worker.service.health import MemoryHealthBook, RedisHealthBook
 
 
 @pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])

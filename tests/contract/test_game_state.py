@@ -426,3 +426,22 @@ def test_a_given_up_reply_is_listed_and_can_be_retried_once(world):
     assert world.state.get_post(world.forum_name, post_id).status == "replied" and len(world.forum.replies) == 1
     assert world.state.retry_reply(world.forum_name, post_id, now_ms=3) is False
     assert world.state.retry_reply(world.forum_name, "no-such-post", now_ms=3) is False
+
+
+def test_a_masters_scene_marks_stress_and_advances_its_turn_and_no_scene_is_created_by_refusal(world):
+    """What the scenes page does (``web.scenes``, issue 16 item 12 and issue 29): the scene, not
+    the player's word, says whether a roll is under stress; a master starts its next turn; a
+    thread that is not a scene is refused (``unknown_scene``) and nothing is created."""
+    from core.errors import StateError
+
+    state, game, forum = world.state, world.game, world.forum_name
+    state.open_scene(game, forum, "77", now=FIXED_NOW, title="Persecución", by="test")
+    assert {(s.thread, s.title, s.stress) for s in state.open_scenes(game)} >= {("77", "Persecución", False)}
+    assert state.set_stress(game, forum, "77", True).stress is True
+    assert state.get_scene(game, forum, "77").stress is True
+    assert state.advance_turn(game, forum, "77") == 1 and state.get_scene(game, forum, "77").turn == 1
+    for change in (lambda: state.advance_turn(game, forum, "404"), lambda: state.set_stress(game, forum, "404", True)):
+        with pytest.raises(StateError) as refused:
+            change()
+        assert refused.value.code == "unknown_scene"
+    assert state.get_scene(game, forum, "404") is None

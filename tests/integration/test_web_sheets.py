@@ -42,14 +42,6 @@ def test_master_imports_views_and_adjusts_willpower(world, ana, redis_client):  
     assert get_character(redis_client, game, "Lucía Ferrer").willpower_temporary == 6
 
 
-def test_a_bad_file_imports_nothing_and_names_the_problems(world, ana, redis_client):  # noqa: F811
-    game = world["ids"]["game"]
-    html = _import(ana, game, "characters:\n  - name: X\n    owner: y\n    attributes: {Fuerza: 12}\n").get_data(as_text=True)
-    assert "No se ha importado nada." in html and "Fuerza" in html
-    assert get_character(redis_client, game, "X") is None
-    assert "no es YAML ni JSON válido" in _import(ana, game, "characters: [").get_data(as_text=True)
-
-
 BAD = ("characters:\n  - name: X\n    owner: y\n    human: true\n    attributes: {Fuerza: 12, Destreza: 6, "
        "Destrezza: 2}\n    colour: red\n")
 

@@ -13,7 +13,7 @@ import pytest
 from core.probability import distribution
 from web.charts import face_chart, luck_chart
 from web.stats import chi_square_faces, chi_square_sf, compute_stats
-from worker.service.queries.rolls import RollFilter
+from worker.ports.queries import RollFilter
 
 
 def _sf_by_integration(x: float, df: int, steps: int = 200_000) -> float:

@@ -48,7 +48,7 @@ def _stdlib_or(prefixes: tuple[str, ...]):
 
 
 def test_the_memory_game_state_imports_only_ports_and_core():
-    """Its own modules aside (the mixins of MemoryGameState)."""
+    """The in-memory adapters (the game state, its read port) import ports, core and each other."""
     assert offending("worker/adapters/memory", _stdlib_or(("core", "worker.ports", "worker.adapters.memory"))) == {}
 
 
@@ -66,6 +66,12 @@ def test_the_configuration_and_the_game_state_are_no_circle():
 
 def _no_redis(module: str) -> bool:
     return not any(module == p or module.startswith(p + ".") for p in ("redis", "worker.adapters.redis"))
+
+
+def test_the_pages_read_models_read_through_the_read_port():
+    """Issue 28: worker/service/queries imported the Redis store's key helpers and took a raw
+    client; the audit query and the running state now read through worker.ports.queries."""
+    assert offending("worker/service/queries", _no_redis) == {}
 
 
 def test_the_cli_reaches_the_game_state_only_through_services_and_ports():

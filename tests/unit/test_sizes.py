@@ -64,8 +64,6 @@ FUNCTIONS_OVER = {
     "worker/service/boards.py:plan": 78,
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
-    "worker/service/queries/rolls.py:query_rolls": 69,
-    "worker/service/queries/running.py:_game_state": 63,
 }
 
 

@@ -1,7 +1,8 @@
 """Build the service objects from settings: one place, used by tasks, the CLI and the web app.
 
 The composition root (issue 28): the one module of ``worker.app`` that names the adapters.
-The CLI and the web app get their clients, game state, table and accounts here, and catch
+The CLI and the web app get their clients, game state, table, accounts and the pages' read
+port (:func:`read_models`, :func:`health_book`) here, and catch
 the store's failures by the names below, so neither imports ``redis`` nor a Redis adapter
 (``tests/unit/test_layers.py``)."""
 
@@ -13,23 +14,29 @@ from typing import Any
 import redis
 
 from worker.adapters.files.keystore import Keystore
+from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.memory.queries import MemoryQueries
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
+from worker.adapters.redis.queries import RedisQueries
 from worker.adapters.redis.text import TextRedis
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
 from worker.config.settings import ConfigError, ForumSettings, Settings
 from worker.forums.base import ForumPort
+from worker.ports.gamestate import GameState
 from worker.ports.keystore import KeystoreError, KeystorePort
+from worker.ports.queries import ForumHealthRead, GameQueries
 from worker.service import Services, utc_now
+from worker.service.health import MemoryHealthBook, RedisHealthBook
 from worker.service.table import Table
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "broker_options", "build_services",
-    "client_of", "copy_seeds", "game_state", "limiter_storage", "make_forum", "make_keystore", "master_accounts",
-    "optional_store_client", "store_client", "store_writes_refused", "table",
+    "client_of", "copy_seeds", "game_state", "health_book", "limiter_storage", "make_forum", "make_keystore",
+    "master_accounts", "optional_store_client", "read_models", "store_client", "store_writes_refused", "table",
 ]
 
 #: Any failure of the shared store (Redis): what a command or a page catches.
@@ -58,11 +65,14 @@ def optional_store_client(url: str) -> TextRedis | None:
     return client
 
 
-def store_writes_refused(client: TextRedis) -> str:
-    """Why the store refuses writes ("" when a probe write works): ``maxmemory`` reached with
-    ``noeviction`` (``OOM ...``), a read-only replica, a failed background save."""
+def store_writes_refused(state: GameState) -> str:
+    """Why the store under ``state`` refuses writes ("" when a probe write works, and for a
+    game state that is no shared store): ``maxmemory`` reached with ``noeviction``
+    (``OOM ...``), a read-only replica, a failed background save."""
+    if not isinstance(state, RedisGameState):
+        return ""
     try:
-        client.set("nr:healthz:probe", "1", ex=60)
+        state.r.set("nr:healthz:probe", "1", ex=60)
     except redis.exceptions.ResponseError as exc:
         return str(exc)[:200]
     except redis.RedisError:
@@ -73,6 +83,29 @@ def store_writes_refused(client: TextRedis) -> str:
 def game_state(client: TextRedis) -> RedisGameState:
     """The game-state port on the shared store."""
     return RedisGameState(client)
+
+
+def read_models(state: GameState) -> GameQueries:
+    """The masters' pages' read port (``worker.ports.queries``) on the same data as ``state``:
+    the shared store's keys for :class:`RedisGameState`, the fake's dictionaries for
+    :class:`MemoryGameState`.
+
+    Raises:
+        TypeError: a game state built elsewhere.
+    """
+    if isinstance(state, RedisGameState):
+        return RedisQueries(state.r)
+    if isinstance(state, MemoryGameState):
+        return MemoryQueries(state)
+    raise TypeError(f"no read port for {type(state).__name__}")
+
+
+def health_book(state: GameState) -> ForumHealthRead:
+    """Where the pages read forum health: the shared store's book beside a
+    :class:`RedisGameState`, else an empty book in this process (nothing records into it)."""
+    if isinstance(state, RedisGameState):
+        return RedisHealthBook(state.r)
+    return MemoryHealthBook()
 
 
 def client_of(state: object) -> TextRedis:
@@ -204,8 +237,6 @@ def build_services(settings: Settings, *, redis_outage_seconds: float = 0.0) -> 
     keystore = make_keystore(settings, store.r)
     keystore.init_keys()
     alerts.install(store.r)  # forum alerts reach the masters' game-state page
-    from worker.service.health import RedisHealthBook
-
     return Services(
         settings=settings,
         store=store,

@@ -6,7 +6,9 @@ that cross them.  No I/O here, and no adapter is imported.
   (:class:`worker.adapters.memory.gamestate.MemoryGameState`, the fake the service tests run on);
 * :mod:`worker.ports.combat`, :mod:`worker.ports.notices`, :mod:`worker.ports.settings`,
   :mod:`worker.ports.identity` -- its value types;
-* :mod:`worker.ports.keystore` -- the keystore port (issue 18).
+* :mod:`worker.ports.keystore` -- the keystore port (issue 18);
+* :mod:`worker.ports.queries` -- the read port of the masters' pages (issue 28): the audit
+  page's roll query, the running state, forum health (:mod:`worker.ports.health`).
 """
 
 from worker.ports.gamestate import (

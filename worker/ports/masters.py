@@ -1,17 +1,19 @@
 """The masters' accounts as the web app and the CLI see them: :class:`Master`, the rules of a
-login and a password, :class:`MasterError`.  Value types and pure checks; the accounts are
-kept by :class:`worker.adapters.redis.masters.MasterAccounts`."""
+login and a password, :class:`MasterError`, and :class:`Accounts`, what the web app calls on
+them (issue 28: the pages' tests run on a fake of it).  Value types and pure checks; the
+accounts are kept by :class:`worker.adapters.redis.masters.MasterAccounts`."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from core.errors import NarradorError
 from core.i18n import LANGS
 
-__all__ = ["LANGUAGES", "MAX_PASSWORD_LENGTH", "MIN_PASSWORD_LENGTH", "REVEAL_HOWS", "Master", "MasterError",
-           "normalise_login"]
+__all__ = ["LANGUAGES", "MAX_PASSWORD_LENGTH", "MIN_PASSWORD_LENGTH", "REVEAL_HOWS", "Accounts", "Master",
+           "MasterError", "normalise_login"]
 
 #: Languages a master can choose for the pages ("" = follow each game's language).
 LANGUAGES = LANGS  # core.i18n: the one list of reply and page languages
@@ -68,3 +70,34 @@ class Master:
     games: tuple[str, ...]
     language: str
     session_token: str
+
+
+class Accounts(Protocol):
+    """The masters' accounts as the web app uses them (``web.deps.masters()``): log in, the
+    sessions, the page language, the reveal of secret rolls.  The CLI's account management
+    (``add``, ``remove``, ``masters_of``) is on :class:`worker.adapters.redis.masters.MasterAccounts`."""
+
+    def get(self, username: str) -> Master | None:
+        """The account of ``username`` (any case), or None.  Raises :class:`MasterError` for a
+        name that is not a valid user name."""
+
+    def authenticate(self, username: str, password: str) -> Master | None:
+        """The account if ``password`` is right, else None (never which part failed)."""
+
+    def open_session(self, login: str, lifetime: float) -> str:
+        """Open a web session lasting ``lifetime`` seconds; its id."""
+
+    def session_open(self, login: str, sid: str) -> bool:
+        """True while the session ``sid`` of ``login`` is open and unexpired."""
+
+    def close_session(self, login: str, sid: str) -> None:
+        """End one web session (logout)."""
+
+    def set_language(self, username: str, language: str) -> None:
+        """Set the master's page language (``""``: each game's).  Raises :class:`MasterError`."""
+
+    def reveal(self, roll_id: str, by: str, *, how: str = "master") -> bool:
+        """Mark a secret roll revealed by ``by``; True if this call revealed it (the first stands)."""
+
+    def revealed(self, roll_id: str) -> dict[str, str] | None:
+        """``{"by", "at", ...}`` once the secret roll was revealed, else None."""

@@ -8,8 +8,8 @@ follows from the record:
 
 - ``failing`` when the last attempt in either direction failed for a reason that will not
   pass by itself (a refused login, a forbidden page, a rejected reply: ``ForumError`` not
-  ``transient``), or failed :data:`TRANSIENT_LIMIT` times in a row for one that may (a forum
-  down, timing out, answering 5xx);
+  ``transient``), or failed :data:`worker.ports.health.TRANSIENT_LIMIT` times in a row for one
+  that may (a forum down, timing out, answering 5xx);
 - ``ok`` once it has succeeded again in the failing direction(s);
 - ``unknown`` before anything worked (and nothing failed enough to be ``failing``).
 
@@ -36,17 +36,13 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from worker.forums.base import ForumError
+from worker.ports.health import Direction, ForumHealth, state_of
 
-__all__ = ["DIRECTIONS", "TRANSIENT_LIMIT", "ForumHealth", "HealthBook", "HealthChange",
-           "MemoryHealthBook", "RedisHealthBook", "describe"]
+__all__ = ["HealthBook", "HealthChange", "MemoryHealthBook", "RedisHealthBook", "describe"]
 
-Direction = Literal["read", "reply"]
-DIRECTIONS: tuple[Direction, ...] = ("read", "reply")
-#: Transient failures in a row (a forum down, slow, answering 5xx) that make a forum failing.
-TRANSIENT_LIMIT = 3
 #: Tries of one outcome's optimistic transaction before another worker's record stands (a
 #: short random wait between tries: with a fixed 20 and none, four workers failing at once lost
 #: a count now and then).
@@ -78,66 +74,6 @@ class HealthChange:
     error: str
 
 
-@dataclass(frozen=True)
-class ForumHealth:
-    """One forum's health as recorded (see the module docstring).
-
-    Attributes:
-        forum: the forum's configured name.
-        state: ``ok``, ``failing`` or ``unknown``.
-        since: UTC ISO 8601 of the last change of state ("" if never).
-        fields: the raw record (``read_ok``, ``reply_failures``...).
-    """
-
-    forum: str
-    state: str
-    since: str
-    fields: dict[str, str]
-
-    @property
-    def failing(self) -> bool:
-        return self.state == "failing"
-
-    def last_ok(self, direction: Direction) -> str:
-        """UTC ISO 8601 of the last success reading (``read``) or posting (``reply``)."""
-        return self.fields.get(f"{direction}_ok", "")
-
-    def failures(self, direction: Direction) -> int:
-        """Failures in a row of that direction."""
-        value = self.fields.get(f"{direction}_failures", "0")
-        return int(value) if value.isdigit() else 0
-
-    def error(self, direction: Direction) -> str:
-        """The last error of that direction while it is failing, else ""."""
-        return self.fields.get(f"{direction}_error", "") if self.failures(direction) else ""
-
-    @property
-    def problem(self) -> str:
-        """What is wrong, in words: the failing directions' last errors ("" when healthy)."""
-        if not self.failing:
-            return ""
-        return "; ".join(f"{d}: {self.error(d)} ({self.failures(d)}×)" for d in DIRECTIONS if self.failures(d))
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``forum``, ``state``, ``since``, ``problem``, ``login``, and per
-        direction ``read_ok`` / ``read_failures`` / ``read_error`` (and ``reply_...``)."""
-        return {"forum": self.forum, "state": self.state, "since": self.since, "problem": self.problem,
-                "login": self.fields.get("login", ""),
-                **{f"{d}_ok": self.last_ok(d) for d in DIRECTIONS},
-                **{f"{d}_failures": self.failures(d) for d in DIRECTIONS},
-                **{f"{d}_error": self.error(d) for d in DIRECTIONS}}
-
-
-def _state_of(fields: dict[str, str]) -> str:
-    seen = False
-    for direction in DIRECTIONS:
-        failures = int(fields.get(f"{direction}_failures", "0") or 0)
-        seen = seen or bool(fields.get(f"{direction}_ok"))
-        if failures >= TRANSIENT_LIMIT or (failures and fields.get(f"{direction}_permanent") == "1"):
-            return "failing"
-    return "ok" if seen else "unknown"
-
-
 class HealthBook(Protocol):
     """Where forum health is recorded (Redis in production, memory in tests)."""
 
@@ -166,7 +102,7 @@ def _apply(fields: dict[str, str], direction: Direction, at: datetime, exc: Foru
         new[f"{direction}_permanent"] = "0" if exc.transient else "1"
         if exc.reason == "auth":
             new["login"] = "refused"
-    old_state, new_state = _state_of(fields), _state_of(new)
+    old_state, new_state = state_of(fields), state_of(new)
     new["state"] = new_state
     if old_state != new_state:
         new["since"] = at.isoformat()
@@ -174,7 +110,7 @@ def _apply(fields: dict[str, str], direction: Direction, at: datetime, exc: Foru
 
 
 def _change(forum: str, old: dict[str, str], new: dict[str, str], direction: str) -> HealthChange | None:
-    before, after = old.get("state") or _state_of(old), new["state"]
+    before, after = old.get("state") or state_of(old), new["state"]
     if before == after:
         return None
     error = new.get(f"{direction}_error", "") if after == "failing" else ""
@@ -207,7 +143,7 @@ class MemoryHealthBook:
         """See :meth:`HealthBook.get`."""
         with self._lock:
             fields = dict(self._records.get(forum, {}))
-        return ForumHealth(forum, fields.get("state") or _state_of(fields), fields.get("since", ""), fields)
+        return ForumHealth(forum, fields.get("state") or state_of(fields), fields.get("since", ""), fields)
 
 
 class RedisHealthBook:
@@ -254,7 +190,7 @@ class RedisHealthBook:
     def get(self, forum: str) -> ForumHealth:
         """See :meth:`HealthBook.get`."""
         fields = dict(self.r.hgetall(health_key(forum)))
-        return ForumHealth(forum, fields.get("state") or _state_of(fields), fields.get("since", ""), fields)
+        return ForumHealth(forum, fields.get("state") or state_of(fields), fields.get("since", ""), fields)
 
 
 def _fresh_success(old: dict[str, str], direction: Direction, at: datetime) -> bool:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from worker.config.settings import ForumSettings, Settings
 from worker.forums.base import ForumError, ForumPort
 from worker.ports import GameState
+from worker.ports.health import Direction
 from worker.ports.keystore import KeystorePort
-from worker.service.health import Direction, HealthBook, HealthChange, MemoryHealthBook
+from worker.service.health import HealthBook, HealthChange, MemoryHealthBook
 
 if TYPE_CHECKING:
     from worker.service.notify import Notification

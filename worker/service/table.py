@@ -1,6 +1,8 @@
 """A master's table outside a post: the character sheets and the scenes of a game, and the
 reveal of a closed scene's secret rolls (issue 28: what the web pages and the CLI used to do
-on a raw Redis client through the repositories themselves).
+on a raw Redis client through the repositories themselves).  The CLI calls it; the pages only
+to adjust Willpower (they list sheets through ``worker.ports.queries`` and import sheets and
+change scenes through the game-state port, so they also run in memory).
 
 :class:`Table` is built once per client by the composition root
 (:func:`worker.app.bootstrap.table_for`) or the web app (``web.deps.table``); the rules stay

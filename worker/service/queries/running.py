@@ -6,12 +6,12 @@ commitments".
 
 Filled from: the next game-day rollover (:func:`core.calendar.next_rollover` in the
 game's zone), the seed commitments and reveals
-(:meth:`worker.adapters.files.keystore.Keystore.commitments`), and the game state in Redis
-(:mod:`worker.adapters.redis`: extended actions and teamwork, open contests, retries, downtime
-notices, inactivity marks and the notices Narrador posted).  Issue 26 added the teamwork
-efforts, read through :func:`worker.adapters.redis.actions.list_teamwork` as the
-extended actions are.  Each item is a plain
-mapping:
+(:meth:`worker.adapters.files.keystore.Keystore.commitments`), and the game's stored play
+through the read port (:class:`worker.ports.queries.RunningRead`, issue 28: Redis or memory):
+extended actions and teamwork, open contests, retries, downtime notices, inactivity marks and
+the notices Narrador posted, forum alerts; forum health through
+:class:`worker.ports.queries.ForumHealthRead`.  Issue 26 added the teamwork efforts.  Each item
+is a plain mapping:
 
 - ``extended_actions``: ``{"character", "name", "total", "target", "rolls"}``
 - ``teamwork``: ``{"name", "total", "target", "rolls", "participants"}`` of the open efforts
@@ -25,11 +25,11 @@ mapping:
 - ``absences``: ``{"player", "until", "reason"}``
 - ``inactivity``: ``{"player", "character", "thread", "since", "state"}``, ``state`` one of
   ``inactive``, ``notice_pending``, ``notice_delivered`` (translated by the template)
-- ``forum_health``: ``worker.service.health.ForumHealth.as_dict()`` of each of the game's forums
+- ``forum_health``: ``worker.ports.health.ForumHealth.as_dict()`` of each of the game's forums
   (``state`` ok / failing / unknown, ``problem`` in words, last good read and reply).
 - ``forum_alerts``: ``{"forum", "reason", "key", "message", "url", "first", "last", "count",
-  "level"}`` of the game's forums (``worker.adapters.redis.alerts``): pages that no longer fit the adapter or
-  profile, dates that cannot be read, replies accepted but not visible
+  "level"}`` of the game's forums (``worker.adapters.redis.alerts``): pages that no longer fit the
+  adapter or profile, dates that cannot be read, replies accepted but not visible
 - ``edit_added``: ``{"forum", "thread", "post", "url", "author", "tags", "at"}``: roll tags
   added by editing a post, not rolled (``worker.service.flag_edited``)
 
@@ -44,8 +44,11 @@ from typing import Any
 
 from core import calendar
 from core.actions import ActionStatus
+from core.post.actions import retry_difficulty
+from core.rules import get_ruleset, options_for
 from worker.config.settings import GameSettings
 from worker.ports.keystore import KeystoreError, KeystorePort
+from worker.ports.queries import ForumHealthRead, GameActivity, RunningRead
 
 __all__ = ["RunningState", "forum_health", "running_state"]
 
@@ -53,6 +56,8 @@ __all__ = ["RunningState", "forum_health", "running_state"]
 SEED_DAYS_SHOWN = 14
 #: Items shown per list of game state.
 MAX_ITEMS = 200
+#: Latest notices read for the inactivity list (those of kind ``inactivity`` are shown).
+NOTICES_READ = 50
 
 
 @dataclass(frozen=True)
@@ -82,104 +87,98 @@ class RunningState:
     forum_health: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _game_state(r: Any, game: GameSettings, now: datetime) -> dict[str, list[dict[str, Any]]]:
-    """The issue 7 lists of the running state, read from Redis (see the module docstring)."""
-    import json
-
-    from core.post.actions import retry_difficulty
-    from core.rules import get_ruleset, options_for
-    from worker.adapters.redis import absences, actions, inactivity, outbox, sheets
-    from worker.adapters.redis.keys import game_key
-    from worker.ports.identity import part
-
-    gid = game.id
-    ruleset = get_ruleset(game.ruleset)
+def _game_state(activity: GameActivity, game: GameSettings) -> dict[str, list[dict[str, Any]]]:
+    """The issue 7 lists of the running state from the game's stored play (module docstring)."""
     extended = []
-    for env in actions.list_extended(r, gid, limit=MAX_ITEMS):
+    for env in activity.extended:
         st = env.get("state") or {}
-        if st.get("status", ActionStatus.OPEN) != ActionStatus.OPEN:
-            continue
-        extended.append({"character": env.get("character", ""), "name": env.get("name", ""),
-                         "total": st.get("total", 0), "target": st.get("target", 0),
-                         "rolls": len(st.get("history") or ())})
+        if _open(st):
+            extended.append({"character": env.get("character", ""), "name": env.get("name", ""),
+                             "total": st.get("total", 0), "target": st.get("target", 0),
+                             "rolls": len(st.get("history") or ())})
     teamwork = []
-    for env in actions.list_teamwork(r, gid, limit=MAX_ITEMS):
+    for env in activity.teamwork:
         st = env.get("state") or {}
-        if st.get("status", ActionStatus.OPEN) != ActionStatus.OPEN:
+        if not _open(st):
             continue
         history = st.get("history") or ()
         rollers = list(dict.fromkeys(str(h[0]) for h in history if h))
         teamwork.append({"name": env.get("name", ""), "total": st.get("total", 0), "target": st.get("target"),
                          "rolls": len(history), "participants": list(st.get("participants") or ()) or rollers})
     contests = []
-    for name in r.zrange(game_key(gid, "contests", "open"), 0, MAX_ITEMS - 1):
-        raw = r.get(game_key(gid, "contest", name))
-        if not raw:
-            continue
-        env = json.loads(raw)
+    for name, env in activity.contests:
         if env.get("status") != ActionStatus.OPEN:
             continue
         opener = env.get("opener", "")
         sides = [opener] + [s for s in ((env.get("state") or {}).get("sides") or []) if s != opener]
         contests.append({"name": env.get("name", name), "sides": sides, "opened_at": env.get("opened_at", ""),
                          "expires_at": env.get("expires_at", "")})
-    retries = []
-    options = options_for(ruleset, dict(game.options or {}))
-    for sheet in sheets.list_characters(r, gid)[:MAX_ITEMS]:
-        raw = r.get(game_key(gid, "retries", part(sheet.name)))
-        stored = json.loads(raw) if raw else {}
-        for track in stored.get("tracks") or ():
-            if track.get("failures"):
-                # core's rule, not a copy of it: the game's retry_penalty and retry_past_max decide
-                difficulty = retry_difficulty(stored, ruleset.id, track["action"], track["base"], options=options)
-                retries.append({"character": sheet.name, "name": track["action"], "attempts": track["failures"],
-                                "difficulty": difficulty, "successes": ruleset.retry_kind == "successes",
-                                "impossible": difficulty > ruleset.max_difficulty})
     away = [{"player": a.name, "until": a.until.isoformat() if a.until else "", "reason": a.reason}
-            for a in absences.list_absences(r, gid, now, limit=MAX_ITEMS)]
+            for a in activity.absences]
     inactive = [{"player": i.get("name", ""), "character": "", "thread": i.get("scene", ""),
-                 "since": i.get("since", ""), "state": "inactive"}
-                for i in inactivity.inactive_participants(r, gid)[:MAX_ITEMS]]
+                 "since": i.get("since", ""), "state": "inactive"} for i in activity.inactive]
     inactive += [{"player": n.who, "character": "", "thread": f"{n.forum}:{n.thread}",
                   "since": n.created.isoformat(timespec="minutes"), "state": f"notice_{n.status}"}
-                 for n in outbox.recent(r, gid, limit=50) if n.kind == "inactivity"]
-    return {"extended_actions": extended, "teamwork": teamwork, "contests": contests, "retries": retries,
-            "absences": away, "inactivity": inactive}
+                 for n in activity.notices if n.kind == "inactivity"]
+    return {"extended_actions": extended, "teamwork": teamwork, "contests": contests,
+            "retries": _retries(activity, game), "absences": away, "inactivity": inactive}
 
 
-def forum_health(r: Any, forums: tuple[str, ...]) -> list[dict[str, Any]]:
-    """``worker.service.health.ForumHealth.as_dict()`` of each forum (the state page's list, and the
-    audit page's header: ``_forum_health.html`` renders it on both)."""
-    from worker.service.health import RedisHealthBook
-
-    book = RedisHealthBook(r)
-    return [book.get(name).as_dict() for name in forums]
+def _open(state: dict[str, Any]) -> bool:
+    """True for a stored action's state still open (a missing status is an open one)."""
+    return state.get("status", ActionStatus.OPEN) == ActionStatus.OPEN
 
 
-def _forum_state(r: Any, game: GameSettings, forums: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    """Forum alerts of the game's forums and the tags added by editing (module docstring)."""
-    import json
+def _retries(activity: GameActivity, game: GameSettings) -> list[dict[str, Any]]:
+    """The retries of the game's characters: each next attempt's difficulty by core's rule,
+    not a copy of it (the game's ``retry_penalty`` and ``retry_past_max`` decide)."""
+    ruleset = get_ruleset(game.ruleset)
+    options = options_for(ruleset, dict(game.options or {}))
+    out = []
+    for character, stored in activity.retries:
+        for track in stored.get("tracks") or ():
+            if track.get("failures"):
+                difficulty = retry_difficulty(stored, ruleset.id, track["action"], track["base"], options=options)
+                out.append({"character": character, "name": track["action"], "attempts": track["failures"],
+                            "difficulty": difficulty, "successes": ruleset.retry_kind == "successes",
+                            "impossible": difficulty > ruleset.max_difficulty})
+    return out
 
-    from worker.adapters.redis.alerts import forum_alerts
-    from worker.adapters.redis.keys import game_key
 
-    alerts = [a for name in forums for a in forum_alerts(r, name)]
+def forum_health(health: ForumHealthRead, forums: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``worker.ports.health.ForumHealth.as_dict()`` of each forum (the state page's list, and the
+    audit page's header: ``_forum_health.html`` renders it on both).
+
+    Args:
+        health: where forum health is read (``web.deps.health()``).
+        forums: the forums' configured names.
+    """
+    return [health.get(name).as_dict() for name in forums]
+
+
+def _forum_state(reads: RunningRead, game: GameSettings, forums: tuple[str, ...],
+                 health: ForumHealthRead | None) -> dict[str, list[dict[str, Any]]]:
+    """Forum alerts of the game's forums and their health (module docstring)."""
+    alerts = [a for name in forums for a in reads.forum_alerts(name)]
     alerts.sort(key=lambda a: a.get("last", ""), reverse=True)
-    added = [json.loads(row) for row in r.zrevrange(game_key(game.id, "edit_added"), 0, MAX_ITEMS - 1)]
-    return {"forum_alerts": alerts[:MAX_ITEMS], "edit_added": added, "forum_health": forum_health(r, forums)}
+    return {"forum_alerts": alerts[:MAX_ITEMS],
+            "forum_health": forum_health(health, forums) if health is not None else []}
 
 
 def running_state(game: GameSettings, keystore: KeystorePort, now_utc: datetime | None = None,
-                  redis_client: Any = None, forums: tuple[str, ...] = ()) -> RunningState:
+                  reads: RunningRead | None = None, forums: tuple[str, ...] = (),
+                  health: ForumHealthRead | None = None) -> RunningState:
     """The running state of ``game``.
 
     Args:
         game: the game's settings (id and time zone).
         keystore: where the seeds live.
         now_utc: the current instant (aware); defaults to the system clock.
-        redis_client: where the game state lives (``decode_responses=True``); without it
-            the game-state lists are empty.
+        reads: the read port (``web.deps.queries()``); without it the game-state lists are
+            empty.
         forums: the names of the forums this game is played in (their alerts are shown).
+        health: where the forums' health is read (``web.deps.health()``); without it the
+            health list is empty.
 
     Returns:
         a :class:`RunningState`.
@@ -192,9 +191,11 @@ def running_state(game: GameSettings, keystore: KeystorePort, now_utc: datetime 
         seeds = list(reversed(keystore.commitments(game.id)))[:SEED_DAYS_SHOWN]
     except KeystoreError as exc:
         error = str(exc)
-    lists = _game_state(redis_client, game, now) if redis_client is not None else {}
-    if redis_client is not None:
-        lists.update(_forum_state(redis_client, game, forums))
+    lists: dict[str, list[dict[str, Any]]] = {}
+    if reads is not None:
+        activity = reads.game_activity(game.id, now, limit=MAX_ITEMS, notices=NOTICES_READ)
+        lists = {**_game_state(activity, game), "edit_added": list(activity.edit_added),
+                 **_forum_state(reads, game, forums, health)}
     return RunningState(
         now_local=now.astimezone(zone),
         next_rollover_local=calendar.next_rollover(now, zone).astimezone(zone),
