@@ -25,7 +25,6 @@ MODULES_OVER = {
     "worker/adapters/redis/gamestate.py": 551,
     "worker/adapters/redis/keystore.py": 554,
     "worker/app/forumcheck.py": 698,
-    "worker/config/settings.py": 980,
     "worker/devtools/localforum.py": 839,
     "worker/forums/polite.py": 588,
     "worker/forums/profile/client.py": 749,

@@ -18,7 +18,8 @@ from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
 from worker.adapters.redis.text import TextRedis
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
-from worker.config.settings import ConfigError, ForumSettings, Settings
+from worker.config.forums import ForumSettings
+from worker.config.settings import ConfigError, Settings
 from worker.forums.base import ForumPort
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.service import Services, utc_now

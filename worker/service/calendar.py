@@ -15,7 +15,7 @@ from typing import Any
 
 from core import calendar, messages
 from core.post import NoticeClaim
-from worker.config.settings import GameSettings
+from worker.config.games import GameSettings
 from worker.ports import GameState
 from worker.ports.notices import Notice
 from worker.ports.settings import GameStateSettings, state_settings_for

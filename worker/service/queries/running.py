@@ -44,7 +44,7 @@ from typing import Any
 
 from core import calendar
 from core.actions import ActionStatus
-from worker.config.settings import GameSettings
+from worker.config.games import GameSettings
 from worker.ports.keystore import KeystoreError, KeystorePort
 
 __all__ = ["RunningState", "forum_health", "running_state"]
