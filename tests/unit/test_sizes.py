@@ -20,7 +20,6 @@ MODULES_OVER = {
     "core/record/verify.py": 502,
     "core/rules/evaluation.py": 613,
     "core/tags/parser.py": 1204,
-    "worker/adapters/files/keystore.py": 721,
     "worker/adapters/memory/gamestate.py": 955,
     "worker/adapters/redis/gamestate.py": 551,
     "worker/adapters/redis/keystore.py": 554,
