@@ -25,7 +25,6 @@ MODULES_OVER = {
     "worker/adapters/redis/keystore.py": 554,
     "worker/devtools/localforum.py": 839,
     "worker/forums/polite.py": 588,
-    "worker/forums/profile/client.py": 749,
     "worker/service/archive.py": 690,
 }
 
@@ -55,7 +54,6 @@ FUNCTIONS_OVER = {
     "worker/devtools/localforum.py:ensure_installed": 80,
     "worker/devtools/up.py:narrador_running": 62,
     "worker/forums/phpbb/client.py:_submit": 72,
-    "worker/forums/profile/client.py:_submit": 71,
     "worker/forums/profile/parse.py:parse_topic_page": 72,
     "worker/forums/profile/spec.py:profile_from_mapping": 90,
     "worker/service/boards.py:plan": 78,
