@@ -235,7 +235,8 @@ def _live_mybb(monkeypatch, tmp_path: Path, reply_page: str, answer) -> tuple:  
     from tests.unit.fakeweb import FakeWeb, Reply
     from worker.app import bootstrap
     from worker.config.settings import load_settings
-    from worker.forums.polite import MemoryBackend, Politeness
+    from worker.forums.polite import Politeness
+    from worker.forums.politestate import MemoryBackend
     from worker.forums.profile import ProfileClient, load_profile
 
     web = FakeWeb("http://mybb.test")

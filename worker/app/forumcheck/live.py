@@ -58,7 +58,7 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
     """
     from worker.app.bootstrap import make_forum
     from worker.forums.http import HttpClient
-    from worker.forums.polite import MemoryBackend
+    from worker.forums.politestate import MemoryBackend
 
     fs = settings.forum(forum_name)
     reader = reader_for(fs)
