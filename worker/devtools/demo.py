@@ -35,7 +35,8 @@ from pathlib import Path
 
 from core import record as records
 from worker.config.settings import load_settings
-from worker.devtools.localforum import ADMIN, BOT, PLAYER, LocalForum, LocalForumError
+from worker.devtools.flaskbbvenv import LocalForumError
+from worker.devtools.localforum import ADMIN, BOT, PLAYER, LocalForum
 from worker.devtools.redisproc import EmbeddedRedisError
 from worker.devtools.up import InstanceLock, StartupError, check_bind, narrador_running
 from worker.forums.base import ForumError

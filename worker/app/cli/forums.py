@@ -102,7 +102,8 @@ def forum() -> None:
 @forum.command("prepare")
 def forum_prepare() -> None:
     """Install FlaskBB 2.2.0 in its own venv (needs Python >= 3.12 on this machine)."""
-    from worker.devtools.localforum import LocalForumError, prepare
+    from worker.devtools.flaskbbvenv import LocalForumError
+    from worker.devtools.localforum import prepare
 
     try:
         result = prepare(progress=click.echo)
