@@ -44,7 +44,6 @@ FUNCTIONS_OVER = {
     "web/verify.py:combat_details": 66,
     "worker/adapters/memory/gamestate.py:load_post": 67,
     "worker/adapters/redis/sheets.py:adjust": 66,
-    "worker/app/cli/verify_record.py:verify_file": 101,
     "worker/devtools/demo.py:_run_demo": 68,
     "worker/devtools/up.py:narrador_running": 62,
     "worker/forums/phpbb/client.py:_submit": 72,
