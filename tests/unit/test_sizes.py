@@ -48,7 +48,6 @@ FUNCTIONS_OVER = {
     "worker/devtools/up.py:narrador_running": 62,
     "worker/forums/phpbb/client.py:_submit": 72,
     "worker/forums/profile/parse.py:parse_topic_page": 72,
-    "worker/forums/profile/spec.py:profile_from_mapping": 90,
     "worker/service/boards.py:plan": 78,
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
