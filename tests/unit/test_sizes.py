@@ -46,7 +46,6 @@ FUNCTIONS_OVER = {
     "worker/adapters/redis/sheets.py:adjust": 66,
     "worker/devtools/demo.py:_run_demo": 68,
     "worker/devtools/up.py:narrador_running": 62,
-    "worker/forums/profile/parse.py:parse_topic_page": 72,
     "worker/service/boards.py:plan": 78,
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
