@@ -44,8 +44,6 @@ FUNCTIONS_OVER = {
     "web/verify.py:combat_details": 66,
     "worker/adapters/memory/gamestate.py:load_post": 67,
     "worker/adapters/redis/sheets.py:adjust": 66,
-    "worker/devtools/demo.py:_run_demo": 68,
-    "worker/devtools/up.py:narrador_running": 62,
     "worker/service/boards.py:plan": 78,
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
