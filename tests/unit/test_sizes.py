@@ -43,7 +43,6 @@ FUNCTIONS_OVER = {
     "web/__init__.py:create_app": 112,
     "web/verify.py:combat_details": 66,
     "worker/adapters/memory/gamestate.py:load_post": 67,
-    "worker/adapters/redis/sheets.py:adjust": 66,
     "worker/service/boards.py:plan": 78,
     "worker/service/polling.py:poll_thread": 63,
     "worker/service/polling.py:safety_step": 68,
