@@ -54,7 +54,7 @@ class GameSettings(Section):
             (``core.rules.RulesOptions.from_mapping``) and passed to it as written.
         title: human-readable name (default: the id).
         state: the ``[games.<id>.state]`` table: scenes, posting deadlines, contest expiry,
-            masters... (``worker.adapters.redis.GameStateSettings``, validated at load).
+            masters... (``worker.ports.settings.GameStateSettings``, validated at load).
         notify_email: addresses told by e-mail when a forum of the game stops working or
             works again, when replies are given up, and when secret rolls wait for a reveal
             (``worker.service.notify``; needs ``[narrador] smtp_host``).

@@ -26,20 +26,30 @@ class Reader:
         self.profile = profile
 
     def key(self, name: str) -> str:
+        """The key a problem with ``name`` (``"author"``...) names in this engine ("" when the
+        engine is in code and has no keys)."""
         return self.keys.get(name, "")
 
     # paths (live)
     def topic_path(self, client: Any, thread_id: str, page: int, per_page: int | None) -> str:
+        """The path of the topic's page ``page`` (``per_page``: the size the forum showed)."""
         raise NotImplementedError
 
     def board_path(self, client: Any, board: str) -> str:
+        """The path of the board's listing (its first page)."""
         raise NotImplementedError
 
     def reply_path(self, thread_id: str) -> str:
+        """The path of the page with the topic's reply form."""
         raise NotImplementedError
 
     # readers (pure)
     def topic(self, html: str, thread_id: str, now: datetime) -> TopicView:
+        """A topic page (``now``: when it was read, for relative dates).
+
+        Raises:
+            ForumError: the page is not a topic page, or a part of it does not fit.
+        """
         raise NotImplementedError
 
     def board(self, html: str) -> tuple[BoardListing, list[Problem], bool]:
@@ -51,6 +61,7 @@ class Reader:
         return listing
 
     def form(self, html: str) -> FormView | None:
+        """The page's reply form, else None."""
         raise NotImplementedError
 
     def login_form(self, html: str) -> FormView | None:
