@@ -145,7 +145,7 @@ def _idle_poll(polls: int, polite: bool) -> Row:
 
         if polite:  # the client exactly as the worker builds it (worker.app.bootstrap.make_forum)
             from worker.app.bootstrap import make_forum
-            from worker.config.settings import ForumSettings
+            from worker.config.forums import ForumSettings
 
             fs = ForumSettings(name=bench.forum_name, kind="flaskbb", base_url=base, game=bench.game,
                                username="narrador", password="x", request_interval=0.0)

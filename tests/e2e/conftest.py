@@ -38,7 +38,8 @@ from typing import Any
 import pytest
 
 from tests.bench.procs import Procs
-from worker.devtools.localforum import LocalForum, LocalForumError
+from worker.devtools.flaskbbvenv import LocalForumError
+from worker.devtools.localforum import LocalForum
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from tests.integration.test_web_helpers import app_config, login, resign, seed_g
 from web import create_app
 from worker.adapters.redis.store import game_rolls_key, roll_key_name
 from worker.app.cli import main
-from worker.service import archive
+from worker.service import archive, archive_import, archive_targets
 
 pytestmark = pytest.mark.integration
 
@@ -218,7 +218,7 @@ def test_a_record_under_a_key_that_was_never_published_is_refused(world, redis_c
 def test_the_archive_job_writes_closed_days_once_and_again_when_a_record_changes(world, redis_client):
     game = world["ids"]["game"]
     settings = world["settings"]
-    target = archive.FolderArchive(world["tmp"] / "archive")
+    target = archive_targets.FolderArchive(world["tmp"] / "archive")
     roll_ids = _ids(redis_client, game)
     seal = world["keystore"].active_signing_key()  # what the worker's archive job passes
     today, old = FIXED_NOW.date(), (FIXED_NOW - timedelta(days=2)).date()
@@ -249,9 +249,9 @@ def test_the_archive_job_writes_closed_days_once_and_again_when_a_record_changes
     assert archive.archive_tick(redis_client, settings, target, later + timedelta(days=1), sealer=seal) == {}
     assert len(day_file.read_text().splitlines()) == 4
     keystore = world["keystore"]
-    entries = archive.read_archive([target.root], public_keys=keystore.public_keys(),
+    entries = archive_import.read_archive([target.root], public_keys=keystore.public_keys(),
                                    vrf_keys=keystore.vrf_public_keys(), keystore=keystore)
-    report = archive.import_entries(redis_client, entries)
+    report = archive_import.import_entries(redis_client, entries)
     assert (report.added, report.reveals) == (5, 1)
     assert sorted(_ids(redis_client, game)) == sorted(roll_ids)
     assert world["store"].get_roll(world["ids"]["plain"])["record"]["flags"]["edited_after_roll"] is True
@@ -268,7 +268,7 @@ def test_the_archive_job_in_an_s3_compatible_bucket(world, redis_client, tmp_pat
         client = boto3.client("s3", endpoint_url=f"http://{host}:{port}", region_name="us-east-1",
                               aws_access_key_id="narrador-test", aws_secret_access_key="narrador-test")
         client.create_bucket(Bucket="narrador-archive")
-        target = archive.S3Archive("narrador-archive", prefix="cronicas/", client=client)
+        target = archive_targets.S3Archive("narrador-archive", prefix="cronicas/", client=client)
         game = world["ids"]["game"]
         written = archive.archive_tick(redis_client, world["settings"], target, FIXED_NOW + timedelta(days=1))
         assert written[game] == [(FIXED_NOW - timedelta(days=2)).date(), FIXED_NOW.date()]

@@ -22,7 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from worker.forums.base import ForumError
-from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.polite import Politeness
+from worker.forums.politestate import MemoryBackend
 from worker.forums.profile import ProfileClient, profile_from_mapping
 
 pytestmark = pytest.mark.integration

@@ -135,7 +135,7 @@ def test_a_reveal_in_the_same_process_stops_the_cached_seed_too(env):
 
 
 def test_the_seed_cache_keeps_a_bounded_number_of_days(tmp_path):
-    from worker.adapters.files import keystore as keystore_module
+    from worker.adapters.files import seeds as keystore_module
 
     ks = Keystore(tmp_path / "inst")
     ks.init_keys()

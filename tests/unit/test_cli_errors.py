@@ -107,7 +107,7 @@ def test_an_unexpected_error_is_one_line_naming_debug(tmp_path, monkeypatch):
 def test_json_nested_too_deeply_is_a_clean_refusal_not_an_internal_error(tmp_path):
     """Issue 25, item 6: 100,000 "[" fed to `narrador verify` or to `records import` ended
     in "internal error: RecursionError ... please report it", exit 1."""
-    from worker.service.archive import _parse_line
+    from worker.service.archive_import import _parse_line
 
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000, encoding="utf-8")

@@ -16,7 +16,8 @@ import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
 from worker.forums.base import ForumError, ForumPort
-from worker.forums.polite import AUTH_BACKOFF, MemoryBackend, Politeness
+from worker.forums.polite import AUTH_BACKOFF, Politeness
+from worker.forums.politestate import MemoryBackend
 from worker.forums.profile import ProfileClient, load_profile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

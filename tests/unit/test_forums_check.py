@@ -163,7 +163,8 @@ def test_the_clock_check_names_timezone_when_the_newest_post_is_after_the_forums
     """Issue 24, item 3: forums check compares the newest post's time with the forum's Date."""
     from datetime import UTC, datetime
 
-    from worker.app.forumcheck import CheckReport, TopicView, _check_clock
+    from worker.app.forumcheck.live import _check_clock
+    from worker.app.forumcheck.report import CheckReport, TopicView
     from worker.forums.base import ForumPost
 
     served = datetime(2026, 12, 3, 14, 0, tzinfo=UTC).timestamp()  # the answer's Date header
@@ -234,7 +235,8 @@ def _live_mybb(monkeypatch, tmp_path: Path, reply_page: str, answer) -> tuple:  
     from tests.unit.fakeweb import FakeWeb, Reply
     from worker.app import bootstrap
     from worker.config.settings import load_settings
-    from worker.forums.polite import MemoryBackend, Politeness
+    from worker.forums.polite import Politeness
+    from worker.forums.politestate import MemoryBackend
     from worker.forums.profile import ProfileClient, load_profile
 
     web = FakeWeb("http://mybb.test")
@@ -264,7 +266,7 @@ def test_post_really_tries_after_the_message_box_outside_the_form_warning(monkey
     """Audit of issue 24, item 12: the warning must not stop --post. The reply form is sent,
     with the message the client adds although the form has no such field."""
     from tests.unit.fakeweb import Reply
-    from worker.app.forumcheck import check_live
+    from worker.app.forumcheck.live import check_live
 
     web, settings = _live_mybb(monkeypatch, tmp_path, _box_outside_the_form(),
                                Reply(302, "", {"Location": "showthread.php?tid=1&pid=99#pid99"}))
@@ -280,7 +282,7 @@ def test_a_failed_post_lists_the_other_forms_of_the_reply_page(monkeypatch, tmp_
     """Audit of issue 24, item 12: when the test reply fails, the page's other forms are
     named (``_other_forms``), so the master can point ``reply.form`` at the right one."""
     from tests.unit.fakeweb import Reply
-    from worker.app.forumcheck import check_live
+    from worker.app.forumcheck.live import check_live
 
     page = _box_outside_the_form().replace(
         "</body>", '<form id="quick_reply_form" action="newreply.php?tid=1&amp;processed=1" method="post">'

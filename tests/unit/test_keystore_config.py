@@ -14,7 +14,8 @@ from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.keystore import RedisKeystore
 from worker.app.bootstrap import make_keystore
 from worker.app.cli import main
-from worker.config.settings import ConfigError, NarradorSettings, load_settings, settings_from_mapping
+from worker.config.narrador import NarradorSettings
+from worker.config.settings import ConfigError, load_settings, settings_from_mapping
 from worker.ports.keystore import KeystoreError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "narrador.example.toml"

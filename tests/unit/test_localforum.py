@@ -7,16 +7,14 @@ import sys
 
 import pytest
 
-from worker.devtools.localforum import (
-    LocalForum,
-    LocalForumError,
+from worker.devtools.flaskbbpatches import (
     add_postponed_annotations,
-    default_cache_dir,
-    find_python,
     fix_forum_locked_check,
     needs_postponed_annotations,
     patch_flaskbb,
 )
+from worker.devtools.flaskbbvenv import LocalForumError, default_cache_dir, find_python
+from worker.devtools.localforum import LocalForum
 
 MANAGER = '''# -*- coding: utf-8 -*-
 """

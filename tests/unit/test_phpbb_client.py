@@ -14,7 +14,8 @@ import requests
 from tests.unit.fakeweb import FakeWeb, Reply
 from worker.forums.base import ForumError, ForumPort
 from worker.forums.phpbb import PhpBBClient
-from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.polite import Politeness
+from worker.forums.politestate import MemoryBackend
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "phpbb"
 ATOM = {"Content-Type": "application/atom+xml; charset=UTF-8"}

@@ -12,13 +12,12 @@ import requests
 from tests.unit.fakeweb import FakeWeb, Reply
 from worker.forums.base import ForumError, log_forum_alert
 from worker.forums.polite import (
-    MemoryBackend,
     Politeness,
-    RedisBackend,
     content_digest,
     parse_retry_after,
     request,
 )
+from worker.forums.politestate import MemoryBackend, RedisBackend
 
 
 class Clock:

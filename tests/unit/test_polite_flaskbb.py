@@ -14,7 +14,8 @@ from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
 from worker.forums.flaskbb import client as flaskbb_client
 from worker.forums.flaskbb import parse as flaskbb
-from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.polite import Politeness
+from worker.forums.politestate import MemoryBackend
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "flaskbb"
 LAST_PAGE = (FIXTURES / "topic_p2.html").read_text(encoding="utf-8")  # page 2 of 2, one post

@@ -14,7 +14,8 @@ import pytest
 from tests.unit.fakeweb import FakeWeb, Reply
 from worker.forums.base import ForumError, ForumPort
 from worker.forums.extract import author_text
-from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.polite import Politeness
+from worker.forums.politestate import MemoryBackend
 from worker.forums.profile import (
     ProfileClient,
     classify_answer,

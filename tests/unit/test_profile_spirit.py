@@ -20,7 +20,8 @@ import pytest
 
 from tests.unit.fakeweb import FakeWeb, Reply
 from worker.forums.extract import author_text
-from worker.forums.polite import MemoryBackend, Politeness
+from worker.forums.polite import Politeness
+from worker.forums.politestate import MemoryBackend
 from worker.forums.profile import ProfileClient, load_profile, parse_topic_page, profile_from_mapping
 
 SPIRIT = Path(__file__).resolve().parents[1] / "fixtures" / "spirit"

@@ -9,7 +9,7 @@ the store's failures by the names below, so neither imports ``redis`` nor a Redi
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -22,7 +22,8 @@ from worker.adapters.redis.masters import MasterAccounts
 from worker.adapters.redis.queries import RedisQueries
 from worker.adapters.redis.text import TextRedis
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
-from worker.config.settings import ConfigError, ForumSettings, Settings
+from worker.config.forums import ForumSettings
+from worker.config.settings import ConfigError, Settings
 from worker.forums.base import ForumPort
 from worker.ports.gamestate import GameState
 from worker.ports.keystore import KeystoreError, KeystorePort
@@ -30,6 +31,9 @@ from worker.ports.queries import ForumHealthRead, GameQueries
 from worker.service import Services, utc_now
 from worker.service.health import MemoryHealthBook, RedisHealthBook
 from worker.service.table import Table
+
+if TYPE_CHECKING:
+    from worker.forums.polite import Politeness
 
 log = logging.getLogger(__name__)
 
@@ -143,25 +147,12 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None, backen
         ValueError: unknown forum kind (settings validation normally catches it first).
         ProfileError: kind ``profile`` with a profile that cannot be loaded.
     """
-    from worker.forums.polite import Politeness, RedisBackend
-
     problem = fs.credentials_problem()
     if problem:
         raise ConfigError(problem)
 
     ua = USER_AGENT.format(contact=contact_url)
-    store = RedisBackend(redis) if redis is not None else backend
-    polite = (Politeness(store, fs.name, min_interval=fs.request_interval,
-                         revalidate_after=max(600.0, 10 * fs.poll_interval))
-              if store is not None else None)
-    if polite is not None:
-        from worker.forums.polite import credentials_fingerprint
-
-        polite.credentials = credentials_fingerprint(polite.host_of(fs.base_url), fs.username,
-                                                     fs.password or fs.api_key or "")
-        if polite.new_credentials(fs.base_url):  # the password was fixed: try it now
-            log.warning("forum %s: the credentials changed since the bot's login was refused; "
-                        "the login backoff is lifted", fs.name)
+    polite = _politeness(fs, redis, backend)
     if fs.kind == "flaskbb":
         from worker.forums.flaskbb import FlaskBBClient
 
@@ -187,6 +178,26 @@ def make_forum(fs: ForumSettings, *, contact_url: str, redis: Any = None, backen
                              timeout=fs.timeout, user_agent=ua, name=fs.name, polite=polite,
                              flood_interval=fs.flood_interval)
     raise ValueError(f"unknown forum kind {fs.kind!r}")
+
+
+def _politeness(fs: ForumSettings, redis: Any, backend: Any) -> Politeness | None:
+    """The forum's politeness layer on ``redis`` (else on ``backend``; neither: None), told
+    the bot's credentials; a backoff left by a refused login with other credentials is lifted
+    (the password was fixed: try it now)."""
+    from worker.forums.polite import Politeness, credentials_fingerprint
+    from worker.forums.politestate import RedisBackend
+
+    store = RedisBackend(redis) if redis is not None else backend
+    if store is None:
+        return None
+    polite = Politeness(store, fs.name, min_interval=fs.request_interval,
+                        revalidate_after=max(600.0, 10 * fs.poll_interval))
+    polite.credentials = credentials_fingerprint(polite.host_of(fs.base_url), fs.username,
+                                                 fs.password or fs.api_key or "")
+    if polite.new_credentials(fs.base_url):
+        log.warning("forum %s: the credentials changed since the bot's login was refused; "
+                    "the login backoff is lifted", fs.name)
+    return polite
 
 
 def make_keystore(settings: Settings, client: Any = None, *, with_secrets: bool = True) -> KeystorePort:

@@ -8,7 +8,8 @@ it, not what Narrador is.
   backoff, the worker's heartbeat as its health check).
 - :mod:`worker.devtools.up` -- ``narrador up``: Redis, worker, beat and web together.
 - :mod:`worker.devtools.localforum` -- a real FlaskBB forum on loopback for the demo and the
-  end-to-end tests (its own venv).
+  end-to-end tests, in its own venv (:mod:`worker.devtools.flaskbbvenv`: the interpreter and
+  the install; :mod:`worker.devtools.flaskbbpatches`: the two patches of FlaskBB 2.2.0).
 - :mod:`worker.devtools.demo` -- ``narrador demo``.
 
 The runtime -- the Celery app and its tasks, the services, the forum adapters, the web app --

@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import record as records
-from worker.config.settings import load_settings
-from worker.devtools.localforum import ADMIN, BOT, PLAYER, LocalForum, LocalForumError
+from worker.config.settings import Settings, load_settings
+from worker.devtools.flaskbbvenv import LocalForumError
+from worker.devtools.localforum import ADMIN, BOT, PLAYER, LocalForum
 from worker.devtools.redisproc import EmbeddedRedisError
-from worker.devtools.up import InstanceLock, StartupError, check_bind, narrador_running
+from worker.devtools.up import InstanceLock, Running, StartupError, check_bind, narrador_running
 from worker.forums.base import ForumError
 from worker.forums.flaskbb import FlaskBBClient
 
@@ -287,29 +288,11 @@ def _run_demo(instance: Path, *, bind: str, exit_when_done: bool, timeout: float
         try:
             report = _play(forum, settings, running.web_url, timeout, say, thread=thread)
             demo_master(running.redis_url)
-            say("")
-            say(f"Thread: {report.thread_url}")
-            say(f"Audit:  {report.audit_url} (log in as {DEMO_MASTER[0]} / {DEMO_MASTER[1]})")
-            for ids in report.rolls.values():
-                for rid in ids:
-                    say(f"Roll:   {running.web_url}/v/{rid}")
-            if report.problems:
-                say("PROBLEMS:")
-                for p in report.problems:
-                    say(f"  - {p}")
-            else:
-                say("All checks passed: 3 rolls, signatures verify, dice re-evaluate, the quoted tag was not rolled.")
+            _say_report(report, running.web_url, say)
             if exit_when_done or not report.ok:
                 return 0 if report.ok else 1
             say("Narrador keeps polling. Press Ctrl-C to stop the forum and every Narrador process.")
-            from worker.adapters.redis.url import redis_client
-            from worker.devtools.up import Watch
-
-            watch_client = redis_client(running.redis_url, timeout=3.0)
-            try:
-                code = running.group.wait(stop_when=Watch(watch_client, list(settings.forums), running.embedded))
-            finally:
-                watch_client.close()
+            code = _keep_running(running, settings)
             say("Stopping...")
             return code
         except KeyboardInterrupt:
@@ -320,6 +303,35 @@ def _run_demo(instance: Path, *, bind: str, exit_when_done: bool, timeout: float
     finally:
         forum.stop()
 
+
+def _say_report(report: DemoReport, web_url: str, say: Callable[..., None]) -> None:
+    """Print where the demo's thread, audit page and rolls are, and its problems (or that
+    every check passed)."""
+    say("")
+    say(f"Thread: {report.thread_url}")
+    say(f"Audit:  {report.audit_url} (log in as {DEMO_MASTER[0]} / {DEMO_MASTER[1]})")
+    for ids in report.rolls.values():
+        for rid in ids:
+            say(f"Roll:   {web_url}/v/{rid}")
+    if report.problems:
+        say("PROBLEMS:")
+        for p in report.problems:
+            say(f"  - {p}")
+    else:
+        say("All checks passed: 3 rolls, signatures verify, dice re-evaluate, the quoted tag was not rolled.")
+
+
+def _keep_running(running: Running, settings: Settings) -> int:
+    """Wait while Narrador keeps polling (as ``narrador up`` does) until a process gives up or
+    the user stops it; the process group's exit code."""
+    from worker.adapters.redis.url import redis_client
+    from worker.devtools.up import Watch
+
+    watch_client = redis_client(running.redis_url, timeout=3.0)
+    try:
+        return running.group.wait(stop_when=Watch(watch_client, list(settings.forums), running.embedded))
+    finally:
+        watch_client.close()
 
 def _play(forum: LocalForum, settings, web_url: str, timeout: float, say,
           thread: tuple[str, str] | None = None) -> DemoReport:

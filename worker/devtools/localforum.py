@@ -4,10 +4,11 @@ FlaskBB needs Python >= 3.12 while Narrador runs on 3.11, so the forum lives in 
 virtual environment in a cache folder (never in Narrador's environment) and runs as a
 subprocess. Three steps, each idempotent:
 
-1. :func:`ensure_installed` finds a suitable interpreter (:func:`find_python`), creates the
-   venv, installs ``flaskbb==2.2.0`` pinned by ``worker/data/flaskbb-constraints.txt``,
-   patches two defects of 2.2.0 (:func:`patch_flaskbb`) and writes a marker so the next call
-   returns at once.
+1. :func:`worker.devtools.flaskbbvenv.ensure_installed` finds a suitable interpreter
+   (:func:`~worker.devtools.flaskbbvenv.find_python`), creates the venv, installs
+   ``flaskbb==2.2.0`` pinned by ``worker/data/flaskbb-constraints.txt``, patches two defects
+   of 2.2.0 (:func:`worker.devtools.flaskbbpatches.patch_flaskbb`) and writes a marker so the
+   next call returns at once.
 2. :meth:`LocalForum.setup` writes a FlaskBB config into a data folder, runs
    ``flaskbb install`` (admin user, category 1, forum 1 "Welcome") and creates member accounts.
 3. :meth:`LocalForum.start` serves it on a free port and waits until it answers;
@@ -20,19 +21,13 @@ Typical use::
 
 The forum is for loopback use only: its accounts have fixed, documented passwords.
 """
-
 from __future__ import annotations
 
-import ast
 import contextlib
-import fcntl
-import hashlib
 import json
 import logging
 import os
-import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -40,47 +35,30 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Self
+
+from worker.devtools.flaskbbvenv import (
+    CLI_TIMEOUT_S,
+    FLASKBB_VERSION,
+    LocalForumError,
+    ensure_installed,
+    run_command,
+    venv_env,
+)
 
 __all__ = [
     "ADMIN",
     "BOT",
-    "FLASKBB_VERSION",
     "PLAYER",
     "ForumAccount",
     "LocalForum",
-    "LocalForumError",
-    "add_postponed_annotations",
-    "default_cache_dir",
-    "ensure_installed",
-    "find_python",
-    "fix_forum_locked_check",
-    "needs_postponed_annotations",
-    "patch_flaskbb",
     "prepare",
 ]
 
 log = logging.getLogger(__name__)
-
-FLASKBB_VERSION = "2.2.0"
-MIN_PYTHON = (3, 12)
-#: Bumped whenever the patches change, so existing installs get rebuilt.
-PATCH_REVISION = 1
-MARKER_NAME = ".narrador-installed.json"
-CONSTRAINTS = "flaskbb-constraints.txt"
-
-PIP_TIMEOUT_S = 900.0
-CLI_TIMEOUT_S = 300.0
-PROBE_TIMEOUT_S = 15.0
-
-
-class LocalForumError(RuntimeError):
-    """Provisioning or running the local FlaskBB forum failed (message says why and what
-    to do)."""
 
 
 @dataclass(frozen=True)
@@ -98,458 +76,6 @@ ADMIN = ForumAccount("admin", "admin-narrador-local", "admin@example.org")
 PLAYER = ForumAccount("jugadora", "jugadora-narrador-local", "jugadora@example.org")
 #: The bot account Narrador replies as.
 BOT = ForumAccount("narrador", "narrador-narrador-local", "narrador@example.org")
-
-
-# --------------------------------------------------------------------------- interpreter
-
-
-def _python_version(exe: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """Return (major, minor) of an interpreter that runs and has ``venv``, else None."""
-    try:
-        out = subprocess.run(
-            [os.fspath(exe), "-c",
-             "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0:
-        return None
-    m = re.fullmatch(r"(\d+)\.(\d+)", out.stdout.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _version_key(path: Path) -> tuple[int, ...]:
-    return tuple(int(x) if x.isdigit() else -1 for x in re.split(r"[.]", path.name))
-
-
-def _pyenv_roots(env: Mapping[str, str]) -> list[Path]:
-    roots: list[Path] = []
-    pyenv = shutil.which("pyenv", path=env.get("PATH"))
-    if pyenv:
-        try:
-            out = subprocess.run([pyenv, "root"], capture_output=True, text=True,
-                                 timeout=PROBE_TIMEOUT_S, check=False)
-            if out.returncode == 0 and out.stdout.strip():
-                roots.append(Path(out.stdout.strip()))
-        except (OSError, subprocess.SubprocessError):
-            pass
-    if env.get("PYENV_ROOT"):
-        roots.append(Path(env["PYENV_ROOT"]))
-    roots.append(Path(env.get("HOME", str(Path.home()))) / ".pyenv")
-    unique: list[Path] = []
-    for r in roots:
-        if r not in unique:
-            unique.append(r)
-    return unique
-
-
-def _candidates(env: Mapping[str, str]) -> Iterator[str]:
-    for name in ("python3.13", "python3.12"):
-        found = shutil.which(name, path=env.get("PATH"))
-        if found:
-            yield found
-    for root in _pyenv_roots(env):
-        versions = root / "versions"
-        if not versions.is_dir():
-            continue
-        for series in ("3.12", "3.13"):
-            # newest patch release first; skip -dev / -rc style names that sort oddly
-            for v in sorted(versions.glob(series + ".*"), key=_version_key, reverse=True):
-                yield str(v / "bin" / f"python{series}")
-    for exe in sorted(Path("/usr/bin").glob("python3.1[2-9]"), key=_version_key):
-        yield str(exe)
-
-
-def find_python(env: Mapping[str, str] | None = None) -> tuple[str, tuple[int, int]]:
-    """Find a Python >= 3.12 (with ``venv``) to run FlaskBB 2.2.0.
-
-    Looks, in order, at ``$NARRADOR_FLASKBB_PYTHON``; ``python3.13`` / ``python3.12`` on
-    ``PATH`` (only if they actually run: pyenv shims often don't); pyenv versions
-    (``pyenv root``, ``$PYENV_ROOT``, ``~/.pyenv``: ``versions/3.12.*`` then ``3.13.*``);
-    ``/usr/bin/python3.1[2-9]``.
-
-    Args:
-        env: environment to read (defaults to ``os.environ``).
-
-    Returns:
-        (path of the interpreter, (major, minor)).
-
-    Raises:
-        LocalForumError: ``$NARRADOR_FLASKBB_PYTHON`` is set but unusable, or nothing found.
-    """
-    env = os.environ if env is None else env
-    forced = env.get("NARRADOR_FLASKBB_PYTHON")
-    if forced:
-        version = _python_version(forced)
-        if version is None or version < MIN_PYTHON:
-            raise LocalForumError(
-                f"NARRADOR_FLASKBB_PYTHON={forced!r} does not run as a Python >= 3.12 "
-                "with the venv module"
-            )
-        return forced, version
-    tried: list[str] = []
-    for exe in _candidates(env):
-        if exe in tried:
-            continue
-        tried.append(exe)
-        version = _python_version(exe)
-        if version is not None and version >= MIN_PYTHON:
-            return exe, version
-    raise LocalForumError(
-        f"FlaskBB {FLASKBB_VERSION} needs Python >= 3.12 and none was found (tried: "
-        + (", ".join(tried) or "nothing")
-        + "). Install one (e.g. `pyenv install 3.12`) or set NARRADOR_FLASKBB_PYTHON "
-        "to its path."
-    )
-
-
-# --------------------------------------------------------------------------- patches
-
-
-def _is_type_checking_test(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "TYPE_CHECKING") or (
-        isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING"
-    )
-
-
-def _has_future_annotations(tree: ast.Module) -> bool:
-    return any(
-        isinstance(n, ast.ImportFrom) and n.module == "__future__"
-        and any(a.name == "annotations" for a in n.names)
-        for n in tree.body
-    )
-
-
-def needs_postponed_annotations(source: str) -> bool:
-    """True if a module evaluates, at import time, an annotation naming something it only
-    imports under ``if TYPE_CHECKING:`` (a function parameter / return annotation or an
-    annotated assignment), and does not already have ``from __future__ import
-    annotations``. Such a module raises ``NameError`` when imported.
-
-    Args:
-        source: Python source text.
-
-    Raises:
-        SyntaxError: the source does not parse.
-    """
-    tree = ast.parse(source)
-    if _has_future_annotations(tree):
-        return False
-    hidden: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _is_type_checking_test(node.test):
-            for stmt in node.body:
-                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                    hidden.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-    if not hidden:
-        return False
-    for node in ast.walk(tree):
-        annotations: list[ast.expr] = []
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a = node.args
-            params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
-            params += [p for p in (a.vararg, a.kwarg) if p is not None]
-            annotations += [p.annotation for p in params if p.annotation is not None]
-            if node.returns is not None:
-                annotations.append(node.returns)
-        elif isinstance(node, ast.AnnAssign):
-            annotations.append(node.annotation)
-        for ann in annotations:
-            if any(isinstance(n, ast.Name) and n.id in hidden for n in ast.walk(ann)):
-                return True
-    return False
-
-
-def add_postponed_annotations(source: str) -> str:
-    """Return ``source`` with ``from __future__ import annotations`` as its first statement
-    (after the shebang / encoding comments and the module docstring). Unchanged if the
-    import is already there.
-
-    Raises:
-        SyntaxError: the source does not parse (before or after the change).
-    """
-    tree = ast.parse(source)
-    if _has_future_annotations(tree):
-        return source
-    lines = source.splitlines(keepends=True)
-    first = tree.body[0] if tree.body else None
-    if (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Constant)
-        and isinstance(first.value.value, str)
-    ):
-        insert_at = first.end_lineno or 0  # after the docstring's last line
-    else:
-        # after leading comment / blank lines (shebang, coding line, license header)
-        insert_at = 0
-        while insert_at < len(lines) and lines[insert_at].lstrip().startswith(("#", "\n")):
-            insert_at += 1
-        if first is not None:
-            insert_at = min(insert_at, first.lineno - 1)
-    if insert_at and not lines[insert_at - 1].endswith("\n"):
-        lines[insert_at - 1] += "\n"
-    lines.insert(insert_at, "from __future__ import annotations\n")
-    patched = "".join(lines)
-    ast.parse(patched)
-    return patched
-
-
-_LOCKED_CALL = "self._is_forum_locked()"
-
-
-def fix_forum_locked_check(source: str) -> str:
-    """Fix FlaskBB 2.2.0's inverted ``ForumNotLocked.fulfill`` in
-    ``flaskbb/utils/requirements.py``: it returns ``self._is_forum_locked()`` so members may
-    only open topics in *locked* forums. Returns the source with that return statement
-    negated; unchanged if already fixed.
-
-    Raises:
-        LocalForumError: the class, method or its single return statement is not where
-            FlaskBB 2.2.0 has them (a different FlaskBB: refuse to guess).
-    """
-    tree = ast.parse(source)
-    cls = next((n for n in tree.body
-                if isinstance(n, ast.ClassDef) and n.name == "ForumNotLocked"), None)
-    method = cls and next((n for n in cls.body
-                           if isinstance(n, ast.FunctionDef) and n.name == "fulfill"), None)
-    if method is None:
-        raise LocalForumError("ForumNotLocked.fulfill not found in flaskbb/utils/requirements.py")
-    returns = [n for n in ast.walk(method) if isinstance(n, ast.Return)]
-    if len(returns) != 1 or returns[0].value is None:
-        raise LocalForumError("ForumNotLocked.fulfill does not have the expected single return")
-    value = returns[0].value
-    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
-        return source  # already fixed
-    if ast.unparse(value) != _LOCKED_CALL or value.lineno != value.end_lineno:
-        raise LocalForumError(
-            f"ForumNotLocked.fulfill returns {ast.unparse(value)!r}, expected {_LOCKED_CALL!r}"
-        )
-    lines = source.splitlines(keepends=True)
-    i = value.lineno - 1
-    line = lines[i]
-    # col offsets are in UTF-8 bytes; the line is ASCII in FlaskBB, but be exact anyway
-    raw = line.encode("utf-8")
-    start, end = value.col_offset, value.end_col_offset or 0
-    lines[i] = (raw[:start] + b"not " + raw[start:end] + raw[end:]).decode("utf-8")
-    patched = "".join(lines)
-    ast.parse(patched)
-    return patched
-
-
-def patch_flaskbb(package_dir: Path) -> list[str]:
-    """Apply both 2.2.0 fixes to an installed ``flaskbb`` package folder, in place.
-
-    Every module that needs postponed annotations (see :func:`needs_postponed_annotations`)
-    gets them; ``utils/requirements.py`` gets :func:`fix_forum_locked_check`. Idempotent.
-
-    Args:
-        package_dir: the ``.../site-packages/flaskbb`` folder.
-
-    Returns:
-        the paths (relative to ``package_dir``) of the files changed by this call.
-
-    Raises:
-        LocalForumError: the package does not look like FlaskBB 2.2.0.
-    """
-    changed: list[str] = []
-    files = sorted(package_dir.rglob("*.py"))
-    if len(files) > 2000:  # bounded: FlaskBB has ~150 modules
-        raise LocalForumError(f"{package_dir} has {len(files)} modules; is it FlaskBB?")
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        new = text
-        if "TYPE_CHECKING" in text and needs_postponed_annotations(text):
-            new = add_postponed_annotations(text)
-        if path == package_dir / "utils" / "requirements.py":
-            new = fix_forum_locked_check(new)
-        if new != text:
-            path.write_text(new, encoding="utf-8")
-            changed.append(str(path.relative_to(package_dir)))
-    if not (package_dir / "utils" / "requirements.py").is_file():
-        raise LocalForumError(f"{package_dir}/utils/requirements.py is missing")
-    return changed
-
-
-# --------------------------------------------------------------------------- install
-
-_IMPORT_ALL = r"""
-import importlib, pkgutil, sys, flaskbb
-bad = []
-for info in pkgutil.walk_packages(flaskbb.__path__, "flaskbb."):
-    if ".migrations." in info.name or info.name.endswith(".migrations"):
-        continue
-    try:
-        importlib.import_module(info.name)
-    except Exception as exc:
-        bad.append(f"{info.name}: {exc!r}")
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
-"""
-
-
-def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The folder for FlaskBB venvs: ``$NARRADOR_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/narrador``, else ``~/.cache/narrador``."""
-    env = os.environ if env is None else env
-    if env.get("NARRADOR_CACHE_DIR"):
-        return Path(env["NARRADOR_CACHE_DIR"]).expanduser()
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]).expanduser() / "narrador"
-    return Path.home() / ".cache" / "narrador"
-
-
-def _constraints_text() -> str:
-    return resources.files("worker").joinpath("data", CONSTRAINTS).read_text(encoding="utf-8")
-
-
-def _run(cmd: list[str], *, timeout: float, env: Mapping[str, str] | None = None,
-         cwd: Path | None = None, what: str) -> subprocess.CompletedProcess[str]:
-    """Run a command, capture output; raise LocalForumError on failure or timeout."""
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              env=dict(env) if env is not None else None, cwd=cwd,
-                              check=False, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        raise LocalForumError(f"{what} took longer than {timeout:.0f} s") from exc
-    except OSError as exc:
-        raise LocalForumError(f"{what} could not start: {exc}") from exc
-    if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr)[-3000:]
-        raise LocalForumError(f"{what} failed (exit {proc.returncode}):\n{tail}")
-    return proc
-
-
-def _venv_env(venv: Path) -> dict[str, str]:
-    """Environment for FlaskBB commands: its venv's bin first on PATH (it calls pybabel)."""
-    env = dict(os.environ)
-    env["PATH"] = str(venv / "bin") + os.pathsep + env.get("PATH", "")
-    env["VIRTUAL_ENV"] = str(venv)
-    for key in ("PYTHONPATH", "PYTHONHOME", "FLASK_APP", "FLASK_DEBUG"):
-        env.pop(key, None)
-    # FLASKBB_* variables override FlaskBB's config: keep ours in charge
-    for key in [k for k in env if k.startswith("FLASKBB_")]:
-        env.pop(key)
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    return env
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path, timeout: float) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise LocalForumError(f"another process holds {path} for too long") from None
-                time.sleep(0.5)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _marker(python: str, version: tuple[int, int]) -> dict[str, object]:
-    return {
-        "flaskbb": FLASKBB_VERSION,
-        "python": python,
-        "python_version": f"{version[0]}.{version[1]}",
-        "constraints_sha256": hashlib.sha256(_constraints_text().encode()).hexdigest(),
-        "patch_revision": PATCH_REVISION,
-    }
-
-
-def _read_marker(venv: Path) -> dict[str, object] | None:
-    try:
-        return json.loads((venv / MARKER_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def ensure_installed(venv_dir: str | os.PathLike[str] | None = None, *,
-                     python: str | None = None, quiet: bool = True,
-                     progress: Callable[[str], None] | None = None) -> Path:
-    """Make sure a patched FlaskBB 2.2.0 venv exists; return its folder.
-
-    Fast (one file read) when the marker of a finished install matches. Otherwise, under a
-    file lock (safe with concurrent callers): remove any half-built venv, create it with the
-    interpreter from :func:`find_python` (or ``python``), ``pip install flaskbb==2.2.0``
-    constrained by the committed constraints file, :func:`patch_flaskbb`, compile its
-    translations, import every FlaskBB module to prove the patches, write the marker.
-    Takes about 20-30 s with a warm pip cache; needs the package index.
-
-    Args:
-        venv_dir: where the venv goes; default ``$NARRADOR_FLASKBB_VENV`` or
-            ``<default_cache_dir()>/flaskbb-2.2.0-py3.X``.
-        python: interpreter to use instead of searching.
-        quiet: log progress at DEBUG instead of INFO.
-        progress: also called with each progress line (e.g. ``click.echo``).
-
-    Raises:
-        LocalForumError: no interpreter, pip failure, patch or import check failure.
-    """
-    def say(msg: str, *args: object) -> None:
-        log.log(logging.DEBUG if quiet else logging.INFO, msg, *args)
-        if progress is not None:
-            progress(msg % args)
-
-    if python is None:
-        python, version = find_python()
-    else:
-        v = _python_version(python)
-        if v is None or v < MIN_PYTHON:
-            raise LocalForumError(f"{python} is not a usable Python >= 3.12")
-        version = v
-    if venv_dir is None:
-        venv_dir = os.environ.get("NARRADOR_FLASKBB_VENV") or (
-            default_cache_dir() / f"flaskbb-{FLASKBB_VERSION}-py{version[0]}.{version[1]}"
-        )
-    venv = Path(venv_dir).expanduser().absolute()
-    wanted = _marker(python, version)
-    wanted_cmp = {k: v for k, v in wanted.items() if k != "python"}
-
-    def ready() -> bool:
-        found = _read_marker(venv)
-        return found is not None and {k: v for k, v in found.items() if k != "python"} == (
-            wanted_cmp) and (venv / "bin" / "flaskbb").exists() and (
-            venv / "bin" / "python").exists()  # False when its interpreter was removed
-
-    if ready():
-        return venv
-    with _file_lock(venv.with_name(venv.name + ".lock"), timeout=PIP_TIMEOUT_S * 2):
-        if ready():  # someone else finished while we waited
-            return venv
-        started = time.monotonic()
-        if venv.exists():
-            say("removing incomplete or outdated FlaskBB venv %s", venv)
-            shutil.rmtree(venv)
-        say("creating FlaskBB venv %s with %s", venv, python)
-        _run([python, "-m", "venv", str(venv)], timeout=CLI_TIMEOUT_S, what="python -m venv")
-        env = _venv_env(venv)
-        vpy = str(venv / "bin" / "python")
-        constraints = venv / "constraints.txt"
-        constraints.write_text(_constraints_text(), encoding="utf-8")
-        say("installing flaskbb==%s (about 20 s)", FLASKBB_VERSION)
-        _run([vpy, "-m", "pip", "install", "--quiet", f"flaskbb=={FLASKBB_VERSION}",
-              "-c", str(constraints)], timeout=PIP_TIMEOUT_S, env=env,
-             what=f"pip install flaskbb=={FLASKBB_VERSION}")
-        spec = _run([vpy, "-c", ("import importlib.util as u; "
-                     "print(u.find_spec('flaskbb').submodule_search_locations[0])")],
-                    timeout=CLI_TIMEOUT_S, env=env, what="locating flaskbb")
-        package_dir = Path(spec.stdout.strip())
-        changed = patch_flaskbb(package_dir)
-        say("patched %s", ", ".join(changed) or "nothing")
-        _run([str(venv / "bin" / "pybabel"), "compile", "-d", str(package_dir / "translations")],
-             timeout=CLI_TIMEOUT_S, env=env, what="pybabel compile")
-        _run([vpy, "-c", _IMPORT_ALL], timeout=CLI_TIMEOUT_S, env=env,
-             what="importing every FlaskBB module after patching")
-        (venv / MARKER_NAME).write_text(json.dumps(wanted, indent=2), encoding="utf-8")
-        say("FlaskBB ready in %.1f s", time.monotonic() - started)
-    return venv
 
 
 # --------------------------------------------------------------------------- the forum
@@ -668,7 +194,7 @@ class LocalForum:
         venv = self.ensure_installed()
         cmd = [str(venv / "bin" / "flaskbb"), "--config", str(self.config_path),
                "--instance", str(self.data_dir / "instance"), *args]
-        return _run(cmd, timeout=CLI_TIMEOUT_S, env=_venv_env(venv), cwd=self.data_dir,
+        return run_command(cmd, timeout=CLI_TIMEOUT_S, env=venv_env(venv), cwd=self.data_dir,
                     what=what)
 
     def setup(self, users: Iterable[ForumAccount] = (PLAYER, BOT), *,
@@ -737,7 +263,7 @@ class LocalForum:
             with open(self.log_path, "ab") as logf:
                 self._proc = subprocess.Popen(
                     cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    cwd=self.data_dir, env=_venv_env(venv), start_new_session=True,
+                    cwd=self.data_dir, env=venv_env(venv), start_new_session=True,
                 )
             try:
                 self._wait_ready(timeout)

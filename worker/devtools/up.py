@@ -323,15 +323,7 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
     lock = InstanceLock(settings.instance_dir).acquire()  # before the port: a second run is named as such
     try:
         check_bind(bind)
-        embedded = None
-        redis_url = settings.redis_url
-        if not redis_url:
-            embedded = EmbeddedRedis(settings.instance_dir / "redis").start()
-            redis_url = embedded.url
-        else:
-            problem = redis_problem(redis_url)
-            if problem:
-                raise StartupError(f"{problem}: check REDIS_URL / redis_url, or leave it empty for an embedded Redis")
+        redis_url, embedded = _redis_of(settings)
     except BaseException:
         lock.release()
         raise
@@ -366,6 +358,23 @@ def narrador_running(settings: Settings, *, bind: str, config_path: str | None,
         lock.release()
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
+
+
+def _redis_of(settings: Settings) -> tuple[str, EmbeddedRedis | None]:
+    """The Redis Narrador's processes use: ``(its URL, the embedded Redis started for it, or
+    None for the configured one)``.
+
+    Raises:
+        EmbeddedRedisError: the embedded Redis could not start.
+        StartupError: the configured Redis does not answer.
+    """
+    if not settings.redis_url:
+        embedded = EmbeddedRedis(settings.instance_dir / "redis").start()
+        return embedded.url, embedded
+    problem = redis_problem(settings.redis_url)
+    if problem:
+        raise StartupError(f"{problem}: check REDIS_URL / redis_url, or leave it empty for an embedded Redis")
+    return settings.redis_url, None
 
 
 class Watch:

@@ -142,7 +142,7 @@ class GameStateSettings:
 
 class HasStateTable(Protocol):
     """What :func:`state_settings_for` reads of a game's settings
-    (``worker.config.settings.GameSettings``): its ``[games.<id>.state]`` table.  A protocol,
+    (``worker.config.games.GameSettings``): its ``[games.<id>.state]`` table.  A protocol,
     so the port does not import the configuration that validates against it."""
 
     @property
@@ -150,7 +150,7 @@ class HasStateTable(Protocol):
 
 
 def state_settings_for(game_settings: HasStateTable) -> GameStateSettings:
-    """The :class:`GameStateSettings` of a ``worker.config.settings.GameSettings`` (its ``state``
+    """The :class:`GameStateSettings` of a ``worker.config.games.GameSettings`` (its ``state``
     mapping; defaults when the attribute is missing or empty)."""
     return GameStateSettings.from_mapping(getattr(game_settings, "state", None) or {})
 

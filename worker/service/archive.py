@@ -35,20 +35,20 @@ it) and ``nr:game:{<game>}:archive:dirty`` (set of days to write again).
 
 The archive holds the full records of secret rolls not revealed yet: keep it as private
 as a Redis backup.
+
+This module writes the lines (:func:`export_lines`) and runs the beat job (:func:`archive_tick`);
+reading them back and importing them is :mod:`worker.service.archive_import`, the folder and
+the bucket :mod:`worker.service.archive_targets`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from core import calendar
 from core import record as records
@@ -58,9 +58,7 @@ from worker.adapters.redis.store import (
     archive_dirty_key,
     archive_state_key,
     decode_envelope,
-    encode_envelope,
     game_rolls_key,
-    roll_index_keys,
     roll_key_name,
 )
 
@@ -68,23 +66,20 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from worker.adapters.redis.text import TextRedis
-    from worker.config.settings import GameSettings, Settings
-    from worker.ports.keystore import KeystorePort
+    from worker.config.games import GameSettings
+    from worker.config.settings import Settings
+    from worker.service.archive_targets import ArchiveTarget
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "ArchiveEntry",
     "ArchiveError",
-    "FolderArchive",
-    "ImportReport",
-    "S3Archive",
+    "archive_game",
     "archive_line",
-    "archive_target",
     "archive_tick",
+    "day_scores",
     "export_lines",
-    "import_entries",
-    "read_archive",
+    "last_closed_day",
 ]
 
 #: Bound on one archive line, characters (a record is ~1.5 KB).
@@ -169,382 +164,6 @@ def export_lines(r: Any, game: str, *, since: date | None = None, sealer: Sealer
         for line in _lines_for(r, scored, sealer):
             if since is None or json.loads(line)["envelope"]["record"]["game_day"] >= since.isoformat():
                 yield line
-
-
-# --------------------------------------------------------------------------- reading back
-
-
-@dataclass(frozen=True)
-class ArchiveEntry:
-    """One verified archive line.
-
-    Attributes:
-        envelope: the signed record envelope.
-        stored_ms: its score in the game's roll indexes.
-        revealed: the reveal fields (``at``, ``by``, ``how``) of a revealed secret roll whose
-            seal verified (``core.record.reveal``), else ``None``.
-        where: ``"<file>:<line>"`` it came from.
-        unproved_reveal: the line claimed a reveal without a seal that verifies: not taken.
-    """
-
-    envelope: dict[str, Any]
-    stored_ms: int
-    revealed: dict[str, str] | None
-    where: str
-    unproved_reveal: bool = False
-
-    @property
-    def roll_id(self) -> str:
-        """The record's roll id."""
-        return str(self.envelope["record"]["roll_id"])
-
-
-def _parse_line(text: str) -> tuple[dict[str, Any], int, dict[str, str] | None]:
-    """``(envelope, stored_ms, revealed)`` of one line; ValueError saying what is wrong."""
-    if len(text) > MAX_LINE:
-        raise ValueError(f"line longer than {MAX_LINE} characters")
-    try:
-        data = json.loads(text)
-    except RecursionError:  # deeper than Python's parser goes (100,000 "[")
-        raise ValueError("JSON nested too deeply") from None
-    except ValueError as exc:
-        raise ValueError(f"not JSON ({exc.args[0] if exc.args else exc})") from None
-    if not isinstance(data, dict) or set(data) != {"envelope", "revealed", "stored_ms"}:
-        raise ValueError("not an archive line (expected the keys envelope, revealed, stored_ms)")
-    envelope, stored_ms, revealed = data["envelope"], data["stored_ms"], data["revealed"]
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("record"), dict):
-        raise ValueError("envelope: expected {record, signature, key_id}")
-    if isinstance(stored_ms, bool) or not isinstance(stored_ms, int) or not 0 <= stored_ms < 2**53:
-        raise ValueError("stored_ms: expected a non-negative integer")
-    if revealed is not None:
-        if (not isinstance(revealed, dict) or not set(revealed) <= set(_REVEAL_FIELDS) or "by" not in revealed
-                or not all(isinstance(v, str) and 0 < len(v) <= 200 for v in revealed.values())):
-            raise ValueError("revealed: expected null or {by, at, how, seal, seal_key} strings")
-        if not (envelope["record"].get("flags") or {}).get("secret"):
-            raise ValueError("revealed: only a secret roll is revealed")
-    return envelope, stored_ms, revealed
-
-
-class _Checker:
-    """Verifies envelopes against the published keys, seeds and day entries, cached per day."""
-
-    def __init__(self, public_keys: Mapping[str, Any], vrf_keys: Mapping[str, bytes],
-                 keystore: KeystorePort | None) -> None:
-        self.public_keys, self.vrf_keys, self.keystore = public_keys, vrf_keys, keystore
-        self._days: dict[str, dict[str, Mapping[str, Any]]] = {}
-        self._seeds: dict[tuple[str, str], bytes | None] = {}
-
-    def _published(self, game: str, day: str) -> Mapping[str, Any] | None:
-        if self.keystore is None:
-            return None
-        if game not in self._days:
-            try:
-                self._days[game] = {str(e["day"]): e for e in self.keystore.commitments(game)}
-            except NarradorError:
-                self._days[game] = {}
-        return self._days[game].get(day)
-
-    def _seed(self, game: str, day: str) -> bytes | None:
-        if self.keystore is None or not _DAY.fullmatch(day):
-            return None
-        if (game, day) not in self._seeds:
-            try:
-                self._seeds[game, day] = self.keystore.revealed_seed(game, date.fromisoformat(day))
-            except (NarradorError, ValueError):
-                self._seeds[game, day] = None
-        return self._seeds[game, day]
-
-    def problem(self, envelope: Mapping[str, Any]) -> str | None:
-        """Why the envelope must not be imported, or ``None`` when every check made holds."""
-        record = envelope.get("record") or {}
-        game, day = str(record.get("game", "")), str(record.get("game_day", ""))
-        try:
-            report = records.verify_signed(
-                envelope, self.public_keys, seed=self._seed(game, day), recompute=records.recompute_with_rules,
-                vrf_keys=self.vrf_keys, published_day=self._published(game, day))
-        except NarradorError as exc:
-            return str(exc)
-        if report.ok:
-            return None
-        failed = report.failures or tuple(c for c in report.checks if c.name == "signature")
-        return "; ".join(f"{c.name}: {c.reason}" for c in failed) or "the signature was not checked"
-
-
-def read_archive(paths: Iterable[str | os.PathLike[str]], *, public_keys: Mapping[str, Any],
-                 vrf_keys: Mapping[str, bytes], keystore: KeystorePort | None = None) -> list[ArchiveEntry]:
-    """Read and verify archive files; every entry, in file order.
-
-    Args:
-        paths: archive files (a folder stands for its ``*.jsonl`` files, sorted, recursively).
-        public_keys / vrf_keys: the published keys (``/keys``) to verify signatures and proofs.
-        keystore: when given, its revealed seeds check the dice and its published day
-            entries (``/seeds``) the commitment and VRF key of each record's day.
-
-    Raises:
-        ArchiveError: a file cannot be read, or any line fails (``problems`` lists each,
-            ``"<file>:<line>: <reason>"``; nothing should be imported then).
-    """
-    from core.record.reveal import reveal_seal_ok
-
-    checker = _Checker(public_keys, vrf_keys, keystore)
-    entries: list[ArchiveEntry] = []
-    problems: list[str] = []
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        files += sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
-    for path in files:
-        try:
-            handle = path.open(encoding="utf-8")
-        except OSError as exc:
-            raise ArchiveError(f"cannot read {path}: {exc.strerror or exc}") from None
-        with handle:
-            try:
-                for number, text in enumerate(handle, start=1):
-                    if number > MAX_LINES:
-                        raise ArchiveError(f"{path}: more than {MAX_LINES} lines")
-                    if not text.strip():
-                        continue
-                    where = f"{path}:{number}"
-                    try:
-                        envelope, stored_ms, revealed = _parse_line(text)
-                    except ValueError as exc:
-                        problems.append(f"{where}: {exc}")
-                        continue
-                    reason = checker.problem(envelope)
-                    if reason:
-                        problems.append(f"{where}: roll {record_id(envelope)}: {reason}")
-                        continue
-                    proved = revealed is not None and reveal_seal_ok(
-                        revealed, record_id(envelope), records.record_hash(envelope["record"]), public_keys)
-                    reveal: dict[str, str] | None = None
-                    if proved and revealed:
-                        reveal = {k: revealed[k] for k in ("at", "by", "how") if k in revealed}
-                    entries.append(ArchiveEntry(envelope, stored_ms, reveal, where,
-                                                unproved_reveal=revealed is not None and not proved))
-            except UnicodeDecodeError:
-                raise ArchiveError(f"{path}: not UTF-8 text") from None
-    if problems:
-        shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
-        raise ArchiveError(f"{len(problems)} line(s) refused (tampered or not Narrador records): "
-                           "nothing imported", shown)
-    return entries
-
-
-def record_id(envelope: Mapping[str, Any]) -> str:
-    """The roll id an envelope claims (for messages), or ``?``."""
-    return str((envelope.get("record") or {}).get("roll_id", "?"))[:64]
-
-
-@dataclass
-class ImportReport:
-    """What :func:`import_entries` did.
-
-    Attributes:
-        added: records written (they were not in Redis).
-        same: records already in Redis exactly as archived.
-        kept: records in Redis that differ from the archive (Redis's copy is kept: it is
-            the live one; both are signed).
-        reveals: reveals written.
-        unproved: where the lines whose reveal was not taken are (no seal, or a seal that
-            does not verify: the roll stays secret).
-        roll_ids: the ids of the records added.
-    """
-
-    added: int = 0
-    same: int = 0
-    kept: int = 0
-    reveals: int = 0
-    unproved: list[str] = field(default_factory=list)
-    roll_ids: list[str] = field(default_factory=list)
-
-
-def import_entries(r: Any, entries: Iterable[ArchiveEntry]) -> ImportReport:
-    """Write verified entries back into Redis: idempotent, never overwriting (see the module).
-
-    For one roll listed several times the last entry is the one imported.
-    """
-    latest: dict[str, ArchiveEntry] = {}
-    for entry in entries:
-        latest.pop(entry.roll_id, None)
-        latest[entry.roll_id] = entry
-    report = ImportReport(unproved=[e.where for e in latest.values() if e.unproved_reveal])
-    todo = list(latest.values())
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start:start + CHUNK]
-        with r.pipeline(transaction=False) as pipe:
-            pipe.mget([roll_key_name(e.roll_id) for e in chunk])
-            for e in chunk:
-                pipe.exists(reveal_key(e.roll_id))
-            existing, *revealed = pipe.execute()
-        with r.pipeline(transaction=True) as pipe:
-            for entry, raw, has_reveal in zip(chunk, existing, revealed, strict=True):
-                if raw is None:
-                    pipe.set(roll_key_name(entry.roll_id), encode_envelope(entry.envelope), nx=True)
-                    for key in roll_index_keys(entry.envelope["record"]):
-                        pipe.zadd(key, {entry.roll_id: entry.stored_ms}, nx=True)
-                    report.added += 1
-                    report.roll_ids.append(entry.roll_id)
-                elif decode_envelope(raw) == entry.envelope:
-                    report.same += 1
-                else:
-                    report.kept += 1
-                if entry.revealed and not has_reveal:
-                    pipe.hset(reveal_key(entry.roll_id), mapping=entry.revealed)
-                    report.reveals += 1
-            pipe.execute()
-    return report
-
-
-# --------------------------------------------------------------------------- targets
-
-
-class ArchiveTarget(Protocol):
-    """Where closed days are archived: one object per game day."""
-
-    def write(self, game: str, day: date, data: bytes) -> None: ...
-    def read(self, game: str, day: date) -> bytes | None: ...
-    def describe(self) -> str: ...
-
-
-def _object_name(game: str, day: date) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", game) or game in {".", ".."}:
-        raise ArchiveError(f"game id not usable as an archive name: {game!r}")
-    return f"{game}/{day.isoformat()}.jsonl"
-
-
-class FolderArchive:
-    """Day files under ``root`` (``<game>/<day>.jsonl``; folders 0700, files 0600), each
-    written to a temporary name, fsynced and renamed into place."""
-
-    def __init__(self, root: Path | str) -> None:
-        self.root = Path(root)
-
-    def describe(self) -> str:
-        """The folder, for messages."""
-        return str(self.root)
-
-    def write(self, game: str, day: date, data: bytes) -> None:
-        """Write one day's file whole.
-
-        Raises:
-            ArchiveError: the folder or the file cannot be written.
-        """
-        path = self.root / _object_name(game, day)
-        try:
-            for folder in (self.root, path.parent):
-                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
-            try:
-                os.fchmod(fd, 0o600)
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-    def read(self, game: str, day: date) -> bytes | None:
-        """The day's file, or ``None``."""
-        try:
-            return (self.root / _object_name(game, day)).read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise ArchiveError(f"cannot read the archive of {game} {day}: {exc.strerror or exc}") from None
-
-
-class S3Archive:
-    """Day objects ``<prefix><game>/<day>.jsonl`` in an S3-compatible bucket (boto3).
-
-    Args:
-        bucket: the bucket's name.
-        prefix: prepended to every object name (e.g. ``narrador/``).
-        client: a boto3 S3 client (built from ``endpoint_url`` and ``region`` when None;
-            credentials from boto3's usual chain: ``AWS_ACCESS_KEY_ID`` /
-            ``AWS_SECRET_ACCESS_KEY``, a profile, an instance role).
-    """
-
-    def __init__(self, bucket: str, *, prefix: str = "", client: Any = None, endpoint_url: str = "",
-                 region: str = "", timeout: float = 30.0) -> None:
-        self.bucket, self.prefix = bucket, prefix
-        if client is None:
-            try:
-                import boto3
-                from botocore.config import Config
-            except ImportError:
-                raise ArchiveError("archive_s3_bucket needs boto3: pip install 'narrador[s3]'") from None
-            client = boto3.client("s3", endpoint_url=endpoint_url or None, region_name=region or None,
-                                  config=Config(connect_timeout=timeout, read_timeout=timeout,
-                                                retries={"max_attempts": 3, "mode": "standard"}))
-        self.client = client
-
-    def describe(self) -> str:
-        """``s3://bucket/prefix``, for messages."""
-        return f"s3://{self.bucket}/{self.prefix}"
-
-    def _key(self, game: str, day: date) -> str:
-        return self.prefix + _object_name(game, day)
-
-    def write(self, game: str, day: date, data: bytes) -> None:
-        """Put one day's object (replacing it).
-
-        Raises:
-            ArchiveError: the bucket refused it or could not be reached.
-        """
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            self.client.put_object(Bucket=self.bucket, Key=self._key(game, day), Body=data,
-                                   ContentType="application/x-ndjson; charset=utf-8")
-        except (BotoCoreError, ClientError) as exc:
-            raise ArchiveError(f"cannot write {self.describe()}{_object_name(game, day)}: {exc}") from None
-
-    def read(self, game: str, day: date) -> bytes | None:
-        """The day's object, or ``None``."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(game, day))["Body"].read()
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-                return None
-            raise ArchiveError(f"cannot read {self.describe()}{_object_name(game, day)}: {exc}") from None
-        except BotoCoreError as exc:
-            raise ArchiveError(f"cannot read {self.describe()}{_object_name(game, day)}: {exc}") from None
-
-    def download(self, folder: Path, games: Iterable[str]) -> list[Path]:
-        """Copy every day object of ``games`` into ``folder/<game>/`` (for ``records import``)."""
-        out = []
-        for game in games:
-            token: dict[str, str] = {}
-            for _ in range(100_000):  # pages of up to 1,000 objects
-                page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=f"{self.prefix}{game}/", **token)
-                for obj in page.get("Contents", []):
-                    name = obj["Key"][len(self.prefix):]
-                    day = name.rsplit("/", 1)[-1].removesuffix(".jsonl")
-                    if _DAY.fullmatch(day):
-                        data = self.read(game, date.fromisoformat(day)) or b""
-                        FolderArchive(folder).write(game, date.fromisoformat(day), data)
-                        out.append(folder / name)
-                if not page.get("IsTruncated"):
-                    break
-                token = {"ContinuationToken": page["NextContinuationToken"]}
-        return out
-
-
-def archive_target(settings: Settings) -> ArchiveTarget | None:
-    """The configured target: S3 when ``archive_s3_bucket`` is set, else the folder
-    (``archive_dir``, default ``<instance_dir>/archive``); ``None`` when ``archive`` is off."""
-    n = settings.narrador
-    if not n.archive:
-        return None
-    if n.archive_s3_bucket:
-        return S3Archive(n.archive_s3_bucket, prefix=n.archive_s3_prefix, endpoint_url=n.archive_s3_endpoint_url,
-                         region=n.archive_s3_region)
-    return FolderArchive(n.archive_dir or Path(n.instance_dir) / "archive")
-
 
 # --------------------------------------------------------------------------- the beat job
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from core import calendar, messages
 from core.post import NoticeClaim
-from worker.config.settings import GameSettings
+from worker.config.games import GameSettings
 from worker.ports import GameState
 from worker.ports.notices import Notice
 from worker.ports.settings import GameStateSettings, state_settings_for
@@ -49,10 +49,11 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
     outlives Redis"."""
     from worker.adapters.redis.gamestate import RedisGameState
     from worker.service import archive
+    from worker.service.archive_targets import archive_target
 
     if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
         return {}
-    return archive.archive_tick(svc.store.r, svc.settings, archive.archive_target(svc.settings), svc.clock(),
+    return archive.archive_tick(svc.store.r, svc.settings, archive_target(svc.settings), svc.clock(),
                                 sealer=svc.keystore.active_signing_key())
 
 

@@ -56,7 +56,8 @@ import requests
 
 from core.i18n import tr, trn
 from core.messages import duration_words
-from worker.config.settings import GameSettings, Settings
+from worker.config.games import GameSettings
+from worker.config.settings import Settings
 from worker.service.health import HealthChange
 
 __all__ = ["RATE_LIMIT", "Notification", "NotifyError", "clear_told", "deliver", "health_notifications",

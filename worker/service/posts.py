@@ -25,7 +25,7 @@ from core.post import NoticeClaim, PostDecision, PostInput, PostQuery, PostStatu
 from core.post.resolve import stunt_credit_for, stunt_lines
 from core.tags import extract_rolls
 from core.tags.model import ParsedTag
-from worker.config.settings import GameSettings
+from worker.config.games import GameSettings
 from worker.forums.base import ForumPost
 from worker.forums.extract import author_text, may_contain_tags
 from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from worker.config.settings import ForumSettings, Settings
+from worker.config.forums import ForumSettings
+from worker.config.settings import Settings
 from worker.forums.base import ForumError, ForumPort
 from worker.ports import GameState
 from worker.ports.health import Direction

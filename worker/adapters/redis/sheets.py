@@ -252,21 +252,8 @@ def adjust(
             pipe.multi()
             pipe.hset(key, "wp_temp", str(new))
             return new
-        tkey = trait_key(field)
-        current = sheet.traits.get(tkey)
-        if current is None and delta is not None:
-            raise StateError(f"{sheet.name} has no trait {field!r}", code="unknown_trait",
-                             trait=field, character=sheet.name)
-        new = (current.rating + delta) if (current and delta is not None) else given
-        if not 0 <= new <= MAX_RATING:
-            raise StateError("rating out of range", code="bad_rating", field=field, value=new,
-                             minimum=0, maximum=MAX_RATING)
-        info = lookup(field)
-        rating = TraitRating(
-            key=tkey, name=current.name if current else (info.es if info else " ".join(field.split())),
-            rating=new, max_rating=current.max_rating if current else (info.max_rating if info else 5),
-            category=current.category if current else (info.category if info else "other"),
-        )
+        rating = _adjusted(sheet, field, delta, given)
+        tkey, new = rating.key, rating.rating
         traits = {k: t.to_dict() for k, t in sheet.traits.items()}
         traits[tkey] = rating.to_dict()
         pipe.multi()
@@ -276,6 +263,31 @@ def adjust(
         return new
 
     return transact(r, [key], fn)
+
+
+def _adjusted(sheet: CharacterSheet, field: str, delta: int | None, given: int) -> TraitRating:
+    """The trait ``field`` of ``sheet`` rated anew: its rating plus ``delta``, or ``given``
+    (a trait the sheet lacks is created, named from the trait table, when it is set).
+
+    Raises:
+        StateError: ``unknown_trait`` (``delta`` on a missing trait), ``bad_rating`` (outside
+            0..:data:`MAX_RATING`).
+    """
+    tkey = trait_key(field)
+    current = sheet.traits.get(tkey)
+    if current is None and delta is not None:
+        raise StateError(f"{sheet.name} has no trait {field!r}", code="unknown_trait",
+                         trait=field, character=sheet.name)
+    new = (current.rating + delta) if (current and delta is not None) else given
+    if not 0 <= new <= MAX_RATING:
+        raise StateError("rating out of range", code="bad_rating", field=field, value=new,
+                         minimum=0, maximum=MAX_RATING)
+    info = lookup(field)
+    return TraitRating(
+        key=tkey, name=current.name if current else (info.es if info else " ".join(field.split())),
+        rating=new, max_rating=current.max_rating if current else (info.max_rating if info else 5),
+        category=current.category if current else (info.category if info else "other"),
+    )
 
 
 _CREDIT = """

@@ -125,9 +125,9 @@ def forum_failure(forum_name: str, exc) -> tuple[str, int]:
 
 
 def _masked(url: str) -> str:
-    from worker.config.settings import _mask_url_password  # the configuration's own masking
+    from worker.config.effective import mask_url_password  # the configuration's own masking
 
-    return _mask_url_password(url)
+    return mask_url_password(url)
 
 
 class NarradorGroup(click.Group):

@@ -32,7 +32,7 @@ def config_check(config: str | None) -> None:
     """
     import tomli_w
 
-    from worker.config.settings import effective_config
+    from worker.config.effective import effective_config
 
     settings = _settings(config, forums=True)
     click.echo(f"# {settings.source or 'no configuration file: environment and defaults only'}")

@@ -46,7 +46,8 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
     Exit code 0 when every part parsed; 2 when any did not (each problem names the profile
     key at fault) or on bad input; 1 when the forum is down (no answer, a timeout, a 5xx).
     """
-    from worker.app.forumcheck import check_files, check_live
+    from worker.app.forumcheck.files import check_files
+    from worker.app.forumcheck.live import check_live
     from worker.forums.base import ForumError
 
     if files and not offline:
@@ -101,7 +102,8 @@ def forum() -> None:
 @forum.command("prepare")
 def forum_prepare() -> None:
     """Install FlaskBB 2.2.0 in its own venv (needs Python >= 3.12 on this machine)."""
-    from worker.devtools.localforum import LocalForumError, prepare
+    from worker.devtools.flaskbbvenv import LocalForumError
+    from worker.devtools.localforum import prepare
 
     try:
         result = prepare(progress=click.echo)

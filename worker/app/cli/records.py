@@ -74,7 +74,8 @@ def records_import(config: str | None, files: tuple[str, ...], public_key: str |
     put the records back in Redis. One bad line: nothing is imported, exit 2. Idempotent."""
     from core.errors import VerificationError
     from worker.app.cli.verify_record import load_public_keys
-    from worker.service.archive import ArchiveError, import_entries, read_archive
+    from worker.service.archive import ArchiveError
+    from worker.service.archive_import import import_entries, read_archive
 
     settings = _settings(config)
     r = _redis_for(settings)
@@ -112,7 +113,8 @@ def records_archive(config: str | None) -> None:
     """Run the archive job now: write every closed game day that needs it."""
     from datetime import datetime
 
-    from worker.service.archive import ArchiveError, archive_target, archive_tick
+    from worker.service.archive import ArchiveError, archive_tick
+    from worker.service.archive_targets import archive_target
 
     settings = _settings(config)
     try:

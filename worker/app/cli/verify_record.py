@@ -16,7 +16,13 @@ from pathlib import Path
 
 from core.derive import SEED_BYTES
 from core.errors import VerificationError
-from core.record import public_keys_from_pem, recompute_with_rules, verify_signed, vrf_key_id_for
+from core.record import (
+    VerificationReport,
+    public_keys_from_pem,
+    recompute_with_rules,
+    verify_signed,
+    vrf_key_id_for,
+)
 
 #: ``narrador verify``'s exit code for a secret roll not revealed yet: not a failure, not a pass.
 EXIT_NOT_REVEALED = 3
@@ -156,6 +162,24 @@ def verify_file(
     Source: issue 5 ("narrador verify ... exits 0 only if everything checked holds");
     issue 19 ("a third party checks a revealed secret roll offline").
     """
+    signed = _load_signed(path)
+    keys, vrf_keys, seed, published, record_hash = _checks_given(
+        signed, public_key_file, seed_hex, seeds_file=seeds_file, vrf_key_hex=vrf_key_hex, record_hash=record_hash)
+    report = verify_signed(signed, keys, seed=seed, recompute=recompute_with_rules, vrf_keys=vrf_keys,
+                           published_day=published, expected_hash=record_hash)
+    lines = [f"roll {report.roll_id}" if report.roll_id else f"record {path}"]
+    lines += report.lines()
+    lines.append(_verdict(report))
+    return report.ok, lines
+
+
+def _load_signed(path: Path | str) -> dict:
+    """The signed envelope in the file at ``path``.
+
+    Raises:
+        VerificationError: unreadable, not JSON, nested too deeply, or not an object.
+        NotRevealed: the public summary of a secret roll not revealed yet.
+    """
     raw = _read(path, "record file")
     try:
         signed = json.loads(raw.decode("utf-8"))
@@ -172,6 +196,18 @@ def verify_file(
                            "RESULT: SECRET, NOT REVEALED YET: only its record hash "
                            f"{str(signed.get('record_hash', '?'))[:64]} is public; once a master reveals it, "
                            "save /v/<roll id>.json again and check that (--record-hash with the reply's hash)"])
+    return signed
+
+
+def _checks_given(signed: dict, public_key_file: Path | str | None, seed_hex: str | None, *,
+                  seeds_file: Path | str | None, vrf_key_hex: str | None, record_hash: str | None
+                  ) -> tuple[dict, dict[str, bytes], bytes | None, dict | None, str | None]:
+    """What :func:`verify_file`'s optional inputs give the checks: ``(signing keys, VRF
+    keys, the day's seed, the day as published, the expected record hash)``.
+
+    Raises:
+        VerificationError: as :func:`verify_file`.
+    """
     keys, vrf_keys = ({}, {}) if public_key_file is None else _public_keys(_read(public_key_file, "key file"))
     if vrf_key_hex is not None:
         raw = _vrf_key(vrf_key_hex)
@@ -187,11 +223,12 @@ def verify_file(
         record_hash = record_hash.strip().lower()
         if not re.fullmatch(r"[0-9a-f]{16,64}", record_hash):
             raise VerificationError("--record-hash must be 16 to 64 hex digits (the hash the reply showed)")
+    return keys, vrf_keys, seed, published, record_hash
 
-    report = verify_signed(signed, keys, seed=seed, recompute=recompute_with_rules, vrf_keys=vrf_keys,
-                           published_day=published, expected_hash=record_hash)
-    lines = [f"roll {report.roll_id}" if report.roll_id else f"record {path}"]
-    lines += report.lines()
+
+def _verdict(report: VerificationReport) -> str:
+    """The ``RESULT:`` line of a report: OK (with what was not checked), NOT VERIFIED or
+    INVALID (naming the failed checks)."""
     if report.ok:
         verdict = "RESULT: OK"
         notes = []
@@ -210,5 +247,4 @@ def verify_file(
         verdict = "RESULT: NOT VERIFIED (signature not checked: pass --public-key with the key from /keys)"
     else:
         verdict = "RESULT: INVALID (" + ", ".join(c.name for c in report.failures) + ")"
-    lines.append(verdict)
-    return report.ok, lines
+    return verdict

@@ -1,5 +1,6 @@
-"""The phpBB 3.3 client (:class:`PhpBBClient`): HTTP, login and posting; what it relies on is
-described in :mod:`worker.forums.phpbb.parse`.
+"""The phpBB 3.3 client (:class:`PhpBBClient`): HTTP, reading and posting (its session and login:
+:mod:`worker.forums.phpbb.session`); what it relies on is described in
+:mod:`worker.forums.phpbb.parse`.
 
 Exactly one reply: the client waits out the form's first second, refetches the form once
 on a refused token, resubmits once from the review screen (neither stored a post), waits
@@ -11,28 +12,15 @@ to its author). The service layer's marker search also covers a reply accepted b
 whose response never arrived.
 """
 
-from __future__ import annotations
-
-import time
-from collections.abc import Callable
 from urllib.parse import urljoin
 
 import requests
 from bs4 import BeautifulSoup
 
-from worker.forums.base import (
-    DEFAULT_USER_AGENT,
-    BoardListing,
-    ForumError,
-    ForumPost,
-    SinglePage,
-    ThreadPage,
-    log_forum_alert,
-)
-from worker.forums.http import HttpClient
+from worker.forums.base import BoardListing, ForumError, ForumPost, SinglePage, ThreadPage
 from worker.forums.paging import MAX_PAGES, PageRead, search_pages
 from worker.forums.phpbb.parse import (
-    FORM_INVALID,
+    PostingForm,
     TopicInfo,
     board_per_page,
     classify_posting_error,
@@ -43,13 +31,12 @@ from worker.forums.phpbb.parse import (
     parse_posting_form,
     parse_topic_page,
 )
-from worker.forums.polite import Politeness
+from worker.forums.phpbb.session import PhpBBSession
 
 __all__ = ["PhpBBClient"]
 
 
-
-class PhpBBClient(HttpClient):
+class PhpBBClient(PhpBBSession):
     """The phpBB 3.3 implementation of :class:`worker.forums.base.ForumPort`.
 
     Args:
@@ -75,91 +62,6 @@ class PhpBBClient(HttpClient):
     Ids: topic ids (``t=``), board ids (``f=``) and post ids (``p=``), strings of digits.
     Every method raises :class:`ForumError` on failure.
     """
-
-    def __init__(self, base_url: str, username: str, password: str,
-                 session: requests.Session | None = None, timeout: float = 10.0,
-                 user_agent: str = DEFAULT_USER_AGENT, *, name: str = "phpbb",
-                 polite: Politeness | None = None, flood_interval: float = 15.0,
-                 max_flood_wait: float = 30.0, use_feed: bool = True,
-                 posts_per_page: int = 10, form_age: float = 1.1,
-                 sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.username = username
-        self._password = password
-        self.session = session if session is not None else requests.Session()
-        self.session.headers["User-Agent"] = user_agent
-        self.timeout = timeout
-        self.name = name
-        self.reply_markup = "bbcode"
-        self.polite = polite
-        self.flood_interval = float(flood_interval)
-        self.max_flood_wait = float(max_flood_wait)
-        self.use_feed = use_feed
-        self.posts_per_page = int(posts_per_page)
-        self.form_age = float(form_age)
-        self.sleep = sleep
-        self.clock = clock
-        self._logged_in = False
-        self._feed_available = True
-        self._last_post_at: float | None = None  # flood guard without polite
-        self._known_per_page: int | None = None
-        self._board_per_page: dict[str, int] = {}
-
-    # ---- transport
-    def _markup(self, exc: ForumError, url: str, **context: object) -> ForumError:
-        exc.url = exc.url or url
-        if exc.reason == "markup":
-            log_forum_alert(self.name, exc, **context)
-        return exc
-
-    def _wait_form_age(self, rendered_at: float) -> None:
-        remaining = rendered_at + self.form_age - self.clock()
-        if remaining > 0:
-            self.sleep(remaining)
-
-    # ---- login
-    def login(self) -> None:
-        """Log in: GET ``ucp.php?mode=login`` (token bound to this session), wait out the
-        form's first second, POST the form.
-
-        Raises:
-            ForumError: ``auth`` (refused credentials, the board's message included),
-                ``csrf`` (token refused), ``markup`` (no login form), transport reasons.
-        """
-        self._logged_in = False
-        page = self._request("GET", "ucp.php?mode=login")
-        rendered_at = self.clock()
-        if is_logged_in(page.text):
-            self._logged_in = True
-            return
-        form = parse_login_form(page.text)
-        if form is None:
-            raise self._markup(ForumError("markup", "login page without a login form"), page.url)
-        action, fields = form
-        fields.update(username=self.username, password=self._password, autologin="on",
-                      login="Login")
-        fields.pop("viewonline", None)
-        self._wait_form_age(rendered_at)
-        resp = self._request("POST", urljoin(page.url, action), data=fields)
-        if resp.status_code >= 400:
-            raise ForumError("http_4xx", "login failed", url=resp.url, status=resp.status_code)
-        if is_logged_in(resp.text):
-            self._logged_in = True
-            if self.polite is not None:
-                self.polite.login_ok(resp.url)
-            return
-        soup = BeautifulSoup(resp.text, "lxml")
-        err = soup.select_one("form#login div.error, div.error")
-        message = err.get_text(" ", strip=True) if err else "login refused"
-        if FORM_INVALID.search(message):
-            raise ForumError("csrf", f"login form refused: {message}", url=resp.url)
-        raise self._login_refused(ForumError("auth", f"{self.username}: {message}", url=resp.url, transient=False))
-
-    def _ensure_login(self) -> None:
-        if not self._logged_in:
-            self.login()
-
     # ---- reading
     def _topic_path(self, thread_id: str, page: int, per_page: int) -> str:
         start = (page - 1) * per_page
@@ -376,7 +278,6 @@ class PhpBBClient(HttpClient):
                                  retry_after=remaining)
             if remaining > 0:
                 self.sleep(remaining)
-
     def _submit(self, form_path: str, what: str, fill: dict[str, str]) -> tuple[str | None, str | None]:
         """Fetch a posting form, fill it, submit it so that at most one post results.
 
@@ -387,21 +288,11 @@ class PhpBBClient(HttpClient):
         page = self._request("GET", form_path)
         while True:
             rendered_at = self.clock()
-            if page.status_code == 404:
-                raise ForumError("not_found", f"{what}: no such topic or board", url=page.url,
-                                 transient=False)
-            form = parse_posting_form(page.text)
-            if form is None:
-                if parse_login_form(page.text) is not None and relogins == 0:
-                    relogins += 1  # the session expired: the page was rendered for a guest
-                    self.login()
-                    page = self._request("GET", form_path)
-                    continue
-                raise ForumError("forbidden", f"{what}: no posting form (locked topic, or the "
-                                 "bot may not post here)", url=page.url, transient=False)
-            if not form.fields.get("form_token") or not form.fields.get("creation_time"):
-                raise self._markup(ForumError("markup", f"{what}: posting form without "
-                                              "form_token/creation_time"), page.url)
+            form = self._posting_form(page, what, may_relogin=relogins == 0)
+            if form is None:  # the session expired: the page was rendered for a guest
+                relogins += 1
+                page = self._relogin(form_path)
+                continue
             fields = dict(form.fields)
             fields.update(fill)
             fields["post"] = "Submit"
@@ -413,8 +304,7 @@ class PhpBBClient(HttpClient):
                 location = resp.headers.get("Location", "")
                 if "mode=login" in location and relogins == 0:
                     relogins += 1
-                    self.login()
-                    page = self._request("GET", form_path)
+                    page = self._relogin(form_path)
                     continue
                 self._last_post_at = self.clock()
                 return parse_posted(location)
@@ -422,18 +312,12 @@ class PhpBBClient(HttpClient):
                 raise ForumError("http_4xx", f"{what} failed", url=resp.url, status=resp.status_code)
             again = parse_posting_form(resp.text)
             if again is None:  # a message page: stored (maybe waiting for approval)
-                topic_id, post_id = parse_posted(resp.text)
-                if post_id or topic_id:
-                    self._last_post_at = self.clock()
-                    return topic_id, post_id
-                if parse_login_form(resp.text) is not None and relogins == 0:
+                posted = self._message_page(resp, what, may_relogin=relogins == 0)
+                if posted is None:
                     relogins += 1
-                    self.login()
-                    page = self._request("GET", form_path)
+                    page = self._relogin(form_path)
                     continue
-                text = " ".join(BeautifulSoup(resp.text, "lxml").get_text(" ").split())[:300]
-                raise ForumError("rejected", f"{what}: unexpected answer: {text}", url=resp.url,
-                                 transient=False)
+                return posted
             if again.review and not again.error and reviews == 0:
                 reviews += 1  # someone posted meanwhile; nothing was stored: submit once more
                 page = resp
@@ -449,6 +333,52 @@ class PhpBBClient(HttpClient):
                                  retry_after=self.flood_interval)
             raise ForumError(reason, f"{what} refused: {again.error or 'the form came back'}",
                              url=resp.url, transient=False)
+
+    def _relogin(self, form_path: str) -> requests.Response:
+        """Log in again (the session was lost) and fetch the form's page anew."""
+        self.login()
+        return self._request("GET", form_path)
+
+    def _posting_form(self, page: requests.Response, what: str, *, may_relogin: bool) -> PostingForm | None:
+        """The page's posting form, with its tokens; None when the page was rendered for a
+        guest (a login form) and the bot may log in again.
+
+        Raises:
+            ForumError: ``not_found`` (404), ``forbidden`` (no form: a locked topic, or the bot
+                may not post here), ``markup`` (a form without its tokens; alert logged).
+        """
+        if page.status_code == 404:
+            raise ForumError("not_found", f"{what}: no such topic or board", url=page.url,
+                             transient=False)
+        form = parse_posting_form(page.text)
+        if form is None:
+            if parse_login_form(page.text) is not None and may_relogin:
+                return None
+            raise ForumError("forbidden", f"{what}: no posting form (locked topic, or the "
+                             "bot may not post here)", url=page.url, transient=False)
+        if not form.fields.get("form_token") or not form.fields.get("creation_time"):
+            raise self._markup(ForumError("markup", f"{what}: posting form without "
+                                          "form_token/creation_time"), page.url)
+        return form
+
+    def _message_page(self, resp: requests.Response, what: str, *, may_relogin: bool
+                      ) -> tuple[str | None, str | None] | None:
+        """What a message page (no form came back) says: ``(topic id, post id)`` of a stored
+        post (maybe waiting for approval); None when it is a login form and the bot may log
+        in again.
+
+        Raises:
+            ForumError: ``rejected``: an answer it cannot classify (never resubmitted).
+        """
+        topic_id, post_id = parse_posted(resp.text)
+        if post_id or topic_id:
+            self._last_post_at = self.clock()
+            return topic_id, post_id
+        if parse_login_form(resp.text) is not None and may_relogin:
+            return None
+        text = " ".join(BeautifulSoup(resp.text, "lxml").get_text(" ").split())[:300]
+        raise ForumError("rejected", f"{what}: unexpected answer: {text}", url=resp.url,
+                         transient=False)
 
     def post_reply(self, thread_id: str, content: str) -> str | None:
         """Post ``content`` (BBCode) as a reply in topic ``thread_id``; return its post id,

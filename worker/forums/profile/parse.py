@@ -170,14 +170,7 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
     """
     spec = profile.topic
     root = tree.parse_html(html)
-    containers = tree.select(root, spec.post)  # page order
-    if not containers:
-        if spec.not_found_regex and re.search(spec.not_found_regex, tree.page_text(root), re.IGNORECASE):
-            raise ForumError("not_found", f"topic {thread_id}: the forum says it does not exist",
-                             transient=False)
-        raise ForumError("markup", f"no post matches {spec.post!r}", key="topic.post")
-    if len(containers) > _MAX_POSTS_PER_PAGE:
-        raise ForumError("markup", f"{len(containers)} posts on one page", key="topic.post")
+    containers = _post_containers(root, spec, thread_id)
     id_rx = re.compile(spec.id_regex)
     page, last, has_next, links, total, hrefs = _pagination(root, spec)
     problems: list[PageProblem] = []
@@ -193,26 +186,8 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
         if post_id in seen:
             continue
         seen.add(post_id)
-        author = tree.first_match(box, spec.author)
-        body = tree.first_match(box, spec.body)
-        if author is None or body is None:
-            key = "topic.author" if author is None else "topic.body"
-            raise ForumError("markup", f"post {post_id}: nothing matches "
-                             f"{spec.author if author is None else spec.body!r}", key=key)
-        edited = _edit_time(box, profile, now, post_id, problems)
-        created = _post_time(box, profile, now, post_id, problems, raw_times)
-        skipped: set[tree.Element] = set()
-        for sel in spec.remove:
-            skipped.update(tree.select(body, sel))
-        renamed = dict.fromkeys(tree.select(body, spec.quote), "blockquote") if spec.quote else None
-        posts.append(ForumPost(
-            forum=forum, thread_id=thread_id, post_id=post_id,
-            author=tree.text(author, strip=True), created_utc=created or now,
-            edited_utc=edited, body_html=tree.inner_html(body, skip=skipped, rename=renamed).strip(),
-            url=urljoin(base_url.rstrip("/") + "/",
-                        spec.post_url.format(post_id=post_id, thread_id=thread_id)),
-            page=page,
-        ))
+        posts.append(_read_post(box, post_id, profile, base_url, forum=forum, thread_id=thread_id, page=page,
+                                now=now, problems=problems, raw_times=raw_times))
     title_el = tree.first_match(root, spec.title) if spec.title else None
     info = TopicInfo(page=page, last_page=last,
                      title=tree.text(title_el, " ", strip=True) if title_el is not None else "",
@@ -220,6 +195,55 @@ def parse_topic_page(html: str, profile: Profile, base_url: str, *, forum: str, 
                      has_next=has_next, problems=tuple(problems), raw_times=raw_times,
                      page_links=links, page_of=total, page_hrefs=hrefs)
     return posts, info
+
+
+def _post_containers(root: tree.Element, spec: TopicSpec, thread_id: str) -> list[tree.Element]:
+    """The page's post containers (``topic.post``), in page order.
+
+    Raises:
+        ForumError: ``not_found`` (the forum's "no such topic" page), ``markup`` (no post, or
+            more than a page can hold).
+    """
+    containers = tree.select(root, spec.post)  # page order
+    if not containers:
+        if spec.not_found_regex and re.search(spec.not_found_regex, tree.page_text(root), re.IGNORECASE):
+            raise ForumError("not_found", f"topic {thread_id}: the forum says it does not exist",
+                             transient=False)
+        raise ForumError("markup", f"no post matches {spec.post!r}", key="topic.post")
+    if len(containers) > _MAX_POSTS_PER_PAGE:
+        raise ForumError("markup", f"{len(containers)} posts on one page", key="topic.post")
+    return containers
+
+
+def _read_post(box: tree.Element, post_id: str, profile: Profile, base_url: str, *, forum: str, thread_id: str,
+               page: int, now: datetime, problems: list[PageProblem], raw_times: dict[str, str]) -> ForumPost:
+    """One post container as a :class:`ForumPost` (its dates' problems added to ``problems``,
+    its raw time to ``raw_times``).
+
+    Raises:
+        ForumError: ``markup`` when its author or body matches nothing.
+    """
+    spec = profile.topic
+    author = tree.first_match(box, spec.author)
+    body = tree.first_match(box, spec.body)
+    if author is None or body is None:
+        key = "topic.author" if author is None else "topic.body"
+        raise ForumError("markup", f"post {post_id}: nothing matches "
+                         f"{spec.author if author is None else spec.body!r}", key=key)
+    edited = _edit_time(box, profile, now, post_id, problems)
+    created = _post_time(box, profile, now, post_id, problems, raw_times)
+    skipped: set[tree.Element] = set()
+    for sel in spec.remove:
+        skipped.update(tree.select(body, sel))
+    renamed = dict.fromkeys(tree.select(body, spec.quote), "blockquote") if spec.quote else None
+    return ForumPost(
+        forum=forum, thread_id=thread_id, post_id=post_id,
+        author=tree.text(author, strip=True), created_utc=created or now,
+        edited_utc=edited, body_html=tree.inner_html(body, skip=skipped, rename=renamed).strip(),
+        url=urljoin(base_url.rstrip("/") + "/",
+                    spec.post_url.format(post_id=post_id, thread_id=thread_id)),
+        page=page,
+    )
 
 
 def _post_time(box: tree.Element, profile: Profile, now: datetime, post_id: str,

@@ -322,6 +322,21 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
         board=_section(data, "board", BoardSpec, where, optional=True),
         new_thread=_section(data, "new_thread", FormRecipe, where, optional=True),
     )
+    _check_values(profile, where)
+    _check_regexes(profile, where)
+    _check_selectors(profile, where)
+    return profile
+
+
+def _recipes(profile: Profile) -> dict[str, FormRecipe | None]:
+    """The profile's form recipes by part (``new_thread`` None when it has none)."""
+    return {"login": profile.login, "reply": profile.reply, "new_thread": profile.new_thread}
+
+
+def _check_values(profile: Profile, where: str) -> None:
+    """Raise ``ProfileError`` naming the first value that is not one of the allowed ones
+    (markup, locale, date order, time formats, time zone, the topic URL's placeholder)."""
+    topic = profile.topic
     if profile.markup not in MARKUPS:
         raise ProfileError(f"{where}: markup must be one of {', '.join(MARKUPS)}, got {profile.markup!r}")
     if profile.locale not in DATE_LOCALES:
@@ -337,12 +352,18 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
         raise ProfileError(f"{where}: unknown timezone {profile.timezone!r}") from None
     if "{page}" not in topic.url and "{start}" not in topic.url:
         raise ProfileError(f"{where}: topic.url must contain {{page}} or {{start}}")
+
+
+def _check_regexes(profile: Profile, where: str) -> None:
+    """Raise ``ProfileError`` naming the first regex that does not compile (or lacks the
+    group it needs), and a board whose activity keys have no ``board.topic`` to be read in."""
+    topic = profile.topic
+    recipes = _recipes(profile)
     regexes = {"topic.id_regex": topic.id_regex, "topic.time_regex": topic.time_regex,
                "topic.page_href_regex": topic.page_href_regex,
                "topic.page_of_regex": topic.page_of_regex, "topic.edited_regex": topic.edited_regex,
                "topic.not_found_regex": topic.not_found_regex}
     regexes.update({f"topic.volatile[{i}]": v for i, v in enumerate(topic.volatile)})
-    recipes = {"login": profile.login, "reply": profile.reply, "new_thread": profile.new_thread}
     for part, recipe in recipes.items():
         if recipe is None:
             continue
@@ -360,7 +381,13 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
         raise ProfileError(f"{where}: topic.page_of_regex needs a group (?P<last>...)")
     if profile.board and (profile.board.replies or profile.board.last_post) and not profile.board.topic:
         raise ProfileError(f"{where}: board.replies and board.last_post are read inside board.topic: set it")
-    # topic and board pages are read with lxml (cssselect), forms with BeautifulSoup (soupsieve)
+
+
+def _check_selectors(profile: Profile, where: str) -> None:
+    """Raise ``ProfileError`` naming the first CSS selector that does not parse: topic and
+    board pages are read with lxml (cssselect), forms with BeautifulSoup (soupsieve)."""
+    topic = profile.topic
+    recipes = _recipes(profile)
     paged = {f"topic.{name}": getattr(topic, name) for name in (
         "post", "author", "body", "time", "edited", "quote", "page_current", "page_links",
         "page_next", "title", "logged_in")}
@@ -389,7 +416,6 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
                 probe.select(member)
             except SelectorSyntaxError as exc:
                 raise ProfileError(f"{where}: {key}: bad selector {member!r}: {exc}") from None
-    return profile
 
 
 def load_profile(name_or_path: str) -> Profile:

@@ -46,7 +46,7 @@ from core import calendar
 from core.actions import ActionStatus
 from core.post.actions import retry_difficulty
 from core.rules import get_ruleset, options_for
-from worker.config.settings import GameSettings
+from worker.config.games import GameSettings
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.ports.queries import ForumHealthRead, GameActivity, RunningRead
 
