@@ -44,7 +44,7 @@ from core import rules as _rules
 from core.errors import RulesError
 from core.rules import RollResult, Ruleset, RulesOptions, get_ruleset
 from core.rules import evaluation as _evaluation
-from core.rules.evaluation import _check_pool as _check_rules_pool
+from core.rules.dice import _check_pool as _check_rules_pool
 
 __all__ = [
     "MAX_PROBABILITY_POOL",
