@@ -40,7 +40,6 @@ FUNCTIONS_OVER = {
     "core/actions/extended.py:apply": 105,
     "core/actions/turns.py:take": 71,
     "core/post/actions.py:extended_roll": 68,
-    "core/record/build.py:build_record": 117,
     "core/record/schema.py:_shape_problems": 62,
     "core/record/verify.py:verify_signed": 115,
     "core/sheets.py:_parse_one": 106,
