@@ -34,10 +34,6 @@ MODULES_OVER = {
 
 #: Functions over the limit when the limit was set (``path:name``), and their lines then.
 FUNCTIONS_OVER = {
-    "core/actions/contests.py:apply": 67,
-    "core/actions/extended.py:apply": 105,
-    "core/actions/turns.py:take": 71,
-    "core/post/actions.py:extended_roll": 68,
     "core/record/schema.py:_shape_problems": 62,
     "core/tags/find.py:scan_tags": 72,
     "core/tags/messages.py:describe_spec": 83,
