@@ -38,7 +38,6 @@ FUNCTIONS_OVER = {
     "core/tags/find.py:scan_tags": 72,
     "core/tags/messages.py:describe_spec": 83,
     "core/tags/parser.py:_check_whole": 64,
-    "web/__init__.py:create_app": 112,
     "web/verify.py:combat_details": 66,
     "worker/adapters/memory/gamestate.py:load_post": 67,
     "worker/adapters/redis/sheets.py:adjust": 66,
