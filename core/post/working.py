@@ -107,9 +107,11 @@ class Working:
         return None if sheet is None else self.sheets.get(sheet.id, sheet)
 
     def problem(self, tag: ParsedTag, message: str) -> None:
+        """Record why ``tag`` was not rolled: a line of the reply (the other tags still roll)."""
         self.problems.append(render.TagProblem(tag.index, tag.raw, message))
 
     def text(self, key: str, **params: Any) -> str:
+        """The game-state text ``key`` in the post's language (:func:`core.messages.text`)."""
         return messages.text(key, self.lang, **params)
 
     # -- activity and downtime notices -----------------------------------------------------
