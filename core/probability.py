@@ -19,152 +19,37 @@ Units: probabilities are floats in [0, 1] (fractions via :meth:`Distribution.fra
 successes are counts of successes as :func:`core.rules.evaluate` reports them (Willpower
 included, botch separate).
 
-Damage and soak rolls (:func:`damage_distribution`, :func:`net_damage_distribution`) cannot
-botch and their 1s cancel nothing (a soak's do with option ``soak_ones_cancel``), and a 10 is one
-success (exaltado too): each die is a success or not, so a pool is a binomial, computed the same
-way (one polynomial power); the damage that gets through is the distribution of
-``max(0, damage - soak)`` (halved for a vampire's bashing), one convolution.
+Damage and soak rolls, which cannot botch, have their own module built on the same
+polynomials: :mod:`core.damage_probability`.
 
 Sources: the dice rules are those of :mod:`core.rules` (vampiro-reglas.txt «Fracaso»,
 «Dificultades»; exaltado-reglas.txt «Éxito y fracaso», «La regla del uno», «La regla del
-diez»; gehena-reglas.txt «Fallos y Fracasos»); damage and soak those of :mod:`core.combat`.
+diez»; gehena-reglas.txt «Fallos y Fracasos»).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from fractions import Fraction
 from functools import cache, lru_cache
 from math import comb
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from core import combat as _combat
 from core import rules as _rules
+from core.distributions import Distribution
 from core.errors import RulesError
 from core.rules import RollResult, Ruleset, RulesOptions, get_ruleset
 from core.rules import evaluation as _evaluation
-from core.rules.evaluation import _check_pool as _check_rules_pool
+from core.rules.dice import _check_pool as _check_rules_pool
 
 __all__ = [
     "MAX_PROBABILITY_POOL",
-    "Distribution",
-    "SuccessDistribution",
-    "damage_distribution",
     "distribution",
     "distribution_table",
-    "net_damage_distribution",
-    "p_damage_or_better",
     "p_result_or_better",
 ]
 
 #: Largest pool the engine accepts (pools 0-60 are supported).
 MAX_PROBABILITY_POOL = 60
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """The exact distribution of a roll's successes, botch separate.
-
-    Attributes:
-        ruleset: ruleset id.
-        pool, difficulty, willpower: the roll's parameters (difficulty resolved).
-        specialty_mode: ``"double"``, ``"reroll"`` or ``"off"`` as applied.
-        options: the :class:`RulesOptions` used.
-        weights: ``weights[k]`` is the integer weight of "not a botch, ``k`` successes"
-            (``k`` as :attr:`core.rules.RollResult.successes`: Willpower included, 0 for a
-            failure).
-        botch_weight: integer weight of a botch.
-        total: the sum of all weights (the probability of ``k`` is ``weights[k] / total``).
-    """
-
-    ruleset: str
-    pool: int
-    difficulty: int
-    willpower: bool
-    specialty_mode: str
-    options: RulesOptions
-    weights: tuple[int, ...]
-    botch_weight: int
-    total: int
-
-    @property
-    def success_threshold(self) -> int:
-        """Successes a roll needs to succeed: 1 (vampiro, gehena) or the difficulty."""
-        return self.difficulty if self.ruleset == "exaltado" else 1
-
-    def fraction(self, key: int | str) -> Fraction:
-        """Exact probability of ``key``: an int ``k`` (exactly ``k`` successes, no botch) or
-        ``"botch"``."""
-        if key == "botch":
-            return Fraction(self.botch_weight, self.total)
-        if isinstance(key, int) and 0 <= key < len(self.weights):
-            return Fraction(self.weights[key], self.total)
-        return Fraction(0)
-
-    def probability(self, key: int | str) -> float:
-        """Float probability of ``key`` (see :meth:`fraction`)."""
-        if key == "botch":
-            return self.botch_weight / self.total
-        if isinstance(key, int) and 0 <= key < len(self.weights):
-            return self.weights[key] / self.total
-        return 0.0
-
-    def at_least_fraction(self, k: int) -> Fraction:
-        """Exact P(no botch and at least ``k`` successes); 1 for ``k <= 0``."""
-        if k <= 0:
-            return Fraction(1)
-        return Fraction(sum(self.weights[k:]), self.total)
-
-    def p_at_least(self, k: int) -> float:
-        """P(no botch and at least ``k`` successes), a float; 1.0 for ``k <= 0``."""
-        if k <= 0:
-            return 1.0
-        return sum(self.weights[k:]) / self.total
-
-    @property
-    def p_success(self) -> float:
-        """P(the roll succeeds): at least one success (vampiro, gehena) or at least the
-        difficulty's successes (exaltado)."""
-        return self.p_at_least(self.success_threshold)
-
-    @property
-    def p_botch(self) -> float:
-        """P(botch)."""
-        return self.botch_weight / self.total
-
-    @property
-    def p_failure(self) -> float:
-        """P(neither success nor botch)."""
-        return (self.total - self.botch_weight - sum(self.weights[self.success_threshold :])) / (
-            self.total
-        )
-
-    @property
-    def expected_successes(self) -> float:
-        """E[successes], a botch counting 0."""
-        return sum(k * w for k, w in enumerate(self.weights)) / self.total
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe summary: ``p_success``, ``p_botch``, ``expected_successes`` and
-        ``distribution`` (``"0"``, ``"1"``, ... for non-botch success counts, and
-        ``"botch"``), plus the parameters.  The distribution's floats sum to 1 within 1e-12.
-        """
-        total = self.total
-        dist: dict[str, float] = {str(k): w / total for k, w in enumerate(self.weights)}
-        dist["botch"] = self.botch_weight / total
-        return {
-            "ruleset": self.ruleset,
-            "pool": self.pool,
-            "difficulty": self.difficulty,
-            "willpower": self.willpower,
-            "specialty_mode": self.specialty_mode,
-            "p_success": self.p_success,
-            "p_botch": self.p_botch,
-            "p_failure": self.p_failure,
-            "expected_successes": self.expected_successes,
-            "distribution": dist,
-        }
 
 
 # ---------------------------------------------------------------------------------------
@@ -532,213 +417,3 @@ def p_result_or_better(
     if result.successes <= 0:
         return 1.0 - dist.p_botch
     return dist.p_at_least(result.successes)
-
-
-# ---------------------------------------------------------------------------------------
-# Damage and soak (core.combat): no botch, 1s cancel nothing, a 10 is one success
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SuccessDistribution:
-    """The exact distribution of the successes of a roll that cannot botch: a damage roll, a
-    soak roll, or the damage that gets through soak.
-
-    Attributes:
-        ruleset: ruleset id.
-        kind: ``damage``, ``soak`` or ``net_damage``.
-        pool: dice of the damage roll (of the soak roll for ``soak``).
-        soak_pool: dice of the soak roll (``net_damage`` with rolled soak), else 0.
-        difficulty: the target number of each die (6; exaltado 7).
-        damage: the damage type (``net_damage``), else ``""``.
-        halved: a vampire's bashing damage is halved after soak (``net_damage``).
-        options: the :class:`RulesOptions` used.
-        weights: ``weights[k]`` is the integer weight of ``k`` successes (health levels for
-            ``net_damage``).
-        total: the sum of the weights (``10 ** dice``); the probability of ``k`` is
-            ``weights[k] / total``.
-    """
-
-    ruleset: str
-    kind: str
-    pool: int
-    soak_pool: int
-    difficulty: int
-    damage: str
-    halved: bool
-    options: RulesOptions
-    weights: tuple[int, ...]
-    total: int
-
-    def fraction(self, k: int) -> Fraction:
-        """Exact probability of exactly ``k`` successes (0 outside the range)."""
-        if isinstance(k, int) and 0 <= k < len(self.weights):
-            return Fraction(self.weights[k], self.total)
-        return Fraction(0)
-
-    def probability(self, k: int) -> float:
-        """Float probability of exactly ``k`` successes."""
-        if isinstance(k, int) and 0 <= k < len(self.weights):
-            return self.weights[k] / self.total
-        return 0.0
-
-    def at_least_fraction(self, k: int) -> Fraction:
-        """Exact P(at least ``k`` successes); 1 for ``k <= 0``."""
-        if k <= 0:
-            return Fraction(1)
-        return Fraction(sum(self.weights[k:]), self.total)
-
-    def p_at_least(self, k: int) -> float:
-        """P(at least ``k`` successes), a float; 1.0 for ``k <= 0``."""
-        if k <= 0:
-            return 1.0
-        return sum(self.weights[k:]) / self.total
-
-    @property
-    def expected(self) -> float:
-        """E[successes] (health levels for ``net_damage``)."""
-        return sum(k * w for k, w in enumerate(self.weights)) / self.total
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe summary: the parameters, ``expected`` and ``distribution`` (``"0"``,
-        ``"1"``, ... to floats summing to 1 within 1e-12)."""
-        return {
-            "ruleset": self.ruleset,
-            "kind": self.kind,
-            "pool": self.pool,
-            "soak_pool": self.soak_pool,
-            "difficulty": self.difficulty,
-            "damage": self.damage,
-            "halved": self.halved,
-            "expected": self.expected,
-            "distribution": {str(k): w / self.total for k, w in enumerate(self.weights)},
-        }
-
-
-@lru_cache(maxsize=1024)
-def _no_botch_weights(target: int, pool: int, ones_cancel: bool) -> tuple[int, ...]:
-    """Weights (total ``10 ** pool``) of k successes of ``pool`` dice succeeding on
-    ``target``+, each success one; with ``ones_cancel`` each 1 takes one away (never below 0)."""
-    hit = 11 - target
-    if not ones_cancel:
-        return tuple(_poly_pow((10 - hit, hit), pool))
-    q = _poly_pow((1, target - 2, hit), pool)  # index j: net j - pool
-    return tuple([sum(q[: pool + 1])] + q[pool + 1 :])
-
-
-def _combat_pool(pool: object, name: str) -> int:
-    return _check_rules_pool(pool, name=name, maximum=MAX_PROBABILITY_POOL)
-
-
-def damage_distribution(
-    ruleset: Ruleset | str,
-    pool: int,
-    *,
-    kind: str = "damage",
-    options: RulesOptions | None = None,
-) -> SuccessDistribution:
-    """The exact distribution of a damage or soak roll's successes.
-
-    Each die succeeds at the ruleset's damage (soak) difficulty or above -- 6 in vampiro and
-    gehena, 7 in exaltado -- and is one success (a 10 too: Exalted's 10s do not count double on
-    damage); no botch; 1s cancel nothing, except on a soak roll with option
-    ``soak_ones_cancel`` (each 1 cancels one success, never below 0).  See
-    :func:`core.combat.evaluate_damage` / :func:`core.combat.evaluate_soak`, which the tests
-    enumerate against this.
-
-    Args:
-        ruleset: a :class:`Ruleset` or id/alias.
-        pool: dice rolled, 0-60 (the damage pool already at least 1 die:
-            :func:`core.combat.damage_pool`).
-        kind: ``damage`` or ``soak``.
-        options: the game's options.
-
-    Returns:
-        a cached, immutable :class:`SuccessDistribution` (units: successes; weights out of
-        ``10 ** pool``).
-
-    Raises:
-        RulesError: ``bad_pool``, ``bad_kind``, ``unknown_system``, ``bad_option``.
-    """
-    rs = get_ruleset(ruleset)
-    pool = _combat_pool(pool, "pool")
-    opts = options if options is not None else _rules.DEFAULT_OPTIONS
-    if not isinstance(opts, RulesOptions):
-        raise RulesError("options must be RulesOptions", code="bad_option", option="*")
-    if kind not in ("damage", "soak"):
-        raise RulesError(f"kind must be damage or soak, got {kind!r}", code="bad_kind", kind=repr(kind))
-    rules = _combat.combat_rules(rs)
-    target = rules.damage_difficulty if kind == "damage" else rules.soak_difficulty
-    ones_cancel = kind == "soak" and opts.soak_ones_cancel
-    weights = _no_botch_weights(target, pool, ones_cancel)
-    return SuccessDistribution(ruleset=rs.id, kind=kind, pool=pool, soak_pool=0, difficulty=target, damage="",
-                               halved=False, options=opts, weights=weights, total=10**pool)
-
-
-def net_damage_distribution(
-    ruleset: Ruleset | str,
-    damage_pool: int,
-    soak_pool: int = 0,
-    *,
-    damage: _combat.DamageType | str,
-    creature: _combat.Creature | str | None = None,
-    options: RulesOptions | None = None,
-) -> SuccessDistribution:
-    """The exact distribution of the health levels one hit inflicts: ``max(0, damage - soak)``
-    successes, halved (rounded down) for a vampire's bashing damage -- exactly
-    :func:`core.combat.net_damage` of the two rolls.
-
-    Args:
-        ruleset: a :class:`Ruleset` or id/alias.
-        damage_pool: dice of the damage roll, 0-60 (with ``subtract`` soak, already without
-            the soak: :func:`core.combat.damage_pool`).
-        soak_pool: dice of the rolled soak, 0-60; must be 0 when the game's soak is
-            ``subtract``.
-        damage: the damage type; creature: the target (default: the ruleset's player
-            character); options: the game's options.
-
-    Returns:
-        a :class:`SuccessDistribution` of kind ``net_damage`` (weights out of
-        ``10 ** (damage_pool + soak_pool)``).
-
-    Raises:
-        RulesError: ``bad_pool``, ``soak_not_rolled``, ``bad_damage_type``, ``bad_creature``,
-        ``unknown_system``, ``bad_option``.
-    """
-    rs = get_ruleset(ruleset)
-    rules = _combat.combat_rules(rs)
-    opts = options if options is not None else _rules.DEFAULT_OPTIONS
-    dmg = damage_distribution(rs, damage_pool, kind="damage", options=opts)
-    soak_pool = _combat_pool(soak_pool, "soak_pool")
-    if soak_pool and opts.soak_for(rs) != "rolled":
-        raise RulesError("this game's soak is subtracted from the damage dice, not rolled",
-                         code="soak_not_rolled")
-    soak = damage_distribution(rs, soak_pool, kind="soak", options=opts)
-    kind = _combat.parse_damage_type(damage)
-    who = rules.check_creature(creature or rules.default_creature)
-    halved = (kind is _combat.DamageType.BASHING and who in rules.halved_bashing
-              and opts.vampire_bashing == "halved")
-    out = [0] * len(dmg.weights)
-    for d, wd in enumerate(dmg.weights):
-        if not wd:
-            continue
-        for s_, ws in enumerate(soak.weights):
-            if ws:
-                after = max(0, d - s_)
-                out[after // 2 if halved else after] += wd * ws
-    weights = tuple(_to_list(dict(enumerate(out))))
-    return SuccessDistribution(ruleset=rs.id, kind="net_damage", pool=dmg.pool, soak_pool=soak_pool,
-                               difficulty=dmg.difficulty, damage=kind.value, halved=halved, options=opts,
-                               weights=weights, total=dmg.total * soak.total)
-
-
-def p_damage_or_better(ruleset: Ruleset | str, roll: _combat.DamageRoll,
-                       *, options: RulesOptions | None = None) -> float:
-    """The chance of a damage or soak roll with ``roll``'s dice scoring ``roll.successes`` or
-    more (1.0 for 0 successes): the "chance of this result or better" of a reply.
-
-    Raises:
-        RulesError: ``bad_pool`` for pools above 60, and what :func:`damage_distribution` raises.
-    """
-    dist = damage_distribution(ruleset, roll.pool, kind=roll.kind, options=options)
-    return dist.p_at_least(roll.successes)

@@ -117,7 +117,10 @@ class HooksFirst:
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
-    """Build the Flask app.
+    """Build the Flask app: its configuration (:func:`_configure`), the WSGI layers
+    (:func:`_install_layers`), the extensions and blueprints (:func:`_install_blueprints`),
+    the templates' helpers (:func:`_install_template_helpers`), the error pages and the
+    security headers (:func:`_install_responses`).
 
     Args:
         test_config: Flask config overrides (tests pass settings and fakes here).
@@ -126,8 +129,18 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         ConfigError: the settings file is invalid (raised at creation, not per request).
     """
     app = Flask(__name__, instance_relative_config=False)
+    settings = _configure(app, dict(test_config or {}))
+    _install_layers(app, settings)
+    _install_blueprints(app)
+    _install_template_helpers(app)
+    _install_responses(app)
+    return app
+
+
+def _configure(app: Flask, overrides: dict[str, Any]) -> Settings:
+    """The app's config: ``overrides`` first, then the settings, the session key, the cookie,
+    CSRF, Babel and rate-limit defaults; the settings it read."""
     app.config.update(JSON_SORT_KEYS=False)
-    overrides = dict(test_config or {})
     app.config.update(overrides)
     if "NARRADOR_SETTINGS" not in app.config:
         from worker.config.settings import load_settings
@@ -156,6 +169,12 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", storage_options)
     app.config.setdefault("RATELIMIT_KEY_PREFIX", "nr:ratelimit")
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
+    return settings
+
+
+def _install_layers(app: Flask, settings: Settings) -> None:
+    """Autoescape on every template; the webhook intake before every heavy layer; the
+    trusted proxies' ``ProxyFix``."""
     app.jinja_env.autoescape = True  # every template, whatever its extension
     # /hooks/* before every heavy layer: their own small Flask app (issue 30, item 2)
     app.wsgi_app = HooksFirst(app.wsgi_app, lean_hooks_app(app))  # type: ignore[method-assign]
@@ -165,6 +184,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)  # type: ignore[method-assign]
 
+
+def _install_blueprints(app: Flask) -> None:
+    """Babel, CSRF, the rate limiter, every blueprint and the masters' login."""
     from flask_babel import Babel
     from flask_limiter import Limiter
     from flask_limiter.util import get_remote_address
@@ -188,12 +210,22 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     # /v/<id>: a roll's page is public to whoever has its link; the limit per client address
     # keeps anyone from walking through roll ids (issue 25, item 6)
     limiter.limit(lambda: app.config.get("VERIFY_RATE_LIMIT", VERIFY_RATE_LIMIT))(verify.bp)
+
+
+def _install_template_helpers(app: Flask) -> None:
+    """The words and formats the templates use (``web.i18n``, ``web.verify``)."""
+    from web import i18n, verify
+
     app.jinja_env.globals.update(outcome_label=i18n.outcome_label, verdict=i18n.verdict,
                                  check_label=i18n.check_label, check_status=i18n.check_status,
                                  flag_labels=i18n.FLAG_LABELS, forum_title=_forum_title,
                                  page_lang=i18n.page_language, combat_lines=verify.combat_lines)
     app.jinja_env.filters["percent"] = i18n.percent
     app.jinja_env.filters["local_time"] = i18n.local_time
+
+
+def _install_responses(app: Flask) -> None:
+    """The error pages (or JSON bodies) and the security headers of every response."""
 
     @app.errorhandler(400)
     @app.errorhandler(403)
@@ -221,5 +253,3 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         if app.config["SESSION_COOKIE_SECURE"]:
             resp.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
         return resp
-
-    return app

@@ -220,9 +220,7 @@ def combat_details(ruleset: str, combat: dict[str, Any]) -> list[str]:
     Raises:
         KeyError, TypeError, ValueError: malformed combat params (the caller leaves them out).
     """
-    from core.combat import Creature, DamageType, HealthTrack
-    from core.combat.labels import damage_name, level_name
-    from core.post.combat import health_words
+    from core.combat.labels import level_name
 
     lang = i18n.page_language()
     kind = combat.get("kind")
@@ -237,46 +235,63 @@ def combat_details(ruleset: str, combat: dict[str, Any]) -> list[str]:
     if isinstance(penalty, int) and penalty and kind in ("action", "attack"):
         lines.append(_("Heridas (%(level)s): −%(n)s dados", n=penalty,
                        level=level_name(lang, str(combat.get("level", "")))))
-    if kind == "initiative":
-        if combat.get("method") == "join_battle":
-            lines.append(_("Iniciativa (Unirse a la batalla): %(score)s éxitos", score=combat["score"]))
-        else:
-            lines.append(_("Iniciativa: %(rating)s − %(penalty)s por heridas + el dado = %(score)s",
-                           rating=combat["rating"], penalty=combat.get("penalty", 0), score=combat["score"]))
-    elif kind == "attack":
-        lines.append(_("Éxitos de más para el daño: %(n)s", n=combat.get("extra", 0)))
-    elif kind == "damage":
-        dtype = damage_name(lang, DamageType(combat["damage"]))
-        lines.append(_("Daño %(type)s: %(base)s dados + %(extra)s éxitos de más del ataque",
-                       type=dtype, base=combat["base"], extra=combat["extra"]))
-        if combat.get("soak"):
-            lines.append(_("Absorción restada de los dados: −%(n)s", n=combat["soak"]))
-        if combat.get("minimum_applied"):
-            lines.append(_("Al menos un dado de daño"))
-    elif kind == "soak":
-        net = combat.get("net") or {}
-        lines.append(_("Absorbe %(soaked)s de %(rolled)s éxitos de daño: pasan %(after)s",
-                       soaked=net.get("soaked", 0), rolled=net.get("rolled", combat.get("damage_successes", 0)),
-                       after=net.get("after_soak", 0)))
+    lines += _kind_lines(lang, kind, combat)
     net = combat.get("net")
     if isinstance(net, dict) and net.get("halved"):
         lines.append(_("Daño contundente a un vampiro: se divide a la mitad, %(n)s niveles", n=net.get("levels", 0)))
     health = combat.get("health")
     if isinstance(health, dict) and health.get("before") and health.get("after"):
-        def track(marks: dict[str, Any]) -> HealthTrack:
-            return HealthTrack(ruleset=ruleset, creature=Creature(marks["creature"]),
-                               aggravated=int(marks["aggravated"]), lethal=int(marks["lethal"]),
-                               bashing=int(marks["bashing"]), beyond=marks.get("beyond") or None)
-
-        before, after = track(health["before"]), track(health["after"])
-        if health.get("applied") == "pending":
-            lines.append(_("Salud de %(who)s: %(before)s → %(after)s, pendiente de que un máster lo confirme",
-                           who=health.get("character", "?"), before=health_words(lang, before),
-                           after=health_words(lang, after)))
-        else:
-            lines.append(_("Salud de %(who)s: %(before)s → %(after)s", who=health.get("character", "?"),
-                           before=health_words(lang, before), after=health_words(lang, after)))
+        lines.append(_health_line(ruleset, lang, health))
     return lines
+
+
+def _kind_lines(lang: str, kind: object, combat: dict[str, Any]) -> list[str]:
+    """What the roll's own kind adds: the initiative's score, the attack's extra successes, the
+    damage pool's parts, the soak's result."""
+    from core.combat import DamageType
+    from core.combat.labels import damage_name
+
+    if kind == "initiative":
+        if combat.get("method") == "join_battle":
+            return [_("Iniciativa (Unirse a la batalla): %(score)s éxitos", score=combat["score"])]
+        return [_("Iniciativa: %(rating)s − %(penalty)s por heridas + el dado = %(score)s",
+                  rating=combat["rating"], penalty=combat.get("penalty", 0), score=combat["score"])]
+    if kind == "attack":
+        return [_("Éxitos de más para el daño: %(n)s", n=combat.get("extra", 0))]
+    if kind == "damage":
+        dtype = damage_name(lang, DamageType(combat["damage"]))
+        lines = [_("Daño %(type)s: %(base)s dados + %(extra)s éxitos de más del ataque",
+                   type=dtype, base=combat["base"], extra=combat["extra"])]
+        if combat.get("soak"):
+            lines.append(_("Absorción restada de los dados: −%(n)s", n=combat["soak"]))
+        if combat.get("minimum_applied"):
+            lines.append(_("Al menos un dado de daño"))
+        return lines
+    if kind == "soak":
+        net = combat.get("net") or {}
+        return [_("Absorbe %(soaked)s de %(rolled)s éxitos de daño: pasan %(after)s",
+                  soaked=net.get("soaked", 0), rolled=net.get("rolled", combat.get("damage_successes", 0)),
+                  after=net.get("after_soak", 0))]
+    return []
+
+
+def _health_line(ruleset: str, lang: str, health: dict[str, Any]) -> str:
+    """The target's health before → after, and whether it waits for a master."""
+    from core.combat import Creature, HealthTrack
+    from core.post.combat import health_words
+
+    def track(marks: dict[str, Any]) -> HealthTrack:
+        return HealthTrack(ruleset=ruleset, creature=Creature(marks["creature"]),
+                           aggravated=int(marks["aggravated"]), lethal=int(marks["lethal"]),
+                           bashing=int(marks["bashing"]), beyond=marks.get("beyond") or None)
+
+    before, after = track(health["before"]), track(health["after"])
+    if health.get("applied") == "pending":
+        return _("Salud de %(who)s: %(before)s → %(after)s, pendiente de que un máster lo confirme",
+                 who=health.get("character", "?"), before=health_words(lang, before),
+                 after=health_words(lang, after))
+    return _("Salud de %(who)s: %(before)s → %(after)s", who=health.get("character", "?"),
+             before=health_words(lang, before), after=health_words(lang, after))
 
 
 @bp.get("/keys")

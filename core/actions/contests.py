@@ -236,8 +236,37 @@ class ExtendedContest(Stored):
         a, b = pending
         if a is None or b is None:
             return replace(self, pending=(pending[0], pending[1])), tuple(events)
-        sa, sb = _effective(a), _effective(b)
+        return self._end_round(_effective(a), _effective(b), events)
+
+    def _end_round(self, sa: int, sb: int, events: list[ActionEvent]
+                   ) -> tuple[ExtendedContest, tuple[ActionEvent, ...]]:
+        """Both sides rolled (``sa`` and ``sb`` successes): the ``round`` event, the totals as
+        the variant keeps them (:meth:`_totals_after`), and ``won`` when a side is through."""
         winner_i, net = resolve_contest(sa, sb)
+        totals, decided = self._totals_after(sa, sb, winner_i, net)
+        new = replace(self, totals=totals, pending=(None, None), rounds=self.rounds + ((sa, sb),))
+        shown = {self.sides[0]: totals[0], self.sides[1]: totals[1]}
+        events.append(
+            ActionEvent(
+                "round",
+                {
+                    "round": len(new.rounds),
+                    "successes": {self.sides[0]: sa, self.sides[1]: sb},
+                    "net": net,
+                    "round_winner": None if winner_i is None else self.sides[winner_i],
+                    "totals": shown,
+                },
+            )
+        )
+        if decided is not None:
+            new = replace(new, status=ActionStatus.RESOLVED, winner=self.sides[decided])
+            events.append(ActionEvent("won", {"winner": self.sides[decided], "totals": dict(shown)}))
+        return new, tuple(events)
+
+    def _totals_after(self, sa: int, sb: int, winner_i: int | None, net: int) -> tuple[tuple[int, int], int | None]:
+        """The totals after a round and the side that has won (None yet): ``threshold`` adds
+        the round's net to its winner and wins at ``target``; ``margin`` adds both sides'
+        successes and wins ``target`` ahead (see the class docstring)."""
         totals = list(self.totals)
         if self.variant == "threshold":
             if winner_i is not None:
@@ -248,33 +277,4 @@ class ExtendedContest(Stored):
             totals[1] += sb
             lead = totals[0] - totals[1]
             decided = 0 if lead >= self.target else 1 if -lead >= self.target else None
-        new = replace(
-            self,
-            totals=(totals[0], totals[1]),
-            pending=(None, None),
-            rounds=self.rounds + ((sa, sb),),
-        )
-        events.append(
-            ActionEvent(
-                "round",
-                {
-                    "round": len(new.rounds),
-                    "successes": {self.sides[0]: sa, self.sides[1]: sb},
-                    "net": net,
-                    "round_winner": None if winner_i is None else self.sides[winner_i],
-                    "totals": {self.sides[0]: totals[0], self.sides[1]: totals[1]},
-                },
-            )
-        )
-        if decided is not None:
-            new = replace(new, status=ActionStatus.RESOLVED, winner=self.sides[decided])
-            events.append(
-                ActionEvent(
-                    "won",
-                    {
-                        "winner": self.sides[decided],
-                        "totals": {self.sides[0]: totals[0], self.sides[1]: totals[1]},
-                    },
-                )
-            )
-        return new, tuple(events)
+        return (totals[0], totals[1]), decided

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from core.actions.events import (
     _OUTCOMES,
@@ -182,78 +182,80 @@ class ExtendedAction(Stored):
             )
         if not isinstance(event, RollEvent):
             raise RulesError("an extended action takes rolls", code="bad_event")
-        if self.min_interval_seconds is not None:
-            if event.at is None:
-                raise RulesError(
-                    "this extended action limits how often it is rolled; the roll needs a time",
-                    code="time_required",
-                )
-            allowed = self.next_allowed_at()
-            if allowed is not None and event.at < allowed:
-                return self, _rejected("too_early", next_allowed_at=_iso(allowed))
-        last = event.at if event.at is not None else self.last_roll_at
-
-        def step(gained: int, total: int) -> ExtendedStep:
-            return ExtendedStep(
-                successes=event.successes,
-                outcome=event.outcome,
-                gained=gained,
-                total=total,
-                at=event.at,
-                roll_id=event.roll_id,
-                roller=event.roller,
-            )
-
+        too_early = self._too_early(event)
+        if too_early is not None:
+            return self, too_early
         if event.botch:
-            if self.on_botch == "keep":
-                new = replace(
-                    self, history=self.history + (step(0, self.total),), last_roll_at=last
-                )
-                return new, (ActionEvent("botch", {"total": self.total}),)
-            if self.on_botch == "fail":
-                new = replace(
-                    self,
-                    history=self.history + (step(0, self.total),),
-                    status=ActionStatus.FAILED,
-                    last_roll_at=last,
-                    ended_by="botch",
-                )
-                return new, (ActionEvent("failed", {"reason": "botch", "total": self.total}),)
-            ends = self.on_failure == "fail"
-            new = replace(
-                self,
-                total=0,
-                history=self.history + (step(0, 0),),
-                last_roll_at=last,
-                status=ActionStatus.FAILED if ends else ActionStatus.OPEN,
-                ended_by="botch" if ends else "",
-            )
-            events = [ActionEvent("botch_reset", {"lost": self.total, "total": 0})]
-            if ends:
-                events.append(ActionEvent("failed", {"reason": "botch", "total": 0}))
-            return new, tuple(events)
+            return self._botched(event)
         gained = max(0, event.successes - self.subtract)
         if gained == 0:
-            if self.on_failure == "fail":
-                new = replace(
-                    self,
-                    history=self.history + (step(0, self.total),),
-                    status=ActionStatus.FAILED,
-                    last_roll_at=last,
-                    ended_by="failure",
-                )
-                return new, (ActionEvent("failed", {"reason": "failure", "total": self.total}),)
-            new = replace(self, history=self.history + (step(0, self.total),), last_roll_at=last)
-            return new, (ActionEvent("no_progress", {"total": self.total}),)
+            return self._no_success(event)
+        return self._progress(event, gained)
+
+    def _too_early(self, event: RollEvent) -> tuple[ActionEvent, ...] | None:
+        """The ``too_early`` rejection of a roll before :meth:`next_allowed_at`, else None.
+
+        Raises:
+            RulesError(code="time_required"): a minimum interval is set and the roll has no time.
+        """
+        if self.min_interval_seconds is None:
+            return None
+        if event.at is None:
+            raise RulesError(
+                "this extended action limits how often it is rolled; the roll needs a time",
+                code="time_required",
+            )
+        allowed = self.next_allowed_at()
+        if allowed is not None and event.at < allowed:
+            return _rejected("too_early", next_allowed_at=_iso(allowed))
+        return None
+
+    def _logged(self, event: RollEvent, gained: int, after: int, **changes: Any) -> ExtendedAction:
+        """This action with ``event`` added to its history (``gained`` successes, the total
+        ``after`` it) and the other ``changes``."""
+        step = ExtendedStep(
+            successes=event.successes,
+            outcome=event.outcome,
+            gained=gained,
+            total=after,
+            at=event.at,
+            roll_id=event.roll_id,
+            roller=event.roller,
+        )
+        last = event.at if event.at is not None else self.last_roll_at
+        return replace(self, history=self.history + (step,), last_roll_at=last, **changes)
+
+    def _botched(self, event: RollEvent) -> tuple[ExtendedAction, tuple[ActionEvent, ...]]:
+        """A botch, as ``on_botch`` says: ``keep`` the successes, ``fail`` the action, or
+        ``reset`` them to zero (which also ends the attempt under ``on_failure="fail"``, a
+        botch being a roll without a success)."""
+        if self.on_botch == "keep":
+            return self._logged(event, 0, self.total), (ActionEvent("botch", {"total": self.total}),)
+        if self.on_botch == "fail":
+            new = self._logged(event, 0, self.total, status=ActionStatus.FAILED, ended_by="botch")
+            return new, (ActionEvent("failed", {"reason": "botch", "total": self.total}),)
+        ends = self.on_failure == "fail"
+        new = self._logged(event, 0, 0, total=0, status=ActionStatus.FAILED if ends else ActionStatus.OPEN,
+                           ended_by="botch" if ends else "")
+        events = [ActionEvent("botch_reset", {"lost": self.total, "total": 0})]
+        if ends:
+            events.append(ActionEvent("failed", {"reason": "botch", "total": 0}))
+        return new, tuple(events)
+
+    def _no_success(self, event: RollEvent) -> tuple[ExtendedAction, tuple[ActionEvent, ...]]:
+        """A roll that adds nothing, as ``on_failure`` says: the attempt ends (``fail``) or
+        goes on having lost the turn (``continue``)."""
+        if self.on_failure == "fail":
+            new = self._logged(event, 0, self.total, status=ActionStatus.FAILED, ended_by="failure")
+            return new, (ActionEvent("failed", {"reason": "failure", "total": self.total}),)
+        return self._logged(event, 0, self.total), (ActionEvent("no_progress", {"total": self.total}),)
+
+    def _progress(self, event: RollEvent, gained: int) -> tuple[ExtendedAction, tuple[ActionEvent, ...]]:
+        """``gained`` successes added; the action is completed once they reach the target."""
         total = self.total + gained
         done = total >= self.target
-        new = replace(
-            self,
-            total=total,
-            history=self.history + (step(gained, total),),
-            status=ActionStatus.COMPLETED if done else ActionStatus.OPEN,
-            last_roll_at=last,
-        )
+        new = self._logged(event, gained, total, total=total,
+                           status=ActionStatus.COMPLETED if done else ActionStatus.OPEN)
         events = [
             ActionEvent(
                 "progress",

@@ -170,20 +170,9 @@ class ActionTurn(Stored):
             # dados que son sustraídos": a turn holds the actions declared and no more; a
             # fourth "acciones 3" was rolled as action 1 of 3 of a new turn (issue 26, rule 1)
             return current, _rejected("turn_full", declared=current.declared)
-        if asked is None or asked == 1:
-            n = declared or 1
-            if asked is None and open_ is not None and open_.turn == turn:
-                if declared is not None and declared != open_.declared:
-                    return current, _rejected("declared_mismatch", declared=open_.declared, asked=declared)
-                state = open_
-            else:
-                state = ActionTurn(ruleset=rs.id, declared=n, turn=turn)
-        else:
-            if open_ is None:
-                return current, _rejected("not_declared", asked=asked)
-            if declared is not None and declared != open_.declared:
-                return current, _rejected("declared_mismatch", declared=open_.declared, asked=declared)
-            state = open_
+        state = ActionTurn._declaration(open_, rs.id, declared=declared, asked=asked, turn=turn)
+        if not isinstance(state, ActionTurn):
+            return current, state
         index = len(state.taken) + 1
         if asked is not None and asked > state.declared:
             return current, _rejected("beyond_declared", asked=asked, declared=state.declared)
@@ -196,6 +185,28 @@ class ActionTurn(Stored):
             return current, _rejected("cannot_act", **data)
         return replace(state, taken=state.taken + (roll_id,)), (ActionEvent("action", data),)
 
+
+    @staticmethod
+    def _declaration(open_: ActionTurn | None, ruleset: str, *, declared: int | None, asked: int | None, turn: str
+                     ) -> ActionTurn | tuple[ActionEvent, ...]:
+        """The declaration this tag's action belongs to, or the ``rejected`` event why none.
+
+        An action 1 (``accion 1``, or no number) starts a new declaration unless it is the
+        next one of this turn's open declaration; ``accion K`` (K > 1) continues the open
+        declaration, which must exist (``not_declared``); ``acciones N`` must agree with an
+        open declaration it continues (``declared_mismatch``).
+        """
+        if asked is None or asked == 1:
+            if asked is None and open_ is not None and open_.turn == turn:
+                if declared is not None and declared != open_.declared:
+                    return _rejected("declared_mismatch", declared=open_.declared, asked=declared)
+                return open_
+            return ActionTurn(ruleset=ruleset, declared=declared or 1, turn=turn)
+        if open_ is None:
+            return _rejected("not_declared", asked=asked)
+        if declared is not None and declared != open_.declared:
+            return _rejected("declared_mismatch", declared=open_.declared, asked=declared)
+        return open_
 
 @dataclass(frozen=True)
 class WillpowerTurn(Stored):

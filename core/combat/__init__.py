@@ -21,7 +21,7 @@ Modules: :mod:`~core.combat.damage` (damage types, creatures), :mod:`~core.comba
 :mod:`~core.combat.wounds` (wound penalties on pools), :mod:`~core.combat.initiative`,
 :mod:`~core.combat.rolls` (damage and soak), :mod:`~core.combat.resources` (blood, Essence),
 :mod:`~core.combat.labels` (the words, es / en).  Exact probabilities of damage and soak rolls:
-:func:`core.probability.damage_distribution`, :func:`core.probability.net_damage_distribution`.
+:func:`core.damage_probability.damage_distribution`, :func:`core.damage_probability.net_damage_distribution`.
 
 Errors: :class:`core.errors.RulesError` with a stable ``code``: ``bad_damage_type``,
 ``bad_creature``, ``bad_levels``, ``bad_level``, ``bad_rating``, ``bad_amount``,

@@ -28,7 +28,7 @@ from core.combat.health import HealthTrack
 from core.combat.wounds import wounded_pool
 from core.errors import RulesError
 from core.rules import DEFAULT_OPTIONS, EXALTADO, Ruleset, RulesOptions, evaluate, get_ruleset
-from core.rules.evaluation import _check_face, _draw
+from core.rules.dice import _check_face, _draw
 
 __all__ = [
     "INITIATIVE_METHODS",

@@ -32,7 +32,7 @@ from core.combat.damage import Creature, DamageType, parse_damage_type
 from core.combat.systems import combat_rules
 from core.errors import RulesError
 from core.rules import DEFAULT_OPTIONS, MAX_POOL, RollResult, Ruleset, RulesOptions, get_ruleset, ruleset_id
-from core.rules.evaluation import _check_face, _check_pool, _draw
+from core.rules.dice import _check_face, _check_pool, _draw
 
 __all__ = [
     "DamagePool",

@@ -24,7 +24,7 @@ from core.codec import Stored
 from core.combat.health import Condition, HealthTrack
 from core.errors import RulesError
 from core.rules import DEFAULT_OPTIONS, RulesOptions
-from core.rules.evaluation import _check_pool
+from core.rules.dice import _check_pool
 
 __all__ = ["WoundedPool", "check_can_act", "wounded_pool"]
 

@@ -18,7 +18,7 @@ returns ``(new envelope, events)``; nothing here reads a clock or a store.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -208,35 +208,45 @@ def extended_roll(
     Raises:
         RulesError: a bad target or interval (from the core).
     """
-    pre: list[ActionEvent] = []
-
     def fresh() -> ExtendedAction:
         return ExtendedAction.start(ruleset, spec.target, subtract=subtract, min_interval=spec.interval_seconds,
                                     on_failure=on_failure, on_botch=on_botch)
 
     if envelope is None:
-        state = fresh()
-        env: Envelope = {"kind": "extended", "character": character, "name": spec.name,
-                         "created_at": ref.at.astimezone(UTC).isoformat(), "links": []}
-        pre.append(ActionEvent("started", {"name": spec.name, "target": spec.target, "character": character}))
+        state, env = fresh(), _new_extended(character, spec, ref)
+        pre = [ActionEvent("started", {"name": spec.name, "target": spec.target, "character": character})]
     else:
         env = dict(envelope)
         state = ExtendedAction.from_dict(env["state"])
         if turn and env.get("last_turn") == turn:  # a new attempt too waits for the next turn
             return ActionOutcome((ActionEvent("rejected", {"reason": "once_per_turn_extended", "name": spec.name}),),
                                  env, changed=False)
-        if state.may_restart:  # a roll ended the last attempt: this roll starts a new one
-            attempt = int(env.get("attempt") or 1) + 1
-            state = fresh()
-            env["attempt"] = attempt
-            pre.append(ActionEvent("restarted", {"name": spec.name, "target": spec.target, "attempt": attempt}))
-        elif spec.target != state.target:
-            pre.append(ActionEvent("target_kept", {"name": spec.name, "target": state.target, "asked": spec.target}))
+        state, pre = _next_attempt(env, state, spec, fresh)
     new, events = state.apply(_roll_event(result, character, ref))
     env = {**env, "state": new.to_dict(), "links": _links(env, ref, events)}
     if turn and not any(e.kind == "rejected" for e in events):
         env["last_turn"] = turn
     return ActionOutcome(tuple(pre) + tuple(events), env)
+
+
+def _new_extended(character: str, spec: ExtendedSpec, ref: RollRef) -> Envelope:
+    """The envelope of an extended action its first roll starts (its state is added then)."""
+    return {"kind": "extended", "character": character, "name": spec.name,
+            "created_at": ref.at.astimezone(UTC).isoformat(), "links": []}
+
+
+def _next_attempt(env: Envelope, state: ExtendedAction, spec: ExtendedSpec, fresh: Callable[[], ExtendedAction]
+                  ) -> tuple[ExtendedAction, list[ActionEvent]]:
+    """The stored action this roll goes to: a new attempt from zero when a roll ended the last
+    one (``restarted``; ``env["attempt"]`` counts them), else the same action, whose target
+    stands (``target_kept`` when the tag asks another)."""
+    if state.may_restart:  # a roll ended the last attempt: this roll starts a new one
+        attempt = int(env.get("attempt") or 1) + 1
+        env["attempt"] = attempt
+        return fresh(), [ActionEvent("restarted", {"name": spec.name, "target": spec.target, "attempt": attempt})]
+    if spec.target != state.target:
+        return state, [ActionEvent("target_kept", {"name": spec.name, "target": state.target, "asked": spec.target})]
+    return state, []
 
 
 # --------------------------------------------------------------------------- teamwork

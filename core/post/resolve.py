@@ -25,18 +25,15 @@ The steps are the ones the rules texts give, in the author's order:
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
 from typing import Any
 
-from core import derive, messages, render, rules
+from core import derive, render, rules
 from core import record as records
-from core.absence import Absence
 from core.errors import RulesError, StateError, TagError
 from core.post import actions as post_actions
-from core.post import activity, roller, rolls
+from core.post import roller, rolls
 from core.post.activity import WELCOME_CLAIM_TTL
-from core.post.combat import CombatRoll, CombatTable, Fighter, wounds
-from core.post.combat_state import combat_turn
+from core.post.combat import CombatRoll, wounds
 from core.post.model import (
     Change,
     PostContext,
@@ -51,8 +48,9 @@ from core.post.model import (
 from core.post.params import action_fingerprint, json_safe, pre_fingerprint, roll_params
 from core.post.query import query_for, uses_combat
 from core.post.views import combat_view, roll_view, state_refusal, stunt_credit_for, stunt_lines
-from core.scenes import turn_of
-from core.sheets import CharacterSheet, resolve_pool
+from core.post.working import Working
+from core.sheetpool import resolve_pool
+from core.sheets import CharacterSheet
 from core.tags.messages import cheat_sheet, error_message
 from core.tags.model import ParsedTag, RollSpec
 
@@ -63,105 +61,9 @@ __all__ = ["WELCOME_CLAIM_TTL", "query_for", "resolve", "roll_view", "state_refu
 _COMBAT_ROLLS = ("initiative", "damage", "soak")
 
 
-class _Decision:
-    """The working state of one :func:`resolve` call: the context's values as the post's own
-    changes leave them, and what has been decided so far.  Never outlives the call."""
-
-    def __init__(self, inp: PostInput, ctx: PostContext) -> None:
-        self.inp, self.ctx, self.lang = inp, ctx, inp.language
-        self.ruleset, self.options = inp.ruleset, inp.options
-        self.changes: list[Change] = []
-        self.views: list[render.RollView] = []
-        self.problems: list[render.TagProblem] = []
-        self.lines: list[render.TagProblem] = []  # tags that only spent (blood, motes)
-        self.envelopes: list[dict[str, Any]] = []
-        self.fingerprints: list[RollFingerprint] = []
-        self.extra: list[str] = []
-        self.help_requested = False
-        self.absence: Absence | None = ctx.absence
-        self.actions = rolls.Envelopes(
-            extended={(who, name): env for who, actor in ctx.actors.items() for name, env in actor.extended.items()},
-            teams=dict(ctx.teams), contests=dict(ctx.contests))
-        self.retries = {who: actor.retries for who, actor in ctx.actors.items()}
-        self.turn_actions = {who: actor.turn_actions for who, actor in ctx.actors.items()}
-        self.willpower_turns = {(who, turn): op for who, actor in ctx.actors.items()
-                                for turn, op in actor.willpower_turns.items()}
-        self.rolled = {pre: list(fps) for pre, fps in ctx.rolled.items()}
-        self.sheets: dict[str, CharacterSheet] = {}  # sheets as this post's spends leave them
-        self._willpower_spent_here = False
-        self._sheet: CharacterSheet | None = None
-        self._sheet_error: StateError | None = None
-        self._sheet_loaded = False
-        self._npc: CharacterSheet | None = None  # the tag's ``como "..."`` sheet
-        self._wound: dict[str, Any] = {}  # the tag's wound penalty (record params)
-        self.scene_stress = bool(ctx.scene is not None and ctx.scene.stress)
-        self.turn = turn_of(ctx.scene, inp.forum, inp.thread, inp.post_id)
-        self.table: CombatTable | None = None
-        if ctx.combat is not None:
-            self.table = CombatTable(inp, ctx.combat, ctx.owned, self.sheets, self.changes,
-                                     turn=combat_turn(ctx.scene, inp.forum, inp.thread))
-
-    # -- the roller ------------------------------------------------------------------------
-    @property
-    def character_name(self) -> str:
-        """The tag's roller (the NPC it names, or the author's sheet), or ``""`` when none
-        was needed or found."""
-        sheet = self._npc or self._sheet
-        return sheet.name if sheet is not None else ""
-
-    @property
-    def header_character(self) -> str:
-        """The author's own character, for the reply's heading (``""`` when none was used)."""
-        return self._sheet.name if self._sheet is not None else ""
-
-    @property
-    def who(self) -> str:
-        """The roller's name for actions: the character, else the author."""
-        return self.character_name or self.inp.author
-
-    def sheet(self, *, required: bool) -> CharacterSheet | None:
-        """The roller's sheet: the NPC the tag names, else the author's character, looked up
-        once (None when the author has none; :func:`core.post.roller.default_sheet`).
-
-        With ``required`` (the tag names traits or spends Willpower) an author who owns
-        several characters, none or several of them not NPCs, gets
-        ``StateError("ambiguous_character")``; otherwise the sheet only names the roller,
-        and an ambiguous owner rolls under their user name.
-        """
-        if self._npc is not None:
-            return self._current(self._npc)
-        if not self._sheet_loaded:
-            self._sheet_loaded = True
-            self._sheet, self._sheet_error = roller.default_sheet(self.ctx.owned, self.inp.author)
-        if required and self._sheet_error is not None:
-            raise self._sheet_error
-        return self._current(self._sheet)
-
-    def fighter(self, *, required: bool) -> Fighter:
-        """The roller as the combat rules see it."""
-        sheet = self.sheet(required=required)
-        return Fighter(self.who, self.inp.author, sheet)
-
-    def _current(self, sheet: CharacterSheet | None) -> CharacterSheet | None:
-        return None if sheet is None else self.sheets.get(sheet.id, sheet)
-
-    def problem(self, tag: ParsedTag, message: str) -> None:
-        self.problems.append(render.TagProblem(tag.index, tag.raw, message))
-
-    def text(self, key: str, **params: Any) -> str:
-        return messages.text(key, self.lang, **params)
-
-    # -- activity and downtime notices -----------------------------------------------------
-    def activity(self, posted: datetime) -> None:
-        """The author's post in an open scene (:func:`core.post.activity.scene_activity`)."""
-        self.absence, changes = activity.scene_activity(self.inp, self.ctx, self.absence, posted)
-        self.changes += changes
-
-    def downtime_notices(self) -> None:
-        """The post's downtime notices (:func:`core.post.activity.downtime_notices`)."""
-        self.absence, changes, lines = activity.downtime_notices(self.inp, self.absence)
-        self.changes += changes
-        self.extra += lines
+class _Decision(Working):
+    """One :func:`resolve` call: its working state (:class:`~core.post.working.Working`) and
+    the steps of a roll tag.  Never outlives the call."""
 
     # -- one tag ---------------------------------------------------------------------------
     def roll_tag(self, tag: ParsedTag) -> None:
@@ -214,7 +116,7 @@ class _Decision:
         if spec.combat in _COMBAT_ROLLS:
             self._combat_roll(tag, spec, spent)
         elif spent is not None and spec.pool is None and not spec.traits and not spec.combat:
-            self._keep_spend(spent)
+            self.keep_spend(spent)
             self.lines.append(render.TagProblem(tag.index, tag.raw, "; ".join(spent[2])))
         else:
             rolled = self._roll(tag, spec)
@@ -229,24 +131,6 @@ class _Decision:
             return spec
         return dataclasses.replace(spec, secret=True)
 
-    def _keep_spend(self, spent: tuple[CharacterSheet, list[Change], list[str]] | None) -> list[str]:
-        """Keep a spend once its tag stands: the sheet's blood / motes, the changes; its lines."""
-        if spent is None:
-            return []
-        after, changes, lines = spent
-        current = self.sheets.get(after.id, after)
-        self.sheets[after.id] = dataclasses.replace(
-            current, essence_motes=after.essence_motes,
-            combat=dataclasses.replace(current.combat, blood=after.combat.blood, blood_turn=after.combat.blood_turn,
-                                       blood_spent=after.combat.blood_spent))
-        self.changes.extend(changes)
-        return lines
-
-    def _roll_id(self, key: bytes) -> str:
-        """The roll id of roll key ``key``: keyed with the instance's secret (issue 25), so it
-        cannot be computed from the post's public ids, and the same each time the post is decided."""
-        return records.keyed_roll_id(key, records.roll_nonce(self.inp.id_secret, key))
-
     def _combat_roll(self, tag: ParsedTag, spec: RollSpec,
                      spent: tuple[CharacterSheet, list[Change], list[str]] | None) -> None:
         """Initiative, damage or soak (:class:`CombatTable`): signed and shown like any roll."""
@@ -254,7 +138,7 @@ class _Decision:
         assert table is not None  # _refusal
         fighter = self.fighter(required=spec.pool is None or bool(spec.traits))
         key = derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index)
-        rid, dice = self._roll_id(key), derive.DiceStream(inp.seed, key)
+        rid, dice = self.roll_id(key), derive.DiceStream(inp.seed, key)
         roll: CombatRoll
         if spec.combat == "initiative":
             roll = table.initiative(fighter, spec, dice, rid)
@@ -262,7 +146,7 @@ class _Decision:
             roll = table.damage(fighter, spec, resolve_pool(fighter.sheet, spec).pool, dice, rid)
         else:
             roll = table.soak(fighter, spec, dice, rid)
-        notes = self._keep_spend(spent) + list(roll.notes)
+        notes = self.keep_spend(spent) + list(roll.notes)
         params = roll_params(spec, pool=roll.pool, difficulty=roll.difficulty, stress=True, combat=roll.combat)
         envelope = self._sign(tag, spec, params, list(roll.faces), roll.successes, roll.outcome, None)
         self.views.append(combat_view(tag.index, tag.raw, roll, str(envelope["record"]["roll_id"]),
@@ -279,7 +163,7 @@ class _Decision:
         sheet = self.sheet(required=bool((spec.traits and not spec.trait_ratings) or spec.willpower))
         pool, stunt_dice, stunt_pending = self._dice_pool(spec, sheet, notes, marks)
         key = derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index)
-        rid = self._roll_id(key)
+        rid = self.roll_id(key)
         # combat is stress (gehena-reglas.txt «Nuevos Intentos»: "situaciones de estrés como
         # puede ser un combate"; exaltado-reglas.txt «Éxitos automáticos»)
         stress = bool(spec.stress or spec.combat or self.scene_stress or inp.stress)
@@ -445,7 +329,7 @@ class _Decision:
         params = roll_params(spec, pool=pool + stunt_dice, difficulty=difficulty, stress=stress,
                              successes_required=needed, stunt_dice=stunt_dice, stunt_pending=stunt_pending,
                              action=action, marks=marks, combat=combat)
-        rid = self._roll_id(derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index))
+        rid = self.roll_id(derive.roll_key(inp.game, inp.forum, inp.thread, inp.post_id, tag.index))
         ref = post_actions.RollRef(inp.forum, inp.post_id, tag.index, inp.now, inp.thread, inp.url, rid)
         action_notes, counted = rolls.feed_actions(inp, spec, result, difficulty, ref, self.who, self.turn,
                                                    self.actions, self.changes)
@@ -453,7 +337,7 @@ class _Decision:
                             result.degree_label or None, vrf_key_id, vrf_proof,
                             goes_on=counted or action is not None)["record"]
         assert record["roll_id"] == rid  # the same roll key
-        notes[:0] = self._keep_spend(spent)
+        notes[:0] = self.keep_spend(spent)
         if spec.combat == "attack" and self.table is not None:
             notes += self.table.attack(self.fighter(required=False), spec, result, rid)
         notes += action_notes

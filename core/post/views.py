@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core import messages, probability, render, rules
+from core import damage_probability, messages, probability, render, rules
 from core.errors import RulesError, StateError
 from core.post.combat import CombatRoll
 from core.sheets import CharacterSheet
@@ -92,11 +92,11 @@ def combat_view(index: int, raw: str, roll: CombatRoll, roll_id: str, ruleset: r
                 options: rules.RulesOptions, *, public_url: str, notes: Sequence[str] = ()) -> render.RollView:
     """What the reply shows of a combat roll (initiative, damage, soak): its dice, the score
     or levels, the chance of this many successes or more for damage and soak (exact:
-    :func:`core.probability.damage_distribution`; none above 60 dice) and the notes."""
+    :func:`core.damage_probability.damage_distribution`; none above 60 dice) and the notes."""
     chance: float | None = None
     if roll.kind in ("damage", "soak"):
         try:
-            chance = probability.damage_distribution(ruleset, roll.pool, kind=roll.kind,
+            chance = damage_probability.damage_distribution(ruleset, roll.pool, kind=roll.kind,
                                                      options=options).p_at_least(roll.successes)
         except RulesError:
             chance = None

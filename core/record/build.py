@@ -23,68 +23,37 @@ from core.record.schema import RECORD_FORMAT, _canonical_record, record_problems
 
 def build_record(
     *,
-    key_id: str,
-    game: str,
-    ruleset: str,
-    options: Mapping[str, object],
-    forum: str,
-    thread: str,
-    post: str,
-    post_url: str,
-    author: str,
-    character: str | None,
-    tag: str,
-    tag_index: int,
-    params: Mapping[str, object],
-    seed_commitment: str,
-    faces: Sequence[int],
-    successes: int,
-    outcome: str,
-    degree: int | str | None,
-    processed_at: datetime,
-    tz: str | ZoneInfo = calendar.DEFAULT_TZ,
-    secret: bool = False,
-    nonce: str | None = None,
-    rolled_again: bool = False,
-    vrf_key_id: str | None = None,
-    vrf_proof: str | None = None,
-    keyed_id: bool = False,
+    key_id: str, game: str, ruleset: str, options: Mapping[str, object],
+    forum: str, thread: str, post: str, post_url: str, author: str, character: str | None,
+    tag: str, tag_index: int, params: Mapping[str, object],
+    seed_commitment: str, faces: Sequence[int], successes: int, outcome: str, degree: int | str | None,
+    processed_at: datetime, tz: str | ZoneInfo = calendar.DEFAULT_TZ,
+    secret: bool = False, nonce: str | None = None, rolled_again: bool = False,
+    vrf_key_id: str | None = None, vrf_proof: str | None = None, keyed_id: bool = False,
 ) -> dict[str, object]:
     """Build the canonical record (format :data:`RECORD_FORMAT`) of one roll.
 
     Args:
-        key_id: id of the signing key (:func:`key_id_for`), 16 hex digits.
-        game, forum, thread, post: the ids that make the roll key (non-empty str).
-        ruleset: ruleset id (``"vampiro"``, ``"exaltado"``, ``"gehena"``).
-        options: the ruleset options in force, a JSON-able mapping (no floats).
-        post_url: link to the post.  author: forum user name.  character: the
-            character rolling, or ``None``.
-        tag: the roll tag exactly as written; tag_index: its 0-based index in the post.
-        params: the parsed parameters (pool, difficulty, willpower, ...), JSON-able.
-        seed_commitment: ``commitment(seed)`` of the seed of the game day in which
-            the roll is processed (64 hex digits).  The caller must use the same
-            day as ``game_day(processed_at, tz)``.
-        faces: every face drawn from the dice stream, in order (ints 1..10): the day
-            seed's stream for a public roll, the VRF output's for a secret one.
-        successes: net successes (int); outcome: e.g. ``"success"``, ``"failure"``,
-            ``"botch"``; degree: the ruleset's degree of success (int, str or None).
-        processed_at: aware datetime of processing (stored as UTC, to the second,
-            and as game-local time).
-        tz: the game's IANA zone, a name or a ``ZoneInfo`` (stored by name).
-        secret: a secret roll; then ``nonce`` (32 hex digits nobody else can predict:
-            :func:`roll_nonce`, or ``secrets.token_hex(16)``) is required so that
-            :func:`record_hash` hides the result.
-        nonce: the roll's nonce (32 hex digits) or None (a public roll made with a
-            public id).
+        key_id, game, ruleset, options, forum, thread, post, post_url, author, character,
+            tag, tag_index, params, seed_commitment, faces, successes, outcome, degree,
+            nonce, vrf_key_id, vrf_proof: the record's fields of those names, whose types
+            and meanings ``docs/verification.md`` §5 gives (mappings and sequences are
+            copied as JSON objects and arrays; no floats).  ``seed_commitment`` is the
+            seed's of ``game_day(processed_at, tz)``; ``faces`` come from that seed's
+            stream for a public roll, from ``secret_roll_seed(proof_to_hash(vrf_proof))``
+            for a secret one.
+        processed_at: aware datetime of processing (stored as UTC, to the second, and as
+            game-local time); tz: the game's IANA zone, a name or a ``ZoneInfo`` (stored by
+            name).
+        secret: a secret roll; ``nonce`` (:func:`roll_nonce`) is then required so that
+            :func:`record_hash` hides the result, and so are ``vrf_key_id`` (the VRF key of
+            the game day, :func:`vrf_key_id_for`) and ``vrf_proof`` (``ECVRF_prove(key,
+            roll_key)``, 160 lowercase hex digits), which a public roll leaves ``None``.
+        rolled_again: the flag, when the caller already knows it (as :func:`with_flags`
+            afterwards, without a second validation).
         keyed_id: the roll id is :func:`keyed_roll_id` of the roll key and ``nonce``
-            (required then: every roll made since issue 25), not :func:`roll_id` of the
-            roll key alone, which anyone can compute from public fields.
-        rolled_again: the ``rolled_again`` flag, when the caller already knows it (the
-            same as :func:`with_flags` afterwards, without a second validation).
-        vrf_key_id, vrf_proof: for a secret roll (required then, ``None`` otherwise): the
-            id of the VRF key bound to the game day (:func:`vrf_key_id_for`) and the
-            80-byte proof ``ECVRF_prove(key, roll_key)`` as 160 lowercase hex digits;
-            ``faces`` must come from ``secret_roll_seed(proof_to_hash(proof))``.
+            (required then: every roll made since issue 25), not :func:`roll_id` of the roll
+            key alone, which anyone can compute from public fields.
 
     Returns:
         a new ``dict`` with the fields of :data:`RECORD_FIELDS` (flags false except
@@ -96,48 +65,54 @@ def build_record(
     Source: issue 5, "Signed records"; issue 19 (format 2).
     """
     tz = calendar.zone(tz).key
-    key = roll_key(game, forum, thread, post, tag_index)
-    if keyed_id and nonce is None:
-        raise ValueError("a keyed roll id needs the roll's nonce")
     record: dict[str, object] = {
-        "format": RECORD_FORMAT,
-        "roll_id": keyed_roll_id(key, nonce) if keyed_id and nonce is not None else roll_id(key),
-        "key_id": key_id,
-        "game": game,
-        "ruleset": ruleset,
-        "options": dict(options),
-        "forum": forum,
-        "thread": thread,
-        "post": post,
-        "post_url": post_url,
-        "author": author,
-        "character": character,
-        "tag": tag,
-        "tag_index": tag_index,
-        "params": dict(params),
-        "game_day": calendar.game_day(processed_at, tz).isoformat(),
-        "tz": tz,
-        "seed_commitment": seed_commitment,
-        "faces": list(faces),
-        "successes": successes,
-        "outcome": outcome,
-        "degree": degree,
-        "time_utc": _format_utc(processed_at),
-        "time_local": _format_local(processed_at, tz),
-        "flags": {
-            "edited_after_roll": False,
-            "post_deleted": False,
-            "rolled_again": bool(rolled_again),
-            "secret": bool(secret),
-        },
-        "edited_tag": None,
-        "nonce": nonce,
-        "vrf_key_id": vrf_key_id,
-        "vrf_proof": vrf_proof,
+        "format": RECORD_FORMAT, "roll_id": _roll_id(game, forum, thread, post, tag_index, nonce, keyed_id),
+        "key_id": key_id, "game": game, "ruleset": ruleset, "options": dict(options),
+        "forum": forum, "thread": thread, "post": post, "post_url": post_url, "author": author,
+        "character": character, "tag": tag, "tag_index": tag_index, "params": dict(params),
+        "seed_commitment": seed_commitment, "faces": list(faces),
+        "successes": successes, "outcome": outcome, "degree": degree,
+        **_times(processed_at, tz),
+        "flags": _new_flags(secret=secret, rolled_again=rolled_again),
+        "edited_tag": None, "nonce": nonce, "vrf_key_id": vrf_key_id, "vrf_proof": vrf_proof,
     }
     # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
     plain: dict[str, object] = json.loads(_canonical_record(record))
     return plain
+
+
+def _roll_id(game: str, forum: str, thread: str, post: str, tag_index: int, nonce: str | None, keyed: bool) -> str:
+    """The roll id (``docs/verification.md`` §4): keyed with the nonce, or (records made
+    before issue 25) of the roll key alone.
+
+    Raises:
+        ValueError: a keyed id without a nonce.
+    """
+    key = roll_key(game, forum, thread, post, tag_index)
+    if keyed and nonce is None:
+        raise ValueError("a keyed roll id needs the roll's nonce")
+    return keyed_roll_id(key, nonce) if keyed and nonce is not None else roll_id(key)
+
+
+def _times(processed_at: datetime, tz: str) -> dict[str, object]:
+    """The record's time fields: the game day in ``tz``, the zone, the UTC and local times."""
+    return {
+        "game_day": calendar.game_day(processed_at, tz).isoformat(),
+        "tz": tz,
+        "time_utc": _format_utc(processed_at),
+        "time_local": _format_local(processed_at, tz),
+    }
+
+
+def _new_flags(*, secret: bool, rolled_again: bool) -> dict[str, bool]:
+    """A new record's flags (issue 5, "Secret rolls, edits, deletes"): not edited, not
+    deleted."""
+    return {
+        "edited_after_roll": False,
+        "post_deleted": False,
+        "rolled_again": bool(rolled_again),
+        "secret": bool(secret),
+    }
 
 
 def build_signed_record(private_key: Ed25519PrivateKey, **fields: Any) -> dict[str, object]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from core import vrf
 from core.record.canonical import _UTC_TIME, canonical_json
@@ -126,6 +127,14 @@ def _shape_problems(record: object) -> list[str]:
     """:func:`record_problems` without the canonical-JSON check (the caller serialises)."""
     if not isinstance(record, Mapping):
         return [f"record is not an object ({type(record).__name__})"]
+    problems = _field_problems(record)
+    if problems:
+        return problems
+    return _value_problems(record) + _flag_problems(record) + _vrf_problems(record)
+
+
+def _field_problems(record: Mapping[str, object]) -> list[str]:
+    """Exactly the fields of the record's format, each of its type (a bool is no int)."""
     problems: list[str] = []
     fmt = record.get("format")
     expected = _FIELDS_BY_FORMAT.get(fmt, _FIELDS) if type(fmt) is int else _FIELDS
@@ -141,48 +150,65 @@ def _shape_problems(record: object) -> list[str]:
         value = record[name]
         if isinstance(value, bool) or not isinstance(value, types):
             problems.append(f"{name}: wrong type {type(value).__name__}")
-    if problems:
-        return problems
+    return problems
 
-    def shape(name: str, pattern: re.Pattern[str], what: str) -> None:
-        value = record[name]
-        if not pattern.fullmatch(value):
-            problems.append(f"{name}: not {what}: {value!r}")
 
+#: The fields with a fixed shape: (field, pattern, what the pattern is).
+_SHAPES = (
+    ("roll_id", _ROLL_ID, "16 base32 characters"),
+    ("key_id", _KEY_ID, "16 hex digits"),
+    ("seed_commitment", _HEX64, "64 hex digits"),
+    ("game_day", _DAY, "YYYY-MM-DD"),
+    ("time_utc", _UTC_TIME, "YYYY-MM-DDTHH:MM:SSZ"),
+)
+
+
+def _value_problems(record: Mapping[str, Any]) -> list[str]:
+    """A supported format; ids, hashes, day and time in their shapes; the roll key's ids not
+    empty; the tag index a 32-bit number; faces 1-10."""
+    problems: list[str] = []
     if record["format"] not in RECORD_FORMATS:
         problems.append(f"format: unsupported version {record['format']!r}")
-    shape("roll_id", _ROLL_ID, "16 base32 characters")
-    shape("key_id", _KEY_ID, "16 hex digits")
-    shape("seed_commitment", _HEX64, "64 hex digits")
-    shape("game_day", _DAY, "YYYY-MM-DD")
-    shape("time_utc", _UTC_TIME, "YYYY-MM-DDTHH:MM:SSZ")
+    for name, pattern, what in _SHAPES:
+        if not pattern.fullmatch(record[name]):
+            problems.append(f"{name}: not {what}: {record[name]!r}")
     for name in ("game", "forum", "thread", "post", "ruleset", "tz"):
         if not record[name]:
             problems.append(f"{name}: empty")
     if not 0 <= record["tag_index"] <= 0xFFFFFFFF:
         problems.append("tag_index: out of range")
-    faces = record["faces"]
-    if not all(type(f) is int and 1 <= f <= 10 for f in faces):
+    if not all(type(f) is int and 1 <= f <= 10 for f in record["faces"]):
         problems.append("faces: every face must be an int from 1 to 10")
+    return problems
+
+
+def _flag_problems(record: Mapping[str, Any]) -> list[str]:
+    """Exactly :data:`FLAG_NAMES` as booleans; a secret record's nonce, any nonce's shape."""
     flags = record["flags"]
-    if set(flags) != set(FLAG_NAMES) or not all(
-        type(v) is bool for v in flags.values()
-    ):
-        problems.append("flags: must be exactly " + ", ".join(FLAG_NAMES) + " as booleans")
-    elif flags["secret"]:
-        if record["nonce"] is None or not _NONCE.fullmatch(record["nonce"]):
-            problems.append("nonce: a secret record needs 32 hex digits")
-    elif record["nonce"] is not None and not _NONCE.fullmatch(record["nonce"]):
-        problems.append("nonce: not 32 hex digits")
-    if record["format"] == 2 and isinstance(flags, Mapping) and type(flags.get("secret")) is bool:
-        vkid, proof = record["vrf_key_id"], record["vrf_proof"]
-        if flags["secret"]:
-            if not (isinstance(vkid, str) and _KEY_ID.fullmatch(vkid)):
-                problems.append("vrf_key_id: a secret record needs 16 hex digits")
-            if not (isinstance(proof, str) and _HEX_PROOF.fullmatch(proof)):
-                problems.append(f"vrf_proof: a secret record needs {2 * vrf.PROOF_BYTES} hex digits")
-        elif vkid is not None or proof is not None:
-            problems.append("vrf_key_id, vrf_proof: must be null in a public record")
+    if set(flags) != set(FLAG_NAMES) or not all(type(v) is bool for v in flags.values()):
+        return ["flags: must be exactly " + ", ".join(FLAG_NAMES) + " as booleans"]
+    nonce = record["nonce"]
+    if flags["secret"]:
+        if nonce is None or not _NONCE.fullmatch(nonce):
+            return ["nonce: a secret record needs 32 hex digits"]
+    elif nonce is not None and not _NONCE.fullmatch(nonce):
+        return ["nonce: not 32 hex digits"]
+    return []
+
+
+def _vrf_problems(record: Mapping[str, Any]) -> list[str]:
+    """Format 2 (issue 19): a secret record has a VRF key id and proof, a public one neither."""
+    flags = record["flags"]
+    if record["format"] != 2 or not isinstance(flags, Mapping) or type(flags.get("secret")) is not bool:
+        return []
+    vkid, proof = record["vrf_key_id"], record["vrf_proof"]
+    if not flags["secret"]:
+        return [] if vkid is None and proof is None else ["vrf_key_id, vrf_proof: must be null in a public record"]
+    problems: list[str] = []
+    if not (isinstance(vkid, str) and _KEY_ID.fullmatch(vkid)):
+        problems.append("vrf_key_id: a secret record needs 16 hex digits")
+    if not (isinstance(proof, str) and _HEX_PROOF.fullmatch(proof)):
+        problems.append(f"vrf_proof: a secret record needs {2 * vrf.PROOF_BYTES} hex digits")
     return problems
 
 

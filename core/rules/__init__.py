@@ -20,13 +20,11 @@ Errors: every invalid input raises :class:`core.errors.RulesError` with a stable
 ``automatic_not_allowed``, ``bad_stunt``, ``reroll_faces``, ``dice_exhausted`` ...).
 """
 
+from core.rules.automatic import automatic_allowed
+from core.rules.dice import MAX_POOL, read_face
 from core.rules.evaluation import (
-    MAX_POOL,
     MAX_REROLL_DEPTH,
-    RollResult,
-    automatic_allowed,
     evaluate,
-    read_face,
     roll,
     successes_needed,
 )
@@ -58,6 +56,7 @@ from core.rules.pools import (
     multiple_action_pools,
     penalty_as_difficulty,
 )
+from core.rules.result import RollResult
 from core.rules.rulesets import (
     EXALTADO,
     GEHENA,

@@ -1,5 +1,7 @@
 """Evaluating a roll: the faces shown (:func:`evaluate`) or drawn from an injected stream of
-d10 faces (:func:`roll`), into an immutable :class:`RollResult`.
+d10 faces (:func:`roll`), into an immutable :class:`RollResult`.  Each step of the count is
+a function citing its rule: which dice succeed (:func:`_success_units`), what 1s cancel
+(:func:`_count_cancelling`, :func:`_cancel_weakest`), the verdict (:func:`_verdict`).
 
 Sources: vampiro-reglas.txt «Tiradas», «Fracaso», «Éxitos Automáticos», «Especialidades»;
 exaltado-reglas.txt «Éxito y fracaso», «La regla del diez», «La regla del uno»; gehena-reglas.txt.
@@ -8,167 +10,21 @@ exaltado-reglas.txt «Éxito y fracaso», «La regla del diez», «La regla del 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 from core.errors import RulesError
+from core.rules.automatic import automatic_result
+from core.rules.dice import MAX_POOL, _check_face, _check_pool, _draw
 from core.rules.labels import degree_label
 from core.rules.options import DEFAULT_OPTIONS, RulesOptions
+from core.rules.result import RollResult
 from core.rules.rulesets import Ruleset, get_ruleset
-from core.rules.stunts import StuntReward, _check_stunt, stunt_reward
-
-#: Largest pool :func:`roll` accepts (bounded work; far above any legal pool).
-MAX_POOL = 100
-
+from core.rules.stunts import _check_stunt, stunt_reward
 
 #: A die rolled again for a 10 (specialty option ``reroll``) may itself be rolled again,
 #: at most this many times in a chain.  Bounds the loop; the probability engine uses the
 #: same cap, so its distributions are exact for the rule as implemented.
 MAX_REROLL_DEPTH = 10
-
-
-@dataclass(frozen=True)
-class RollResult:
-    """The evaluated outcome of one roll (immutable).
-
-    Attributes:
-        ruleset: ruleset id.
-        faces: every die drawn, in order: the pool (stunt dice included), then any extra
-            dice rolled for 10s under the ``reroll`` specialty, in the order they were drawn.
-        pool: how many of ``faces`` are the pool (the rest are extra dice).
-        difficulty: target number (vampiro, gehena) or successes required (exaltado).
-        successes: what counts toward the verdict, >= 0, Willpower included.
-        rolled_successes: successes shown by the dice before any cancellation (a 10 counts
-            2 in exaltado or with the ``double`` specialty).
-        net: rolled successes minus the 1s that cancel (plus Willpower when 1s may cancel
-            it); may be negative (vampiro, gehena).  Equals ``successes`` in exaltado.
-        outcome: ``"botch"``, ``"failure"`` or ``"success"``.
-        degree: vampiro/gehena: successes on a success, else 0; exaltado: successes beyond
-            the difficulty on a success, else 0.
-        degree_label: stable key (see :func:`degree_label`).
-        ones: 1s among the pool dice (exaltado: the more, the worse the botch).
-        cancelled: indexes (into ``faces``) of success dice wholly cancelled by 1s, and of
-            1s neutralised by 10s under ``ten_cancels_one``.
-        cancelling: indexes of the 1s that cancelled a success (and of 10s that cancelled a
-            1 under ``ten_cancels_one``).
-        success_dice: indexes of dice that still count as successes after cancellation.
-        willpower: a Willpower point was spent on the roll.
-        specialty: a specialty was claimed; ``specialty_mode`` is what it did.
-        automatic: an automatic success was taken instead of rolling (``faces`` is empty).
-        stress: the roll happened under stress (combat, racing the clock).
-        stunt_dice: Exaltado stunt bonus dice included in the pool (0-3).
-        stunt: the reward earned by a successful stunt, else ``None``.
-        extra_successes: successes beyond what was needed (exaltado: beyond the difficulty;
-            others: beyond ``successes_required``), 0 unless a success.
-        options: the :class:`RulesOptions` used.
-        successes_required: successes the roll needed (exaltado: the difficulty; vampiro and
-            gehena: 1 unless the tag asked for more, ``éxitos 3``).
-    """
-
-    ruleset: str
-    faces: tuple[int, ...]
-    pool: int
-    difficulty: int
-    successes: int
-    rolled_successes: int
-    net: int
-    outcome: str
-    degree: int
-    degree_label: str
-    ones: int
-    cancelled: tuple[int, ...]
-    cancelling: tuple[int, ...]
-    success_dice: tuple[int, ...]
-    willpower: bool
-    specialty: bool
-    specialty_mode: str
-    automatic: bool
-    stress: bool
-    stunt_dice: int
-    stunt: StuntReward | None
-    extra_successes: int
-    options: RulesOptions = field(default=DEFAULT_OPTIONS)
-    successes_required: int = 1
-
-    @property
-    def botch(self) -> bool:
-        """True for a botch («Fracaso»)."""
-        return self.outcome == "botch"
-
-    @property
-    def succeeded(self) -> bool:
-        """True for a success."""
-        return self.outcome == "success"
-
-    @property
-    def extra_dice(self) -> tuple[int, ...]:
-        """Indexes of the dice rolled again for 10s (``reroll`` specialty)."""
-        return tuple(range(self.pool, len(self.faces)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict of every field (tuples become lists, options a dict)."""
-        return {
-            "ruleset": self.ruleset,
-            "faces": list(self.faces),
-            "pool": self.pool,
-            "difficulty": self.difficulty,
-            "successes": self.successes,
-            "rolled_successes": self.rolled_successes,
-            "net": self.net,
-            "outcome": self.outcome,
-            "degree": self.degree,
-            "degree_label": self.degree_label,
-            "ones": self.ones,
-            "cancelled": list(self.cancelled),
-            "cancelling": list(self.cancelling),
-            "success_dice": list(self.success_dice),
-            "extra_dice": list(self.extra_dice),
-            "willpower": self.willpower,
-            "specialty": self.specialty,
-            "specialty_mode": self.specialty_mode,
-            "automatic": self.automatic,
-            "stress": self.stress,
-            "stunt_dice": self.stunt_dice,
-            "stunt": self.stunt.to_dict() if self.stunt else None,
-            "extra_successes": self.extra_successes,
-            "options": self.options.to_dict(),
-            "successes_required": self.successes_required,
-        }
-
-
-def read_face(text: str) -> int:
-    """A d10 face as written by a player: ``"1"``-``"10"``, or ``"0"`` for a 10 (a d10 shows
-    its ten as 0: exaltado-reglas.txt writes "1, 3, 3, 7, 8, 0", «Acciones prolongadas», and
-    counts "dos por cada uno de los 0", «La regla del diez»).
-
-    Raises:
-        ValueError: not an integer (the caller says what to write); a value outside 0-10 is
-            returned as is, for :func:`evaluate` to refuse with ``bad_face``.
-    """
-    value = int(text.strip())
-    return 10 if value == 0 else value
-
-
-def _check_face(face: object, index: int) -> int:
-    if isinstance(face, bool) or not isinstance(face, int) or not 1 <= face <= 10:
-        raise RulesError(
-            f"die {index + 1} shows {face!r}; faces must be integers 1-10",
-            code="bad_face",
-            face=repr(face),
-            index=index,
-        )
-    return face
-
-
-def _check_pool(pool: object, *, name: str = "pool", maximum: int = MAX_POOL) -> int:
-    if isinstance(pool, bool) or not isinstance(pool, int) or not 0 <= pool <= maximum:
-        raise RulesError(
-            f"{name} must be an integer 0-{maximum}, got {pool!r}",
-            code="bad_pool",
-            pool=repr(pool),
-            max=maximum,
-        )
-    return pool
 
 
 def _reroll_required(faces: Sequence[int], pool: int) -> tuple[int, list[int]]:
@@ -200,139 +56,33 @@ def _infer_reroll_pool(faces: Sequence[int]) -> int:
     )
 
 
-def automatic_allowed(
-    ruleset: Ruleset | str, pool: int, *, difficulty: int | None = None, stress: bool = False
-) -> bool:
-    """Whether a pool may take an automatic success instead of rolling.
-
-    * vampiro: pool >= difficulty (vampiro-reglas.txt, «Éxitos Automáticos»); the text sets
-      no limit under stress.
-    * gehena: pool >= difficulty and not under stress (gehena-reglas.txt, «Éxitos
-      Automáticos»).
-    * exaltado: pool >= 7 and never under stress or in combat (exaltado-reglas.txt, «Éxitos
-      automáticos»).
-
-    Raises:
-        RulesError(code="bad_pool" / "bad_difficulty") for bad inputs.
-    """
-    rs = get_ruleset(ruleset)
-    pool = _check_pool(pool)
-    diff = rs.check_difficulty(difficulty)
-    if stress and not rs.automatic_under_stress:
-        return False
-    need = rs.automatic_min_pool if rs.automatic_min_pool is not None else diff
-    return pool >= need
-
-
-def _automatic_result(
-    rs: Ruleset,
-    pool: int,
-    diff: int,
-    *,
-    willpower: bool,
-    specialty: bool,
-    stress: bool,
-    stunt: int,
-    opts: RulesOptions,
-) -> RollResult:
-    if willpower:
-        raise RulesError(
-            "an automatic success is not rolled; spend Willpower on a rolled action",
-            code="automatic_with_willpower",
-        )
-    if not automatic_allowed(rs, pool, difficulty=diff, stress=stress):
-        raise RulesError(
-            f"no automatic success for a pool of {pool} at difficulty {diff}"
-            + (" under stress" if stress else ""),
-            code="automatic_not_allowed",
-            pool=pool,
-            difficulty=diff,
-            stress=stress,
-        )
-    # vampiro: "equivalente de obtener sólo un éxito"; gehena: "se considerará marginal";
-    # exaltado: "se tratará de un éxito normal" -- exactly what the action needs, no extras.
-    successes = 1 if rs.target_number else diff
-    degree = 1 if rs.target_number else 0
-    reward = stunt_reward(stunt) if stunt else None
-    return RollResult(
-        ruleset=rs.id,
-        faces=(),
-        pool=pool,
-        difficulty=diff,
-        successes=successes,
-        rolled_successes=0,
-        net=successes,
-        outcome="success",
-        degree=degree,
-        degree_label=degree_label(rs, "success", degree),
-        ones=0,
-        cancelled=(),
-        cancelling=(),
-        success_dice=(),
-        willpower=False,
-        specialty=specialty,
-        specialty_mode=opts.specialty_mode(rs) if specialty else "off",
-        automatic=True,
-        stress=stress,
-        stunt_dice=stunt,
-        stunt=reward,
-        extra_successes=0,
-        options=opts,
-        successes_required=successes,
-    )
-
-
 def evaluate(
-    ruleset: Ruleset | str,
-    faces: Sequence[int],
-    *,
-    difficulty: int | None = None,
-    willpower: bool = False,
-    specialty: bool = False,
-    stress: bool = False,
-    automatic: bool = False,
-    options: RulesOptions | None = None,
-    pool: int | None = None,
-    stunt: int = 0,
+    ruleset: Ruleset | str, faces: Sequence[int], *, difficulty: int | None = None,
+    willpower: bool = False, specialty: bool = False, stress: bool = False, automatic: bool = False,
+    options: RulesOptions | None = None, pool: int | None = None, stunt: int = 0,
     successes_required: int | None = None,
 ) -> RollResult:
     """Evaluate a roll whose faces are known (d10 faces 1-10, in the order rolled).
 
     Args:
         ruleset: a :class:`Ruleset` or its id/alias.
-        faces: the dice.  With a specialty in ``reroll`` mode the faces are the pool
-            followed by the extra dice rolled for 10s, in the order :func:`roll` draws them
-            (breadth first); ``pool`` says where the pool ends, or is inferred as the only
-            split where every 10 has its extra die.  Otherwise all faces are the pool.
+        faces: the dice.  With a specialty in ``reroll`` mode: the pool followed by the extra
+            dice rolled for 10s, in the order :func:`roll` draws them (breadth first);
+            otherwise all faces are the pool.
         difficulty: target number 2-10 (vampiro, gehena; default 6) or successes required
             1-10 (exaltado; default 1).
-        willpower: one Willpower point spent: vampiro/gehena one automatic success that 1s
-            cannot cancel unless ``options.ones_cancel_willpower`` (vampiro-reglas.txt,
-            «Éxitos Automáticos»; gehena-reglas.txt, «Éxitos Automáticos»: allowed even
-            under stress); exaltado adds one success to those rolled (exaltado-reglas.txt,
-            «Éxitos automáticos»).  A roll with Willpower cannot botch.
+        willpower: one Willpower point spent (how it counts: :func:`_count_cancelling`,
+            :func:`_count_uncancelled`).  A roll with Willpower cannot botch.
         specialty: the roll uses a specialty; what it does is ``options.specialty``.
         stress: stress situation or combat (forbids automatic successes in gehena/exaltado).
         automatic: take the automatic success instead of rolling; ``faces`` must be empty
-            and ``pool`` given (see :func:`automatic_allowed`).  Vampiro/gehena: one
-            success, marginal; exaltado: exactly the successes required.
+            and ``pool`` given (:func:`core.rules.automatic.automatic_result`).
         options: per-game :class:`RulesOptions` (defaults when ``None``).
-        pool: the pool size; defaults to ``len(faces)`` (or the inferred pool, see above).
+        pool: the pool size; defaults to ``len(faces)`` (``reroll``: :func:`_split_pool`).
         stunt: Exaltado stunt bonus dice (0-3) already included in ``faces``; a success
             reports the reward (exaltado-reglas.txt, «Acrobacias»).
-        successes_required: vampiro and gehena: successes the action needs (default 1:
-            "Para lograr casi todas las acciones solo hace falta un éxito", vampiro-reglas.txt
-            «Dificultades»; a tag's ``éxitos 3`` asks for three); fewer successes than that
-            is a failure, not a botch.  Exaltado: the difficulty already is the successes
-            required; a value here must equal it.
-
-    Rules: vampiro-reglas.txt «Dificultades» (a die >= difficulty is a success; a 10 is
-    always a success) and «Fracaso» (each 1 cancels a success; a botch is no success rolled
-    and at least one 1; successes cancelled to zero are a plain failure); gehena-reglas.txt
-    «Dificultades», «Fallos y Fracasos» (same); exaltado-reglas.txt «Éxito y fracaso» (7+
-    succeeds), «La regla del diez» (a 10 counts two), «La regla del uno» (no success and a
-    1 is a botch; 1s cancel nothing), «Dificultad y acciones difíciles» (the difficulty is
-    the successes needed).
+        successes_required: the successes the action needs (:func:`successes_needed`);
+            fewer than that is a failure, not a botch.
 
     Returns:
         a :class:`RollResult`.
@@ -341,46 +91,61 @@ def evaluate(
         RulesError: ``bad_face`` (a face outside 1-10), ``bad_difficulty``, ``bad_pool``,
         ``bad_stunt``, ``reroll_faces``, ``automatic_not_allowed``,
         ``automatic_with_willpower``, ``automatic_with_faces``, ``automatic_one_success``,
-        ``bad_successes_required``, ``unknown_system``.
+        ``bad_successes_required``, ``unknown_system``, ``bad_option``.
     """
     rs = get_ruleset(ruleset)
-    opts = options if options is not None else DEFAULT_OPTIONS
-    if not isinstance(opts, RulesOptions):
-        raise RulesError("options must be RulesOptions", code="bad_option", option="*")
+    opts = _check_options(options)
     diff = rs.check_difficulty(difficulty)
     need = _check_required(rs, diff, successes_required)
     stunt = _check_stunt(rs, stunt)
+    faces = _check_faces(faces)
+    mode = opts.specialty_mode(rs) if specialty else "off"
+    if automatic:
+        return automatic_result(
+            rs, faces, pool, diff, need, willpower=bool(willpower), specialty=bool(specialty),
+            specialty_mode=mode, stress=bool(stress), stunt=stunt, opts=opts,
+        )
+    pool = _split_pool(faces, pool, mode, stunt)
+    count = _count(rs, faces, pool, diff, need, mode, opts, willpower=bool(willpower))
+    outcome, degree, extra, successes = _verdict(rs, count, diff, need)
+    return RollResult(
+        ruleset=rs.id, faces=faces, pool=pool, difficulty=diff, options=opts, successes_required=need,
+        successes=successes, rolled_successes=count.rolled, net=count.net, ones=count.ones,
+        outcome=outcome, degree=degree, degree_label=degree_label(rs, outcome, degree), extra_successes=extra,
+        cancelled=count.cancelled, cancelling=count.cancelling, success_dice=count.success_dice,
+        willpower=bool(willpower), specialty=bool(specialty), specialty_mode=mode, automatic=False,
+        stress=bool(stress), stunt_dice=stunt, stunt=stunt_reward(stunt) if (stunt and outcome == "success") else None,
+    )
+
+
+def _check_options(options: object) -> RulesOptions:
+    opts = options if options is not None else DEFAULT_OPTIONS
+    if not isinstance(opts, RulesOptions):
+        raise RulesError("options must be RulesOptions", code="bad_option", option="*")
+    return opts
+
+
+def _check_faces(faces: Sequence[int]) -> tuple[int, ...]:
+    """The faces as a tuple, each 1-10, at most as many as the largest pool can draw."""
     faces = tuple(faces)
     if len(faces) > MAX_POOL * (MAX_REROLL_DEPTH + 1):
         raise RulesError("too many dice", code="bad_pool", pool=len(faces), max=MAX_POOL)
     for i, face in enumerate(faces):
         _check_face(face, i)
-    mode = opts.specialty_mode(rs) if specialty else "off"
-    willpower = bool(willpower)
+    return faces
 
-    if automatic:
-        if faces:
-            raise RulesError("an automatic success rolls no dice", code="automatic_with_faces")
-        if pool is None:
-            raise RulesError("an automatic success needs the pool size", code="bad_pool")
-        if rs.target_number and need > 1:
-            raise RulesError(
-                f"an automatic success is one success; this action needs {need}",
-                code="automatic_one_success",
-                needed=need,
-            )
-        return _automatic_result(
-            rs,
-            _check_pool(pool),
-            diff,
-            willpower=willpower,
-            specialty=bool(specialty),
-            stress=bool(stress),
-            stunt=stunt,
-            opts=opts,
-        )
 
-    # Which faces are the pool, which are extra dice for 10s, and each die's value.
+def _split_pool(faces: tuple[int, ...], pool: int | None, mode: str, stunt: int) -> int:
+    """Where the pool ends among ``faces``: the rest are the extra dice rolled for 10s.
+
+    Under the ``reroll`` specialty a pool not given is inferred as the only split where
+    every 10 has its extra die; otherwise every face is the pool.  Stunt dice are part of
+    the pool.
+
+    Raises:
+        RulesError: ``reroll_faces`` (no such split, or not the given pool's), ``bad_pool``
+        (the faces are not the pool), ``bad_stunt`` (more stunt dice than the pool).
+    """
     if mode == "reroll":
         if pool is None:
             pool = _infer_reroll_pool(faces)
@@ -407,107 +172,156 @@ def evaluate(
             )
     if stunt and stunt > pool:
         raise RulesError("stunt dice exceed the pool", code="bad_stunt", dice=stunt)
+    return pool
 
+
+class _Count(NamedTuple):
+    """What the dice of a rolled (not automatic) action count to, before the verdict."""
+
+    rolled: int  # successes shown by the dice, before any cancellation
+    net: int  # rolled successes minus the 1s that cancel, Willpower as its rule says
+    successes: int  # what counts toward the verdict, >= 0
+    botch: bool
+    success: bool  # enough successes (the verdict checks the botch first)
+    ones: int  # 1s among the pool dice
+    cancelled: tuple[int, ...]
+    cancelling: tuple[int, ...]
+    success_dice: tuple[int, ...]
+
+
+def _count(
+    rs: Ruleset, faces: tuple[int, ...], pool: int, diff: int, need: int, mode: str, opts: RulesOptions,
+    *, willpower: bool,
+) -> _Count:
+    """The count of a roll under its ruleset: 1s cancel successes (vampiro, gehena) or not
+    (exaltado)."""
+    units = _success_units(rs, faces, diff, mode)
+    wp = 1 if willpower else 0
+    if rs.ones_cancel:
+        return _count_cancelling(faces, pool, units, wp, need, opts)
+    return _count_uncancelled(faces, pool, units, wp, diff)
+
+
+def _success_units(rs: Ruleset, faces: tuple[int, ...], diff: int, mode: str) -> list[int]:
+    """The successes each die shows.
+
+    vampiro-reglas.txt «Dificultades», gehena-reglas.txt «Dificultades»: a die >= the
+    difficulty is a success, a 10 always is; exaltado-reglas.txt «Éxito y fracaso»: 7+
+    succeeds, «La regla del diez»: a 10 counts two (as with the ``double`` specialty).
+    """
     threshold = diff if rs.target_number else rs.success_threshold
     assert threshold is not None
     ten_value = 2 if (rs.ten_value == 2 or mode == "double") else 1
-    units = []  # success units per die
-    for face in faces:
-        if face >= threshold or face == 10:
-            units.append(ten_value if face == 10 else 1)
-        else:
-            units.append(0)
+    return [(ten_value if face == 10 else 1) if face >= threshold or face == 10 else 0 for face in faces]
+
+
+def _count_cancelling(
+    faces: tuple[int, ...], pool: int, units: list[int], wp: int, need: int, opts: RulesOptions
+) -> _Count:
+    """vampiro-reglas.txt «Fracaso», gehena-reglas.txt «Fallos y Fracasos»: each 1 cancels a
+    success; a botch is no success rolled and at least one 1 (``botch_rule`` "no_success"),
+    or, under "net_negative", more 1s than successes; successes cancelled to zero are a
+    plain failure.  Willpower (vampiro-reglas.txt, «Éxitos Automáticos»; gehena-reglas.txt,
+    «Éxitos Automáticos»: allowed even under stress) is one automatic success that 1s
+    cannot cancel unless ``ones_cancel_willpower``; a roll with Willpower cannot botch.
+    Under ``ten_cancels_one`` each 10 of the pool neutralises a 1 first.
+    """
+    ones = [i for i in range(pool) if faces[i] == 1]
+    active, neutralised, tens = _tens_cancel_ones(faces, pool, ones) if opts.ten_cancels_one else (ones, [], [])
+    remaining, wholly, used = _cancel_weakest(faces, units, active)
     rolled = sum(units)
-    one_idx = [i for i in range(pool) if faces[i] == 1]
-    ones = len(one_idx)
-    wp = 1 if willpower else 0
-
-    cancelled: list[int] = []
-    cancelling: list[int] = []
-    remaining = list(units)
-    if rs.ones_cancel:
-        active_ones = list(one_idx)
-        if opts.ten_cancels_one:
-            tens = [i for i in range(pool) if faces[i] == 10]
-            for ten_i, one_i in zip(tens, list(active_ones), strict=False):
-                cancelling.append(ten_i)
-                cancelled.append(one_i)
-                active_ones.remove(one_i)
-        eff_ones = len(active_ones)
-        # 1s cancel the weakest successes first (lowest face, later dice first).
-        order = sorted((i for i in range(len(faces)) if units[i]), key=lambda i: (faces[i], -i))
-        budget = eff_ones
-        used_ones = 0
-        for i in order:
-            while budget and remaining[i]:
-                remaining[i] -= 1
-                budget -= 1
-                used_ones += 1
-            if remaining[i] == 0:
-                cancelled.append(i)
-            if not budget:
-                break
-        cancelling.extend(active_ones[:used_ones])
-        if opts.ones_cancel_willpower:
-            net = rolled + wp - eff_ones
-            successes = max(0, net)
-        else:
-            net = rolled - eff_ones
-            successes = max(0, net) + wp
-        if opts.botch_rule == "no_success":
-            botch = rolled == 0 and wp == 0 and ones > 0
-        else:
-            botch = net < 0 and not (wp and not opts.ones_cancel_willpower)
-        success = successes >= need and not botch
+    if opts.ones_cancel_willpower:
+        net = rolled + wp - len(active)
+        successes = max(0, net)
     else:
-        net = rolled + wp
-        successes = net
-        botch = rolled == 0 and wp == 0 and ones > 0
-        success = successes >= diff
-
-    if botch:
-        outcome, degree, extra = "botch", 0, 0
-        successes = 0
-    elif success:
-        outcome = "success"
-        degree = successes if rs.target_number else successes - diff
-        extra = successes - need
+        net = rolled - len(active)
+        successes = max(0, net) + wp
+    if opts.botch_rule == "no_success":
+        botch = rolled == 0 and wp == 0 and len(ones) > 0
     else:
-        outcome, degree, extra = "failure", 0, 0
-    return RollResult(
-        ruleset=rs.id,
-        faces=faces,
-        pool=pool,
-        difficulty=diff,
-        successes=successes,
-        rolled_successes=rolled,
-        net=net,
-        outcome=outcome,
-        degree=degree,
-        degree_label=degree_label(rs, outcome, degree),
-        ones=ones,
-        cancelled=tuple(sorted(cancelled)),
-        cancelling=tuple(sorted(cancelling)),
+        botch = net < 0 and not (wp and not opts.ones_cancel_willpower)
+    return _Count(
+        rolled=rolled, net=net, successes=successes, botch=botch, success=successes >= need and not botch,
+        ones=len(ones), cancelled=tuple(sorted(neutralised + wholly)), cancelling=tuple(sorted(tens + used)),
         success_dice=tuple(i for i in range(len(faces)) if remaining[i]),
-        willpower=willpower,
-        specialty=bool(specialty),
-        specialty_mode=mode,
-        automatic=False,
-        stress=bool(stress),
-        stunt_dice=stunt,
-        stunt=stunt_reward(stunt) if (stunt and outcome == "success") else None,
-        extra_successes=extra,
-        options=opts,
-        successes_required=need,
     )
+
+
+def _tens_cancel_ones(
+    faces: tuple[int, ...], pool: int, ones: list[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """``ten_cancels_one``: the pool's 10s neutralise its 1s, in order, one each.
+
+    Returns the 1s still active, the 1s neutralised, and the 10s that neutralised them.
+    """
+    tens = [i for i in range(pool) if faces[i] == 10]
+    pairs = list(zip(tens, ones, strict=False))
+    return ones[len(pairs):], [one for _, one in pairs], [ten for ten, _ in pairs]
+
+
+def _cancel_weakest(
+    faces: tuple[int, ...], units: list[int], ones: list[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """Each 1 cancels one success, the weakest first (lowest face, later dice first).
+
+    Returns the successes left per die, the dice wholly cancelled, and the 1s used.
+    """
+    remaining = list(units)
+    cancelled: list[int] = []
+    order = sorted((i for i in range(len(faces)) if units[i]), key=lambda i: (faces[i], -i))
+    budget = len(ones)
+    for i in order:
+        while budget and remaining[i]:
+            remaining[i] -= 1
+            budget -= 1
+        if remaining[i] == 0:
+            cancelled.append(i)
+        if not budget:
+            break
+    return remaining, cancelled, ones[: len(ones) - budget]
+
+
+def _count_uncancelled(faces: tuple[int, ...], pool: int, units: list[int], wp: int, diff: int) -> _Count:
+    """exaltado-reglas.txt «La regla del uno»: 1s cancel nothing; no success and a 1 is a
+    botch.  «Éxitos automáticos»: Willpower adds one success to those rolled.  «Dificultad y
+    acciones difíciles»: the difficulty is the successes needed.
+    """
+    rolled = sum(units)
+    ones = sum(1 for i in range(pool) if faces[i] == 1)
+    net = rolled + wp
+    return _Count(
+        rolled=rolled, net=net, successes=net, botch=rolled == 0 and wp == 0 and ones > 0,
+        success=net >= diff, ones=ones, cancelled=(), cancelling=(),
+        success_dice=tuple(i for i in range(len(faces)) if units[i]),
+    )
+
+
+def _verdict(rs: Ruleset, count: _Count, diff: int, need: int) -> tuple[str, int, int, int]:
+    """The outcome, degree, extra successes and successes reported (0 on a botch).
+
+    The degree is the successes on a success (vampiro, gehena), or the successes beyond
+    the difficulty (exaltado); the extra successes are those beyond what was needed.
+    """
+    if count.botch:
+        return "botch", 0, 0, 0
+    if count.success:
+        degree = count.successes if rs.target_number else count.successes - diff
+        return "success", degree, count.successes - need, count.successes
+    return "failure", 0, 0, count.successes
 
 
 def successes_needed(ruleset: Ruleset | str, difficulty: int | None, required: object = None) -> int:
     """The successes a roll needs: ``required`` (vampiro, gehena: ``éxitos N``, default 1) or,
     in exaltado, the difficulty (``required`` must then be ``None`` or equal it).
 
+    vampiro and gehena: "Para lograr casi todas las acciones solo hace falta un éxito"
+    (vampiro-reglas.txt «Dificultades»); a tag's ``éxitos 3`` asks for three, and fewer
+    successes than that is a failure, not a botch.  Exaltado: the difficulty already is the
+    successes required (exaltado-reglas.txt «Dificultad y acciones difíciles»).
+
     Raises:
-        RulesError: ``bad_difficulty``, ``bad_successes_required`` (see :func:`evaluate`).
+        RulesError: ``bad_difficulty``, ``bad_successes_required`` (1-:data:`MAX_POOL`, and
+        in exaltado equal to the difficulty).
     """
     rs = get_ruleset(ruleset)
     return _check_required(rs, rs.check_difficulty(difficulty), required)
@@ -532,27 +346,10 @@ def _check_required(rs: Ruleset, diff: int, required: object) -> int:
     return required
 
 
-def _draw(dice: Iterator[int], index: int) -> int:
-    try:
-        face = next(dice)
-    except StopIteration:
-        raise RulesError("the dice stream ran out", code="dice_exhausted") from None
-    return _check_face(face, index)
-
-
 def roll(
-    ruleset: Ruleset | str,
-    pool: int,
-    dice: Iterator[int],
-    *,
-    difficulty: int | None = None,
-    willpower: bool = False,
-    specialty: bool = False,
-    stress: bool = False,
-    automatic: bool = False,
-    options: RulesOptions | None = None,
-    stunt: int = 0,
-    successes_required: int | None = None,
+    ruleset: Ruleset | str, pool: int, dice: Iterator[int], *, difficulty: int | None = None,
+    willpower: bool = False, specialty: bool = False, stress: bool = False, automatic: bool = False,
+    options: RulesOptions | None = None, stunt: int = 0, successes_required: int | None = None,
 ) -> RollResult:
     """Roll ``pool`` dice drawn from ``dice`` and evaluate them (see :func:`evaluate`).
 
@@ -573,25 +370,24 @@ def roll(
     rs = get_ruleset(ruleset)
     pool = _check_pool(pool)
     stunt = _check_stunt(rs, stunt)
-    if automatic:
-        return evaluate(
-            rs,
-            (),
-            difficulty=difficulty,
-            willpower=willpower,
-            specialty=specialty,
-            stress=stress,
-            automatic=True,
-            options=options,
-            pool=pool + stunt,
-            stunt=stunt,
-            successes_required=successes_required,
-        )
-    opts = options if options is not None else DEFAULT_OPTIONS
     total = pool + stunt
+    if automatic:
+        faces: list[int] = []
+        opts = options
+    else:
+        opts = options if options is not None else DEFAULT_OPTIONS
+        faces = _draw_faces(dice, total, reroll=bool(specialty) and opts.specialty_mode(rs) == "reroll")
+    return evaluate(
+        rs, faces, difficulty=difficulty, willpower=willpower, specialty=specialty, stress=stress,
+        automatic=bool(automatic), options=opts, pool=total, stunt=stunt, successes_required=successes_required,
+    )
+
+
+def _draw_faces(dice: Iterator[int], total: int, *, reroll: bool) -> list[int]:
+    """``total`` faces from ``dice``; with ``reroll`` one more for every 10, breadth first,
+    each chain at most :data:`MAX_REROLL_DEPTH` deep («Especialidades»)."""
     faces = [_draw(dice, i) for i in range(total)]
-    mode = opts.specialty_mode(rs) if specialty else "off"
-    if mode == "reroll":
+    if reroll:
         depth = [0] * total
         i = 0
         while i < len(faces):
@@ -599,15 +395,4 @@ def roll(
                 faces.append(_draw(dice, len(faces)))
                 depth.append(depth[i] + 1)
             i += 1
-    return evaluate(
-        rs,
-        faces,
-        difficulty=difficulty,
-        willpower=willpower,
-        specialty=specialty,
-        stress=stress,
-        options=opts,
-        pool=total,
-        stunt=stunt,
-        successes_required=successes_required,
-    )
+    return faces

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.codec import Stored
 from core.errors import RulesError
-from core.rules.evaluation import _check_pool
+from core.rules.dice import _check_pool
 from core.rules.options import DEFAULT_OPTIONS, RulesOptions
 from core.rules.rulesets import Ruleset, get_ruleset
 

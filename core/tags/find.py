@@ -76,18 +76,52 @@ def scan_tags(text: str) -> tuple[list[TagMatch], list[BrokenTag]]:
     opening tag with ``=`` (``attribute_tag``).  At most ``MAX_TAGS + 1`` of each are
     returned.  Linear in the text; never raises.
     """
+    broken = _attribute_tags(text)
     found: list[TagMatch] = []
-    broken: list[BrokenTag] = []
+    closes = _Closes(text)
     pos = 0
-    next_close: dict[str, re.Match[str] | None] = {}
+    while len(found) <= MAX_TAGS and len(broken) <= MAX_TAGS:
+        opening = _OPEN.search(text, pos)
+        if opening is None:
+            break
+        kind = opening.group(1).lower()
+        close = closes.after(kind, opening.end())
+        inner = _OPEN.search(text, opening.end(), close.start() if close is not None else len(text))
+        if inner is not None:
+            tag, pos = _holding_a_tag(text, opening, kind, inner, closes)
+            broken.append(tag)
+        elif close is None:
+            tag, pos = _never_closed(text, opening, kind)
+            broken.append(tag)
+        else:
+            found.append(TagMatch(index=len(found), raw=text[opening.start():close.end()],
+                                  body=text[opening.end():close.start()], start=opening.start(), end=close.end()))
+            pos = close.end()
+    broken.sort(key=lambda b: b.start)
+    return found, broken[:MAX_TAGS + 1]
 
-    def close_after(kind: str, at: int) -> re.Match[str] | None:
-        close = next_close.get(kind)
-        if kind not in next_close or (close is not None and close.start() < at):
-            close = _CLOSE[kind].search(text, at)
-            next_close[kind] = close
+
+class _Closes:
+    """The next closing tag of each name after a position, each searched for once while the
+    scan moves forward (the scan stays linear in the text)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.next: dict[str, re.Match[str] | None] = {}
+
+    def after(self, kind: str, at: int) -> re.Match[str] | None:
+        """The first ``[/kind]`` at or after ``at``, or None."""
+        close = self.next.get(kind)
+        if kind not in self.next or (close is not None and close.start() < at):
+            close = _CLOSE[kind].search(self.text, at)
+            self.next[kind] = close
         return close
 
+
+def _attribute_tags(text: str) -> list[BrokenTag]:
+    """Opening tags with ``=`` (``attribute_tag``), with their closing tag when it follows at
+    once; at most ``MAX_TAGS + 1``."""
+    broken: list[BrokenTag] = []
     for m in _ATTRIBUTE.finditer(text):
         if len(broken) > MAX_TAGS:
             break
@@ -96,47 +130,32 @@ def scan_tags(text: str) -> tuple[list[TagMatch], list[BrokenTag]]:
         end = close.end() if close is not None else m.end()
         broken.append(BrokenTag(text[m.start():end], m.start(), end, "attribute_tag",
                                 {"opened": kind, "inner": " ".join(m.group(2).split())}))
-    while len(found) <= MAX_TAGS and len(broken) <= MAX_TAGS:
-        opening = _OPEN.search(text, pos)
-        if opening is None:
-            break
-        kind = opening.group(1).lower()
-        close = close_after(kind, opening.end())
-        inner = _OPEN.search(text, opening.end(), close.start() if close is not None else len(text))
-        if inner is not None:
-            inner_close = close_after(inner.group(1).lower(), inner.end())
-            after = _OUTER_CLOSE.match(text, inner_close.end()) if inner_close is not None else None
-            if inner_close is not None and after is not None:  # [tirada]..[tirada]..[/tirada][/tirada]
-                end = after.end()
-                broken.append(BrokenTag(text[opening.start():end], opening.start(), end, "nested_tag",
-                                        {"opened": kind}))
-                pos = end
-                continue
-            broken.append(_unclosed(text, opening, kind, inner.start()))
-            pos = inner.start()
-            continue
-        if close is None:
-            other = _ANY_CLOSE.search(text, opening.end())
-            if other is not None and other.group(1).lower() != kind:
-                broken.append(BrokenTag(text[opening.start():other.end()], opening.start(), other.end(),
-                                        "mismatched_tag", {"opened": kind, "closed": other.group(1).lower()}))
-                pos = other.end()
-                continue
-            broken.append(_unclosed(text, opening, kind, len(text)))
-            pos = opening.end()
-            continue
-        found.append(
-            TagMatch(
-                index=len(found),
-                raw=text[opening.start():close.end()],
-                body=text[opening.end():close.start()],
-                start=opening.start(),
-                end=close.end(),
-            )
-        )
-        pos = close.end()
-    broken.sort(key=lambda b: b.start)
-    return found, broken[:MAX_TAGS + 1]
+    return broken
+
+
+def _holding_a_tag(text: str, opening: re.Match[str], kind: str, inner: re.Match[str], closes: _Closes
+                   ) -> tuple[BrokenTag, int]:
+    """An opening tag whose body holds another opening tag: ``nested_tag`` for the whole span
+    when the inner tag's close is followed by a second closing tag
+    (``[tirada]..[tirada]..[/tirada][/tirada]``), else ``unclosed_tag`` up to the inner tag;
+    with the position the scan goes on from."""
+    inner_close = closes.after(inner.group(1).lower(), inner.end())
+    after = _OUTER_CLOSE.match(text, inner_close.end()) if inner_close is not None else None
+    if inner_close is not None and after is not None:
+        end = after.end()
+        return BrokenTag(text[opening.start():end], opening.start(), end, "nested_tag", {"opened": kind}), end
+    return _unclosed(text, opening, kind, inner.start()), inner.start()
+
+
+def _never_closed(text: str, opening: re.Match[str], kind: str) -> tuple[BrokenTag, int]:
+    """An opening tag with no closing tag of its name: ``mismatched_tag`` up to a closing tag
+    of the other name when one comes first, else ``unclosed_tag``; with the position the scan
+    goes on from."""
+    other = _ANY_CLOSE.search(text, opening.end())
+    if other is not None and other.group(1).lower() != kind:
+        return BrokenTag(text[opening.start():other.end()], opening.start(), other.end(), "mismatched_tag",
+                         {"opened": kind, "closed": other.group(1).lower()}), other.end()
+    return _unclosed(text, opening, kind, len(text)), opening.end()
 
 
 def _unclosed(text: str, opening: re.Match[str], kind: str, limit: int) -> BrokenTag:

@@ -316,6 +316,18 @@ def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro")
     if spec.help:
         return t["help"]
     exalted = ruleset_family(ruleset_id) == "exaltado"
+    parts = _roller_words(spec, t, lang)
+    pool = _pool_words(spec, t)
+    if pool is None:  # nothing rolled: the tag only spends (blood, motes) or names
+        return " · ".join(parts + _comment_words(spec, t))
+    parts += pool + _difficulty_words(spec, t, exalted=exalted) + _option_words(spec, t)
+    parts += _action_words(spec, t, exalted=exalted) + _comment_words(spec, t)
+    return " · ".join(parts)
+
+
+def _roller_words(spec: RollSpec, t: Words, lang: str) -> list[str]:
+    """The character a master rolls for, the kind of combat roll and its damage type, blood or
+    motes spent (issue 29)."""
     parts: list[str] = []
     if spec.character:
         parts.append(t["character"].format(name=spec.character))
@@ -330,43 +342,60 @@ def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro")
     for spent in ("blood", "motes"):
         if getattr(spec, spent):
             parts.append(t[spent].format(n=getattr(spec, spent)))
-    rolls = spec.pool is not None or bool(spec.traits)
+    return parts
+
+
+def _pool_words(spec: RollSpec, t: Words) -> list[str] | None:
+    """The pool (a number, the sheet's, or traits with their written ratings) and its
+    modifier; None when the tag rolls nothing."""
     if spec.pool is not None:
-        parts.append(t["pool"].format(n=spec.pool))
+        parts = [t["pool"].format(n=spec.pool)]
     elif spec.combat in ("initiative", "soak") and not spec.traits:
-        parts.append(t["from_sheet"])
-    elif not rolls:
-        return " · ".join(parts + ([t["comment"].format(text=spec.comment)] if spec.comment else []))
+        parts = [t["from_sheet"]]
+    elif not spec.traits:
+        return None
     else:
         ratings = list(spec.trait_ratings) + [None] * (len(spec.traits) - len(spec.trait_ratings))
         names = " + ".join(f"{n} ({r})" if r is not None else n
                            for n, r in zip(spec.traits, ratings, strict=False))
-        parts.append(t["traits"].format(names=names))
+        parts = [t["traits"].format(names=names)]
     if spec.modifier:
         parts.append(t["modifier"].format(sign="+" if spec.modifier > 0 else "−", n=abs(spec.modifier)))
+    return parts
+
+
+def _difficulty_words(spec: RollSpec, t: Words, *, exalted: bool) -> list[str]:
+    """The difficulty (the ruleset default when none is written) and successes needed; in
+    exaltado the successes needed only; nothing for initiative, damage and soak."""
     if spec.combat in ("initiative", "damage", "soak"):
-        pass  # no difficulty to show: initiative adds a die, damage and soak are fixed (core.combat)
-    elif exalted:
+        return []  # no difficulty to show: initiative adds a die, damage and soak are fixed (core.combat)
+    if exalted:
         needed = spec.successes_required or spec.difficulty or 1
-        parts.append(t["successes_one"] if needed == 1 else t["successes"].format(n=needed))
-    else:
-        if spec.difficulty is None:
-            parts.append(t["default_difficulty"].format(n=6))
-        else:
-            parts.append(t["difficulty"].format(n=spec.difficulty))
-        if spec.successes_required:
-            parts.append(t["successes"].format(n=spec.successes_required))
-    for flag in ("willpower", "specialty", "automatic", "stress", "secret"):
-        if getattr(spec, flag):
-            parts.append(t[flag])
+        return [t["successes_one"] if needed == 1 else t["successes"].format(n=needed)]
+    parts = [t["default_difficulty"].format(n=6) if spec.difficulty is None
+             else t["difficulty"].format(n=spec.difficulty)]
+    if spec.successes_required:
+        parts.append(t["successes"].format(n=spec.successes_required))
+    return parts
+
+
+def _option_words(spec: RollSpec, t: Words) -> list[str]:
+    """Willpower, specialty, automatic success, stress, secrecy, stunt, multiple actions with
+    their penalty."""
+    parts = [t[flag] for flag in ("willpower", "specialty", "automatic", "stress", "secret") if getattr(spec, flag)]
     if spec.stunt:
         parts.append(t["stunt"].format(n=spec.stunt))
-    if spec.actions > 1 or spec.action:
-        if spec.action:
-            parts.append(t["actions"].format(which=spec.action, n=spec.actions if spec.actions > 1 else "N",
-                                             penalty=(spec.actions + spec.action - 1) if spec.actions > 1 else "?"))
-        else:
-            parts.append(t["actions_next"].format(n=spec.actions))
+    if spec.action:
+        parts.append(t["actions"].format(which=spec.action, n=spec.actions if spec.actions > 1 else "N",
+                                         penalty=(spec.actions + spec.action - 1) if spec.actions > 1 else "?"))
+    elif spec.actions > 1:
+        parts.append(t["actions_next"].format(n=spec.actions))
+    return parts
+
+
+def _action_words(spec: RollSpec, t: Words, *, exalted: bool) -> list[str]:
+    """The extended action (and its interval), teamwork, retry, contest (and the NPC's pool)."""
+    parts: list[str] = []
     if spec.extended:
         key = "extended" if spec.extended.name else "extended_unnamed"
         parts.append(t[key].format(name=spec.extended.name, n=spec.extended.target))
@@ -381,6 +410,8 @@ def describe_spec(spec: RollSpec, lang: str = "es", ruleset_id: str = "vampiro")
             parts.append(t["versus"].format(name=spec.versus.name))
         if spec.versus.npc_pool is not None:
             parts.append(t["npc"].format(n=spec.versus.npc_pool, d=spec.versus.npc_difficulty or (1 if exalted else 6)))
-    if spec.comment:
-        parts.append(t["comment"].format(text=spec.comment))
-    return " · ".join(parts)
+    return parts
+
+
+def _comment_words(spec: RollSpec, t: Words) -> list[str]:
+    return [t["comment"].format(text=spec.comment)] if spec.comment else []

@@ -507,7 +507,7 @@ def willpower_as_flag(raw: str, ruleset_id: str = "vampiro") -> str | None:
 
     vampiro-reglas.txt «Puntuaciones»: "Cuando utilices Humanidad o Fuerza de Voluntad para una
     tirada, no se podrá añadir ningún otro Rasgo": such a tag is the two traits and is refused
-    (``ten_point_trait_combined``, :func:`core.sheets.resolve_pool`); this is the other thing
+    (``ten_point_trait_combined``, :func:`core.sheetpool.resolve_pool`); this is the other thing
     its writer may have meant.  ``None`` when the tag does not parse, names no Willpower word
     beside another trait, or the suggestion would not itself parse with one point spent.
     Never raises.

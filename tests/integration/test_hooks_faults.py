@@ -22,7 +22,7 @@ from tests.integration.test_hooks import (
     std_headers,
 )
 from web import create_app
-from web import hooks as web_hooks
+from web import intake as web_intake
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
@@ -127,7 +127,7 @@ def test_a_redis_killed_and_restarted_loses_no_delivery(tmp_path, unique, monkey
 
         # Redis dies between the dedupe mark and the queue (one Redis is state and broker):
         # the mark cannot be removed, so it must lapse before the sender retries
-        monkeypatch.setattr(web_hooks, "PENDING_TTL", 1)
+        monkeypatch.setattr(web_intake, "PENDING_TTL", 1)
 
         def broker_dies(message):
             private.kill()

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import redis_url
 from tests.integration.test_hooks import created_body, discourse_post, std_body, std_headers
-from web import create_app, hooks
+from web import create_app, hooks, intake
 from worker.adapters.redis.gamestate import RedisGameState
 
 pytestmark = pytest.mark.integration
@@ -87,7 +87,7 @@ def test_the_pushed_message_is_the_one_send_task_publishes(celery, redis_client,
     from worker.app.tasks import post_task_options
 
     msg = _message(unique, datetime.now(UTC) - age)
-    queue, payload = hooks.post_message_push(celery, msg)
+    queue, payload = intake.post_message_push(celery, msg)
     assert queue == ("celery" if age == timedelta(0) else "celery\x06\x169")  # kombu's priority lists
     _pop(redis_client, queue)
     celery.send_task("narrador.process_post", args=[msg], **post_task_options(msg))
@@ -108,7 +108,7 @@ def test_a_global_key_prefix_is_in_the_pushed_list_name(celery):
     prefixed = Celery("narrador", include=["worker.app.tasks"])
     prefixed.conf.update(config)
     try:
-        queue, _ = hooks.post_message_push(prefixed, _message("x", datetime.now(UTC)))
+        queue, _ = intake.post_message_push(prefixed, _message("x", datetime.now(UTC)))
         assert queue == "pfx:celery"
     finally:
         prefixed.close()
@@ -117,9 +117,9 @@ def test_a_global_key_prefix_is_in_the_pushed_list_name(celery):
 def test_the_broker_and_the_store_on_one_redis_are_recognised(celery, redis_client):
     import redis
 
-    assert hooks.same_redis(redis_client, celery)
+    assert intake.same_redis(redis_client, celery)
     other = redis.Redis.from_url(redis_url(), db=(redis_client.connection_pool.connection_kwargs.get("db", 0) + 1) % 16)
-    assert not hooks.same_redis(other, celery)
+    assert not intake.same_redis(other, celery)
 
 
 def test_one_call_intake_queues_once_and_answers_duplicate(app, redis_client, unique):
@@ -137,11 +137,11 @@ def test_one_call_intake_queues_once_and_answers_duplicate(app, redis_client, un
     args = json.loads(base64.b64decode(json.loads(queued[0])["body"]))[0]
     assert args[0]["post_id"] == "901" and args[0]["forum"] == f"s-{unique}"
     mark = next(redis_client.scan_iter(match=f"nr:hook:{{s-{unique}}}:s:*"))
-    assert redis_client.ttl(mark) > hooks.PENDING_TTL  # the final lifetime at once
+    assert redis_client.ttl(mark) > intake.PENDING_TTL  # the final lifetime at once
 
 
 def test_another_redis_for_the_broker_keeps_the_three_step_path(app, redis_client, unique, monkeypatch):
-    monkeypatch.setattr(hooks, "same_redis", lambda store, celery: False)
+    monkeypatch.setattr(intake, "same_redis", lambda store, celery: False)
     client = app.test_client()
     _pop(redis_client, "celery")
     body = created_body()
@@ -152,7 +152,7 @@ def test_another_redis_for_the_broker_keeps_the_three_step_path(app, redis_clien
     queued = _pop(redis_client, "celery") + _pop(redis_client, "celery\x06\x169")
     assert len(queued) == 1
     mark = next(redis_client.scan_iter(match=f"nr:hook:{{d-{unique}}}:d:*"))
-    assert redis_client.ttl(mark) > hooks.PENDING_TTL
+    assert redis_client.ttl(mark) > intake.PENDING_TTL
 
 
 def test_redis_down_in_the_one_call_path_answers_503(app, unique, monkeypatch):
@@ -162,7 +162,7 @@ def test_redis_down_in_the_one_call_path_answers_503(app, unique, monkeypatch):
     body = std_body("902")
     client = app.test_client()
     with app.app_context():
-        hooks._one_call_intake()
+        intake._one_call_intake()
 
     def down(*a, **kw):
         raise redis.exceptions.ConnectionError("down")
@@ -170,7 +170,7 @@ def test_redis_down_in_the_one_call_path_answers_503(app, unique, monkeypatch):
     script, celery = app.config["NARRADOR_INTAKE"]
     monkeypatch.setitem(app.config, "NARRADOR_INTAKE", (down, celery))
     resp = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m902"))
-    assert resp.status_code == 503 and resp.headers["Retry-After"] == str(hooks.RETRY_AFTER)
+    assert resp.status_code == 503 and resp.headers["Retry-After"] == str(intake.RETRY_AFTER)
 
 
 def test_hooks_skip_the_full_apps_layers_and_refusals_are_bounded_per_address(app, unique):
@@ -198,14 +198,14 @@ def test_a_broker_failure_while_the_message_is_built_answers_503_and_marks_nothi
     def down(celery, message):
         raise OperationalError("broker down")
 
-    built = hooks.post_message_push
-    monkeypatch.setattr(hooks, "post_message_push", down)
+    built = intake.post_message_push
+    monkeypatch.setattr(intake, "post_message_push", down)
     client = app.test_client()
     body = std_body("903")
     resp = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m903"))
     assert resp.status_code == 503 and resp.get_json()["status"] == "queue unavailable"
     assert list(redis_client.scan_iter(match=f"nr:hook:{{s-{unique}}}:s:*")) == []
-    monkeypatch.setattr(hooks, "post_message_push", built)
+    monkeypatch.setattr(intake, "post_message_push", built)
     again = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m903"))
     assert again.status_code == 202  # the sender's retry is not a duplicate
 
@@ -221,8 +221,8 @@ def test_kombu_internals_that_changed_cost_the_optimisation_not_the_intake(app, 
         raise AttributeError("'Producer' object has no attribute '_batch_local'")
 
     queued = []
-    monkeypatch.setattr(hooks, "post_message_push", changed)
-    monkeypatch.setattr(hooks, "_enqueue", queued.append)
+    monkeypatch.setattr(intake, "post_message_push", changed)
+    monkeypatch.setattr(intake, "_enqueue", queued.append)
     client = app.test_client()
     for n in ("904", "905"):
         body = std_body(n)

@@ -11,8 +11,8 @@ from fractions import Fraction
 import pytest
 
 from core.combat import evaluate_damage, evaluate_soak, net_damage
+from core.damage_probability import damage_distribution, net_damage_distribution, p_damage_or_better
 from core.errors import RulesError
-from core.probability import damage_distribution, net_damage_distribution, p_damage_or_better
 from core.rules import RulesOptions
 
 SOAK_CANCELS = RulesOptions(soak_ones_cancel=True)

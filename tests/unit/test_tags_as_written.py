@@ -12,7 +12,8 @@ import pytest
 from core.errors import StateError, TagError
 from core.messages import error_message as state_message
 from core.post.resolve import state_refusal
-from core.sheets import imported_sheet, parse_sheets, resolve_pool
+from core.sheetpool import resolve_pool
+from core.sheets import imported_sheet, parse_sheets
 from core.tags import ExtendedSpec, RollSpec, corrected_tag, parse_tag
 from core.tags.messages import error_message, with_suggestion
 

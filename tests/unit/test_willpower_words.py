@@ -17,7 +17,8 @@ import pytest
 
 from core.errors import StateError, TagError
 from core.messages import error_message as state_message
-from core.sheets import imported_sheet, parse_sheets, resolve_pool
+from core.sheetpool import resolve_pool
+from core.sheets import imported_sheet, parse_sheets
 from core.tags import parse_tag, willpower_as_flag
 from core.tags.messages import error_message
 from core.traits import lookup

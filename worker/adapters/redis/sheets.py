@@ -29,15 +29,14 @@ import yaml
 
 from core.combat.stats import CombatStats
 from core.errors import SheetError, SheetProblem, StateError
+from core.sheetpool import ResolvedPool, resolve_pool
 from core.sheets import (
     MAX_CHARACTERS,
     MAX_RATING,
     CharacterSheet,
-    ResolvedPool,
     TraitRating,
     imported_sheet,
     parse_sheets,
-    resolve_pool,
 )
 from core.tags import normalize_trait
 from core.traits import lookup, trait_key

@@ -1,0 +1,261 @@
+"""Queueing a verified webhook delivery (:mod:`web.hooks`): the dedupe mark and the
+Celery message, and the answers that say what became of it.
+
+When the broker is the state store's Redis (same server and db: :func:`same_redis`, the
+usual setup, one ``redis_url``), the intake is one round trip (issue 30, item 2): one Lua
+call (:data:`_INTAKE`) sets the dedupe mark with its final lifetime and, only when it was
+not set, ``LPUSH``es the Celery message, built in the app by Celery's and kombu's own code
+(:func:`post_message_push`) exactly as ``send_task`` would publish it.  Otherwise (another
+Redis for the broker, Sentinel) the three steps below stay.
+
+On the three-step path, the dedupe mark is first set for :data:`PENDING_TTL` seconds only and extended to
+:data:`DEDUPE_TTL` once the post is queued: if Redis fails between the two, or the mark
+cannot be removed after a failed enqueue, it lapses before the sender's retry, so a
+delivery is never marked "duplicate" without having been queued (a second queueing is
+harmless: the worker processes a post once).
+
+Redis keys: ``nr:hook:{<forum>}:d:<post id>:<revision>:<event>`` and
+``nr:hook:{<forum>}:s:<webhook-id>`` (strings, :data:`DEDUPE_TTL` seconds), named by
+:mod:`web.hooks`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import kombu
+import kombu.exceptions
+from flask import current_app, jsonify
+
+from web import deps
+from worker.app.bootstrap import StoreError
+
+log = logging.getLogger(__name__)
+
+#: Seconds a delivery is remembered for deduplication.
+DEDUPE_TTL = 3 * 24 * 3600
+#: Seconds the dedupe mark lives until the post is queued (shorter than :data:`RETRY_AFTER`).
+PENDING_TTL = 25
+#: ``Retry-After`` (seconds) of a 503 answer.
+RETRY_AFTER = 30
+
+
+def answer(status: int, what: str, **extra: Any):
+    """The JSON answer to a delivery: ``{"status": what, ...}`` with HTTP ``status``."""
+    return jsonify(status=what, **extra), status
+
+
+def unavailable(what: str):
+    """503 with ``Retry-After: RETRY_AFTER``: Redis or the queue is unreachable, the sender
+    retries."""
+    resp, status = answer(503, what)
+    resp.headers["Retry-After"] = str(RETRY_AFTER)
+    return resp, status
+
+
+def _enqueue(message: dict[str, Any]) -> None:
+    custom = current_app.config.get("NARRADOR_ENQUEUE")
+    if custom is not None:
+        custom(message)
+        return
+    from worker.app.celery_app import app as celery
+    from worker.app.tasks import post_task_options
+
+    celery.send_task("narrador.process_post", args=[message], **post_task_options(message))
+
+
+#: The one-round-trip intake (KEYS: the dedupe mark, the queue's list; ARGV: the mark's
+#: lifetime in seconds, the message as kombu's Redis transport stores it).  The mark is set
+#: with its final lifetime and the message pushed only when the mark was not there: both or
+#: neither, in one atomic call.
+_INTAKE = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
+redis.call('LPUSH', KEYS[2], ARGV[2])
+return 1
+"""
+
+
+class _CapturedPublish:
+    """Stands where kombu puts a producer's publish batch (``Producer._batch_local.current``)
+    and keeps the final Redis commands of one publication instead of sending them.
+
+    Everything before them is Celery's and kombu's own code, run as for ``send_task``: the
+    task message (``app.amqp.as_task_v2``), routing, serialization, ``prepare_message``, the
+    body encoding and delivery tag (``Channel._inplace_augment_message``), the queue's list
+    for the message's priority (``Channel._put`` with its ``_publish_batch`` hook).  Only the
+    exchange's binding table is read once per process and kept (kombu reads it with one
+    ``SMEMBERS`` per publication; Celery's workers declare the bindings at start).
+    """
+
+    def __init__(self, tables: dict[str, Any]) -> None:
+        self.commands: list[tuple[str, tuple[Any, ...]]] = []
+        self._tables = tables
+
+    def publish(self, channel: Any, message: Any, *, exchange: str, routing_key: str, **_: Any) -> None:
+        """kombu's batch ``publish``: route ``message`` as ``Channel.basic_publish`` does."""
+        channel._inplace_augment_message(message, exchange, routing_key)
+        if not exchange:
+            queues = [routing_key]
+        else:
+            table = self._tables.get(exchange)
+            if not table:
+                table = self._tables[exchange] = channel.get_table(exchange)
+            queues = channel.typeof(exchange).lookup(table, exchange, routing_key, None) if table else []
+        if len(queues) != 1:
+            raise LookupError(f"exchange {exchange!r} routes {routing_key!r} to {len(queues)} queues, not one")
+        channel._put(queues[0], message, _publish_batch=self)
+
+    def add(self, name: str, *args: Any) -> None:
+        """kombu's batch ``add``: one final Redis command of the message."""
+        self.commands.append((name, args))
+
+
+def post_message_push(celery: Any, message: dict[str, Any]) -> tuple[str, str]:
+    """The Redis list and the payload that ``send_task("narrador.process_post", ...)`` with
+    :func:`worker.app.tasks.post_task_options` would ``LPUSH`` for ``message``: built by Celery's
+    and kombu's own code (:class:`_CapturedPublish`), with the queue of the message's
+    priority and the transport's ``global_keyprefix``.  Sends nothing (the first call of a
+    process may declare the queue, as ``send_task`` does).
+
+    Raises:
+        LookupError: the message would not be one ``LPUSH`` to one list (a queue expiry,
+            a fan-out exchange, no binding yet): the caller sends it the ordinary way.
+    """
+    from worker.app.tasks import post_task_options
+
+    tables = celery.__dict__.setdefault("_narrador_binding_tables", {})
+    capture = _CapturedPublish(tables)
+    with celery.producer_or_acquire() as producer:
+        producer._batch_local.current = capture
+        try:
+            celery.send_task("narrador.process_post", args=[message], producer=producer, retry=False,
+                             **post_task_options(message))
+        finally:
+            del producer._batch_local.current
+        prefix = getattr(producer.channel, "global_keyprefix", "") or ""
+    if len(capture.commands) != 1 or capture.commands[0][0] != "lpush":
+        raise LookupError(f"publication is {[c[0] for c in capture.commands]}, not one lpush")
+    key, payload = capture.commands[0][1]
+    return prefix + str(key), payload if isinstance(payload, str) else payload.decode("utf-8")
+
+
+def same_redis(store_client: Any, celery: Any) -> bool:
+    """True when the broker of ``celery`` is the server and db of ``store_client`` (host and
+    port, or unix socket path, and db; a Sentinel or cluster setup answers False): only then
+    can one Lua call set the dedupe mark and queue the message together."""
+    pool_kwargs = getattr(getattr(store_client, "connection_pool", None), "connection_kwargs", None)
+    if not pool_kwargs or type(store_client.connection_pool).__name__ != "ConnectionPool":
+        return False
+    with celery.connection_for_write() as conn:
+        if getattr(conn.transport, "driver_type", "") != "redis" or conn.transport_options.get("master_name"):
+            return False
+        broker = conn.default_channel._connparams()
+
+    def where(kw: Mapping[str, Any]) -> tuple[Any, ...]:
+        if kw.get("path"):
+            return ("unix", str(kw["path"]), int(kw.get("db") or 0))
+        return ("tcp", str(kw.get("host") or "localhost"), int(kw.get("port") or 6379), int(kw.get("db") or 0))
+    return where(pool_kwargs) == where(broker)
+
+
+def _one_call_intake() -> Any:
+    """The registered :data:`_INTAKE` script and the Celery app when the broker and the state
+    store are one Redis (:func:`same_redis`, decided once per app), else None."""
+    config = current_app.config
+    if "NARRADOR_INTAKE" not in config:
+        from worker.app.celery_app import app as celery
+
+        try:
+            ok = same_redis(deps.client(), celery)
+        except Exception as exc:  # noqa: BLE001 - the broker cannot be looked at: the ordinary path
+            log.warning("one-call webhook intake not used: %s", exc)
+            return None  # decided again on the next delivery
+        config["NARRADOR_INTAKE"] = (deps.client().register_script(_INTAKE), celery) if ok else None
+    return config["NARRADOR_INTAKE"]
+
+
+def accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
+    """Dedupe and queue the post: one Lua call when the broker is the state store's Redis
+    (:data:`_INTAKE`), else the mark, the publish and the mark's extension."""
+    from worker.app.tasks import post_to_message
+
+    if current_app.config.get("NARRADOR_ENQUEUE") is None and (intake := _one_call_intake()) is not None:
+        script, celery = intake
+        try:
+            queue, payload = post_message_push(celery, post_to_message(post))
+        except LookupError as exc:
+            log.warning("webhook for %s/%s queued the ordinary way: %s", post.forum, post.post_id, exc)
+        except (kombu.exceptions.OperationalError, StoreError, OSError) as exc:
+            # the broker cannot be reached: nothing written yet, the sender retries
+            log.error("webhook for %s/%s not queued: %s", post.forum, post.post_id, exc)
+            return unavailable("queue unavailable")
+        except Exception as exc:  # noqa: BLE001 - kombu's internals differ from 5.7's: the ordinary path
+            # post_message_push leans on private parts of kombu (its publish batch): a kombu
+            # that changed them must cost the optimisation, never the intake
+            current_app.config["NARRADOR_INTAKE"] = None
+            log.error("one-call webhook intake off for this process (kombu %s: %r); webhooks are queued "
+                      "the ordinary way", getattr(kombu, "__version__", "?"), exc)
+        else:
+            if not script(keys=[dedupe_key, queue], args=[DEDUPE_TTL, payload]):  # a RedisError answers 503
+                return answer(200, "duplicate")
+            return answer(202, "queued", post=post.post_id)
+    store = deps.store()
+    if not deps.client().set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
+        return answer(200, "duplicate")
+    try:
+        _enqueue(post_to_message(post))
+    except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
+        _unmark(store, dedupe_key)
+        log.error("webhook for %s/%s not queued: %s", post.forum, post.post_id, exc)
+        return unavailable("queue unavailable")
+    _keep_mark(store, dedupe_key)
+    return answer(202, "queued", post=post.post_id)
+
+
+def _unmark(store: Any, dedupe_key: str) -> None:
+    """Remove a dedupe mark after a failed enqueue; if Redis is down too, it lapses by itself."""
+    try:
+        deps.client().delete(dedupe_key)
+    except StoreError as exc:
+        log.warning("dedupe mark %s left to expire in %s s: %s", dedupe_key, PENDING_TTL, exc)
+
+
+def _keep_mark(store: Any, dedupe_key: str) -> None:
+    """Remember a queued delivery for :data:`DEDUPE_TTL`; on failure a redelivery after
+    :data:`PENDING_TTL` is queued again (harmless: the worker knows the post)."""
+    try:
+        deps.client().expire(dedupe_key, DEDUPE_TTL)
+    except StoreError as exc:
+        log.warning("dedupe mark %s not extended: %s", dedupe_key, exc)
+
+
+def mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool = False) -> tuple[Any, int]:
+    """Queue ``narrador.post_deleted`` for a processed post: its rolls get the "post deleted"
+    flag and are signed again by the worker (the web holds no signing key); with
+    ``recovered``, ``narrador.post_recovered`` takes the flag off again."""
+    store = deps.store()
+    if not deps.client().set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
+        return answer(200, "duplicate")
+    task = "narrador.post_recovered" if recovered else "narrador.post_deleted"
+    try:
+        known = store.get_post(forum, post_id) is not None
+    except StoreError:
+        _unmark(store, dedupe_key)
+        raise
+    if known:
+        try:
+            custom = current_app.config.get("NARRADOR_ENQUEUE_RECOVERED" if recovered else "NARRADOR_ENQUEUE_DELETED")
+            if custom is not None:
+                custom(forum, post_id)
+            else:
+                from worker.app.celery_app import app as celery
+
+                celery.send_task(task, args=[forum, post_id])
+        except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
+            _unmark(store, dedupe_key)
+            log.error("%s of %s/%s not queued: %s", task, forum, post_id, exc)
+            return unavailable("queue unavailable")
+    _keep_mark(store, dedupe_key)
+    return answer(202, "recovered" if recovered else "deleted", post=post_id)
