@@ -35,7 +35,6 @@ COMPLEX_OVER = {
     "worker/adapters/redis/gamestate.py:RedisGameState.load_post": 31,
     "worker/app/forumcheck.py:check_live": 55,
     "worker/forums/profile/spec.py:profile_from_mapping": 40,
-    "worker/forums/tree.py:inner_html": 32,
     "worker/service/boards.py:plan": 35,
     "worker/service/queries/running.py:_game_state": 31,
 }

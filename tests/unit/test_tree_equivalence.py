@@ -233,3 +233,17 @@ def test_deep_nesting_reads_the_same_and_the_rest_of_the_post_too():
     markup = "<div>" * 2000 + "[tirada]9[/tirada]" + "</div>" * 2000 + "<p>[tirada]5[/tirada]</p>"
     assert extract._html_text(markup, "html") == extract_bs._html_text(markup, "html")
     assert "[tirada]5[/tirada]" in extract._html_text(markup, "html")
+
+
+def test_the_text_of_a_ruby_annotation_asked_of_itself_is_its_own():
+    """Found by the generated-HTML test: an "Ana wrote:" paragraph inside <rt> before a quote.
+    BeautifulSoup's ``get_text`` of an rt (script, style...) is its content, without what a
+    nested one holds; of an element inside it, nothing. The attribution check reads it so."""
+    markup = 'hola<rt><p>Ana wrote:</p> x<script>s</script></rt><style>y</style>'
+    root = tree.parse_html(markup)
+    assert tree.text(root.find(".//rt")) == "Ana wrote: x"
+    assert tree.text(root.find(".//rt/p")) == ""
+    assert tree.text(root.find(".//style")) == "y" and tree.text(root.find(".//script")) == "s"
+    quoted = 'hola<rt><p>Ana wrote:</p></rt><blockquote></blockquote>'
+    assert [extract._html_text(quoted, f) for f in HTML_FLAVOURS] == ["hola", "hola\n\n", "hola\n\n", "hola"]
+    assert [extract_bs._html_text(quoted, f) for f in HTML_FLAVOURS] == ["hola", "hola\n\n", "hola\n\n", "hola"]

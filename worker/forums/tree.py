@@ -342,7 +342,8 @@ def walk(el: Element, skipped: Iterable[Element] | frozenset[Element] = frozense
 def runs(el: Element, *, skip: Iterable[Element] = (), replace: dict[Element, str] | None = None
          ) -> list[str]:
     """The text runs inside ``el`` in document order, as BeautifulSoup's strings: comments and
-    the text of script/style/template/rt/rp left out, whitespace-only runs collapsed.
+    the text of script/style/template/rt/rp left out (unless ``el`` is one of them: then its
+    own text, and not that of one nested in it), whitespace-only runs collapsed.
 
     Args:
         skip: elements left out with everything inside them (the text after each stays, as
@@ -350,8 +351,13 @@ def runs(el: Element, *, skip: Iterable[Element] = (), replace: dict[Element, st
         replace: elements read as the given string instead of their content.
     """
     out: list[str] = []
+    # BeautifulSoup counts the strings of the element's own kind: the text of a script, style,
+    # template, rt or rp asked of itself is its content (not what a nested one of them holds)
+    own = el.tag in _NOT_TEXT
+    if own:
+        skip = {*skip, *(d for d in el.iterdescendants() if isinstance(d.tag, str) and d.tag in _NOT_TEXT)}
     for kind, value, keep, hidden, _raw in walk(el, skip, replace):
-        if kind == _TEXT and not hidden:
+        if kind == _TEXT and (own or not hidden):
             out.append(collapse(value, keep))
         elif kind == _REPLACED:
             out.append(value)
@@ -421,6 +427,14 @@ def _start_tag(node: Element, name: str) -> str:
     return f"<{name} {' '.join(parts)}{'/>' if void else '>'}"
 
 
+def _run(text: str, keep: bool, raw: bool) -> str:
+    """A text run as BeautifulSoup writes it: whitespace-only collapsed to one "\n" or " "
+    (unless ``keep``: inside pre/textarea), escaped unless ``raw`` (inside script/style)."""
+    if not keep and not text.strip(" \n\t\f\r"):
+        text = "\n" if "\n" in text else " "
+    return text if raw else _escape(text)
+
+
 def inner_html(el: Element, *, skip: Iterable[Element] = (), rename: dict[Element, str] | None = None) -> str:
     """BeautifulSoup's ``decode_contents()`` of ``el`` (its content as HTML).
 
@@ -438,13 +452,9 @@ def inner_html(el: Element, *, skip: Iterable[Element] = (), rename: dict[Elemen
     keep, _hidden = _context(el)
     out: list[str] = []
     append = out.append
-    escape = _escape
     raw = names.get(el, el.tag) in _RAW_TEXT
-    text = el.text
-    if text:
-        if not keep and not text.strip(" \n\t\f\r"):
-            text = "\n" if "\n" in text else " "
-        append(text if raw else escape(text))
+    if el.text:
+        append(_run(el.text, keep, raw))
     # entries: (node, keep whitespace, its parent's name is script/style, closing?)
     stack: list[tuple[Element, bool, bool, bool]] = [(child, keep, raw, False) for child in reversed(el)]
     pop, push = stack.pop, stack.append
@@ -463,20 +473,14 @@ def inner_html(el: Element, *, skip: Iterable[Element] = (), rename: dict[Elemen
             append(_start_tag(node, name))
             ck = k or tag in _PRESERVE
             cr = name in _RAW_TEXT
-            text = node.text
-            if text:
-                if not ck and not text.strip(" \n\t\f\r"):
-                    text = "\n" if "\n" in text else " "
-                append(text if cr else escape(text))
+            if node.text:
+                append(_run(node.text, ck, cr))
             push((node, k, r, True))
             if len(node):
                 stack.extend((child, ck, cr, False) for child in reversed(node))
             continue
-        tail = node.tail
-        if tail:
-            if not k and not tail.strip(" \n\t\f\r"):
-                tail = "\n" if "\n" in tail else " "
-            append(tail if r else escape(tail))
+        if node.tail:
+            append(_run(node.tail, k, r))
     return "".join(out)
 
 
