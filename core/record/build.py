@@ -4,6 +4,7 @@ stands).  Source: issue 5, «Signed records» and «Secret rolls, edits, deletes
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -16,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 
 from core import calendar
 from core.derive import roll_key
-from core.record.canonical import _canonical_bytes, _format_local, _format_utc, canonical_json
+from core.record.canonical import _format_local, _format_utc, canonical_json
 from core.record.keys import key_id_for, keyed_roll_id, roll_id
 from core.record.schema import RECORD_FORMAT, _canonical_record, record_problems
 
@@ -64,21 +65,41 @@ def build_record(
 
     Source: issue 5, "Signed records"; issue 19 (format 2).
     """
-    tz = calendar.zone(tz).key
+    return _build(dict(locals()))[0]
+
+
+def _build(fields: Mapping[str, Any]) -> tuple[dict[str, object], bytes]:
+    """:func:`build_record` of ``fields`` (its keyword arguments; the optional ones may be
+    missing) and the record's canonical bytes: checked (:func:`_canonical_record`) and
+    serialised once, the bytes :func:`build_signed_record` signs (issue 30, item 3)."""
+    unknown, missing = set(fields) - set(_PARAMETERS), set(_PARAMETERS) - set(_OPTIONAL) - set(fields)
+    if unknown or missing:  # as a call of build_record would refuse them
+        raise TypeError(f"build_record: unknown {sorted(unknown)}, missing {sorted(missing)}")
+    f = {**_OPTIONAL, **fields}
+    tz = calendar.zone(f["tz"]).key
     record: dict[str, object] = {
-        "format": RECORD_FORMAT, "roll_id": _roll_id(game, forum, thread, post, tag_index, nonce, keyed_id),
-        "key_id": key_id, "game": game, "ruleset": ruleset, "options": dict(options),
-        "forum": forum, "thread": thread, "post": post, "post_url": post_url, "author": author,
-        "character": character, "tag": tag, "tag_index": tag_index, "params": dict(params),
-        "seed_commitment": seed_commitment, "faces": list(faces),
-        "successes": successes, "outcome": outcome, "degree": degree,
-        **_times(processed_at, tz),
-        "flags": _new_flags(secret=secret, rolled_again=rolled_again),
-        "edited_tag": None, "nonce": nonce, "vrf_key_id": vrf_key_id, "vrf_proof": vrf_proof,
+        "format": RECORD_FORMAT,
+        "roll_id": _roll_id(f["game"], f["forum"], f["thread"], f["post"], f["tag_index"], f["nonce"], f["keyed_id"]),
+        **{name: f[name] for name in _COPIED},
+        "options": dict(f["options"]), "params": dict(f["params"]), "faces": list(f["faces"]),
+        **_times(f["processed_at"], tz),
+        "flags": _new_flags(secret=f["secret"], rolled_again=f["rolled_again"]),
+        "edited_tag": None,
     }
     # round-trip through JSON so the dict holds only plain JSON types (tuples -> lists)
-    plain: dict[str, object] = json.loads(_canonical_record(record))
-    return plain
+    message = _canonical_record(record)
+    plain: dict[str, object] = json.loads(message)
+    return plain, message
+
+
+#: build_record's optional arguments and their defaults.
+_OPTIONAL: dict[str, Any] = {"tz": calendar.DEFAULT_TZ, "secret": False, "nonce": None, "rolled_again": False,
+                             "vrf_key_id": None, "vrf_proof": None, "keyed_id": False}
+#: build_record's arguments, by name.
+_PARAMETERS = tuple(inspect.signature(build_record).parameters)
+#: Fields copied from build_record's arguments as they are.
+_COPIED = ("key_id", "game", "ruleset", "forum", "thread", "post", "post_url", "author", "character", "tag",
+           "tag_index", "seed_commitment", "successes", "outcome", "degree", "nonce", "vrf_key_id", "vrf_proof")
 
 
 def _roll_id(game: str, forum: str, thread: str, post: str, tag_index: int, nonce: str | None, keyed: bool) -> str:
@@ -130,9 +151,8 @@ def build_signed_record(private_key: Ed25519PrivateKey, **fields: Any) -> dict[s
 
     Source: issue 5, "Signed records".
     """
-    record = build_record(**fields)
-    message = _canonical_bytes(record)  # checked and round-tripped by build_record
     key_id = _check_signing_key(private_key, str(fields["key_id"]))
+    record, message = _build(fields)  # checked and serialised once
     return {"record": record, "signature": private_key.sign(message).hex(), "key_id": key_id}
 
 
