@@ -115,3 +115,15 @@ def test_dev_starts_the_products_embedded_redis_not_its_own():
     text = (ROOT / "dev").read_text(encoding="utf-8")
     assert "redis-server --" not in text and "--unixsocket" not in text
     assert "-m worker.devtools.redisproc" in text
+
+
+def test_the_architecture_page_indexes_every_module():
+    """Issue 28: docs/architecture.md names every module (its generated index, from each
+    module's docstring); a module added, moved or removed without `tools/modules.py update`
+    fails here, and so does a module without a docstring."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "tools/modules.py", "check"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
