@@ -18,9 +18,7 @@ from worker.adapters.memory.data import (
     _copy,
     _loads,
 )
-from worker.ports.gamestate import (
-    Participant,
-)
+from worker.ports.calendar import Participant
 from worker.ports.identity import part
 from worker.ports.notices import Notice
 

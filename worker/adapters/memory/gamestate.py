@@ -41,8 +41,8 @@ from worker.adapters.memory.calendar import CalendarState
 from worker.adapters.memory.pipeline import PostPipeline
 from worker.adapters.memory.table import MastersTable
 from worker.ports import combat as stored_combat
-from worker.ports.gamestate import PostState
 from worker.ports.notices import Notice, NoticeStatus, claim_key
+from worker.ports.postlog import PostState
 
 __all__ = ["MemoryGameState"]
 

@@ -17,11 +17,9 @@ from worker.adapters.memory.data import (
     _copy,
     _loads,
 )
-from worker.ports.gamestate import (
-    ImportReport,
-)
 from worker.ports.identity import check_game, part, who
 from worker.ports.settings import GameStateSettings
+from worker.ports.table import ImportReport
 
 
 class MastersTable(MemoryData):

@@ -58,17 +58,11 @@ from worker.adapters.redis.store import (
 )
 from worker.adapters.redis.text import TextRedis
 from worker.ports import combat as stored_combat
-from worker.ports.gamestate import (
-    MAX_FINGERPRINTS,
-    CommitResult,
-    CommitStatus,
-    LoadedPost,
-    Participant,
-    PostCommit,
-    PostState,
-)
+from worker.ports.calendar import Participant
 from worker.ports.identity import part, who
 from worker.ports.notices import Notice, claim_key, prepare
+from worker.ports.pipeline import MAX_FINGERPRINTS, CommitResult, CommitStatus, LoadedPost, PostCommit
+from worker.ports.postlog import PostState
 from worker.ports.settings import GameStateSettings
 
 __all__ = ["RedisGameState"]
