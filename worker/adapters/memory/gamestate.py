@@ -50,6 +50,11 @@ __all__ = ["MemoryGameState"]
 class MemoryGameState(PostPipeline, CalendarState, MastersTable):
     """:class:`worker.ports.gamestate.GameState` in memory (see the module docstring).
 
+    Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,
+    ``get_teamwork``, ``list_teamwork``, ``get_contest``, ``get_retries``, ``get_absence``,
+    ``inactive_participants``, ``open_scene``, ``close_scene`` and ``set_turn_mode``: what the
+    contract and service tests set up and observe on both game states (issue 28).
+
     Args:
         clock: the current time, aware UTC (lock expiry); the real clock by default.
     """

@@ -110,6 +110,11 @@ def _json(raw: Any) -> dict[str, Any] | None:
 class RedisGameState(Store):
     """:class:`worker.ports.gamestate.GameState` on Redis (a ``worker.adapters.redis.store.Store`` too).
 
+    Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,
+    ``get_teamwork``, ``list_teamwork``, ``get_contest``, ``get_retries``, ``get_absence``,
+    ``inactive_participants``, ``open_scene``, ``close_scene`` and ``set_turn_mode``: what the
+    contract and service tests set up and observe on both game states (issue 28).
+
     Args:
         client: a ``redis.Redis`` created with ``decode_responses=True``.
     """
