@@ -15,6 +15,7 @@ import redis
 
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.memory.intake import MemoryIntake
 from worker.adapters.memory.queries import MemoryQueries
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.intake import RedisIntake
@@ -117,7 +118,9 @@ def health_book(state: GameState) -> ForumHealthRead:
 
 def webhook_intake(state: GameState) -> WebhookIntake:
     """The webhooks' dedupe marks and one-call intake (``worker.ports.intake``) on the store
-    under ``state`` (built without a round trip)."""
+    under ``state`` (built without a round trip); in memory beside a :class:`MemoryGameState`."""
+    if isinstance(state, MemoryGameState):
+        return MemoryIntake()
     return RedisIntake(client_of(state))
 
 
