@@ -23,7 +23,7 @@ from worker.ports.identity import part
 from worker.ports.notices import Notice
 
 
-class CalendarState(MemoryData):
+class MemoryCalendar(MemoryData):
     """The in-memory game state's calendar jobs: scheduler locks, rollover, daily limits, scene"""
 
     # -- the calendar --------------------------------------------------------------------

@@ -37,9 +37,9 @@ from core.post import (
     combat_turn,
 )
 from core.scenes import Scene
-from worker.adapters.memory.calendar import CalendarState
-from worker.adapters.memory.pipeline import PostPipeline
-from worker.adapters.memory.table import MastersTable
+from worker.adapters.memory.calendar import MemoryCalendar
+from worker.adapters.memory.pipeline import MemoryPipeline
+from worker.adapters.memory.table import MemoryTable
 from worker.ports import combat as stored_combat
 from worker.ports.notices import Notice, NoticeStatus, claim_key
 from worker.ports.postlog import PostState
@@ -47,7 +47,7 @@ from worker.ports.postlog import PostState
 __all__ = ["MemoryGameState"]
 
 
-class MemoryGameState(PostPipeline, CalendarState, MastersTable):
+class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable):
     """:class:`worker.ports.gamestate.GameState` in memory (see the module docstring).
 
     Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,

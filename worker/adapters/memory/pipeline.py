@@ -54,7 +54,7 @@ from worker.ports.pipeline import MAX_FINGERPRINTS, CommitResult, CommitStatus, 
 from worker.ports.postlog import PostState
 
 
-class PostPipeline(MemoryData):
+class MemoryPipeline(MemoryData):
     """The in-memory game state's post pipeline: load and commit one post or a batch, guarded by"""
 
     # -- the post pipeline ---------------------------------------------------------------

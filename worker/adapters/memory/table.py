@@ -22,7 +22,7 @@ from worker.ports.settings import GameStateSettings
 from worker.ports.table import ImportReport
 
 
-class MastersTable(MemoryData):
+class MemoryTable(MemoryData):
     """The in-memory game state's masters' table: sheets, scenes, teamwork and the read models of"""
 
     # -- masters' actions and read models ------------------------------------------------
