@@ -2,7 +2,7 @@
 masters), built on first use and cached on the app, from the composition root
 (:mod:`worker.app.bootstrap`): no module of ``web`` names a Redis adapter or imports ``redis``
 (``tests/unit/test_layers.py``), and the views read through :func:`queries` and
-:func:`health`, never a store client (issue 28)."""
+:func:`health`, never a store client (issue 28); the webhooks through :func:`intake`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from flask import current_app
 
 from worker.config.settings import Settings
 from worker.ports.gamestate import GameState
+from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystorePort
 from worker.ports.masters import Accounts
 from worker.ports.queries import ForumHealthRead, GameQueries
@@ -56,9 +57,19 @@ def health() -> ForumHealthRead:
     return current_app.config["NARRADOR_HEALTH"]
 
 
-def client() -> Any:
-    """The store's client under :func:`store`, for what has no service yet: the webhooks'
-    intake and dedupe (``web.hooks``), and the table, keystore and accounts built here."""
+def intake() -> WebhookIntake:
+    """The webhooks' dedupe marks and one-call intake (from ``NARRADOR_HOOK_INTAKE`` or on the
+    same store as :func:`store`), built without a round trip."""
+    if "NARRADOR_HOOK_INTAKE" not in current_app.config:
+        from worker.app.bootstrap import webhook_intake
+
+        current_app.config["NARRADOR_HOOK_INTAKE"] = webhook_intake(store())
+    return current_app.config["NARRADOR_HOOK_INTAKE"]
+
+
+def _client() -> Any:
+    """The store's client under :func:`store`, for the table, keystore and accounts built here
+    (no view reaches it: ``tests/unit/test_layers.py``)."""
     from worker.app.bootstrap import client_of
 
     return client_of(store())
@@ -68,7 +79,7 @@ def table() -> Table:
     """The masters' table (sheets, scenes, reveals) on the store's client."""
     from worker.app.bootstrap import table as make_table
 
-    return make_table(client())
+    return make_table(_client())
 
 
 def keystore() -> KeystorePort:
@@ -80,7 +91,7 @@ def keystore() -> KeystorePort:
 
         s = settings()
         current_app.config["NARRADOR_KEYSTORE"] = make_keystore(
-            s, client() if s.keystore == "redis" else None, with_secrets=False)
+            s, _client() if s.keystore == "redis" else None, with_secrets=False)
     return current_app.config["NARRADOR_KEYSTORE"]
 
 
@@ -90,6 +101,6 @@ def masters() -> Accounts:
     if "NARRADOR_MASTERS" not in current_app.config:
         from worker.app.bootstrap import master_accounts
 
-        accounts: Accounts = master_accounts(client())
+        accounts: Accounts = master_accounts(_client())
         current_app.config["NARRADOR_MASTERS"] = accounts
     return current_app.config["NARRADOR_MASTERS"]

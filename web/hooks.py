@@ -24,8 +24,8 @@ Source: issue 6 ("Discourse", "Generic webhook") and issue 8 ("Webhook endpoints
                   "body": "<the post in the forum's markup flavour>",
                   "url": "https://...", "page": 1}}
 
-Both verify before parsing anything, answer fast and do nothing slow: one Redis
-``SET NX EX`` for the dedupe and one broker message (the Celery task
+Both verify before parsing anything, answer fast and do nothing slow: one dedupe
+mark (``SET NX EX``) and one broker message (the Celery task
 ``narrador.process_post`` by name, with ``worker.app.tasks.post_to_message``). Answers: 202
 queued, 200 duplicate / ignored / ping, 400 malformed (also JSON nested too deeply to
 parse), 401 bad signature or stale timestamp, 404 unknown forum or webhooks not configured
@@ -42,8 +42,9 @@ cleaned when the post is built (``worker.forums.base.scrub_text``).
 Tests may set ``NARRADOR_ENQUEUE`` in the app config: a callable taking the message dict,
 used instead of Celery.
 
-Redis keys: ``nr:hook:{<forum>}:d:<post id>:<revision>:<event>`` and
-``nr:hook:{<forum>}:s:<webhook-id>`` (strings, :data:`web.intake.DEDUPE_TTL` seconds).
+Each delivery is a :class:`worker.ports.intake.Delivery`: ``d:<post id>:<version>:<revision>:<event>``
+(Discourse) or ``s:<webhook-id digest>`` (Standard Webhooks) within its forum, remembered for
+:data:`web.intake.DEDUPE_TTL` seconds (the keys: :mod:`worker.adapters.redis.intake`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from flask import Blueprint, current_app, request
 from web import deps
 from web.intake import accept, answer, mark_deleted, unavailable
 from worker.app.bootstrap import StoreError
+from worker.ports.intake import Delivery
 
 bp = Blueprint("hooks", __name__)
 log = logging.getLogger(__name__)
@@ -211,14 +213,14 @@ def discourse(forum: str):
     except (ValueError, UnicodeDecodeError) as exc:
         return answer(400, "malformed", error=_error_text(exc))
     post = hook.post
-    key = f"nr:hook:{{{forum}}}:d:{post.post_id}:{hook.version}:{hook.revision}:{event}"
+    delivery = Delivery(forum, f"d:{post.post_id}:{hook.version}:{hook.revision}:{event}")
     if event in ("post_destroyed", "post_recovered"):
-        return mark_deleted(key, forum, post.post_id, recovered=event == "post_recovered")
+        return mark_deleted(delivery, post.post_id, recovered=event == "post_recovered")
     if not hook.regular:
         return answer(200, "ignored", reason="not a regular post")
     if not _watched(fs, forum, post.thread_id, hook.category_id):
         return answer(200, "ignored", reason="thread not watched")
-    return accept(key, post)
+    return accept(delivery, post)
 
 
 def _watched(fs: Any, forum: str, thread_id: str, category_id: str | None) -> bool:
@@ -339,7 +341,7 @@ def standard(forum: str):
         return answer(400, "malformed", error="JSON nested too deeply")
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         return answer(400, "malformed", error=_error_text(exc))
-    key = f"nr:hook:{{{forum}}}:s:{hashlib.sha256(msg_id.encode()).hexdigest()[:32]}"
+    delivery = Delivery(forum, f"s:{hashlib.sha256(msg_id.encode()).hexdigest()[:32]}")
     if kind == "deleted":
-        return mark_deleted(key, forum, post.post_id)
-    return accept(key, post)
+        return mark_deleted(delivery, post.post_id)
+    return accept(delivery, post)

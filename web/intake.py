@@ -1,11 +1,13 @@
 """Queueing a verified webhook delivery (:mod:`web.hooks`): the dedupe mark and the
 Celery message, and the answers that say what became of it.
 
-When the broker is the state store's Redis (same server and db: :func:`same_redis`, the
-usual setup, one ``redis_url``), the intake is one round trip (issue 30, item 2): one Lua
-call (:data:`_INTAKE`) sets the dedupe mark with its final lifetime and, only when it was
-not set, ``LPUSH``es the Celery message, built in the app by Celery's and kombu's own code
-(:func:`post_message_push`) exactly as ``send_task`` would publish it.  Otherwise (another
+When the broker is the state store's Redis (same server and db:
+:meth:`~worker.ports.intake.WebhookIntake.shares_broker`, the usual setup, one ``redis_url``),
+the intake is one round trip (issue 30, item 2): one call
+(:meth:`~worker.ports.intake.WebhookIntake.enqueue_once`, a Lua script) sets the dedupe mark
+with its final lifetime and, only when it was not set, ``LPUSH``es the Celery message, built
+in the app by Celery's and kombu's own code (:func:`post_message_push`) exactly as
+``send_task`` would publish it.  Otherwise (another
 Redis for the broker, Sentinel) the three steps below stay.
 
 On the three-step path, the dedupe mark is first set for :data:`PENDING_TTL` seconds only and extended to
@@ -14,15 +16,14 @@ cannot be removed after a failed enqueue, it lapses before the sender's retry, s
 delivery is never marked "duplicate" without having been queued (a second queueing is
 harmless: the worker processes a post once).
 
-Redis keys: ``nr:hook:{<forum>}:d:<post id>:<revision>:<event>`` and
-``nr:hook:{<forum>}:s:<webhook-id>`` (strings, :data:`DEDUPE_TTL` seconds), named by
-:mod:`web.hooks`.
+The marks and the script are the webhook intake port's (:mod:`worker.ports.intake`, on Redis
+:mod:`worker.adapters.redis.intake`, from :func:`web.deps.intake`): no client and no key
+name here.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 import kombu
@@ -31,6 +32,7 @@ from flask import current_app, jsonify
 
 from web import deps
 from worker.app.bootstrap import StoreError
+from worker.ports.intake import Delivery, WebhookIntake
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +66,6 @@ def _enqueue(message: dict[str, Any]) -> None:
     from worker.app.tasks import post_task_options
 
     celery.send_task("narrador.process_post", args=[message], **post_task_options(message))
-
-
-#: The one-round-trip intake (KEYS: the dedupe mark, the queue's list; ARGV: the mark's
-#: lifetime in seconds, the message as kombu's Redis transport stores it).  The mark is set
-#: with its final lifetime and the message pushed only when the mark was not there: both or
-#: neither, in one atomic call.
-_INTAKE = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
-redis.call('LPUSH', KEYS[2], ARGV[2])
-return 1
-"""
 
 
 class _CapturedPublish:
@@ -141,48 +132,29 @@ def post_message_push(celery: Any, message: dict[str, Any]) -> tuple[str, str]:
     return prefix + str(key), payload if isinstance(payload, str) else payload.decode("utf-8")
 
 
-def same_redis(store_client: Any, celery: Any) -> bool:
-    """True when the broker of ``celery`` is the server and db of ``store_client`` (host and
-    port, or unix socket path, and db; a Sentinel or cluster setup answers False): only then
-    can one Lua call set the dedupe mark and queue the message together."""
-    pool_kwargs = getattr(getattr(store_client, "connection_pool", None), "connection_kwargs", None)
-    if not pool_kwargs or type(store_client.connection_pool).__name__ != "ConnectionPool":
-        return False
-    with celery.connection_for_write() as conn:
-        if getattr(conn.transport, "driver_type", "") != "redis" or conn.transport_options.get("master_name"):
-            return False
-        broker = conn.default_channel._connparams()
-
-    def where(kw: Mapping[str, Any]) -> tuple[Any, ...]:
-        if kw.get("path"):
-            return ("unix", str(kw["path"]), int(kw.get("db") or 0))
-        return ("tcp", str(kw.get("host") or "localhost"), int(kw.get("port") or 6379), int(kw.get("db") or 0))
-    return where(pool_kwargs) == where(broker)
-
-
 def _one_call_intake() -> Any:
-    """The registered :data:`_INTAKE` script and the Celery app when the broker and the state
-    store are one Redis (:func:`same_redis`, decided once per app), else None."""
+    """The Celery app when its broker is the store of :func:`web.deps.intake`
+    (:meth:`~worker.ports.intake.WebhookIntake.shares_broker`, decided once per app), else None."""
     config = current_app.config
     if "NARRADOR_INTAKE" not in config:
         from worker.app.celery_app import app as celery
 
         try:
-            ok = same_redis(deps.client(), celery)
+            ok = deps.intake().shares_broker(celery)
         except Exception as exc:  # noqa: BLE001 - the broker cannot be looked at: the ordinary path
             log.warning("one-call webhook intake not used: %s", exc)
             return None  # decided again on the next delivery
-        config["NARRADOR_INTAKE"] = (deps.client().register_script(_INTAKE), celery) if ok else None
+        config["NARRADOR_INTAKE"] = celery if ok else None
     return config["NARRADOR_INTAKE"]
 
 
-def accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
-    """Dedupe and queue the post: one Lua call when the broker is the state store's Redis
-    (:data:`_INTAKE`), else the mark, the publish and the mark's extension."""
+def accept(delivery: Delivery, post: Any) -> tuple[Any, int]:
+    """Dedupe and queue the post: one call when the broker is the state store's Redis
+    (:meth:`~worker.ports.intake.WebhookIntake.enqueue_once`), else the mark, the publish and
+    the mark's extension."""
     from worker.app.tasks import post_to_message
 
-    if current_app.config.get("NARRADOR_ENQUEUE") is None and (intake := _one_call_intake()) is not None:
-        script, celery = intake
+    if current_app.config.get("NARRADOR_ENQUEUE") is None and (celery := _one_call_intake()) is not None:
         try:
             queue, payload = post_message_push(celery, post_to_message(post))
         except LookupError as exc:
@@ -198,51 +170,52 @@ def accept(dedupe_key: str, post: Any) -> tuple[Any, int]:
             log.error("one-call webhook intake off for this process (kombu %s: %r); webhooks are queued "
                       "the ordinary way", getattr(kombu, "__version__", "?"), exc)
         else:
-            if not script(keys=[dedupe_key, queue], args=[DEDUPE_TTL, payload]):  # a RedisError answers 503
+            if not deps.intake().enqueue_once(delivery, DEDUPE_TTL, queue, payload):  # a StoreError answers 503
                 return answer(200, "duplicate")
             return answer(202, "queued", post=post.post_id)
-    store = deps.store()
-    if not deps.client().set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
+    hooks = deps.intake()
+    if not hooks.mark_new(delivery, PENDING_TTL):  # a StoreError answers 503
         return answer(200, "duplicate")
     try:
         _enqueue(post_to_message(post))
     except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
-        _unmark(store, dedupe_key)
+        _unmark(hooks, delivery)
         log.error("webhook for %s/%s not queued: %s", post.forum, post.post_id, exc)
         return unavailable("queue unavailable")
-    _keep_mark(store, dedupe_key)
+    _keep_mark(hooks, delivery)
     return answer(202, "queued", post=post.post_id)
 
 
-def _unmark(store: Any, dedupe_key: str) -> None:
+def _unmark(hooks: WebhookIntake, delivery: Delivery) -> None:
     """Remove a dedupe mark after a failed enqueue; if Redis is down too, it lapses by itself."""
     try:
-        deps.client().delete(dedupe_key)
+        hooks.unmark(delivery)
     except StoreError as exc:
-        log.warning("dedupe mark %s left to expire in %s s: %s", dedupe_key, PENDING_TTL, exc)
+        log.warning("dedupe mark %s left to expire in %s s: %s", delivery, PENDING_TTL, exc)
 
 
-def _keep_mark(store: Any, dedupe_key: str) -> None:
+def _keep_mark(hooks: WebhookIntake, delivery: Delivery) -> None:
     """Remember a queued delivery for :data:`DEDUPE_TTL`; on failure a redelivery after
     :data:`PENDING_TTL` is queued again (harmless: the worker knows the post)."""
     try:
-        deps.client().expire(dedupe_key, DEDUPE_TTL)
+        hooks.keep(delivery, DEDUPE_TTL)
     except StoreError as exc:
-        log.warning("dedupe mark %s not extended: %s", dedupe_key, exc)
+        log.warning("dedupe mark %s not extended: %s", delivery, exc)
 
 
-def mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool = False) -> tuple[Any, int]:
+def mark_deleted(delivery: Delivery, post_id: str, *, recovered: bool = False) -> tuple[Any, int]:
     """Queue ``narrador.post_deleted`` for a processed post: its rolls get the "post deleted"
     flag and are signed again by the worker (the web holds no signing key); with
     ``recovered``, ``narrador.post_recovered`` takes the flag off again."""
-    store = deps.store()
-    if not deps.client().set(dedupe_key, "1", nx=True, ex=PENDING_TTL):  # a RedisError answers 503
+    forum = delivery.forum
+    store, hooks = deps.store(), deps.intake()
+    if not hooks.mark_new(delivery, PENDING_TTL):  # a StoreError answers 503
         return answer(200, "duplicate")
     task = "narrador.post_recovered" if recovered else "narrador.post_deleted"
     try:
         known = store.get_post(forum, post_id) is not None
     except StoreError:
-        _unmark(store, dedupe_key)
+        _unmark(hooks, delivery)
         raise
     if known:
         try:
@@ -254,8 +227,8 @@ def mark_deleted(dedupe_key: str, forum: str, post_id: str, *, recovered: bool =
 
                 celery.send_task(task, args=[forum, post_id])
         except Exception as exc:  # noqa: BLE001 - any broker failure: let the sender retry
-            _unmark(store, dedupe_key)
+            _unmark(hooks, delivery)
             log.error("%s of %s/%s not queued: %s", task, forum, post_id, exc)
             return unavailable("queue unavailable")
-    _keep_mark(store, dedupe_key)
+    _keep_mark(hooks, delivery)
     return answer(202, "recovered" if recovered else "deleted", post=post_id)

@@ -445,3 +445,17 @@ def test_a_masters_scene_marks_stress_and_advances_its_turn_and_no_scene_is_crea
             change()
         assert refused.value.code == "unknown_scene"
     assert state.get_scene(game, forum, "404") is None
+
+
+def test_both_game_states_play_every_role_of_the_port(game_state):
+    """Issue 28: ``GameState`` combines one Protocol per role; each implementation is all of them."""
+    from worker.ports import GameState
+    from worker.ports.calendar import CalendarState
+    from worker.ports.combat import CombatState
+    from worker.ports.notices import Notices
+    from worker.ports.pipeline import PostPipeline
+    from worker.ports.postlog import PostLog, RollRecords
+    from worker.ports.table import SheetsAndScenes
+
+    for role in (GameState, PostPipeline, PostLog, RollRecords, Notices, CalendarState, SheetsAndScenes, CombatState):
+        assert isinstance(game_state, role), role.__name__

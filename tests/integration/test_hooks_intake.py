@@ -16,6 +16,7 @@ from tests.conftest import redis_url
 from tests.integration.test_hooks import created_body, discourse_post, std_body, std_headers
 from web import create_app, hooks, intake
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.intake import RedisIntake
 
 pytestmark = pytest.mark.integration
 
@@ -117,9 +118,9 @@ def test_a_global_key_prefix_is_in_the_pushed_list_name(celery):
 def test_the_broker_and_the_store_on_one_redis_are_recognised(celery, redis_client):
     import redis
 
-    assert intake.same_redis(redis_client, celery)
+    assert RedisIntake(redis_client).shares_broker(celery)
     other = redis.Redis.from_url(redis_url(), db=(redis_client.connection_pool.connection_kwargs.get("db", 0) + 1) % 16)
-    assert not intake.same_redis(other, celery)
+    assert not RedisIntake(other).shares_broker(celery)
 
 
 def test_one_call_intake_queues_once_and_answers_duplicate(app, redis_client, unique):
@@ -141,7 +142,7 @@ def test_one_call_intake_queues_once_and_answers_duplicate(app, redis_client, un
 
 
 def test_another_redis_for_the_broker_keeps_the_three_step_path(app, redis_client, unique, monkeypatch):
-    monkeypatch.setattr(intake, "same_redis", lambda store, celery: False)
+    monkeypatch.setattr(RedisIntake, "shares_broker", lambda self, celery: False)
     client = app.test_client()
     _pop(redis_client, "celery")
     body = created_body()
@@ -167,8 +168,8 @@ def test_redis_down_in_the_one_call_path_answers_503(app, unique, monkeypatch):
     def down(*a, **kw):
         raise redis.exceptions.ConnectionError("down")
 
-    script, celery = app.config["NARRADOR_INTAKE"]
-    monkeypatch.setitem(app.config, "NARRADOR_INTAKE", (down, celery))
+    assert app.config["NARRADOR_INTAKE"] is not None  # the one-call path
+    monkeypatch.setattr(RedisIntake, "enqueue_once", down)
     resp = client.post(f"/hooks/standard/s-{unique}", data=body, headers=std_headers(body, msg_id="m902"))
     assert resp.status_code == 503 and resp.headers["Retry-After"] == str(intake.RETRY_AFTER)
 

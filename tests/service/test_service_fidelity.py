@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from fractions import Fraction
 
 import pytest
 
+from core import probability, rules
 from core import record as records
-from core import rules
+from core.render import _pct
 from tests.conftest import FIXED_NOW, redis_url
 from worker import service
 from worker.adapters.files.keystore import Keystore
@@ -378,3 +380,48 @@ def test_item17_an_absence_without_a_date_is_recorded_until_the_next_post(make_e
     forum._clock.now = FIXED_NOW + timedelta(days=3)
     _post(svc, forum, forum_name, "Ya estoy de vuelta.", thread=thread)
     assert svc.store.get_absence(game, "phyllis") is None
+
+
+# --- the chance shown ------------------------------------------------------------------------------
+
+
+def test_the_chance_of_a_failure_with_successes_is_the_chance_of_as_many_or_more(make_env):
+    """exaltado-reglas.txt «Dificultad y acciones difíciles»: 12 dice needing 12 successes
+    mostly fail with some successes; "this result or better" for a failure with k successes
+    is P(at least k successes), as for a success (it was P(no botch), ~100 %)."""
+    svc, forum, game, forum_name = make_env()
+    _, _, outcome, reply = _post(svc, forum, forum_name, "[tirada]12 éxitos 12[/tirada]")
+    rec = _records(svc, outcome)[0]
+    k = rec["successes"]
+    dist = probability.distribution("exaltado", 12, difficulty=12)
+    exact = dist.at_least_fraction(k) if k else 1 - Fraction(dist.botch_weight, dist.total)
+    assert f"prob. de este resultado o mejor: {_pct(float(exact), 'es')}" in reply
+
+
+# --- the texts' worked examples through the worker -------------------------------------------------
+
+
+@pytest.mark.parametrize(("ruleset", "tag", "dice"), [
+    ("vampiro", "[tirada]Fuerza[/tirada]", 4),
+    ("exaltado", "[tirada]Percepción+Consciencia[/tirada]", 5),
+])
+def test_worked_example_pools_come_from_the_sheets_ratings(make_env, ruleset, tag, dice):
+    """vampiro-reglas.txt «Puntuaciones»: "si tuvieses cuatro puntos en Fuerza, podrías tirar
+    cuatro dados"; exaltado-reglas.txt «Tirar dados y reservas de dados»: "tres puntos en
+    Percepción y dos puntos en Consciencia ... deberás tirar cinco dados"."""
+    svc, forum, game, forum_name = make_env(ruleset=ruleset)
+    svc.store.import_sheets(game, {"characters": [
+        {"name": "Smith", "owner": "phyllis", "attributes": {"Fuerza": 4, "Percepción": 3},
+         "abilities": {"Consciencia": 2}, "willpower": 5}]}, now=FIXED_NOW)
+    _, _, outcome, _ = _post(svc, forum, forum_name, tag)
+    assert len(_records(svc, outcome)[0]["faces"]) == dice
+
+
+def test_the_reply_counts_one_die_and_one_success_in_the_singular(make_env):
+    """Replies in both languages: "1 dado", "necesita 1 éxito" / "1 die", "needs 1 success"."""
+    svc, forum, game, forum_name = make_env()
+    _, _, _, reply = _post(svc, forum, forum_name, "[tirada]1[/tirada]")
+    assert "1 dado, necesita 1 éxito ·" in reply
+    svc.settings.games[game] = svc.settings.games[game].model_copy(update={"language": "en"})
+    _, _, _, reply = _post(svc, forum, forum_name, "[tirada]1[/tirada]")
+    assert "1 die, needs 1 success ·" in reply

@@ -85,3 +85,16 @@ def test_the_web_app_reaches_the_game_state_only_through_services_and_ports():
     models (worker.service.queries) from web.deps and the services; none imports the redis
     package or a Redis adapter."""
     assert offending("web", _no_redis) == {}
+
+
+def test_no_view_reaches_the_store_client():
+    """Issue 28: web/ calls worker.service and worker.ports only (the webhooks' marks and
+    intake through web.deps.intake()); the store client stays inside web.deps."""
+    calls = {}
+    for path in sorted((ROOT / "web").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                 and n.value.id == "deps" and n.attr in ("client", "_client")]
+        if names:
+            calls[str(path.relative_to(ROOT))] = names
+    assert calls == {}

@@ -17,11 +17,13 @@ from fractions import Fraction
 from math import factorial
 
 import pytest
+from click.testing import CliRunner
 
 from core import probability, rules
 from core.errors import RulesError
 from core.probability import distribution, distribution_table, p_result_or_better
 from core.rules import RulesOptions, evaluate, get_ruleset, roll
+from worker.app.cli import main
 
 # --- brute force ------------------------------------------------------------------------
 
@@ -349,3 +351,76 @@ def test_fast_and_general_paths_agree_beyond_brute_force_range(system, pool, opt
             slow.botch_weight,
             slow.total,
         )
+
+
+def _brute(ruleset: str, pool: int, difficulty: int, accept) -> Fraction:
+    """P(accept(result)) over every way ``pool`` d10 can fall (10**pool outcomes)."""
+    hits = sum(1 for faces in itertools.product(range(1, 11), repeat=pool)
+               if accept(rules.evaluate(ruleset, faces, difficulty=difficulty)))
+    return Fraction(hits, 10 ** pool)
+
+
+# --- "chance of this result or better" ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ruleset", "faces", "difficulty", "needed"), [
+    ("vampiro", (6, 7, 1, 2), 6, 3),   # 2 successes, one cancelled: 1 of the 3 needed
+    ("gehena", (6, 7, 8, 2), 6, 4),    # 3 of the 4 needed
+    ("exaltado", (7, 8, 1), 3, None),  # 2 of the DF 3
+])
+def test_a_failure_with_successes_shows_the_chance_of_as_many_or_more(ruleset, faces, difficulty, needed):
+    """vampiro-reglas.txt «Dificultades» / exaltado-reglas.txt «Dificultad y acciones difíciles»:
+    an action may need several successes, so a failure may have some; "this result or better"
+    is then P(at least that many successes, no botch) -- counted here over every roll."""
+    result = rules.evaluate(ruleset, faces, difficulty=difficulty, successes_required=needed)
+    assert result.outcome == "failure" and result.successes > 0
+    exact = _brute(ruleset, len(faces), difficulty,
+                   lambda r: r.outcome != "botch" and r.successes >= result.successes)
+    assert probability.p_result_or_better(ruleset, result) == pytest.approx(float(exact), abs=1e-12)
+
+
+def test_a_plain_failure_still_shows_the_chance_of_no_botch():
+    """vampiro-reglas.txt «Fracaso»: a failure with no success is better only than a botch."""
+    result = rules.evaluate("vampiro", (2, 3, 4), difficulty=6)
+    exact = _brute("vampiro", 3, 6, lambda r: r.outcome != "botch")
+    assert probability.p_result_or_better("vampiro", result) == pytest.approx(float(exact), abs=1e-12)
+
+
+# --- worked example with no test ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pool", [1, 2])
+def test_vampiro_difficulty_10_botches_as_often_as_it_succeeds(pool):
+    """vampiro-reglas.txt «Dificultades»: "La dificultad de 10 es tan difícil que la
+    probabilidad de fracaso (que se describe a continuación) es igual que la de éxito" --
+    exactly so for one die (1/10 each) and two dice (17/100 each); from three dice the
+    success is very slightly likelier (0.220 vs 0.217)."""
+    dist = probability.distribution("vampiro", pool, difficulty=10)
+    assert dist.at_least_fraction(1) == Fraction(dist.botch_weight, dist.total)
+    assert Fraction(dist.botch_weight, dist.total) == {1: Fraction(1, 10), 2: Fraction(17, 100)}[pool]
+    assert _brute("vampiro", pool, 10, lambda r: r.outcome == "success") == dist.at_least_fraction(1)
+
+
+# --- narrador prob with successes needed ------------------------------------------------------
+
+
+def test_prob_counts_successes_needed_like_the_reply():
+    """vampiro-reglas.txt «Dificultades» ("Para lograr casi todas las acciones solo hace falta
+    un éxito"; issue 16 item 14, ``éxitos 3``): ``narrador prob --successes 3`` gives P(at least
+    3 successes, no botch) -- 4 dice at 6: 2625/10000, counted over every roll."""
+    out = CliRunner().invoke(main, ["prob", "-s", "vampiro", "-p", "4", "-d", "6", "--successes", "3", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    exact = _brute("vampiro", 4, 6, lambda r: r.outcome != "botch" and r.successes >= 3)
+    assert exact == Fraction(2625, 10000)
+    assert data["p_success"] == pytest.approx(float(exact), abs=1e-12) and data["successes_required"] == 3
+    assert data["p_failure"] == pytest.approx(1 - float(exact) - data["p_botch"], abs=1e-12)
+    text = CliRunner().invoke(main, ["prob", "-s", "vampiro", "-p", "4", "-d", "6", "--successes", "3"])
+    assert "P(success) = 0.262500" in text.output
+
+
+def test_prob_refuses_successes_other_than_exaltados_difficulty():
+    """exaltado-reglas.txt «Dificultad y acciones difíciles»: the difficulty is the successes
+    needed; another count is a usage error (exit 2), as in ``narrador eval``."""
+    out = CliRunner().invoke(main, ["prob", "-s", "exaltado", "-p", "4", "-d", "2", "--successes", "3"])
+    assert out.exit_code == 2 and "successes required (2), not 3" in out.output

@@ -290,3 +290,73 @@ def test_an_unknown_trait_suggests_the_closest_on_the_sheet() -> None:
 def test_corrected_tag_replaces_whole_words_only() -> None:
     assert corrected_tag("[tirada]Atl+Atlas[/tirada]", [("Atl", "Atletismo")]) == "[tirada]Atletismo+Atlas[/tirada]"
     assert corrected_tag("[tirada]5[/tirada]", [("Atl", "Atletismo")]) == "[tirada]5[/tirada]"
+
+
+# --- tag spellings -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("body", "difficulty", "willpower", "comment"), [
+    ("Destreza+Atletismo: dif 7", 7, False, ""),
+    ("Percepción+Alerta: dificultad 8, fv", 8, True, ""),
+    ("5: dif 7 fv", 7, True, ""),
+    ("5 dif 6: FV", 6, True, ""),
+    ("5 dif 7: esquivo el golpe", 7, False, "esquivo el golpe"),
+    ("5 dif 7: ataque y fv", 7, False, "ataque y fv"),
+])
+def test_a_colon_before_an_option_is_punctuation_not_a_comment(body, difficulty, willpower, comment):
+    """docs/tags.md: ``:`` starts a comment; players also write it after the dice
+    ("Destreza+Atletismo: dif 7"), and the difficulty and Willpower were read as a comment --
+    silently rolled at 6 without the point.  A ``:`` followed by a difficulty, successes or
+    Willpower is punctuation; any other text after it is still the comment."""
+    spec = parse_tag(body)
+    assert (spec.difficulty, spec.willpower, spec.comment) == (difficulty, willpower, comment)
+
+
+@pytest.mark.parametrize(("body", "fields"), [
+    ("5 dif 7 y fv", {"pool": 5, "difficulty": 7, "willpower": True}),
+    ("Carisma y Expresión dif 7 y fv", {"traits": ("Carisma", "Expresión"), "difficulty": 7, "willpower": True}),
+    ("Destreza e Informática y esp", {"traits": ("Destreza", "Informática"), "specialty": True}),
+    ("5 dif (7)", {"pool": 5, "difficulty": 7}),
+    ("Destreza(3)+Atletismo(2) dif(7)", {"trait_ratings": (3, 2), "difficulty": 7}),
+    ("8 acción 2 de 3", {"pool": 8, "action": 2, "actions": 3}),
+    ("8 action 2 of 3", {"pool": 8, "action": 2, "actions": 3}),
+    ("5 FdV", {"pool": 5, "willpower": True}),
+    ("5 F.d.V.", {"pool": 5, "willpower": True}),
+    ("5 dif 6 fv ¡por mi clan!", {"pool": 5, "willpower": True, "comment": "por mi clan!"}),
+])
+def test_spellings_players_write_read_as_they_mean(body, fields):
+    """Issue 16, «Tag language» ("accept what is unambiguous"): a "y" before an option is "and"
+    (it was read as a trait: "dif 7 y fv" was refused as mixing a number and a trait "fv"),
+    "dif (7)" is "dif 7", "acción 2 de 3" names the action and the count, "FdV" is the usual
+    Spanish abbreviation of Fuerza de Voluntad, and "¡" opens a comment as "!" does."""
+    spec = parse_tag(body)
+    for name, value in fields.items():
+        assert getattr(spec, name) == value, name
+
+
+def test_a_y_between_two_traits_still_joins_them():
+    """docs/tags.md: "y" between two traits joins them like "+" (vampiro-reglas.txt
+    «Puntuaciones»: Atributo + Habilidad); three are still refused."""
+    assert parse_tag("Destreza y Atletismo dif 7").traits == ("Destreza", "Atletismo")
+    with pytest.raises(Exception) as err:
+        parse_tag("Destreza y Atletismo y Pelea")
+    assert getattr(err.value, "code", "") == "too_many_traits"
+
+
+def test_the_cheat_sheet_shows_the_spellings_the_review_added():
+    """Issue 16 «Done when»: the cheat sheet (``[tirada]ayuda[/tirada]``) shows the spellings."""
+    from core.tags.messages import cheat_sheet
+
+    es, en = cheat_sheet("es"), cheat_sheet("en")
+    assert "FdV" in es and "acción 2 de 3" in es and "dif (7)" in es and "¡" in es
+    assert "action 2 of 3" in en and "diff (7)" in en
+
+
+def test_narrador_tags_says_one_success_in_the_singular():
+    """``narrador tags`` on an exaltado tag (exaltado-reglas.txt «Dificultad»: one success by
+    default) says "1 éxito necesario" / "1 success needed", not "1 éxitos"."""
+    from core.tags.messages import describe_spec
+
+    spec = parse_tag("8 fv", ruleset_id="exaltado")
+    assert "1 éxito necesario" in describe_spec(spec, "es", "exaltado")
+    assert "1 success needed" in describe_spec(spec, "en", "exaltado")

@@ -15,8 +15,10 @@ import redis
 
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.memory.intake import MemoryIntake
 from worker.adapters.memory.queries import MemoryQueries
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
 from worker.adapters.redis.queries import RedisQueries
@@ -26,6 +28,7 @@ from worker.config.forums import ForumSettings
 from worker.config.settings import ConfigError, Settings
 from worker.forums.base import ForumPort
 from worker.ports.gamestate import GameState
+from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.ports.queries import ForumHealthRead, GameQueries
 from worker.service import Services, utc_now
@@ -41,6 +44,7 @@ __all__ = [
     "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "broker_options", "build_services",
     "client_of", "copy_seeds", "game_state", "health_book", "limiter_storage", "make_forum", "make_keystore",
     "master_accounts", "optional_store_client", "read_models", "store_client", "store_writes_refused", "table",
+    "webhook_intake",
 ]
 
 #: Any failure of the shared store (Redis): what a command or a page catches.
@@ -110,6 +114,14 @@ def health_book(state: GameState) -> ForumHealthRead:
     if isinstance(state, RedisGameState):
         return RedisHealthBook(state.r)
     return MemoryHealthBook()
+
+
+def webhook_intake(state: GameState) -> WebhookIntake:
+    """The webhooks' dedupe marks and one-call intake (``worker.ports.intake``) on the store
+    under ``state`` (built without a round trip); in memory beside a :class:`MemoryGameState`."""
+    if isinstance(state, MemoryGameState):
+        return MemoryIntake()
+    return RedisIntake(client_of(state))
 
 
 def client_of(state: object) -> TextRedis:

@@ -12,15 +12,17 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from core.combat import DamageType, HealthTrack
 from core.errors import StateError
 from core.post import AttackLink, AttackOpened, AttackUpdated, Change, CombatContext, HealthChanged, TurnEntry, ident
+from core.scenes import Scene
 from core.sheets import CharacterSheet
 from worker.ports.identity import part
 
 __all__ = [
+    "CombatState",
     "DamageResolution",
     "PendingDamage",
     "combat_context",
@@ -180,3 +182,23 @@ def combat_context(order: Iterable[str], present: Sequence[str], links: Iterable
         if key is not None and key in sheets_by_part:
             sheets.setdefault(ident(name), sheets_by_part[key])
     return CombatContext(order=tuple(entries), present=tuple(present), attacks=attacks, sheets=sheets)
+
+
+@runtime_checkable
+class CombatState(Protocol):
+    """The game-state port's combat reads and a master's damage decision (issue 29; a role of
+    its own since issue 28).  What a post changes in combat goes through the post pipeline."""
+
+    def pending_damage(self, game: str) -> list[PendingDamage]:
+        """Damage waiting for a master's confirmation (option ``combat_damage = "confirm"``),
+        oldest first."""
+
+    def turn_order(self, game: str, scene: Scene) -> list[TurnEntry]:
+        """The initiatives rolled in ``scene``'s current combat turn (its ``turn``), in the
+        order they were rolled (:func:`core.combat.initiative_order` ranks them)."""
+
+    def resolve_damage(self, game: str, link: str, *, confirm: bool) -> DamageResolution | None:
+        """A master's decision on the damage pending under ``link``: ``confirm`` writes it on
+        the target's sheet (``after`` if the sheet still shows ``before``, else the levels
+        applied to the current track), otherwise it is discarded; the entry is deleted either
+        way, atomically.  None when nothing is pending under ``link``."""

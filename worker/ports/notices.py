@@ -15,11 +15,12 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Protocol, runtime_checkable
 
 from core.post.model import NoticeClaim
 from worker.ports.identity import check_game, part, who
 
-__all__ = ["Notice", "NoticeStatus", "claim_key", "make_notice", "notice_id", "prepare"]
+__all__ = ["Notice", "NoticeStatus", "Notices", "claim_key", "make_notice", "notice_id", "prepare"]
 
 
 def _name(game: str, *parts: str) -> str:
@@ -117,3 +118,27 @@ def prepare(game: str, claim: NoticeClaim) -> tuple[str, Notice, int]:
     key = claim_key(game, claim.subject)
     notice = make_notice(game, notice_id(key), claim.forum, claim.thread, claim.kind, claim.text, claim.who, claim.at)
     return key, notice, max(0, int(claim.ttl_seconds)) * 1000
+
+
+@runtime_checkable
+class Notices(Protocol):
+    """The game-state port's notices (issue 28): claimed once, kept until delivered."""
+
+    def claim_notice(self, game: str, claim: NoticeClaim) -> Notice | None:
+        """Claim and record a notice once; None when its subject was claimed before."""
+
+    def notice_claimed(self, game: str, subject: tuple[str, ...]) -> bool:
+        """Whether the notice of ``subject`` (``core.post.NoticeClaim.subject``) was claimed
+        already: its claim key (:func:`claim_key`) exists."""
+
+    def get_notice(self, game: str, notice_id: str) -> Notice | None:
+        """A claimed notice, or None."""
+
+    def notice_reply(self, game: str, notice_id: str) -> str | None:
+        """The forum post id a delivered notice went out as."""
+
+    def mark_delivered(self, game: str, notice_id: str, reply_post_id: str, *, now: datetime) -> None:
+        """Record that a notice is on the forum (idempotent)."""
+
+    def pending_notices(self, game: str, *, older_than: datetime | None = None, limit: int = 100) -> list[Notice]:
+        """Undelivered notices, oldest first (claimed before ``older_than``)."""

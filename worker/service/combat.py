@@ -19,8 +19,9 @@ from core.post.combat_state import combat_turn
 from core.render import rules_error_message
 from core.scenes import Scene
 from core.sheets import CharacterSheet
-from worker.ports.combat import DamageResolution, PendingDamage
+from worker.ports.combat import CombatState, DamageResolution, PendingDamage
 from worker.ports.gamestate import GameState
+from worker.ports.notices import Notices
 
 __all__ = ["CombatSummary", "DamageDecided", "OrderPosted", "combat_summary", "decide_damage", "order_posted",
            "pending_damage",
@@ -36,7 +37,7 @@ class DamageDecided:
     line: str
 
 
-def pending_damage(state: GameState, game: str) -> list[PendingDamage]:
+def pending_damage(state: CombatState, game: str) -> list[PendingDamage]:
     """The game's damage waiting for a master, oldest first (each with the target, its track
     before and after, when and where).
 
@@ -57,7 +58,7 @@ class OrderPosted:
     notice_id: str = ""  # the claimed notice (when ``queued``): the caller queues its delivery
 
 
-def order_posted(state: GameState, game: str, scene: Scene) -> bool:
+def order_posted(state: Notices, game: str, scene: Scene) -> bool:
     """Whether ``scene``'s current combat turn's order notice was claimed already (posted, or
     queued to be): every present player rolled, or a master posted it (:func:`post_turn_order`)."""
     return state.notice_claimed(game, ("initiative", scene.forum, scene.thread,
@@ -101,7 +102,7 @@ def post_turn_order(state: GameState, game: str, forum: str, thread: str, *, by:
     return OrderPosted(text, notice is not None, notice.id if notice is not None else "")
 
 
-def decide_damage(state: GameState, game: str, link: str, *, confirm: bool, lang: str = "es") -> DamageDecided:
+def decide_damage(state: CombatState, game: str, link: str, *, confirm: bool, lang: str = "es") -> DamageDecided:
     """Confirm or discard the damage pending under the attack link ``link``.
 
     Confirming writes it on the target's sheet: the track the soak computed when the sheet

@@ -28,11 +28,13 @@ from core.tags.model import ParsedTag
 from worker.config.games import GameSettings
 from worker.forums.base import ForumPost
 from worker.forums.extract import author_text, may_contain_tags
-from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, GameState, PostCommit
-from worker.ports.gamestate import LoadedPost, PostState
+from worker.ports import MAX_COMMIT_ATTEMPTS, CommitStatus, PostCommit
 from worker.ports.keystore import DayNotBoundError
 from worker.ports.notices import Notice
+from worker.ports.pipeline import LoadedPost
+from worker.ports.postlog import PostState
 from worker.ports.settings import state_settings_for
+from worker.ports.table import SheetsAndScenes
 from worker.service import metrics
 from worker.service.replies import reply_marker
 from worker.service.services import Services
@@ -200,11 +202,11 @@ def process_post(svc: Services, post: ForumPost) -> PostOutcome:
     """Roll every tag of ``post``, update the game state, store the signed records and the reply.
 
     Load → decide → commit (issue 17): the author's text is extracted and its tags parsed;
-    one read (:meth:`~worker.ports.gamestate.GameState.load_post`) gathers everything the post
+    one read (:meth:`~worker.ports.pipeline.PostPipeline.load_post`) gathers everything the post
     can need; :func:`core.post.resolve` decides, without I/O, the records, the state changes
     (the author's activity in a scene, downtime notices, Willpower, extended actions,
     teamwork, contests, retries, multiple actions) and the reply; one atomic write
-    (:meth:`~worker.ports.gamestate.GameState.commit_post`) stores it all.  A post committed
+    (:meth:`~worker.ports.pipeline.PostPipeline.commit_post`) stores it all.  A post committed
     before commits nothing again (the first result stands); a value the decision read that
     changed meanwhile (another post of the same action) makes it load and decide again.
     :func:`process_posts` with one post.
@@ -421,7 +423,7 @@ def post_input(svc: Services, game: GameSettings, ruleset: rules.Ruleset, option
     )
 
 
-def on_secret_revealed(state: GameState, game: GameSettings, record: Mapping[str, Any]) -> list[str]:
+def on_secret_revealed(state: SheetsAndScenes, game: GameSettings, record: Mapping[str, Any]) -> list[str]:
     """What a secret roll's reveal does to the game state; the lines saying so.
 
     A successful stunt's reward (exaltado-reglas.txt «Acrobacias») is credited to the

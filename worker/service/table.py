@@ -24,7 +24,8 @@ from worker.adapters.redis import scenes, sheets
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.masters import MasterAccounts
 from worker.adapters.redis.text import TextRedis
-from worker.ports.gamestate import GameState, ImportReport
+from worker.ports.gamestate import GameState
+from worker.ports.table import ImportReport
 
 __all__ = ["Table", "read_sheets_file"]
 

@@ -18,14 +18,12 @@ from worker.adapters.memory.data import (
     _copy,
     _loads,
 )
-from worker.ports.gamestate import (
-    Participant,
-)
+from worker.ports.calendar import Participant
 from worker.ports.identity import part
 from worker.ports.notices import Notice
 
 
-class CalendarState(MemoryData):
+class MemoryCalendar(MemoryData):
     """The in-memory game state's calendar jobs: scheduler locks, rollover, daily limits, scene"""
 
     # -- the calendar --------------------------------------------------------------------

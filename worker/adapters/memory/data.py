@@ -17,11 +17,9 @@ from core.post import (
 )
 from core.scenes import Scene
 from core.sheets import CharacterSheet
-from worker.ports.gamestate import (
-    PostCommit,
-)
 from worker.ports.identity import part
 from worker.ports.notices import Notice, prepare
+from worker.ports.pipeline import PostCommit
 
 _MAX_CHARACTERS_READ = 20
 _MAX_SCENES = 1000

@@ -37,18 +37,23 @@ from core.post import (
     combat_turn,
 )
 from core.scenes import Scene
-from worker.adapters.memory.calendar import CalendarState
-from worker.adapters.memory.pipeline import PostPipeline
-from worker.adapters.memory.table import MastersTable
+from worker.adapters.memory.calendar import MemoryCalendar
+from worker.adapters.memory.pipeline import MemoryPipeline
+from worker.adapters.memory.table import MemoryTable
 from worker.ports import combat as stored_combat
-from worker.ports.gamestate import PostState
 from worker.ports.notices import Notice, NoticeStatus, claim_key
+from worker.ports.postlog import PostState
 
 __all__ = ["MemoryGameState"]
 
 
-class MemoryGameState(PostPipeline, CalendarState, MastersTable):
+class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable):
     """:class:`worker.ports.gamestate.GameState` in memory (see the module docstring).
+
+    Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,
+    ``get_teamwork``, ``list_teamwork``, ``get_contest``, ``get_retries``, ``get_absence``,
+    ``inactive_participants``, ``open_scene``, ``close_scene`` and ``set_turn_mode``: what the
+    contract and service tests set up and observe on both game states (issue 28).
 
     Args:
         clock: the current time, aware UTC (lock expiry); the real clock by default.

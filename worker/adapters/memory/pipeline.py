@@ -48,19 +48,13 @@ from worker.adapters.memory.data import (
     _loads,
 )
 from worker.ports import combat as stored_combat
-from worker.ports.gamestate import (
-    MAX_FINGERPRINTS,
-    CommitResult,
-    CommitStatus,
-    LoadedPost,
-    PostCommit,
-    PostState,
-)
 from worker.ports.identity import check_game, part, who
 from worker.ports.notices import Notice, claim_key
+from worker.ports.pipeline import MAX_FINGERPRINTS, CommitResult, CommitStatus, LoadedPost, PostCommit
+from worker.ports.postlog import PostState
 
 
-class PostPipeline(MemoryData):
+class MemoryPipeline(MemoryData):
     """The in-memory game state's post pipeline: load and commit one post or a batch, guarded by"""
 
     # -- the post pipeline ---------------------------------------------------------------

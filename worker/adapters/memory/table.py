@@ -17,14 +17,12 @@ from worker.adapters.memory.data import (
     _copy,
     _loads,
 )
-from worker.ports.gamestate import (
-    ImportReport,
-)
 from worker.ports.identity import check_game, part, who
 from worker.ports.settings import GameStateSettings
+from worker.ports.table import ImportReport
 
 
-class MastersTable(MemoryData):
+class MemoryTable(MemoryData):
     """The in-memory game state's masters' table: sheets, scenes, teamwork and the read models of"""
 
     # -- masters' actions and read models ------------------------------------------------

@@ -58,17 +58,11 @@ from worker.adapters.redis.store import (
 )
 from worker.adapters.redis.text import TextRedis
 from worker.ports import combat as stored_combat
-from worker.ports.gamestate import (
-    MAX_FINGERPRINTS,
-    CommitResult,
-    CommitStatus,
-    LoadedPost,
-    Participant,
-    PostCommit,
-    PostState,
-)
+from worker.ports.calendar import Participant
 from worker.ports.identity import part, who
 from worker.ports.notices import Notice, claim_key, prepare
+from worker.ports.pipeline import MAX_FINGERPRINTS, CommitResult, CommitStatus, LoadedPost, PostCommit
+from worker.ports.postlog import PostState
 from worker.ports.settings import GameStateSettings
 
 __all__ = ["RedisGameState"]
@@ -115,6 +109,11 @@ def _json(raw: Any) -> dict[str, Any] | None:
 
 class RedisGameState(Store):
     """:class:`worker.ports.gamestate.GameState` on Redis (a ``worker.adapters.redis.store.Store`` too).
+
+    Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,
+    ``get_teamwork``, ``list_teamwork``, ``get_contest``, ``get_retries``, ``get_absence``,
+    ``inactive_participants``, ``open_scene``, ``close_scene`` and ``set_turn_mode``: what the
+    contract and service tests set up and observe on both game states (issue 28).
 
     Args:
         client: a ``redis.Redis`` created with ``decode_responses=True``.

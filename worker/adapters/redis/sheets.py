@@ -42,8 +42,8 @@ from core.tags import normalize_trait
 from core.traits import lookup, trait_key
 from worker.adapters.redis._tx import transact
 from worker.adapters.redis.keys import game_key
-from worker.ports.gamestate import ImportReport
 from worker.ports.identity import part, who
+from worker.ports.table import ImportReport
 
 __all__ = [
     "TEMPORARY_WILLPOWER",

@@ -64,7 +64,7 @@ import redis
 
 from core.post import PostStatus
 from worker.adapters.redis.text import TextRedis
-from worker.ports.gamestate import PostState
+from worker.ports.postlog import PostState
 
 _RELEASE_LOCK = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
