@@ -2,11 +2,12 @@
 masters), built on first use and cached on the app, from the composition root
 (:mod:`worker.app.bootstrap`): no module of ``web`` names a Redis adapter or imports ``redis``
 (``tests/unit/test_layers.py``), and the views read through :func:`queries` and
-:func:`health`, never a store client (issue 28); the webhooks through :func:`intake`."""
+:func:`health`, the webhooks through :func:`intake`: no module of ``web`` holds a store client
+(issue 28)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flask import current_app
 
@@ -29,12 +30,12 @@ def settings() -> Settings:
 def store() -> GameState:
     """The app's game state (from ``NARRADOR_STORE`` or on the settings' Redis URL)."""
     if "NARRADOR_STORE" not in current_app.config:
-        from worker.app.bootstrap import game_state, store_client
+        from worker.app.bootstrap import game_state_at
 
         url = settings().redis_url
         if not url:
             raise RuntimeError("no Redis configured: set REDIS_URL")
-        current_app.config["NARRADOR_STORE"] = game_state(store_client(url))
+        current_app.config["NARRADOR_STORE"] = game_state_at(url)
     return current_app.config["NARRADOR_STORE"]
 
 
@@ -67,19 +68,11 @@ def intake() -> WebhookIntake:
     return current_app.config["NARRADOR_HOOK_INTAKE"]
 
 
-def _client() -> Any:
-    """The store's client under :func:`store`, for the table, keystore and accounts built here
-    (no view reaches it: ``tests/unit/test_layers.py``)."""
-    from worker.app.bootstrap import client_of
-
-    return client_of(store())
-
-
 def table() -> Table:
-    """The masters' table (sheets, scenes, reveals) on the store's client."""
-    from worker.app.bootstrap import table as make_table
+    """The masters' table (sheets, scenes, reveals) on the store under :func:`store`."""
+    from worker.app.bootstrap import table_of
 
-    return make_table(_client())
+    return table_of(store())
 
 
 def keystore() -> KeystorePort:
@@ -87,20 +80,18 @@ def keystore() -> KeystorePort:
     seeds.  With ``keystore = "redis"`` the web app never loads the keyring, so it cannot
     read an unrevealed seed (``worker.adapters.redis.keystore``)."""
     if "NARRADOR_KEYSTORE" not in current_app.config:
-        from worker.app.bootstrap import make_keystore
+        from worker.app.bootstrap import public_keystore
 
-        s = settings()
-        current_app.config["NARRADOR_KEYSTORE"] = make_keystore(
-            s, _client() if s.keystore == "redis" else None, with_secrets=False)
+        current_app.config["NARRADOR_KEYSTORE"] = public_keystore(settings(), store())
     return current_app.config["NARRADOR_KEYSTORE"]
 
 
 def masters() -> Accounts:
     """The masters' accounts (from ``NARRADOR_MASTERS``, any :class:`worker.ports.masters.Accounts`,
-    or on the store's client)."""
+    or on the store under :func:`store`)."""
     if "NARRADOR_MASTERS" not in current_app.config:
-        from worker.app.bootstrap import master_accounts
+        from worker.app.bootstrap import accounts_of
 
-        accounts: Accounts = master_accounts(_client())
+        accounts: Accounts = accounts_of(store())
         current_app.config["NARRADOR_MASTERS"] = accounts
     return current_app.config["NARRADOR_MASTERS"]

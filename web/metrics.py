@@ -77,10 +77,10 @@ def metrics_allowed() -> bool:
     if ns.trusted_proxies == 0 and any(h in request.headers for h in _FORWARDING):
         return False
     try:
-        client = ipaddress.ip_address(request.remote_addr or "")
+        address = ipaddress.ip_address(request.remote_addr or "")
     except ValueError:
         return False
-    return any(client in ipaddress.ip_network(net, strict=False) for net in ns.metrics_allow)
+    return any(address in ipaddress.ip_network(net, strict=False) for net in ns.metrics_allow)
 
 
 @bp.get("/metrics")

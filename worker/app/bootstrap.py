@@ -93,6 +93,11 @@ def game_state(client: TextRedis) -> RedisGameState:
     return RedisGameState(client)
 
 
+def game_state_at(url: str) -> RedisGameState:
+    """The game-state port on the shared store at ``url`` (the web app's: it holds no client)."""
+    return RedisGameState(store_client(url))
+
+
 def read_models(state: GameState) -> GameQueries:
     """The masters' pages' read port (``worker.ports.queries``) on the same data as ``state``:
     the shared store's keys for :class:`RedisGameState`, the fake's dictionaries for
@@ -138,6 +143,22 @@ def table(client: TextRedis) -> Table:
 def master_accounts(client: TextRedis) -> MasterAccounts:
     """The masters' accounts on the shared store."""
     return MasterAccounts(client)
+
+
+def table_of(state: GameState) -> Table:
+    """The masters' table on the store under ``state`` (the web app's: it holds no client)."""
+    return Table(client_of(state))
+
+
+def accounts_of(state: GameState) -> MasterAccounts:
+    """The masters' accounts on the store under ``state`` (the web app's)."""
+    return MasterAccounts(client_of(state))
+
+
+def public_keystore(settings: Settings, state: GameState) -> KeystorePort:
+    """The web app's keystore: :func:`make_keystore` without secrets, on the store under
+    ``state`` when ``keystore = "redis"`` (keys, commitments and revealed seeds only)."""
+    return make_keystore(settings, client_of(state) if settings.keystore == "redis" else None, with_secrets=False)
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
 
