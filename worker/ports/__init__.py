@@ -4,6 +4,9 @@ that cross them.  No I/O here, and no adapter is imported.
 * :mod:`worker.ports.gamestate` -- the game-state port (issue 17): :class:`GameState`, kept in
   Redis (:class:`worker.adapters.redis.gamestate.RedisGameState`) or in memory
   (:class:`worker.adapters.memory.gamestate.MemoryGameState`, the fake the service tests run on);
+* :mod:`worker.ports.pollstate` -- the poll-state port (issue 28): :class:`PollState`, what
+  polling keeps (threads, boards' listings, pending threads), and :class:`GameStore`, both ports
+  as one store (both game states provide it);
 * :mod:`worker.ports.combat`, :mod:`worker.ports.notices`, :mod:`worker.ports.settings`,
   :mod:`worker.ports.identity` -- its value types;
 * :mod:`worker.ports.keystore` -- the keystore port (issue 18);

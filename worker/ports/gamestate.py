@@ -19,7 +19,7 @@ may need (one round trip for Redis) and :meth:`GameState.commit_post` writes wha
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
@@ -225,34 +225,14 @@ class GameState(Protocol):
     def release_reply_lock(self, forum: str, post_id: str, token: str) -> None:
         """Release the lock if ``token`` still owns it."""
 
-    # -- polling -------------------------------------------------------------------------
-    def get_thread(self, forum: str, thread_id: str) -> dict[str, str]:
-        """Poll state of a watched thread (``last_page``, ``last_poll``, ``last_scan``...)."""
-
-    def set_thread(self, forum: str, thread_id: str, **fields: str) -> None:
-        """Update the poll state of a watched thread."""
-
-    def thread_due(self, forum: str, thread_id: str, interval: float, now: datetime) -> bool:
-        """True if the thread was never polled or its last poll is ``interval`` seconds old."""
-
-    def add_threads(self, forum: str, thread_ids: Iterable[str]) -> None:
-        """Remember threads discovered in a watched board."""
-
-    def forget_thread(self, forum: str, thread_id: str) -> None:
-        """Stop watching a thread (its poll state goes)."""
-
-    def threads(self, forum: str) -> set[str]:
-        """Threads discovered in a forum's watched boards."""
-
+    # -- the store -----------------------------------------------------------------------
     def ping(self) -> bool:
         """True when the store answers."""
 
     def server_changed(self) -> bool:
         """True (once) when the store answering is not the one seen last time (a failover or
-        a restart that may have lost the last writes: see ``worker.adapters.redis.store.Store``)."""
-
-    def rewind_thread(self, forum: str, thread_id: str) -> None:
-        """Make the next poll of a thread start one page before its last one."""
+        a restart that may have lost the last writes: see ``worker.adapters.redis.store.Store``).
+        The threads' poll state is the poll-state port's (``worker.ports.pollstate``)."""
 
     # -- combat ------------------------------------------------------------------------
     def pending_damage(self, game: str) -> list[PendingDamage]:

@@ -15,7 +15,7 @@ only when its entry changed:
    next page is read only while the last entry of the page read was itself changed (a burst
    of more new posts than a page holds), up to :data:`MAX_LISTING_PAGES`. An idle board costs
    one request.
-2. **Pending**: a topic whose listing changed stays pending (``nr:listing:{<forum>}:pending``)
+2. **Pending**: a topic whose listing changed stays pending (``PollState.pending_threads``)
    until a poll of it succeeds and commits the new activity (:func:`commit`), so a failed
    read is retried at every cycle even after its entry sank below page 1.
 3. **Safety re-read**: every watched topic is also re-read whole once per
@@ -46,21 +46,10 @@ search. Delays: a new post is found within one ``poll_interval``; an edit within
 ``safety_read_interval`` (plus a cycle) — ``edit_scan_interval`` still applies to threads polled
 on their own (``docs/forums.md``, "Polling").
 
-Redis keys (this module's; braces are the cluster hash tag):
-
-========================================  ======  =============================================
-``nr:board:{<forum>}:<board>``            hash    ``last_read`` (UTC ISO): the listing's last read;
-                                                  ``sweep_page``: the discovery sweep's next
-                                                  listing page (``""``: none in progress);
-                                                  ``last_sweep`` (UTC ISO): its last end
-``nr:listing:{<forum>}:pending``          set     threads whose listing changed, not read yet
-``nr:thread:{<forum>}:<thread>`` fields   hash    ``activity`` (committed after a read),
-                                                  ``seen_activity`` (the listing's latest),
-                                                  ``board`` (where it is listed),
-                                                  ``safety_page`` (the safety walk's next page,
-                                                  ``""``: none in progress; kept with the
-                                                  thread's poll state, ``GameState.set_thread``)
-========================================  ======  =============================================
+State: the threads' and boards' poll state, and the pending threads, are kept behind the
+poll-state port (:class:`worker.ports.pollstate.PollState`: ``svc.store``; its Redis keys in
+:mod:`worker.adapters.redis.pollstate`, unchanged since issue 15), so polling runs on the
+in-memory game state too (issue 28).
 
 Requests of an idle cycle (no new post anywhere), for ``B`` watched boards whose listings have
 ``L_b`` pages and ``T`` covered topics of ``P_t`` pages, with ``k = safety_read_interval /
@@ -74,15 +63,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from worker.forums.base import BoardListing, ForumError, LatestPosts, ListingEntry, ListsBoards, ReadsPages
+from worker.ports.pollstate import PollState
 
 if TYPE_CHECKING:
-    from worker.adapters.redis.text import TextRedis
     from worker.service.polling import PollResult
     from worker.service.services import Services
 
@@ -144,20 +132,6 @@ class PollPlan:
     covered: set[str] = field(default_factory=set)
 
 
-def _board_key(forum: str, board: str) -> str:
-    return f"nr:board:{{{forum}}}:{board}"
-
-
-def _pending_key(forum: str) -> str:
-    return f"nr:listing:{{{forum}}}:pending"
-
-
-def _thread_key(forum: str, thread_id: str) -> str:
-    from worker.adapters.redis.store import thread_key
-
-    return thread_key(forum, thread_id)
-
-
 def _seconds_since(value: str | None, now: datetime) -> float | None:
     if not value:
         return None
@@ -214,7 +188,6 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
     adapter = svc.forum(forum_name)
     now = svc.clock()
     result = PollPlan(forum_name)
-    r = _redis(svc)
     known = svc.store.threads(forum_name)
     listed: set[str] = set()
     failed_boards: set[str] = set()
@@ -224,7 +197,7 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
     walks = isinstance(adapter, ReadsPages)
     if lister is not None:
         for board in fs.watch_forums:
-            if not force and not _board_due(r, forum_name, board, fs.poll_interval, now):
+            if not force and not _board_due(svc.store, forum_name, board, fs.poll_interval, now):
                 continue
             try:
                 listed |= _read_listing(svc, lister, forum_name, board, now, result)
@@ -243,8 +216,8 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
     if listed:
         svc.store.add_threads(forum_name, listed)
     result.latest = isinstance(adapter, LatestPosts)
-    states = _states(r, forum_name, watched)
-    pending = set(r.smembers(_pending_key(forum_name))) if by_listing else set()
+    states = svc.store.thread_states(forum_name, watched)
+    pending = svc.store.pending_threads(forum_name) if by_listing else set()
     for thread_id in watched:
         state = states[thread_id]
         covered = (by_listing and bool(state.get("activity") or state.get("seen_activity"))
@@ -272,37 +245,9 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
     return result
 
 
-def _redis(svc: Services) -> TextRedis:
-    """The Redis client the poll state lives in: the threads' and boards' poll hashes and the
-    pending set are kept in Redis beside the game state (:class:`RedisGameState`'s keys), not
-    behind the :class:`~worker.ports.GameState` port, so polling needs the Redis game state.
-
-    Raises:
-        TypeError: ``svc.store`` is another game state (the in-memory one of the service tests).
-    """
-    from worker.adapters.redis.gamestate import RedisGameState
-
-    if not isinstance(svc.store, RedisGameState):
-        raise TypeError("polling keeps its state in Redis: it needs a RedisGameState, not "
-                        f"{type(svc.store).__name__}")
-    return svc.store.r
-
-
-def _board_due(r: TextRedis, forum: str, board: str, interval: float, now: datetime) -> bool:
-    elapsed = _seconds_since(r.hget(_board_key(forum, board), "last_read"), now)
+def _board_due(store: PollState, forum: str, board: str, interval: float, now: datetime) -> bool:
+    elapsed = _seconds_since(store.get_board(forum, board).get("last_read"), now)
     return elapsed is None or elapsed >= interval * 0.9
-
-
-def _states(r: TextRedis, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str, str]]:
-    """The poll state of each thread, one pipeline."""
-    ids = list(thread_ids)
-    names = ("activity", "seen_activity", "board", "last_poll", "last_scan", "safety_page")
-    with r.pipeline(transaction=False) as pipe:
-        for thread_id in ids:
-            pipe.hmget(_thread_key(forum, thread_id), names)
-        rows = pipe.execute() if ids else []
-    return {tid: {k: v for k, v in zip(names, row, strict=True) if v is not None}
-            for tid, row in zip(ids, rows, strict=True)}
 
 
 def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, now: datetime,
@@ -311,14 +256,13 @@ def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, n
     :data:`MAX_LISTING_PAGES`), then one page of the board's discovery sweep
     (:func:`_sweep`); mark the changed topics pending and put them in ``result``; return
     every topic seen."""
-    r = _redis(svc)
     seen: set[str] = set()
     page, last_page, read_through = 1, 1, 1
     while page <= MAX_LISTING_PAGES:
         listing = adapter.board_listing(board, page=page)
         result.listing_reads += 1
         fresh = _fresh(listing, seen)
-        changed = _note_entries(r, forum, board, fresh, seen, result)
+        changed = _note_entries(svc.store, forum, board, fresh, seen, result)
         last_page = max(last_page, listing.last_page)
         read_through = max(read_through, listing.page)
         signalled = [e for e in fresh if e.activity]
@@ -330,7 +274,7 @@ def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, n
     except ForumError as exc:  # page 1's run was read: the board is covered; the sweep retries next cycle
         svc.forum_outcome(forum, "read", exc)
         log.warning("discovery sweep of board %s of %s failed (%s): retried at the next cycle", board, forum, exc)
-    r.hset(_board_key(forum, board), "last_read", now.isoformat())
+    svc.store.set_board(forum, board, last_read=now.isoformat())
     return seen
 
 
@@ -340,27 +284,25 @@ def _fresh(listing: BoardListing, seen: set[str]) -> list[ListingEntry]:
     return [e for e in listing.entries if e.thread_id and e.thread_id not in seen]
 
 
-def _note_entries(r: TextRedis, forum: str, board: str, entries: list[ListingEntry], seen: set[str],
+def _note_entries(store: PollState, forum: str, board: str, entries: list[ListingEntry], seen: set[str],
                   result: PollPlan) -> list[str]:
     """Remember what a listing page shows of its topics (``board``, ``seen_activity``) and add
     them to ``seen``; mark pending, and put in ``result``, each topic whose activity differs
     from the one committed. Returns the changed topics."""
-    states = _states(r, forum, [e.thread_id for e in entries])
+    states = store.thread_states(forum, [e.thread_id for e in entries])
     changed = []
-    with r.pipeline(transaction=False) as pipe:
-        for entry in entries:
-            seen.add(entry.thread_id)
-            state = states[entry.thread_id]
-            if not entry.activity:  # the listing shows nothing: polled on its own
-                continue
-            pipe.hset(_thread_key(forum, entry.thread_id),
-                      mapping={"board": board, "seen_activity": entry.activity})
-            if entry.activity != state.get("activity"):
-                changed.append(entry.thread_id)
-                pipe.sadd(_pending_key(forum), entry.thread_id)
-                result.threads[entry.thread_id] = "changed" if state.get("last_poll") else "new"
-                result.activity[entry.thread_id] = entry.activity
-        pipe.execute()
+    shown: dict[str, str] = {}
+    for entry in entries:
+        seen.add(entry.thread_id)
+        state = states[entry.thread_id]
+        if not entry.activity:  # the listing shows nothing: polled on its own
+            continue
+        shown[entry.thread_id] = entry.activity
+        if entry.activity != state.get("activity"):
+            changed.append(entry.thread_id)
+            result.threads[entry.thread_id] = "changed" if state.get("last_poll") else "new"
+            result.activity[entry.thread_id] = entry.activity
+    store.note_listing(forum, board, shown, changed)
     return changed
 
 
@@ -376,9 +318,9 @@ def _sweep(svc: Services, adapter: ListsBoards, forum: str, board: str, now: dat
     swept when it was never swept, and again once per ``safety_read_interval`` (a topic
     moved into the board keeps its old date and may land deep in the listing); never when
     the listing has no page beyond those read."""
-    r = _redis(svc)
-    key = _board_key(forum, board)
-    at, last_sweep = r.hmget(key, ["sweep_page", "last_sweep"])
+    store = svc.store
+    marks = store.get_board(forum, board)
+    at, last_sweep = marks.get("sweep_page"), marks.get("last_sweep")
     interval = svc.settings.forum(forum).safety_read_interval
     at = at if at and at.isdigit() else ""
     in_progress = bool(at)
@@ -387,49 +329,34 @@ def _sweep(svc: Services, adapter: ListsBoards, forum: str, board: str, now: dat
         if elapsed is not None and (interval <= 0 or elapsed < interval):
             return
     if last_page <= read_through:  # nothing beyond page 1's run: the board is covered
-        r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
+        store.set_board(forum, board, sweep_page="", last_sweep=now.isoformat())
         return
     number = min(max(int(at) if in_progress else 0, read_through + 1), MAX_SWEEP_PAGE)
     if not in_progress:  # begun: a failed read is retried at this page, not from the run's end again
-        r.hset(key, "sweep_page", str(number))
+        store.set_board(forum, board, sweep_page=str(number))
     listing = adapter.board_listing(board, page=number)
     result.listing_reads += 1
     result.swept += 1
-    _note_entries(r, forum, board, _fresh(listing, seen), seen, result)
+    _note_entries(store, forum, board, _fresh(listing, seen), seen, result)
     if listing.page >= listing.last_page or number >= MAX_SWEEP_PAGE:
-        r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
+        store.set_board(forum, board, sweep_page="", last_sweep=now.isoformat())
     else:
-        r.hset(key, "sweep_page", str(listing.page + 1))
+        store.set_board(forum, board, sweep_page=str(listing.page + 1))
 
 
 def commit(svc: Services, forum_name: str, thread_id: str, activity: str) -> None:
     """A read of the thread succeeded after its listing showed ``activity``: remember it, and
-    take the thread off the pending set unless the listing changed again since."""
-    if not activity:
-        return
-    r = _redis(svc)
-    key = _thread_key(forum_name, thread_id)
-    with r.pipeline(transaction=False) as pipe:
-        pipe.hset(key, "activity", activity)
-        pipe.hget(key, "seen_activity")
-        _, seen = pipe.execute()
-    if seen in (None, activity):
-        r.srem(_pending_key(forum_name), thread_id)
+    take the thread off the pending set unless the listing changed again since
+    (:meth:`~worker.ports.pollstate.PollState.commit_activity`)."""
+    if activity:
+        svc.store.commit_activity(forum_name, thread_id, activity)
 
 
 def forget_listings(svc: Services, forum_name: str) -> int:
     """Forget every committed activity of the forum's threads, so the next cycle reads every
     listed thread again (after Redis lost writes: a failover, a restore). Returns how many
     threads were reset."""
-    r = _redis(svc)
-    ids = sorted(svc.store.threads(forum_name))
-    with r.pipeline(transaction=False) as pipe:
-        for thread_id in ids:
-            pipe.hdel(_thread_key(forum_name, thread_id), "activity")
-        for board in svc.settings.forum(forum_name).watch_forums:
-            pipe.delete(_board_key(forum_name, board))
-        pipe.execute()
-    return len(ids)
+    return svc.store.forget_listings(forum_name, svc.settings.forum(forum_name).watch_forums)
 
 
 def read(svc: Services, forum_name: str, thread_id: str, reason: str = "poll", activity: str = "") -> PollResult:

@@ -114,7 +114,9 @@ def _json(raw: Any) -> dict[str, Any] | None:
 
 
 class RedisGameState(Store):
-    """:class:`worker.ports.gamestate.GameState` on Redis (a ``worker.adapters.redis.store.Store`` too).
+    """:class:`worker.ports.gamestate.GameState` and :class:`worker.ports.pollstate.PollState`
+    on Redis (a ``worker.adapters.redis.store.Store`` too; the poll state is
+    :class:`worker.adapters.redis.pollstate.RedisPollState`).
 
     Args:
         client: a ``redis.Redis`` created with ``decode_responses=True``.
