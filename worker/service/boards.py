@@ -182,67 +182,118 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
         ForumError: only from a board that does not exist (``not_found``) when discovery
             without listings (``poll_by_listing = false``) reads it.
     """
-    from worker.service import discover_threads
-
     fs = svc.settings.forum(forum_name)
     adapter = svc.forum(forum_name)
     now = svc.clock()
     result = PollPlan(forum_name)
     known = svc.store.threads(forum_name)
-    listed: set[str] = set()
-    failed_boards: set[str] = set()
     lister = (adapter if fs.poll_by_listing and isinstance(adapter, ListsBoards)
               and not isinstance(adapter, LatestPosts) else None)
-    by_listing = lister is not None
-    walks = isinstance(adapter, ReadsPages)
     if lister is not None:
-        for board in fs.watch_forums:
-            if not force and not _board_due(svc.store, forum_name, board, fs.poll_interval, now):
-                continue
-            try:
-                listed |= _read_listing(svc, lister, forum_name, board, now, result)
-            except ForumError as exc:
-                svc.forum_outcome(forum_name, "read", exc)
-                failed_boards.add(board)
-                log.warning("listing of board %s of %s failed (%s): its threads are polled one by one",
-                            board, forum_name, exc)
-    elif fs.watch_forums:
-        try:
-            listed = discover_threads(svc, forum_name) - known
-        except ForumError as exc:
-            svc.forum_outcome(forum_name, "read", exc)
-            log.warning("thread discovery failed for %s: %s", forum_name, exc)
+        listed, failed_boards = _read_listings(svc, lister, forum_name, now, result, force=force)
+    else:
+        listed, failed_boards = _discover(svc, forum_name, known), set()
     watched = sorted(set(fs.watch_threads) | known | listed)
     if listed:
         svc.store.add_threads(forum_name, listed)
     result.latest = isinstance(adapter, LatestPosts)
+    cycle = _Cycle(fs.poll_interval, fs.safety_read_interval, frozenset(fs.watch_forums), now, force,
+                   by_listing=lister is not None, walks=isinstance(adapter, ReadsPages),
+                   pending=frozenset(svc.store.pending_threads(forum_name) if lister is not None else ()),
+                   failed_boards=frozenset(failed_boards))
     states = svc.store.thread_states(forum_name, watched)
-    pending = svc.store.pending_threads(forum_name) if by_listing else set()
     for thread_id in watched:
-        state = states[thread_id]
-        covered = (by_listing and bool(state.get("activity") or state.get("seen_activity"))
-                   and state.get("board", "") in fs.watch_forums and state.get("board") not in failed_boards)
-        never_read = not state.get("last_poll")
-        if thread_id in result.threads:
-            pass
-        elif covered and never_read:
-            result.threads[thread_id] = "new"
-        elif covered and thread_id in pending:
-            if force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
-                result.threads[thread_id] = "pending"
-                result.activity[thread_id] = state.get("seen_activity", "")
-        elif covered:
-            walking = walks and state.get("safety_page", "") not in ("", "0")
-            if walking or safety_due(forum_name, thread_id, state.get("last_scan"), now, fs.safety_read_interval):
-                result.threads[thread_id] = "safety"
-                if not walks:
-                    result.full.add(thread_id)
-        elif never_read or force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
-            result.threads[thread_id] = "new" if never_read else "poll"
-        if covered:
-            result.covered.add(thread_id)
+        _classify(svc.store, forum_name, thread_id, states[thread_id], cycle, result)
     result.threads = dict(sorted(result.threads.items()))
     return result
+
+
+def _read_listings(svc: Services, lister: ListsBoards, forum_name: str, now: datetime, result: PollPlan, *,
+                   force: bool) -> tuple[set[str], set[str]]:
+    """Read the due listings of the forum's watched boards (every one when ``force``); return
+    the threads seen and the boards whose listing failed (their threads are polled one by one)."""
+    fs = svc.settings.forum(forum_name)
+    listed: set[str] = set()
+    failed: set[str] = set()
+    for board in fs.watch_forums:
+        if not force and not _board_due(svc.store, forum_name, board, fs.poll_interval, now):
+            continue
+        try:
+            listed |= _read_listing(svc, lister, forum_name, board, now, result)
+        except ForumError as exc:
+            svc.forum_outcome(forum_name, "read", exc)
+            failed.add(board)
+            log.warning("listing of board %s of %s failed (%s): its threads are polled one by one",
+                        board, forum_name, exc)
+    return listed, failed
+
+
+def _discover(svc: Services, forum_name: str, known: set[str]) -> set[str]:
+    """The watched boards' threads not known yet, without listings (``poll_by_listing`` off, or
+    an adapter without them); none when the discovery fails (logged, recorded)."""
+    from worker.service import discover_threads
+
+    if not svc.settings.forum(forum_name).watch_forums:
+        return set()
+    try:
+        return discover_threads(svc, forum_name) - known
+    except ForumError as exc:
+        svc.forum_outcome(forum_name, "read", exc)
+        log.warning("thread discovery failed for %s: %s", forum_name, exc)
+        return set()
+
+
+@dataclass(frozen=True)
+class _Cycle:
+    """What one cycle's choice of threads depends on besides each thread's state (seconds for
+    the intervals; ``boards``: the watched boards)."""
+
+    poll_interval: float
+    safety_interval: float
+    boards: frozenset[str]
+    now: datetime
+    force: bool
+    by_listing: bool
+    walks: bool
+    pending: frozenset[str]
+    failed_boards: frozenset[str]
+
+    def covers(self, state: dict[str, str]) -> bool:
+        """True when a listing read this cycle covers the thread: it showed an activity, in a
+        watched board whose listing did not fail."""
+        board = state.get("board", "")
+        return (self.by_listing and bool(state.get("activity") or state.get("seen_activity"))
+                and board in self.boards and board not in self.failed_boards)
+
+
+def _classify(store: PollState, forum: str, thread_id: str, state: dict[str, str], cycle: _Cycle,
+              result: PollPlan) -> None:
+    """Put ``thread_id`` in ``result`` with its reason when this cycle reads it (a thread the
+    listings already put there keeps its reason), and among the covered threads."""
+    covered = cycle.covers(state)
+    if covered:
+        result.covered.add(thread_id)
+    if thread_id in result.threads:
+        return
+    never_read = not state.get("last_poll")
+
+    def due() -> bool:  # asked only where it decides: one store read
+        return cycle.force or store.thread_due(forum, thread_id, cycle.poll_interval, cycle.now)
+
+    if not covered:
+        if never_read or due():
+            result.threads[thread_id] = "new" if never_read else "poll"
+    elif never_read:
+        result.threads[thread_id] = "new"
+    elif thread_id in cycle.pending:
+        if due():
+            result.threads[thread_id] = "pending"
+            result.activity[thread_id] = state.get("seen_activity", "")
+    elif ((cycle.walks and state.get("safety_page", "") not in ("", "0"))
+          or safety_due(forum, thread_id, state.get("last_scan"), cycle.now, cycle.safety_interval)):
+        result.threads[thread_id] = "safety"
+        if not cycle.walks:
+            result.full.add(thread_id)
 
 
 def _board_due(store: PollState, forum: str, board: str, interval: float, now: datetime) -> bool:

@@ -79,9 +79,7 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     since = int(state.get("last_page", "1") or 1)
     now = svc.clock()
     interval = fs.edit_scan_interval if scan_interval is None else scan_interval
-    scan_due = full or (interval > 0 and since > 1 and (
-        not state.get("last_scan")
-        or (now - datetime.fromisoformat(state["last_scan"])).total_seconds() >= interval))
+    scan_due = full or _scan_due(state, since, interval, now)
     page = svc.forum(forum_name).list_posts(thread_id, since_page=1 if scan_due else since)
     metrics.POLL_CYCLES.labels(forum=forum_name).inc()
     marks = {"last_page": str(page.last_page), "last_poll": now.isoformat()}
@@ -90,14 +88,28 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read)
     svc.store.set_thread(forum_name, thread_id, **marks)
     todo, notices = _sort_posts(svc, fs, forum_name, page.posts, history)
-    seen = {post.post_id for post in page.posts}
     if page.first_page == 1 and page.posts and not page.unchanged:
-        for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
-            if post_id not in seen:
-                flag_deleted(svc, forum_name, post_id)
+        _flag_missing(svc, forum_name, thread_id, {post.post_id for post in page.posts}, page.last_page)
     history.commit(svc, forum_name, thread_id)
     return PollResult(todo, tuple(notices), full=page.first_page == 1,
                       skipped=len(history.skipped) if history.first_read else 0)
+
+
+def _scan_due(state: Mapping[str, str], since: int, interval: float, now: datetime) -> bool:
+    """True when a thread read from page ``since`` > 1 is due its full read: none yet
+    (``last_scan``), or the last one ``interval`` seconds old (0: never)."""
+    if interval <= 0 or since <= 1:
+        return False
+    last = state.get("last_scan")
+    return not last or (now - datetime.fromisoformat(last)).total_seconds() >= interval
+
+
+def _flag_missing(svc: Services, forum_name: str, thread_id: str, seen: set[str], last_page: int) -> None:
+    """After a whole read of the thread (pages 1 to ``last_page``, the posts ``seen``), flag
+    "post deleted" each processed post of it that was not there."""
+    for post_id in svc.store.thread_posts(forum_name, thread_id, 1, last_page):
+        if post_id not in seen:
+            flag_deleted(svc, forum_name, post_id)
 
 
 #: Highest page a safety walk starts from (a thread's remembered last page is the forum's word).
@@ -144,11 +156,7 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     state = svc.store.get_thread(forum_name, thread_id)
     if not isinstance(adapter, ReadsPages) or not state.get("last_poll"):
         return poll_thread(svc, forum_name, thread_id, full=True)
-    fs = svc.settings.forum(forum_name)
-    now = svc.clock()
-    walk = state.get("safety_page", "")
-    start = walk if walk.isdigit() and int(walk) >= 1 else state.get("last_page", "1") or "1"
-    number = min(max(1, int(start) if start.isdigit() else 1), MAX_WALK_PAGE)
+    number = _walk_page(state)
     page = adapter.read_page(thread_id, number)
     metrics.POLL_CYCLES.labels(forum=forum_name).inc()
     if page is None:  # past the end: the thread shrank; the next step reads the page before
@@ -158,6 +166,23 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
         whole = poll_thread(svc, forum_name, thread_id, full=True)
         svc.store.set_thread(forum_name, thread_id, safety_page="")
         return whole
+    return _walk_read(svc, forum_name, thread_id, state, page)
+
+
+def _walk_page(state: Mapping[str, str]) -> int:
+    """The page a safety step reads: the walk's ``safety_page``, else (no walk in progress) the
+    thread's remembered ``last_page``; within 1 .. :data:`MAX_WALK_PAGE`."""
+    walk = state.get("safety_page", "")
+    start = walk if walk.isdigit() and int(walk) >= 1 else state.get("last_page", "1") or "1"
+    return min(max(1, int(start) if start.isdigit() else 1), MAX_WALK_PAGE)
+
+
+def _walk_read(svc: Services, forum_name: str, thread_id: str, state: Mapping[str, str],
+               page: SinglePage) -> PollResult:
+    """A safety step's page (in id order) processed: its posts sorted, the posts it proves
+    gone flagged, the walk moved one page back (ended, with ``last_scan``, on page 1)."""
+    fs = svc.settings.forum(forum_name)
+    now = svc.clock()
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read=False)
     todo, notices = _sort_posts(svc, fs, forum_name, page.posts, history)
     for post_id in _proved_gone(svc, forum_name, page, int(state.get("last_page", "1") or 1)):
