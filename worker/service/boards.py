@@ -18,12 +18,13 @@ only when its entry changed:
 2. **Pending**: a topic whose listing changed stays pending (``PollState.pending_threads``)
    until a poll of it succeeds and commits the new activity (:func:`commit`), so a failed
    read is retried at every cycle even after its entry sank below page 1.
-3. **Safety re-read**: every watched topic is also re-read whole once per
+3. **Safety re-read**: every watched topic is also re-read once per
    ``safety_read_interval`` (default an hour), starting at a moment of that interval fixed by
    a hash of the topic's id (so 200 topics spread evenly instead of all falling due together):
    it catches what a listing cannot show — an edit (no engine changes a topic's entry for it),
-   a deleted post that was not the last, a listing sorted otherwise. It reads **one page a
-   cycle**, from the topic's last page back to page 1 (issue 30, item 5:
+   a deleted post that was not the last, a listing sorted otherwise. A re-read reads the
+   topic's last page alone; once per ``safety_deep_interval`` (default 12 hours) it is deep
+   and walks the whole topic, **one page a cycle**, from its last page back to page 1 (issue 30, item 5:
    :func:`worker.service.polling.safety_step`; the walk's position is the topic's
    ``safety_page``), so a cycle's cost does not grow with a topic's length; an adapter that
    cannot read a page alone reads the topic whole from page 1 as before.
@@ -43,7 +44,8 @@ only when its entry changed:
 Exactly once is untouched: a poll only decides *which* threads are read; every post read is
 still checked against its stored state and its reply posted through the lock and marker
 search. Delays: a new post is found within one ``poll_interval``; an edit within
-``safety_read_interval`` (plus a cycle) — ``edit_scan_interval`` still applies to threads polled
+``safety_read_interval`` (plus a cycle) on the last page, ``safety_deep_interval`` (plus the
+walk) on an earlier one — ``edit_scan_interval`` still applies to threads polled
 on their own (``docs/forums.md``, "Polling").
 
 State: the threads' and boards' poll state, and the pending threads, are kept behind the
@@ -53,10 +55,12 @@ in-memory game state too (issue 28).
 
 Requests of an idle cycle (no new post anywhere), for ``B`` watched boards whose listings have
 ``L_b`` pages and ``T`` covered topics of ``P_t`` pages, with ``k = safety_read_interval /
-poll_interval`` cycles per interval (60 by default): at most ``2·B + T`` in any one cycle (a
+poll_interval`` cycles per interval (60 by default) and ``k_d = safety_deep_interval /
+poll_interval`` (720 by default; ``k`` when it is 0): at most ``2·B + T`` in any one cycle (a
 listing page and a sweep page per board, a page per topic), and on average
-``B + (Σ_b (L_b − 1) + Σ_t P_t) / k`` per cycle — each board's page 1 every cycle, each other
-listing page and each topic page once per interval (``docs/forums.md``, "What polling costs").
+``B + (Σ_b (L_b − 1) + T) / k + Σ_t (P_t − 1) / k_d`` per cycle — each board's page 1 every
+cycle, each other listing page and each topic's last page once per ``safety_read_interval``,
+its other pages once per ``safety_deep_interval`` (``docs/forums.md``, "What polling costs").
 """
 
 from __future__ import annotations
