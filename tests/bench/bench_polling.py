@@ -9,7 +9,7 @@ topic pages made of the real FlaskBB markup, 10 topics a listing page, no valida
 FlaskBB 2.2). The clock is injected: cycles are 60 s apart, and an hour of them is run, so
 the safety re-reads (each covered thread's last page once per ``safety_read_interval``, 3600 s;
 the whole thread walked one page a cycle, last page first, once per ``safety_deep_interval``,
-12 h, which the first read, whole, counts as: no walk falls in the simulated hour) and the
+12 h, at a moment of its own: the simulated hour holds about a twelfth of the walks) and the
 boards' discovery sweeps are counted at their real rate. The server counts every request. Peer, same run: the same
 forum polled thread by thread (``poll_by_listing = false``, what Narrador did before).
 
@@ -392,7 +392,8 @@ def _scaling_rows(sizes: Sizes, base: dict) -> Iterator[Row]:
               "safety_deep_interval (12 h) walks it one page a cycle, last page first, so no "
               "cycle pays for a thread's length: the mean is boards + threads / 60 + threads × "
               f"(pages − 1) / 720 = {boards + threads / 60 + threads * (pages - 1) / 720:.1f} over "
-              "12 hours (the simulated hour has no walk: the first read counted as one; "
+              "12 hours (each thread walks at a moment of its own: an hour holds about a twelfth "
+              "of the walks; "
               f"with safety_deep_interval = 0, boards + threads × pages / 60 = "
               f"{boards + threads * pages / 60:.1f}; docs/forums.md, What polling costs).",
     )
