@@ -20,7 +20,8 @@ its state):
                                                   ``safety_page`` (the safety walk's next page,
                                                   ``""``: none in progress), beside the
                                                   thread's other poll state (``last_page``,
-                                                  ``last_poll``, ``last_scan``...)
+                                                  ``last_poll``, ``last_scan``, ``deep_scan``:
+                                                  the last whole re-read, issue 30...)
 ========================================  ======  =============================================
 """
 
