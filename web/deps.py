@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from flask import current_app
 
 from worker.config.settings import Settings
-from worker.ports.gamestate import GameState
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystorePort
 from worker.ports.masters import Accounts
+from worker.ports.pollstate import GameStore
 from worker.ports.queries import ForumHealthRead, GameQueries
 
 if TYPE_CHECKING:
@@ -27,8 +27,8 @@ def settings() -> Settings:
     return current_app.config["NARRADOR_SETTINGS"]
 
 
-def store() -> GameState:
-    """The app's game state (from ``NARRADOR_STORE`` or on the settings' Redis URL)."""
+def store() -> GameStore:
+    """The app's game state and poll state (from ``NARRADOR_STORE`` or on the settings' Redis URL)."""
     if "NARRADOR_STORE" not in current_app.config:
         from worker.app.bootstrap import game_state_at
 

@@ -337,8 +337,9 @@ def test_the_safety_walk_position_is_kept_with_the_thread_poll_state(game_state,
 
 def test_a_safety_step_reads_one_page_and_walks_back_to_page_1(world):
     """:func:`worker.service.safety_step` on both backends: a 4-page thread (10 posts a
-    page) is re-read in four steps, last page first; a post its page shows and the state
-    does not know is returned; ``last_scan`` is set by the step that reads page 1."""
+    page) is re-read in four steps, last page first, once its deep re-read is due (12 h after
+    the whole first read); a post its page shows and the state does not know is returned;
+    ``last_scan`` is set by the step that reads page 1."""
     thread, _ = world.post("Abro la escena.")
     ids = [world.forum.add_post(thread, f"paso {i}") for i in range(35)]
     for post in service.poll_thread(world.svc, world.forum_name, thread):
@@ -346,6 +347,7 @@ def test_a_safety_step_reads_one_page_and_walks_back_to_page_1(world):
     assert world.state.get_thread(world.forum_name, thread)["last_page"] == "4"
     missed = world.forum.add_post(thread, "[tirada]5 dif 6[/tirada]")  # on page 4, not read yet
     world.forum.calls.clear()
+    world.clock.advance(hours=13)  # past safety_deep_interval (12 h): this re-read walks
     steps = []
     for _ in range(4):
         world.clock.advance(seconds=60)

@@ -168,7 +168,7 @@ def test_demo_runs_are_independent_of_earlier_runs(tmp_path, run_stack):
         if n == 1:  # as an older Narrador left it: the last run's thread found in the watched board
             server = EmbeddedRedis(instance / "redis").start()
             try:
-                from worker.adapters.redis.store import threads_key
+                from worker.adapters.redis.pollstate import threads_key
 
                 last = re.search(r"Thread: http://127\.0\.0\.1:\d+/topic/(\d+)", runs[0][0].stdout).group(1)
                 redis_client_for(server.url).sadd(threads_key((instance / "forum-name").read_text().strip()), last)

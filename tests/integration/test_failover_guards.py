@@ -10,7 +10,7 @@ from tests.conftest import FIXED_NOW, make_settings
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
-from worker.adapters.redis.store import thread_key
+from worker.adapters.redis.pollstate import thread_key
 from worker.forums.fake import FakeForum
 
 pytestmark = pytest.mark.integration

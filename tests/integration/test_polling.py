@@ -421,7 +421,7 @@ def _walk(env: Env, reads: list, cycles: int) -> list[tuple[int, list[int], int]
 
 
 def test_a_25_page_thread_is_re_read_one_page_a_cycle_from_its_last_page(make_env):
-    env = make_env(safety_read_interval=3600)
+    env = make_env(safety_read_interval=3600, safety_deep_interval=0)  # every re-read walks
     tid, _ = _long_thread(env, 25)
     env.cycle()  # first read: the whole thread (from page 1), as before
     assert env.svc.store.get_thread(env.name, tid)["last_page"] == "25"
@@ -444,7 +444,7 @@ def test_a_post_the_walk_reaches_is_found_on_any_page(make_env, redis_client):
     end while the walk is on its way: both are processed, each once."""
     from worker.adapters.redis.store import post_key
 
-    env = make_env(safety_read_interval=3600)
+    env = make_env(safety_read_interval=3600, safety_deep_interval=0)  # every re-read walks
     tid, ids = _long_thread(env, 12)
     lost = ids[13]  # page 7
     env.forum.edit_post(lost, "[tirada]4 dif 6[/tirada]")
@@ -471,7 +471,7 @@ def test_a_post_the_walk_reaches_is_found_on_any_page(make_env, redis_client):
 
 
 def test_the_walk_flags_a_post_deleted_on_a_middle_page_and_no_other(make_env):
-    env = make_env(safety_read_interval=3600)
+    env = make_env(safety_read_interval=3600, safety_deep_interval=0)  # every re-read walks
     tid, ids = _long_thread(env, 10)
     for pid in ids:
         env.forum.edit_post(pid, "[tirada]3 dif 6[/tirada]")
@@ -517,11 +517,14 @@ def test_the_sweep_comes_back_once_per_safety_interval(make_env):
     assert sum(sweeps) == 4 and max(sweeps) == 1
 
 
-def test_an_idle_cycle_costs_at_most_two_per_board_plus_one_per_topic(make_env):
+@pytest.mark.parametrize("deep", [0, 43200])
+def test_an_idle_cycle_costs_at_most_two_per_board_plus_one_per_topic(make_env, deep):
     """3 boards of 6 listing pages (24 topics each, 4 a page), every 6th topic 5 pages long:
     over the second hour no cycle costs more than 2·B + T requests, and the mean is the
-    documented B + (Σ(L_b − 1) + Σ P_t) / k (k = 60 cycles an interval)."""
-    env = make_env(boards=("1", "2", "3"), board_per_page=4, safety_read_interval=3600)
+    documented B + (Σ(L_b − 1) + T) / k + Σ(P_t − 1) / k_d (k = 60 cycles a
+    ``safety_read_interval``, k_d = ``safety_deep_interval`` / ``poll_interval``: 720, or k
+    with ``safety_deep_interval = 0``, every re-read walking the whole thread as before)."""
+    env = make_env(boards=("1", "2", "3"), board_per_page=4, safety_read_interval=3600, safety_deep_interval=deep)
     boards = _board_of(env.forum, 72, 3)
     pages = {}
     for topics in boards.values():
@@ -537,7 +540,8 @@ def test_an_idle_cycle_costs_at_most_two_per_board_plus_one_per_topic(make_env):
     requests = [r for r, _, _ in hour]
     b, t = 3, 72
     assert max(requests) <= 2 * b + t
-    expected = b + (3 * (6 - 1) + sum(pages.values())) / 60
+    k_d = (deep or 3600) / 60
+    expected = b + (3 * (6 - 1) + t) / 60 + sum(p - 1 for p in pages.values()) / k_d
     assert abs(sum(requests) / 60 - expected) <= 0.5, (sum(requests) / 60, expected)
 
 

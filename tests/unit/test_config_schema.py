@@ -100,6 +100,23 @@ def test_values_are_checked(tmp_path, edit, expected):
     assert problems[0].startswith(f"{tmp_path / 'narrador.toml'}:")
 
 
+@pytest.mark.parametrize("extra, deep, effective", [
+    ("", 43200, 43200),  # 12 × the default safety_read_interval
+    ("safety_read_interval = 600", 7200, 7200),  # follows the re-read interval given
+    ("safety_deep_interval = 0", 0, 3600),  # every re-read deep, as before
+    ("safety_read_interval = 0", 0, 0),  # no re-read at all
+    ("safety_deep_interval = 86400", 86400, 86400),
+])
+def test_safety_deep_interval_defaults_to_12_safety_read_intervals(tmp_path, extra, deep, effective):
+    fs = load_settings(_write(tmp_path, GOOD + extra + "\n"), environ={}).forum("miforo")
+    assert fs.safety_deep_interval == deep and fs.deep_interval == effective
+
+
+def test_safety_deep_interval_is_not_shorter_than_the_re_read(tmp_path):
+    problems = _problems(tmp_path, GOOD + "safety_deep_interval = 600\n")
+    assert len(problems) == 1 and "forums.miforo.safety_deep_interval: safety_deep_interval must be 0" in problems[0]
+
+
 def test_every_problem_is_reported_at_once_in_file_order(tmp_path):
     text = GOOD.replace("ruleset", "rulset").replace("watch_forums", "watch_forum").replace("[narrador]", "[narador]")
     problems = _problems(tmp_path, text)

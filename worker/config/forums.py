@@ -16,6 +16,8 @@ from worker.config.fields import HttpUrl, IdList, Section, base_dir, environment
 #: Markup flavour (``worker.forums.extract``) of each kind's post bodies, when it is not the kind.
 DEFAULT_FLAVOURS = {"discourse": "discourse_html", "profile": "html"}
 FORUM_SECRETS = ("password", "api_key", "webhook_secret")
+#: ``safety_deep_interval``'s default, in ``safety_read_interval``s (issue 30, item 5).
+DEEP_FACTOR = 12
 
 
 class ForumSettings(Section):
@@ -53,7 +55,13 @@ class ForumSettings(Section):
             thread every ``poll_interval`` (:mod:`worker.service.boards`). Default on.
         safety_read_interval: seconds between two full reads of a thread a listing covers:
             what finds edits and deletions a listing cannot show (>= 0; 0 = never). Default
-            3600.
+            3600. A re-read that is not a deep one reads only the thread's last page.
+        safety_deep_interval: seconds between two deep safety re-reads of such a thread, the
+            ones that walk every page back to page 1 (the pages before the last one hold only
+            edits and deletions of older posts). Default :data:`DEEP_FACTOR` ×
+            ``safety_read_interval`` (12 h with the 1 h default); 0 = every safety re-read is
+            deep (the behaviour before issue 30's item 5); otherwise not under
+            ``safety_read_interval``.
         title: the forum's name on the audit pages (default: the host of ``base_url``);
             the table's name stays the id used in keys and records.
         timezone: kind ``profile``: the IANA zone the forum shows times in to the bot
@@ -94,6 +102,7 @@ class ForumSettings(Section):
     edit_scan_interval: float = Field(default=600.0, ge=0, le=7 * 24 * 3600)
     poll_by_listing: bool = True
     safety_read_interval: float = Field(default=3600.0, ge=0, le=7 * 24 * 3600)
+    safety_deep_interval: float = Field(default=DEEP_FACTOR * 3600.0, ge=0, le=DEEP_FACTOR * 7 * 24 * 3600)
     title: str = Field(default="", max_length=100)
     timezone: str = Field(default="", max_length=64)
     date_locale: Literal["", "es", "en"] = ""
@@ -154,6 +163,35 @@ class ForumSettings(Section):
         if value.endswith(".toml") and not Path(value).expanduser().is_absolute():
             return str((base_dir(info) / Path(value).expanduser()).resolve())
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deep_default(cls, data: Any) -> Any:
+        """``safety_deep_interval`` left out: :data:`DEEP_FACTOR` × the ``safety_read_interval``
+        given (a value that is no number is left to its own field's error)."""
+        if not isinstance(data, dict) or "safety_deep_interval" in data or "safety_read_interval" not in data:
+            return data
+        try:
+            read = float(data["safety_read_interval"])
+        except (TypeError, ValueError):
+            return data
+        if read < 0:
+            return data
+        return {**data, "safety_deep_interval": DEEP_FACTOR * read}
+
+    @model_validator(mode="after")
+    def _deep_not_shorter(self) -> ForumSettings:
+        if 0 < self.safety_deep_interval < self.safety_read_interval:
+            raise problem(("safety_deep_interval",), "safety_deep_interval must be 0 (every safety re-read "
+                          "walks the whole thread) or at least safety_read_interval "
+                          f"({self.safety_read_interval:g} s), not {self.safety_deep_interval:g}")
+        return self
+
+    @property
+    def deep_interval(self) -> float:
+        """Seconds between two deep safety re-reads (``safety_deep_interval``; 0 there means
+        every re-read: ``safety_read_interval``)."""
+        return self.safety_deep_interval or self.safety_read_interval
 
     @model_validator(mode="after")
     def _profile_loads(self) -> ForumSettings:

@@ -8,6 +8,9 @@ that cross them.  No I/O here, and no adapter is imported.
   :mod:`worker.ports.notices`, :mod:`worker.ports.calendar`, :mod:`worker.ports.table`,
   :mod:`worker.ports.combat`, each with its value types;
 * :mod:`worker.ports.settings`, :mod:`worker.ports.identity` -- the game state's settings and ids;
+* :mod:`worker.ports.pollstate` -- the poll-state port (issue 28): :class:`PollState`, what
+  polling keeps (threads, boards' listings, pending threads), and :class:`GameStore`, both ports
+  as one store (both game states provide it);
 * :mod:`worker.ports.keystore` -- the keystore port (issue 18);
 * :mod:`worker.ports.queries` -- the read port of the masters' pages (issue 28): the audit
   page's roll query, the running state, forum health (:mod:`worker.ports.health`).

@@ -23,8 +23,6 @@ and, here, the store's health and the thread poll state.  Two implementations:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from worker.ports.calendar import CalendarState
@@ -49,26 +47,5 @@ class GameState(PostPipeline, PostLog, RollRecords, Notices, CalendarState, Shee
 
     def server_changed(self) -> bool:
         """True (once) when the store answering is not the one seen last time (a failover or
-        a restart that may have lost the last writes: see ``worker.adapters.redis.store.Store``)."""
-
-    # -- polling -------------------------------------------------------------------------
-    def get_thread(self, forum: str, thread_id: str) -> dict[str, str]:
-        """Poll state of a watched thread (``last_page``, ``last_poll``, ``last_scan``...)."""
-
-    def set_thread(self, forum: str, thread_id: str, **fields: str) -> None:
-        """Update the poll state of a watched thread."""
-
-    def thread_due(self, forum: str, thread_id: str, interval: float, now: datetime) -> bool:
-        """True if the thread was never polled or its last poll is ``interval`` seconds old."""
-
-    def add_threads(self, forum: str, thread_ids: Iterable[str]) -> None:
-        """Remember threads discovered in a watched board."""
-
-    def forget_thread(self, forum: str, thread_id: str) -> None:
-        """Stop watching a thread (its poll state goes)."""
-
-    def threads(self, forum: str) -> set[str]:
-        """Threads discovered in a forum's watched boards."""
-
-    def rewind_thread(self, forum: str, thread_id: str) -> None:
-        """Make the next poll of a thread start one page before its last one."""
+        a restart that may have lost the last writes: see ``worker.adapters.redis.store.Store``).
+        The threads' poll state is the poll-state port's (``worker.ports.pollstate``)."""

@@ -15,15 +15,16 @@ only when its entry changed:
    next page is read only while the last entry of the page read was itself changed (a burst
    of more new posts than a page holds), up to :data:`MAX_LISTING_PAGES`. An idle board costs
    one request.
-2. **Pending**: a topic whose listing changed stays pending (``nr:listing:{<forum>}:pending``)
+2. **Pending**: a topic whose listing changed stays pending (``PollState.pending_threads``)
    until a poll of it succeeds and commits the new activity (:func:`commit`), so a failed
    read is retried at every cycle even after its entry sank below page 1.
-3. **Safety re-read**: every watched topic is also re-read whole once per
+3. **Safety re-read**: every watched topic is also re-read once per
    ``safety_read_interval`` (default an hour), starting at a moment of that interval fixed by
    a hash of the topic's id (so 200 topics spread evenly instead of all falling due together):
    it catches what a listing cannot show — an edit (no engine changes a topic's entry for it),
-   a deleted post that was not the last, a listing sorted otherwise. It reads **one page a
-   cycle**, from the topic's last page back to page 1 (issue 30, item 5:
+   a deleted post that was not the last, a listing sorted otherwise. A re-read reads the
+   topic's last page alone; once per ``safety_deep_interval`` (default 12 hours) it is deep
+   and walks the whole topic, **one page a cycle**, from its last page back to page 1 (issue 30, item 5:
    :func:`worker.service.polling.safety_step`; the walk's position is the topic's
    ``safety_page``), so a cycle's cost does not grow with a topic's length; an adapter that
    cannot read a page alone reads the topic whole from page 1 as before.
@@ -43,46 +44,37 @@ only when its entry changed:
 Exactly once is untouched: a poll only decides *which* threads are read; every post read is
 still checked against its stored state and its reply posted through the lock and marker
 search. Delays: a new post is found within one ``poll_interval``; an edit within
-``safety_read_interval`` (plus a cycle) — ``edit_scan_interval`` still applies to threads polled
+``safety_read_interval`` (plus a cycle) on the last page, ``safety_deep_interval`` (plus the
+walk) on an earlier one — ``edit_scan_interval`` still applies to threads polled
 on their own (``docs/forums.md``, "Polling").
 
-Redis keys (this module's; braces are the cluster hash tag):
-
-========================================  ======  =============================================
-``nr:board:{<forum>}:<board>``            hash    ``last_read`` (UTC ISO): the listing's last read;
-                                                  ``sweep_page``: the discovery sweep's next
-                                                  listing page (``""``: none in progress);
-                                                  ``last_sweep`` (UTC ISO): its last end
-``nr:listing:{<forum>}:pending``          set     threads whose listing changed, not read yet
-``nr:thread:{<forum>}:<thread>`` fields   hash    ``activity`` (committed after a read),
-                                                  ``seen_activity`` (the listing's latest),
-                                                  ``board`` (where it is listed),
-                                                  ``safety_page`` (the safety walk's next page,
-                                                  ``""``: none in progress; kept with the
-                                                  thread's poll state, ``GameState.set_thread``)
-========================================  ======  =============================================
+State: the threads' and boards' poll state, and the pending threads, are kept behind the
+poll-state port (:class:`worker.ports.pollstate.PollState`: ``svc.store``; its Redis keys in
+:mod:`worker.adapters.redis.pollstate`, unchanged since issue 15), so polling runs on the
+in-memory game state too (issue 28).
 
 Requests of an idle cycle (no new post anywhere), for ``B`` watched boards whose listings have
 ``L_b`` pages and ``T`` covered topics of ``P_t`` pages, with ``k = safety_read_interval /
-poll_interval`` cycles per interval (60 by default): at most ``2·B + T`` in any one cycle (a
+poll_interval`` cycles per interval (60 by default) and ``k_d = safety_deep_interval /
+poll_interval`` (720 by default; ``k`` when it is 0): at most ``2·B + T`` in any one cycle (a
 listing page and a sweep page per board, a page per topic), and on average
-``B + (Σ_b (L_b − 1) + Σ_t P_t) / k`` per cycle — each board's page 1 every cycle, each other
-listing page and each topic page once per interval (``docs/forums.md``, "What polling costs").
+``B + (Σ_b (L_b − 1) + T) / k + Σ_t (P_t − 1) / k_d`` per cycle — each board's page 1 every
+cycle, each other listing page and each topic's last page once per ``safety_read_interval``,
+its other pages once per ``safety_deep_interval`` (``docs/forums.md``, "What polling costs").
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from worker.forums.base import BoardListing, ForumError, LatestPosts, ListingEntry, ListsBoards, ReadsPages
+from worker.ports.pollstate import PollState
 
 if TYPE_CHECKING:
-    from worker.adapters.redis.text import TextRedis
     from worker.service.polling import PollResult
     from worker.service.services import Services
 
@@ -144,20 +136,6 @@ class PollPlan:
     covered: set[str] = field(default_factory=set)
 
 
-def _board_key(forum: str, board: str) -> str:
-    return f"nr:board:{{{forum}}}:{board}"
-
-
-def _pending_key(forum: str) -> str:
-    return f"nr:listing:{{{forum}}}:pending"
-
-
-def _thread_key(forum: str, thread_id: str) -> str:
-    from worker.adapters.redis.store import thread_key
-
-    return thread_key(forum, thread_id)
-
-
 def _seconds_since(value: str | None, now: datetime) -> float | None:
     if not value:
         return None
@@ -208,101 +186,123 @@ def plan(svc: Services, forum_name: str, *, force: bool = False) -> PollPlan:
         ForumError: only from a board that does not exist (``not_found``) when discovery
             without listings (``poll_by_listing = false``) reads it.
     """
-    from worker.service import discover_threads
-
     fs = svc.settings.forum(forum_name)
     adapter = svc.forum(forum_name)
     now = svc.clock()
     result = PollPlan(forum_name)
-    r = _redis(svc)
     known = svc.store.threads(forum_name)
-    listed: set[str] = set()
-    failed_boards: set[str] = set()
     lister = (adapter if fs.poll_by_listing and isinstance(adapter, ListsBoards)
               and not isinstance(adapter, LatestPosts) else None)
-    by_listing = lister is not None
-    walks = isinstance(adapter, ReadsPages)
     if lister is not None:
-        for board in fs.watch_forums:
-            if not force and not _board_due(r, forum_name, board, fs.poll_interval, now):
-                continue
-            try:
-                listed |= _read_listing(svc, lister, forum_name, board, now, result)
-            except ForumError as exc:
-                svc.forum_outcome(forum_name, "read", exc)
-                failed_boards.add(board)
-                log.warning("listing of board %s of %s failed (%s): its threads are polled one by one",
-                            board, forum_name, exc)
-    elif fs.watch_forums:
-        try:
-            listed = discover_threads(svc, forum_name) - known
-        except ForumError as exc:
-            svc.forum_outcome(forum_name, "read", exc)
-            log.warning("thread discovery failed for %s: %s", forum_name, exc)
+        listed, failed_boards = _read_listings(svc, lister, forum_name, now, result, force=force)
+    else:
+        listed, failed_boards = _discover(svc, forum_name, known), set()
     watched = sorted(set(fs.watch_threads) | known | listed)
     if listed:
         svc.store.add_threads(forum_name, listed)
     result.latest = isinstance(adapter, LatestPosts)
-    states = _states(r, forum_name, watched)
-    pending = set(r.smembers(_pending_key(forum_name))) if by_listing else set()
+    cycle = _Cycle(fs.poll_interval, fs.safety_read_interval, frozenset(fs.watch_forums), now, force,
+                   by_listing=lister is not None, walks=isinstance(adapter, ReadsPages),
+                   pending=frozenset(svc.store.pending_threads(forum_name) if lister is not None else ()),
+                   failed_boards=frozenset(failed_boards))
+    states = svc.store.thread_states(forum_name, watched)
     for thread_id in watched:
-        state = states[thread_id]
-        covered = (by_listing and bool(state.get("activity") or state.get("seen_activity"))
-                   and state.get("board", "") in fs.watch_forums and state.get("board") not in failed_boards)
-        never_read = not state.get("last_poll")
-        if thread_id in result.threads:
-            pass
-        elif covered and never_read:
-            result.threads[thread_id] = "new"
-        elif covered and thread_id in pending:
-            if force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
-                result.threads[thread_id] = "pending"
-                result.activity[thread_id] = state.get("seen_activity", "")
-        elif covered:
-            walking = walks and state.get("safety_page", "") not in ("", "0")
-            if walking or safety_due(forum_name, thread_id, state.get("last_scan"), now, fs.safety_read_interval):
-                result.threads[thread_id] = "safety"
-                if not walks:
-                    result.full.add(thread_id)
-        elif never_read or force or svc.store.thread_due(forum_name, thread_id, fs.poll_interval, now):
-            result.threads[thread_id] = "new" if never_read else "poll"
-        if covered:
-            result.covered.add(thread_id)
+        _classify(svc.store, forum_name, thread_id, states[thread_id], cycle, result)
     result.threads = dict(sorted(result.threads.items()))
     return result
 
 
-def _redis(svc: Services) -> TextRedis:
-    """The Redis client the poll state lives in: the threads' and boards' poll hashes and the
-    pending set are kept in Redis beside the game state (:class:`RedisGameState`'s keys), not
-    behind the :class:`~worker.ports.GameState` port, so polling needs the Redis game state.
+def _read_listings(svc: Services, lister: ListsBoards, forum_name: str, now: datetime, result: PollPlan, *,
+                   force: bool) -> tuple[set[str], set[str]]:
+    """Read the due listings of the forum's watched boards (every one when ``force``); return
+    the threads seen and the boards whose listing failed (their threads are polled one by one)."""
+    fs = svc.settings.forum(forum_name)
+    listed: set[str] = set()
+    failed: set[str] = set()
+    for board in fs.watch_forums:
+        if not force and not _board_due(svc.store, forum_name, board, fs.poll_interval, now):
+            continue
+        try:
+            listed |= _read_listing(svc, lister, forum_name, board, now, result)
+        except ForumError as exc:
+            svc.forum_outcome(forum_name, "read", exc)
+            failed.add(board)
+            log.warning("listing of board %s of %s failed (%s): its threads are polled one by one",
+                        board, forum_name, exc)
+    return listed, failed
 
-    Raises:
-        TypeError: ``svc.store`` is another game state (the in-memory one of the service tests).
-    """
-    from worker.adapters.redis.gamestate import RedisGameState
 
-    if not isinstance(svc.store, RedisGameState):
-        raise TypeError("polling keeps its state in Redis: it needs a RedisGameState, not "
-                        f"{type(svc.store).__name__}")
-    return svc.store.r
+def _discover(svc: Services, forum_name: str, known: set[str]) -> set[str]:
+    """The watched boards' threads not known yet, without listings (``poll_by_listing`` off, or
+    an adapter without them); none when the discovery fails (logged, recorded)."""
+    from worker.service import discover_threads
+
+    if not svc.settings.forum(forum_name).watch_forums:
+        return set()
+    try:
+        return discover_threads(svc, forum_name) - known
+    except ForumError as exc:
+        svc.forum_outcome(forum_name, "read", exc)
+        log.warning("thread discovery failed for %s: %s", forum_name, exc)
+        return set()
 
 
-def _board_due(r: TextRedis, forum: str, board: str, interval: float, now: datetime) -> bool:
-    elapsed = _seconds_since(r.hget(_board_key(forum, board), "last_read"), now)
+@dataclass(frozen=True)
+class _Cycle:
+    """What one cycle's choice of threads depends on besides each thread's state (seconds for
+    the intervals; ``boards``: the watched boards)."""
+
+    poll_interval: float
+    safety_interval: float
+    boards: frozenset[str]
+    now: datetime
+    force: bool
+    by_listing: bool
+    walks: bool
+    pending: frozenset[str]
+    failed_boards: frozenset[str]
+
+    def covers(self, state: dict[str, str]) -> bool:
+        """True when a listing read this cycle covers the thread: it showed an activity, in a
+        watched board whose listing did not fail."""
+        board = state.get("board", "")
+        return (self.by_listing and bool(state.get("activity") or state.get("seen_activity"))
+                and board in self.boards and board not in self.failed_boards)
+
+
+def _classify(store: PollState, forum: str, thread_id: str, state: dict[str, str], cycle: _Cycle,
+              result: PollPlan) -> None:
+    """Put ``thread_id`` in ``result`` with its reason when this cycle reads it (a thread the
+    listings already put there keeps its reason), and among the covered threads."""
+    covered = cycle.covers(state)
+    if covered:
+        result.covered.add(thread_id)
+    if thread_id in result.threads:
+        return
+    never_read = not state.get("last_poll")
+
+    def due() -> bool:  # asked only where it decides: one store read
+        return cycle.force or store.thread_due(forum, thread_id, cycle.poll_interval, cycle.now)
+
+    if not covered:
+        if never_read or due():
+            result.threads[thread_id] = "new" if never_read else "poll"
+    elif never_read:
+        result.threads[thread_id] = "new"
+    elif thread_id in cycle.pending:
+        if due():
+            result.threads[thread_id] = "pending"
+            result.activity[thread_id] = state.get("seen_activity", "")
+    elif ((cycle.walks and state.get("safety_page", "") not in ("", "0"))
+          or safety_due(forum, thread_id, state.get("last_scan"), cycle.now, cycle.safety_interval)):
+        result.threads[thread_id] = "safety"
+        if not cycle.walks:
+            result.full.add(thread_id)
+
+
+def _board_due(store: PollState, forum: str, board: str, interval: float, now: datetime) -> bool:
+    elapsed = _seconds_since(store.get_board(forum, board).get("last_read"), now)
     return elapsed is None or elapsed >= interval * 0.9
-
-
-def _states(r: TextRedis, forum: str, thread_ids: Iterable[str]) -> dict[str, dict[str, str]]:
-    """The poll state of each thread, one pipeline."""
-    ids = list(thread_ids)
-    names = ("activity", "seen_activity", "board", "last_poll", "last_scan", "safety_page")
-    with r.pipeline(transaction=False) as pipe:
-        for thread_id in ids:
-            pipe.hmget(_thread_key(forum, thread_id), names)
-        rows = pipe.execute() if ids else []
-    return {tid: {k: v for k, v in zip(names, row, strict=True) if v is not None}
-            for tid, row in zip(ids, rows, strict=True)}
 
 
 def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, now: datetime,
@@ -311,14 +311,13 @@ def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, n
     :data:`MAX_LISTING_PAGES`), then one page of the board's discovery sweep
     (:func:`_sweep`); mark the changed topics pending and put them in ``result``; return
     every topic seen."""
-    r = _redis(svc)
     seen: set[str] = set()
     page, last_page, read_through = 1, 1, 1
     while page <= MAX_LISTING_PAGES:
         listing = adapter.board_listing(board, page=page)
         result.listing_reads += 1
         fresh = _fresh(listing, seen)
-        changed = _note_entries(r, forum, board, fresh, seen, result)
+        changed = _note_entries(svc.store, forum, board, fresh, seen, result)
         last_page = max(last_page, listing.last_page)
         read_through = max(read_through, listing.page)
         signalled = [e for e in fresh if e.activity]
@@ -330,7 +329,7 @@ def _read_listing(svc: Services, adapter: ListsBoards, forum: str, board: str, n
     except ForumError as exc:  # page 1's run was read: the board is covered; the sweep retries next cycle
         svc.forum_outcome(forum, "read", exc)
         log.warning("discovery sweep of board %s of %s failed (%s): retried at the next cycle", board, forum, exc)
-    r.hset(_board_key(forum, board), "last_read", now.isoformat())
+    svc.store.set_board(forum, board, last_read=now.isoformat())
     return seen
 
 
@@ -340,27 +339,25 @@ def _fresh(listing: BoardListing, seen: set[str]) -> list[ListingEntry]:
     return [e for e in listing.entries if e.thread_id and e.thread_id not in seen]
 
 
-def _note_entries(r: TextRedis, forum: str, board: str, entries: list[ListingEntry], seen: set[str],
+def _note_entries(store: PollState, forum: str, board: str, entries: list[ListingEntry], seen: set[str],
                   result: PollPlan) -> list[str]:
     """Remember what a listing page shows of its topics (``board``, ``seen_activity``) and add
     them to ``seen``; mark pending, and put in ``result``, each topic whose activity differs
     from the one committed. Returns the changed topics."""
-    states = _states(r, forum, [e.thread_id for e in entries])
+    states = store.thread_states(forum, [e.thread_id for e in entries])
     changed = []
-    with r.pipeline(transaction=False) as pipe:
-        for entry in entries:
-            seen.add(entry.thread_id)
-            state = states[entry.thread_id]
-            if not entry.activity:  # the listing shows nothing: polled on its own
-                continue
-            pipe.hset(_thread_key(forum, entry.thread_id),
-                      mapping={"board": board, "seen_activity": entry.activity})
-            if entry.activity != state.get("activity"):
-                changed.append(entry.thread_id)
-                pipe.sadd(_pending_key(forum), entry.thread_id)
-                result.threads[entry.thread_id] = "changed" if state.get("last_poll") else "new"
-                result.activity[entry.thread_id] = entry.activity
-        pipe.execute()
+    shown: dict[str, str] = {}
+    for entry in entries:
+        seen.add(entry.thread_id)
+        state = states[entry.thread_id]
+        if not entry.activity:  # the listing shows nothing: polled on its own
+            continue
+        shown[entry.thread_id] = entry.activity
+        if entry.activity != state.get("activity"):
+            changed.append(entry.thread_id)
+            result.threads[entry.thread_id] = "changed" if state.get("last_poll") else "new"
+            result.activity[entry.thread_id] = entry.activity
+    store.note_listing(forum, board, shown, changed)
     return changed
 
 
@@ -376,9 +373,9 @@ def _sweep(svc: Services, adapter: ListsBoards, forum: str, board: str, now: dat
     swept when it was never swept, and again once per ``safety_read_interval`` (a topic
     moved into the board keeps its old date and may land deep in the listing); never when
     the listing has no page beyond those read."""
-    r = _redis(svc)
-    key = _board_key(forum, board)
-    at, last_sweep = r.hmget(key, ["sweep_page", "last_sweep"])
+    store = svc.store
+    marks = store.get_board(forum, board)
+    at, last_sweep = marks.get("sweep_page"), marks.get("last_sweep")
     interval = svc.settings.forum(forum).safety_read_interval
     at = at if at and at.isdigit() else ""
     in_progress = bool(at)
@@ -387,49 +384,34 @@ def _sweep(svc: Services, adapter: ListsBoards, forum: str, board: str, now: dat
         if elapsed is not None and (interval <= 0 or elapsed < interval):
             return
     if last_page <= read_through:  # nothing beyond page 1's run: the board is covered
-        r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
+        store.set_board(forum, board, sweep_page="", last_sweep=now.isoformat())
         return
     number = min(max(int(at) if in_progress else 0, read_through + 1), MAX_SWEEP_PAGE)
     if not in_progress:  # begun: a failed read is retried at this page, not from the run's end again
-        r.hset(key, "sweep_page", str(number))
+        store.set_board(forum, board, sweep_page=str(number))
     listing = adapter.board_listing(board, page=number)
     result.listing_reads += 1
     result.swept += 1
-    _note_entries(r, forum, board, _fresh(listing, seen), seen, result)
+    _note_entries(store, forum, board, _fresh(listing, seen), seen, result)
     if listing.page >= listing.last_page or number >= MAX_SWEEP_PAGE:
-        r.hset(key, mapping={"sweep_page": "", "last_sweep": now.isoformat()})
+        store.set_board(forum, board, sweep_page="", last_sweep=now.isoformat())
     else:
-        r.hset(key, "sweep_page", str(listing.page + 1))
+        store.set_board(forum, board, sweep_page=str(listing.page + 1))
 
 
 def commit(svc: Services, forum_name: str, thread_id: str, activity: str) -> None:
     """A read of the thread succeeded after its listing showed ``activity``: remember it, and
-    take the thread off the pending set unless the listing changed again since."""
-    if not activity:
-        return
-    r = _redis(svc)
-    key = _thread_key(forum_name, thread_id)
-    with r.pipeline(transaction=False) as pipe:
-        pipe.hset(key, "activity", activity)
-        pipe.hget(key, "seen_activity")
-        _, seen = pipe.execute()
-    if seen in (None, activity):
-        r.srem(_pending_key(forum_name), thread_id)
+    take the thread off the pending set unless the listing changed again since
+    (:meth:`~worker.ports.pollstate.PollState.commit_activity`)."""
+    if activity:
+        svc.store.commit_activity(forum_name, thread_id, activity)
 
 
 def forget_listings(svc: Services, forum_name: str) -> int:
     """Forget every committed activity of the forum's threads, so the next cycle reads every
     listed thread again (after Redis lost writes: a failover, a restore). Returns how many
     threads were reset."""
-    r = _redis(svc)
-    ids = sorted(svc.store.threads(forum_name))
-    with r.pipeline(transaction=False) as pipe:
-        for thread_id in ids:
-            pipe.hdel(_thread_key(forum_name, thread_id), "activity")
-        for board in svc.settings.forum(forum_name).watch_forums:
-            pipe.delete(_board_key(forum_name, board))
-        pipe.execute()
-    return len(ids)
+    return svc.store.forget_listings(forum_name, svc.settings.forum(forum_name).watch_forums)
 
 
 def read(svc: Services, forum_name: str, thread_id: str, reason: str = "poll", activity: str = "") -> PollResult:

@@ -79,25 +79,37 @@ def poll_thread(svc: Services, forum_name: str, thread_id: str, *, full: bool = 
     since = int(state.get("last_page", "1") or 1)
     now = svc.clock()
     interval = fs.edit_scan_interval if scan_interval is None else scan_interval
-    scan_due = full or (interval > 0 and since > 1 and (
-        not state.get("last_scan")
-        or (now - datetime.fromisoformat(state["last_scan"])).total_seconds() >= interval))
+    scan_due = full or _scan_due(state, since, interval, now)
     page = svc.forum(forum_name).list_posts(thread_id, since_page=1 if scan_due else since)
     metrics.POLL_CYCLES.labels(forum=forum_name).inc()
     marks = {"last_page": str(page.last_page), "last_poll": now.isoformat()}
     if page.first_page == 1:  # read from page 1 (an unchanged page 1 that is the last: nothing to see)
-        marks["last_scan"] = now.isoformat()
+        marks["last_scan"] = marks["deep_scan"] = now.isoformat()  # the whole thread: a deep scan too
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read)
     svc.store.set_thread(forum_name, thread_id, **marks)
     todo, notices = _sort_posts(svc, fs, forum_name, page.posts, history)
-    seen = {post.post_id for post in page.posts}
     if page.first_page == 1 and page.posts and not page.unchanged:
-        for post_id in svc.store.thread_posts(forum_name, thread_id, 1, page.last_page):
-            if post_id not in seen:
-                flag_deleted(svc, forum_name, post_id)
+        _flag_missing(svc, forum_name, thread_id, {post.post_id for post in page.posts}, page.last_page)
     history.commit(svc, forum_name, thread_id)
     return PollResult(todo, tuple(notices), full=page.first_page == 1,
                       skipped=len(history.skipped) if history.first_read else 0)
+
+
+def _scan_due(state: Mapping[str, str], since: int, interval: float, now: datetime) -> bool:
+    """True when a thread read from page ``since`` > 1 is due its full read: none yet
+    (``last_scan``), or the last one ``interval`` seconds old (0: never)."""
+    if interval <= 0 or since <= 1:
+        return False
+    last = state.get("last_scan")
+    return not last or (now - datetime.fromisoformat(last)).total_seconds() >= interval
+
+
+def _flag_missing(svc: Services, forum_name: str, thread_id: str, seen: set[str], last_page: int) -> None:
+    """After a whole read of the thread (pages 1 to ``last_page``, the posts ``seen``), flag
+    "post deleted" each processed post of it that was not there."""
+    for post_id in svc.store.thread_posts(forum_name, thread_id, 1, last_page):
+        if post_id not in seen:
+            flag_deleted(svc, forum_name, post_id)
 
 
 #: Highest page a safety walk starts from (a thread's remembered last page is the forum's word).
@@ -114,6 +126,12 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     """One step of a thread's safety re-read: ONE page, walking the thread from its last
     page back to page 1 over successive cycles (issue 30, item 5).
 
+    Only a *deep* re-read walks: one due once per the forum's ``deep_interval``
+    (``safety_deep_interval``, at a moment of its own as :func:`~worker.service.boards.safety_due`
+    reckons it from the thread's ``deep_scan``). Any other re-read reads the thread's last page
+    alone (where a post a listing missed and the recent edits are) and ends there, setting
+    ``last_scan``.
+
     The walk's position is the thread's poll state ``safety_page`` (the page the next step
     reads; absent or ``""``: no walk in progress, the next step starts one at the thread's
     remembered ``last_page``). Each step reads that page alone, processes its posts as a poll
@@ -124,7 +142,7 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     first on page 1, or after the last on the thread's last page. A page whose ids are not
     all numbers in increasing order proves nothing: the thread is then read whole from page 1
     at once, as before issue 30 (its walk ends there). The step that reads page 1
-    ends the walk and sets ``last_scan`` (what :func:`worker.service.boards.safety_due` counts the
+    ends the walk and sets ``last_scan`` and ``deep_scan`` (what :func:`worker.service.boards.safety_due` counts the
     next re-read from). A page past the thread's end (the thread shrank) steps back without
     a read of its own next cycle. An adapter that cannot read a page alone, or a thread never
     read, is read whole from page 1 as before (:func:`poll_thread` with ``full``).
@@ -144,11 +162,9 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
     state = svc.store.get_thread(forum_name, thread_id)
     if not isinstance(adapter, ReadsPages) or not state.get("last_poll"):
         return poll_thread(svc, forum_name, thread_id, full=True)
-    fs = svc.settings.forum(forum_name)
-    now = svc.clock()
+    number = _walk_page(state)
     walk = state.get("safety_page", "")
-    start = walk if walk.isdigit() and int(walk) >= 1 else state.get("last_page", "1") or "1"
-    number = min(max(1, int(start) if start.isdigit() else 1), MAX_WALK_PAGE)
+    deep = (walk.isdigit() and int(walk) >= 1) or _deep_due(svc, forum_name, thread_id, state)
     page = adapter.read_page(thread_id, number)
     metrics.POLL_CYCLES.labels(forum=forum_name).inc()
     if page is None:  # past the end: the thread shrank; the next step reads the page before
@@ -156,16 +172,48 @@ def safety_step(svc: Services, forum_name: str, thread_id: str) -> PollResult:
         return PollResult([])
     if not _in_id_order(page):  # its ids prove no deletion: read the thread whole, as before
         whole = poll_thread(svc, forum_name, thread_id, full=True)
-        svc.store.set_thread(forum_name, thread_id, safety_page="")
+        svc.store.set_thread(forum_name, thread_id, safety_page="", deep_scan=svc.clock().isoformat())
         return whole
+    return _walk_read(svc, forum_name, thread_id, state, page, deep=deep)
+
+
+def _deep_due(svc: Services, forum_name: str, thread_id: str, state: Mapping[str, str]) -> bool:
+    """True when the safety re-read starting now walks the whole thread: every one does with
+    ``safety_deep_interval = 0``, else one per ``deep_interval`` counted from ``deep_scan``."""
+    from worker.service.boards import safety_due
+
+    fs = svc.settings.forum(forum_name)
+    if not fs.safety_deep_interval:
+        return True
+    return safety_due(forum_name, thread_id, state.get("deep_scan"), svc.clock(), fs.deep_interval)
+
+
+def _walk_page(state: Mapping[str, str]) -> int:
+    """The page a safety step reads: the walk's ``safety_page``, else (no walk in progress) the
+    thread's remembered ``last_page``; within 1 .. :data:`MAX_WALK_PAGE`."""
+    walk = state.get("safety_page", "")
+    start = walk if walk.isdigit() and int(walk) >= 1 else state.get("last_page", "1") or "1"
+    return min(max(1, int(start) if start.isdigit() else 1), MAX_WALK_PAGE)
+
+
+def _walk_read(svc: Services, forum_name: str, thread_id: str, state: Mapping[str, str],
+               page: SinglePage, *, deep: bool) -> PollResult:
+    """A safety step's page (in id order) processed: its posts sorted, the posts it proves
+    gone flagged; a ``deep`` walk moved one page back (ended, with ``last_scan`` and
+    ``deep_scan``, on page 1), another re-read ended (``last_scan``)."""
+    fs = svc.settings.forum(forum_name)
+    now = svc.clock()
     history = _History.of(svc, fs, forum_name, thread_id, state, now, first_read=False)
     todo, notices = _sort_posts(svc, fs, forum_name, page.posts, history)
     for post_id in _proved_gone(svc, forum_name, page, int(state.get("last_page", "1") or 1)):
         flag_deleted(svc, forum_name, post_id)
     if page.page <= 1:  # the walk reached page 1: the thread was re-read whole
-        svc.store.set_thread(forum_name, thread_id, safety_page="", last_scan=now.isoformat())
-    else:
+        svc.store.set_thread(forum_name, thread_id, safety_page="", last_scan=now.isoformat(),
+                             deep_scan=now.isoformat())
+    elif deep:
         svc.store.set_thread(forum_name, thread_id, safety_page=str(page.page - 1))
+    else:  # the last page alone: the pages before wait for the deep re-read
+        svc.store.set_thread(forum_name, thread_id, safety_page="", last_scan=now.isoformat())
     return PollResult(todo, tuple(notices))
 
 

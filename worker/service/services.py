@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from worker.config.forums import ForumSettings
 from worker.config.settings import Settings
 from worker.forums.base import ForumError, ForumPort
-from worker.ports import GameState
 from worker.ports.health import Direction
 from worker.ports.keystore import KeystorePort
+from worker.ports.pollstate import GameStore
 from worker.service.health import HealthBook, HealthChange, MemoryHealthBook
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Services:
 
     Attributes:
         settings: loaded settings.
-        store: the game state (:class:`worker.ports.GameState`: Redis in production,
+        store: the game state and the poll state (:class:`worker.ports.pollstate.GameStore`: Redis in production,
             :class:`worker.ports.MemoryGameState` in tests).
         keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
@@ -53,7 +53,7 @@ class Services:
     """
 
     settings: Settings
-    store: GameState
+    store: GameStore
     keystore: KeystorePort
     forum_factory: Callable[[ForumSettings], ForumPort]
     clock: Clock = utc_now

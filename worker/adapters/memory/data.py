@@ -74,6 +74,10 @@ class MemoryData:
         self._reply_locks: dict[tuple[str, str], tuple[str, float]] = {}
         self._threads: dict[tuple[str, str], dict[str, str]] = {}
         self._discovered: dict[str, set[str]] = {}
+        # listings (the poll-state port): a board's listing state by (forum, board), the
+        # pending threads by forum
+        self._boards: dict[tuple[str, str], dict[str, str]] = {}
+        self._listing_pending: dict[str, set[str]] = {}
         # game state, by game
         self._sheets: dict[str, dict[str, CharacterSheet]] = {}
         self._owners: dict[str, dict[str, set[str]]] = {}

@@ -16,8 +16,9 @@ injected ``clock``; the other time-to-live values of the Redis store are not mod
 The class is put together from mixins over :class:`worker.adapters.memory.data.MemoryData` (the
 dictionaries, versions and lock): :mod:`~worker.adapters.memory.pipeline` (load and commit, one
 post or a batch), :mod:`~worker.adapters.memory.calendar` (the calendar's jobs) and
-:mod:`~worker.adapters.memory.table` (the masters' table); the post log, replies, polling,
-combat reads and notices are here.
+:mod:`~worker.adapters.memory.table` (the masters' table) and :mod:`~worker.adapters.memory.pollstate`
+(the poll state: threads, boards' listings); the post log, replies, combat reads and notices are
+here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -39,6 +40,7 @@ from core.post import (
 from core.scenes import Scene
 from worker.adapters.memory.calendar import MemoryCalendar
 from worker.adapters.memory.pipeline import MemoryPipeline
+from worker.adapters.memory.pollstate import PollStateMixin
 from worker.adapters.memory.table import MemoryTable
 from worker.ports import combat as stored_combat
 from worker.ports.notices import Notice, NoticeStatus, claim_key
@@ -47,8 +49,9 @@ from worker.ports.postlog import PostState
 __all__ = ["MemoryGameState"]
 
 
-class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable):
-    """:class:`worker.ports.gamestate.GameState` in memory (see the module docstring).
+class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable, PollStateMixin):
+    """:class:`worker.ports.gamestate.GameState` and :class:`worker.ports.pollstate.PollState`
+    in memory (see the module docstring).
 
     Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,
     ``get_teamwork``, ``list_teamwork``, ``get_contest``, ``get_retries``, ``get_absence``,
@@ -192,44 +195,7 @@ class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable):
             if held is not None and held[0] == token:
                 del self._reply_locks[(forum, post_id)]
 
-    # -- polling -------------------------------------------------------------------------
-    def get_thread(self, forum: str, thread_id: str) -> dict[str, str]:
-        """Poll state of a watched thread, possibly empty."""
-        with self._lock:
-            return dict(self._threads.get((forum, thread_id), {}))
-
-    def set_thread(self, forum: str, thread_id: str, **fields: str) -> None:
-        """Update the poll state of a watched thread."""
-        if fields:
-            with self._lock:
-                self._threads.setdefault((forum, thread_id), {}).update(fields)
-
-    def thread_due(self, forum: str, thread_id: str, interval: float, now: datetime) -> bool:
-        """True if the thread was never polled or its last poll is ``interval`` seconds old."""
-        last = self.get_thread(forum, thread_id).get("last_poll")
-        if not last:
-            return True
-        try:
-            return (now - datetime.fromisoformat(last)).total_seconds() >= interval * 0.9
-        except ValueError:
-            return True
-
-    def add_threads(self, forum: str, thread_ids: Iterable[str]) -> None:
-        """Remember threads discovered in a watched board."""
-        with self._lock:
-            self._discovered.setdefault(forum, set()).update(thread_ids)
-
-    def forget_thread(self, forum: str, thread_id: str) -> None:
-        """Stop watching a thread."""
-        with self._lock:
-            self._discovered.get(forum, set()).discard(thread_id)
-            self._threads.pop((forum, thread_id), None)
-
-    def threads(self, forum: str) -> set[str]:
-        """Threads discovered in a forum's watched boards."""
-        with self._lock:
-            return set(self._discovered.get(forum, set()))
-
+    # -- the store -----------------------------------------------------------------------
     def ping(self) -> bool:
         """Always True: memory answers."""
         return True
@@ -237,14 +203,6 @@ class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable):
     def server_changed(self) -> bool:
         """Always False: memory never fails over."""
         return False
-
-    def rewind_thread(self, forum: str, thread_id: str) -> None:
-        """Make the next poll of a thread start one page before its last one."""
-        with self._lock:
-            state = self._threads.get((forum, thread_id), {})
-            last = int(state.get("last_page") or 1)
-            if last > 1:
-                state["last_page"] = str(last - 1)
 
     # -- combat ------------------------------------------------------------------------------
     def pending_damage(self, game: str) -> list[stored_combat.PendingDamage]:

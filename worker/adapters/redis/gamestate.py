@@ -108,7 +108,9 @@ def _json(raw: Any) -> dict[str, Any] | None:
 
 
 class RedisGameState(Store):
-    """:class:`worker.ports.gamestate.GameState` on Redis (a ``worker.adapters.redis.store.Store`` too).
+    """:class:`worker.ports.gamestate.GameState` and :class:`worker.ports.pollstate.PollState`
+    on Redis (a ``worker.adapters.redis.store.Store`` too; the poll state is
+    :class:`worker.adapters.redis.pollstate.RedisPollState`).
 
     Beyond the port it keeps ``list_rolls``, ``open_teamwork``, ``get_extended``,
     ``get_teamwork``, ``list_teamwork``, ``get_contest``, ``get_retries``, ``get_absence``,

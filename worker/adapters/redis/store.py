@@ -27,6 +27,9 @@ key                                         type    content
 ``nr:game:{<game>}:archive:dirty``          set     days whose archive must be written again
 ==========================================  ======  ==============================================
 
+The poll state's keys (``nr:thread:{<forum>}:<thread_id>``, ``nr:threads:{<forum>}``, the
+boards' and the pending threads') are :mod:`worker.adapters.redis.pollstate`'s.
+
 Post hash fields: ``game``, ``thread_id``, ``author``, ``url``, ``content_hash``
 (SHA-256 of the body as first processed), ``roll_ids`` (JSON list, tag order),
 ``status`` (``no_tags`` | ``pending_reply`` | ``replied`` | ``reply_failed``, given up after
@@ -54,15 +57,16 @@ import json
 import secrets
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
-    from datetime import datetime
+    pass
 
 import redis
 
 from core.post import PostStatus
+from worker.adapters.redis.pollstate import RedisPollState
 from worker.adapters.redis.text import TextRedis
 from worker.ports.postlog import PostState
 
@@ -203,11 +207,6 @@ def lock_key(forum: str, post_id: str) -> str:
     return f"nr:lock:{{{forum}}}:{post_id}"
 
 
-def thread_key(forum: str, thread_id: str) -> str:
-    """Redis key of a watched thread's poll state (hash)."""
-    return f"nr:thread:{{{forum}}}:{thread_id}"
-
-
 def thread_posts_key(forum: str, thread_id: str) -> str:
     """Redis key of the processed posts of a thread (zset, score = page where last seen)."""
     return f"nr:thread:{{{forum}}}:{thread_id}:posts"
@@ -241,11 +240,6 @@ def pending_key(forum: str) -> str:
     return f"nr:pending:{{{forum}}}"
 
 
-def threads_key(forum: str) -> str:
-    """Redis key of the set of threads discovered in a forum's watched boards."""
-    return f"nr:threads:{{{forum}}}"
-
-
 def with_reply(fields: Mapping[str, str], reply: str | None) -> dict[str, str]:
     """A post hash's fields with its ``reply`` text from the post's reply key
     (:func:`reply_key`) when there is one; a post hash stored before issue 30 keeps its
@@ -256,8 +250,8 @@ def with_reply(fields: Mapping[str, str], reply: str | None) -> dict[str, str]:
     return out
 
 
-class Store:
-    """Narrador's Redis repository.
+class Store(RedisPollState):
+    """Narrador's Redis repository (the poll state: :class:`RedisPollState`).
 
     Args:
         client: a ``redis.Redis`` created with ``decode_responses=True``.
@@ -426,34 +420,6 @@ class Store:
         """Release the lock if ``token`` still owns it."""
         self._release(keys=[lock_key(forum, post_id)], args=[token])
 
-    # -- threads -----------------------------------------------------------------------
-    def get_thread(self, forum: str, thread_id: str) -> dict[str, str]:
-        """Poll state of a watched thread (``last_page``, ``last_poll``), possibly empty."""
-        return self.r.hgetall(thread_key(forum, thread_id))
-
-    def set_thread(self, forum: str, thread_id: str, **fields: str) -> None:
-        """Update the poll state of a watched thread."""
-        if fields:
-            self.r.hset(thread_key(forum, thread_id), mapping=fields)
-
-    def thread_due(self, forum: str, thread_id: str, interval: float, now: datetime) -> bool:
-        """True if the thread was never polled or its last poll is ``interval`` seconds old.
-
-        Args:
-            interval: seconds between polls.
-            now: the current time, aware UTC.
-        """
-        from datetime import datetime
-
-        last = self.r.hget(thread_key(forum, thread_id), "last_poll")
-        if not last:
-            return True
-        try:
-            elapsed = (now - datetime.fromisoformat(last)).total_seconds()
-        except ValueError:
-            return True
-        return elapsed >= interval * 0.9
-
     def server_changed(self) -> bool:
         """True (once) when the Redis server answering is not the one seen last time: a
         Sentinel failover promoted a replica, or the server restarted from its AOF.
@@ -466,30 +432,6 @@ class Store:
         """
         run_id = str(self.r.info("server").get("run_id", ""))
         return self.r.set("nr:redis:run_id", run_id, get=True) != run_id
-
-    def rewind_thread(self, forum: str, thread_id: str) -> None:
-        """Make the next poll of a thread start one page before its last one (a post whose
-        processing a failover lost is found again even if its page filled up since)."""
-        last = int(self.r.hget(thread_key(forum, thread_id), "last_page") or 1)
-        if last > 1:
-            self.r.hset(thread_key(forum, thread_id), "last_page", str(last - 1))
-
-    def add_threads(self, forum: str, thread_ids: Iterable[str]) -> None:
-        """Remember threads discovered in a watched board."""
-        ids = list(thread_ids)
-        if ids:
-            self.r.sadd(threads_key(forum), *ids)
-
-    def forget_thread(self, forum: str, thread_id: str) -> None:
-        """Stop watching a thread: drop it from the discovered set and drop its poll state."""
-        with self.r.pipeline() as pipe:
-            pipe.srem(threads_key(forum), thread_id)
-            pipe.delete(thread_key(forum, thread_id))
-            pipe.execute()
-
-    def threads(self, forum: str) -> set[str]:
-        """Threads discovered in a forum's watched boards."""
-        return set(self.r.smembers(threads_key(forum)))
 
     def ping(self) -> bool:
         """True if Redis answers."""
