@@ -380,9 +380,11 @@ class NarradorNodes:
         path = self.logs / f"{name}.log"
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
-    def tasks_done(self, name: str, task: str = "narrador.process_post") -> int:
-        """How many ``task`` runs node ``name`` logged as succeeded."""
-        return len(re.findall(rf"Task {re.escape(task)}\[[^\]]+\] succeeded", self.log(name)))
+    def tasks_done(self, name: str, tasks: tuple[str, ...] = ("narrador.process_post", "narrador.process_posts")) -> int:
+        """How many runs of ``tasks`` node ``name`` logged as succeeded (by default the post
+        tasks: one post, or a batch of a thread page's or the latest posts)."""
+        log = self.log(name)
+        return sum(len(re.findall(rf"Task {re.escape(task)}\[[^\]]+\] succeeded", log)) for task in tasks)
 
     # ---------------------------------------------------------------- the forum
     def post(self, topic: int, cooked: str, player: str = "jugadora") -> str:

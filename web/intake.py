@@ -23,7 +23,11 @@ name here.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import kombu
@@ -105,14 +109,78 @@ class _CapturedPublish:
 
 def post_message_push(celery: Any, message: dict[str, Any]) -> tuple[str, str]:
     """The Redis list and the payload that ``send_task("narrador.process_post", ...)`` with
-    :func:`worker.app.tasks.post_task_options` would ``LPUSH`` for ``message``: built by Celery's
-    and kombu's own code (:class:`_CapturedPublish`), with the queue of the message's
-    priority and the transport's ``global_keyprefix``.  Sends nothing (the first call of a
-    process may declare the queue, as ``send_task`` does).
+    :func:`worker.app.tasks.post_task_options` would ``LPUSH`` for ``message``, with the queue
+    of the message's priority and the transport's ``global_keyprefix``.  Sends nothing.
+
+    The first message of each priority in a process is built by Celery's and kombu's own code
+    (:func:`_captured_push`; it may declare the queue, as ``send_task`` does); the next ones
+    from that one (:class:`_PushTemplate`: the same message with a new task id, delivery tag,
+    ``argsrepr`` and body), a quarter of a webhook's CPU less (issue 30, item 2).
 
     Raises:
         LookupError: the message would not be one ``LPUSH`` to one list (a queue expiry,
             a fan-out exchange, no binding yet): the caller sends it the ordinary way.
+    """
+    from worker.app.tasks import post_task_options
+
+    options = post_task_options(message)
+    templates = celery.__dict__.setdefault("_narrador_push_templates", {})
+    template = templates.get(options.get("priority"))
+    if template:
+        return template.queue, template.render(message, options["argsrepr"])
+    queue, payload = _captured_push(celery, message)
+    if template is None:  # False: this process's messages do not fit a template (never asked again)
+        templates[options.get("priority")] = _PushTemplate.of(queue, payload, message, options["argsrepr"]) or False
+    return queue, payload
+
+
+@dataclass(frozen=True)
+class _PushTemplate:
+    """A ``process_post`` message as Celery built it, to build the next ones of the same
+    priority without Celery: every field but the task id (``headers.id``, ``root_id``,
+    ``properties.correlation_id``), the delivery tag, ``argsrepr`` and the body (the task's
+    ``[args, kwargs, embed]``, JSON then base64, as kombu's ``json`` serializer and the Redis
+    transport's ``body_encoding`` write them) is the same for every message of a process."""
+
+    queue: str
+    message: dict[str, Any]
+    kwargs: Any
+    embed: Any
+
+    @classmethod
+    def of(cls, queue: str, payload: str, message: dict[str, Any], argsrepr: str) -> _PushTemplate | None:
+        """The template of a captured message, or None when it is not the shape this
+        rebuilds (another Celery protocol, serializer or body encoding)."""
+        try:
+            built = json.loads(payload)
+            headers, props = built["headers"], built["properties"]
+            args, kwargs, embed = json.loads(base64.b64decode(built["body"]))
+            task_id = headers["id"]
+            fits = (args == [message] and headers["root_id"] == task_id == props["correlation_id"]
+                    and props.get("body_encoding") == "base64" and built.get("content-type") == "application/json"
+                    and built.get("content-encoding") == "utf-8" and headers.get("argsrepr") == argsrepr
+                    and props.get("argsrepr", argsrepr) == argsrepr and "delivery_tag" in props
+                    and headers.get("parent_id") is None and headers.get("eta") is None)
+        except (ValueError, KeyError, TypeError):
+            return None
+        return cls(queue, built, kwargs, embed) if fits else None
+
+    def render(self, message: dict[str, Any], argsrepr: str) -> str:
+        """The payload for ``message``: a new task id and delivery tag (UUID4, as Celery's)."""
+        task_id = str(uuid.uuid4())
+        headers = {**self.message["headers"], "id": task_id, "root_id": task_id, "argsrepr": argsrepr}
+        props = {**self.message["properties"], "correlation_id": task_id, "delivery_tag": str(uuid.uuid4())}
+        if "argsrepr" in props:
+            props["argsrepr"] = argsrepr
+        body = base64.b64encode(json.dumps([[message], self.kwargs, self.embed]).encode("utf-8")).decode("ascii")
+        return json.dumps({**self.message, "body": body, "headers": headers, "properties": props})
+
+
+def _captured_push(celery: Any, message: dict[str, Any]) -> tuple[str, str]:
+    """:func:`post_message_push` by Celery's and kombu's own code (:class:`_CapturedPublish`).
+
+    Raises:
+        LookupError: as :func:`post_message_push`.
     """
     from worker.app.tasks import post_task_options
 

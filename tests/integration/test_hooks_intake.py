@@ -96,6 +96,20 @@ def test_the_pushed_message_is_the_one_send_task_publishes(celery, redis_client,
     assert _comparable(payload) == _comparable(sent)
     body = json.loads(base64.b64decode(json.loads(payload)["body"]))
     assert body[0] == [msg]
+    # the next messages of the priority are built from that one (issue 30, item 2): the same
+    # message as send_task's, with their own task id and delivery tag
+    other = dict(msg, post_id="346", url="https://otro.test/post/346", body_html="[roll]3d10[/roll] «ü»")
+    assert celery.__dict__["_narrador_push_templates"]
+    queue2, payload2 = intake.post_message_push(celery, other)
+    assert queue2 == queue
+    celery.send_task("narrador.process_post", args=[other], **post_task_options(other))
+    (sent2,) = _pop(redis_client, queue)
+    assert _comparable(payload2) == _comparable(sent2)
+    first, second = json.loads(payload), json.loads(payload2)
+    assert second["headers"]["id"] == second["headers"]["root_id"] == second["properties"]["correlation_id"]
+    assert second["headers"]["id"] != first["headers"]["id"]
+    assert second["properties"]["delivery_tag"] != first["properties"]["delivery_tag"]
+    assert base64.b64decode(second["body"]) == base64.b64decode(json.loads(sent2)["body"])
 
 
 def test_a_global_key_prefix_is_in_the_pushed_list_name(celery):
