@@ -115,7 +115,8 @@ def post_message_push(celery: Any, message: dict[str, Any]) -> tuple[str, str]:
     The first message of each priority in a process is built by Celery's and kombu's own code
     (:func:`_captured_push`; it may declare the queue, as ``send_task`` does); the next ones
     from that one (:class:`_PushTemplate`: the same message with a new task id, delivery tag,
-    ``argsrepr`` and body), a quarter of a webhook's CPU less (issue 30, item 2).
+    ``argsrepr`` and body): 1,148 → 599 µs of the web process's CPU a delivery, measured in one
+    process with both ways alternated (issue 30, item 2).
 
     Raises:
         LookupError: the message would not be one ``LPUSH`` to one list (a queue expiry,
