@@ -17,8 +17,38 @@ from core.rules import RulesOptions
 __all__ = ["Distribution", "SuccessDistribution"]
 
 
+class _Successes:
+    """What both distributions answer from their integer ``weights`` (``weights[k]``: exactly
+    ``k`` successes, and no botch where the roll can botch) over their ``total``."""
+
+    weights: tuple[int, ...]
+    total: int
+
+    def _exactly(self, k: object) -> Fraction:
+        if isinstance(k, int) and 0 <= k < len(self.weights):
+            return Fraction(self.weights[k], self.total)
+        return Fraction(0)
+
+    def _p_exactly(self, k: object) -> float:
+        if isinstance(k, int) and 0 <= k < len(self.weights):
+            return self.weights[k] / self.total
+        return 0.0
+
+    def at_least_fraction(self, k: int) -> Fraction:
+        """Exact P(at least ``k`` successes, and no botch); 1 for ``k <= 0``."""
+        if k <= 0:
+            return Fraction(1)
+        return Fraction(sum(self.weights[k:]), self.total)
+
+    def p_at_least(self, k: int) -> float:
+        """P(at least ``k`` successes, and no botch), a float; 1.0 for ``k <= 0``."""
+        if k <= 0:
+            return 1.0
+        return sum(self.weights[k:]) / self.total
+
+
 @dataclass(frozen=True)
-class Distribution:
+class Distribution(_Successes):
     """The exact distribution of a roll's successes, botch separate.
 
     Attributes:
@@ -53,29 +83,13 @@ class Distribution:
         ``"botch"``."""
         if key == "botch":
             return Fraction(self.botch_weight, self.total)
-        if isinstance(key, int) and 0 <= key < len(self.weights):
-            return Fraction(self.weights[key], self.total)
-        return Fraction(0)
+        return self._exactly(key)
 
     def probability(self, key: int | str) -> float:
         """Float probability of ``key`` (see :meth:`fraction`)."""
         if key == "botch":
             return self.botch_weight / self.total
-        if isinstance(key, int) and 0 <= key < len(self.weights):
-            return self.weights[key] / self.total
-        return 0.0
-
-    def at_least_fraction(self, k: int) -> Fraction:
-        """Exact P(no botch and at least ``k`` successes); 1 for ``k <= 0``."""
-        if k <= 0:
-            return Fraction(1)
-        return Fraction(sum(self.weights[k:]), self.total)
-
-    def p_at_least(self, k: int) -> float:
-        """P(no botch and at least ``k`` successes), a float; 1.0 for ``k <= 0``."""
-        if k <= 0:
-            return 1.0
-        return sum(self.weights[k:]) / self.total
+        return self._p_exactly(key)
 
     @property
     def p_success(self) -> float:
@@ -123,7 +137,7 @@ class Distribution:
 
 
 @dataclass(frozen=True)
-class SuccessDistribution:
+class SuccessDistribution(_Successes):
     """The exact distribution of the successes of a roll that cannot botch: a damage roll, a
     soak roll, or the damage that gets through soak.
 
@@ -155,27 +169,11 @@ class SuccessDistribution:
 
     def fraction(self, k: int) -> Fraction:
         """Exact probability of exactly ``k`` successes (0 outside the range)."""
-        if isinstance(k, int) and 0 <= k < len(self.weights):
-            return Fraction(self.weights[k], self.total)
-        return Fraction(0)
+        return self._exactly(k)
 
     def probability(self, k: int) -> float:
         """Float probability of exactly ``k`` successes."""
-        if isinstance(k, int) and 0 <= k < len(self.weights):
-            return self.weights[k] / self.total
-        return 0.0
-
-    def at_least_fraction(self, k: int) -> Fraction:
-        """Exact P(at least ``k`` successes); 1 for ``k <= 0``."""
-        if k <= 0:
-            return Fraction(1)
-        return Fraction(sum(self.weights[k:]), self.total)
-
-    def p_at_least(self, k: int) -> float:
-        """P(at least ``k`` successes), a float; 1.0 for ``k <= 0``."""
-        if k <= 0:
-            return 1.0
-        return sum(self.weights[k:]) / self.total
+        return self._p_exactly(k)
 
     @property
     def expected(self) -> float:

@@ -97,11 +97,7 @@ class GameSettings(Section):
         from core.errors import RulesError
         from core.rules import RulesOptions
 
-        known = [f.name for f in fields(RulesOptions)]
-        for key in value:
-            if key not in known:
-                raise problem((key,), f"unknown rules option {key!r}{did_you_mean(key, known)} "
-                                       f"(known: {known_list(known)})")
+        _refuse_unknown(value, [f.name for f in fields(RulesOptions)], "rules option")
         try:
             RulesOptions.from_mapping(value)
         except RulesError as exc:
@@ -117,12 +113,9 @@ class GameSettings(Section):
         from core.errors import StateError
         from worker.ports.settings import GameStateSettings
 
-        known = [f.name for f in fields(GameStateSettings)]
-        known += [f"{k}_hours" for k in ("first_deadline", "second_deadline", "contest_expiry")]
-        for key in value:
-            if key not in known:
-                raise problem((key,), f"unknown state setting {key!r}{did_you_mean(key, known)} "
-                                       f"(known: {known_list(known)})")
+        _refuse_unknown(value, [f.name for f in fields(GameStateSettings)]
+                        + [f"{k}_hours" for k in ("first_deadline", "second_deadline", "contest_expiry")],
+                        "state setting")
         try:
             GameStateSettings.from_mapping(value)
         except StateError as exc:
@@ -147,3 +140,11 @@ class GameSettings(Section):
     def zone(self) -> ZoneInfo:
         """The game's time zone as a ``ZoneInfo``."""
         return ZoneInfo(self.timezone)
+
+
+def _refuse_unknown(value: dict[str, Any], known: list[str], what: str) -> None:
+    """A validation problem at the first key of ``value`` not in ``known`` ("unknown rules
+    option 'x' (did you mean ...) (known: ...)"): unknown configuration keys are errors."""
+    for key in value:
+        if key not in known:
+            raise problem((key,), f"unknown {what} {key!r}{did_you_mean(key, known)} (known: {known_list(known)})")
