@@ -123,3 +123,43 @@ def test_one_post_through_the_batch_raises_its_own_error(world):
                          created_utc=world.clock.now, edited_utc=None, body_html="x", url="http://forum.invalid/9", page=1)
     with pytest.raises(ConfigError):
         service.process_post(world.svc, stranger)
+
+
+def test_posts_are_decided_in_their_order_even_past_an_authors_second_post(world):
+    """Found by the live reply review: the player's second post (joining a teamwork effort)
+    waited for the next round while the rival's later post went ahead and opened and finished
+    the effort alone, so the player's reply read «completed». A round now ends before an
+    author's second post: the effort gets the player's roll first, then the rival's."""
+    _, posts = _batch(world, [("[tirada]3 dif 6[/tirada]", "jugadora"),
+                              ('Empujo: [tirada]15 dif 2 equipo "puerta" ext 40[/tirada]', "jugadora"),
+                              ('Ayudo: [tirada]60 dif 2 equipo "puerta" ext 40[/tirada]', "Rebecca")])
+    outcomes = process_posts(world.svc, posts)
+    assert all(o.new for o in outcomes)
+    env = world.state.get_teamwork(world.game, "puerta")
+    assert [link["post_id"] for link in env["links"]] == [posts[1].post_id, posts[2].post_id]
+    replies = [world.state.get_post(world.forum_name, p.post_id).fields["reply"] for p in posts[1:]]
+    assert "hacen falta 40 éxitos" in replies[0] and "completada" not in replies[0]
+    assert "completada" in replies[1]
+
+
+def test_after_a_conflict_the_later_posts_of_the_call_are_not_reached(world):
+    """The port: three posts loaded together, the second read what the first writes (the same
+    extended action), so it conflicts and the third -- which would have committed -- is not
+    reached: nothing of either is written, and what is committed is a prefix."""
+    body = '[tirada]6 dif 5 ext 30 "muro"[/tirada]'
+    bodies = [(body, "jugadora"), (body, "jugadora"), ("[tirada]4 dif 6[/tirada]", "Rebecca")]
+    thread, posts = _batch(world, bodies)
+    game = world.svc.settings.game(world.game)
+    tags = [tuple(extract_rolls(text, ruleset_id="gehena")) for text, _ in bodies]
+    loaded = world.state.load_posts([query_for(world.game, world.forum_name, thread, p.post_id, p.author, t)
+                                     for p, t in zip(posts, tags, strict=True)])
+    items = []
+    for post, (text, _), tag, load in zip(posts, bodies, tags, loaded, strict=True):
+        inp = service.post_input(world.svc, game, rules.get_ruleset("gehena"), rules.RulesOptions(), post, text, tag)
+        decision = resolve(inp, load.context)
+        items.append((load, PostCommit(world.game, decision, {"status": decision.status, "thread_id": thread,
+                                                               "roll_ids": "[]"}, 0)))
+    results = world.state.commit_posts(items)
+    assert [r.status for r in results] == [CommitStatus.COMMITTED, CommitStatus.CONFLICT, CommitStatus.NOT_REACHED]
+    assert [world.state.get_post(world.forum_name, p.post_id) is not None for p in posts] == [True, False, False]
+    assert world.state.count_rolls(world.game) == 1

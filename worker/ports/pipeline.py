@@ -81,6 +81,9 @@ class CommitStatus(StrEnum):
     COMMITTED = "committed"  #: everything was written
     DUPLICATE = "duplicate"  #: the post had been committed before: nothing written
     CONFLICT = "conflict"  #: a value the decision read has changed: nothing written
+    #: a post before it in the same ``commit_posts`` call conflicted: nothing written, not
+    #: compared (it is decided again after that one, so posts commit in their order)
+    NOT_REACHED = "not_reached"
 
 
 @dataclass(frozen=True)
@@ -108,4 +111,7 @@ class PostPipeline(Protocol):
         """:meth:`commit_post` for several posts in one atomic call, in order: each post is
         atomic and guarded on its own, and its guards are compared after the writes of the
         posts before it, so a decision that read what an earlier post of the batch wrote
-        answers CONFLICT (nothing of it written) and is decided again on a fresh load."""
+        answers CONFLICT (nothing of it written) and is decided again on a fresh load.  The
+        posts after a CONFLICT answer NOT_REACHED (nothing written, nothing compared): what is
+        committed is always a prefix of the call's posts, so a later post never commits before
+        an earlier one it may depend on."""

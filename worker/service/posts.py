@@ -253,14 +253,17 @@ def process_posts(svc: Services, posts: Sequence[ForumPost]) -> list[PostOutcome
     """:func:`process_post` for a batch of posts (issue 30, item 1), in their order: one read
     and one atomic write of the game state for the whole batch, instead of two per post.
 
-    Each post's decision sees the state changes of the posts before it: a post whose load a
-    post before it in the batch wrote to (a guarded value changed) answers CONFLICT at the
-    commit, nothing of it is written, and it is loaded and decided again in the next round
-    with the others that conflicted.  A later post of an author who already has a post in
-    the round waits for the next round without being decided (its own earlier post nearly
-    always changes what it reads: the turn's declared actions, Willpower).  Each round
-    commits at least its first post unless another worker wrote meanwhile, so a batch takes
-    at most ``len(posts)`` rounds plus :data:`~worker.ports.MAX_COMMIT_ATTEMPTS` conflicts a post.
+    Posts are decided and committed in their order, as if one by one: a round takes the
+    waiting posts from the first up to (not including) a second post of an author already in
+    it (that post's own earlier one nearly always moves what it reads: the turn's declared
+    actions, Willpower), loads them in one call, decides each, and commits them in one call in
+    which each post's guards are compared after the writes of the posts before it.  A post
+    that read what an earlier one wrote answers CONFLICT and the posts after it are not tried
+    (NOT_REACHED): nothing of them is written, and the next round starts again at the first
+    of them, on a fresh load.  Each round commits at least its first post unless another
+    worker wrote meanwhile, so a batch takes at most ``len(posts)`` rounds, plus
+    :data:`~worker.ports.MAX_COMMIT_ATTEMPTS` conflicts a post no earlier post of its round
+    explains.
 
     Args:
         svc: injected services.
@@ -313,11 +316,12 @@ def _round(svc: Services, waiting: dict[int, _Pending], outcomes: list[PostOutco
     the ones done leave ``waiting`` with their outcome in ``outcomes``."""
     authors: set[tuple[str, str]] = set()
     this_round = []
-    for i, pending in waiting.items():
+    for i, pending in waiting.items():  # in the batch's order: the round is a prefix of it
         author = (pending.game.id, pending.post.author.casefold())
-        if author not in authors:
-            authors.add(author)
-            this_round.append(i)
+        if author in authors:
+            break
+        authors.add(author)
+        this_round.append(i)
     loaded = svc.store.load_posts([waiting[i].query for i in this_round])
     decided: list[tuple[int, LoadedPost, PostCommit, PostDecision]] = []
     for i, load in zip(this_round, loaded, strict=True):
@@ -337,6 +341,8 @@ def _round(svc: Services, waiting: dict[int, _Pending], outcomes: list[PostOutco
     committed_before = False
     for (i, _load, _commit, decision), result in zip(decided, results, strict=True):
         pending = waiting[i]
+        if result.status is CommitStatus.NOT_REACHED:  # after a conflict: decided again next round
+            continue
         if result.status is CommitStatus.CONFLICT:
             if not committed_before:  # a post before it in the round explains none: contention
                 pending.conflicts += 1

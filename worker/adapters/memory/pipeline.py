@@ -183,11 +183,18 @@ class MemoryPipeline(MemoryData):
 
     def commit_posts(self, items: Sequence[tuple[LoadedPost, PostCommit]]) -> list[CommitResult]:
         """:meth:`commit_post` for several posts at once, in order: each post's reads are
-        compared after the writes of the posts before it."""
+        compared after the writes of the posts before it; after a CONFLICT the rest are
+        NOT_REACHED (the port's contract)."""
         for _loaded, commit in items:  # as Redis refuses them: nothing of the batch written
             _check_fields(commit)
+        results: list[CommitResult] = []
         with self._lock:
-            return [self.commit_post(loaded, commit) for loaded, commit in items]
+            for loaded, commit in items:
+                if results and results[-1].status in (CommitStatus.CONFLICT, CommitStatus.NOT_REACHED):
+                    results.append(CommitResult(CommitStatus.NOT_REACHED))
+                else:
+                    results.append(self.commit_post(loaded, commit))
+        return results
 
     def commit_post(self, loaded: LoadedPost, commit: PostCommit) -> CommitResult:
         """Write a post's decision, unless the post was committed before or a value it read moved."""

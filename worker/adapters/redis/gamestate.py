@@ -213,6 +213,8 @@ class RedisGameState(Store):
         status = int(result[0])
         if status == 0:
             return CommitResult(CommitStatus.DUPLICATE)
+        if status == -3:
+            return CommitResult(CommitStatus.NOT_REACHED)
         if status < 0:
             return CommitResult(CommitStatus.CONFLICT)
         return CommitResult(CommitStatus.COMMITTED, tuple(claims[nid] for nid in result[1]))
