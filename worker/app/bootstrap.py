@@ -8,7 +8,9 @@ the store's failures by the names below, so neither imports ``redis`` nor a Redi
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -17,6 +19,7 @@ from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
 from worker.adapters.memory.intake import MemoryIntake
 from worker.adapters.memory.queries import MemoryQueries
+from worker.adapters.redis.archive import RedisRollRecords
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
@@ -31,20 +34,24 @@ from worker.ports.gamestate import GameState
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.ports.queries import ForumHealthRead, GameQueries
+from worker.ports.records import RollRecords
 from worker.service import Services, utc_now
-from worker.service.health import MemoryHealthBook, RedisHealthBook
+from worker.service.health import HealthChange, MemoryHealthBook, RedisHealthBook
 from worker.service.table import Table
 
 if TYPE_CHECKING:
+    from worker.app.heartbeat import HealthResult
     from worker.forums.polite import Politeness
+    from worker.forums.politestate import PoliteBackend
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "broker_options", "build_services",
-    "client_of", "copy_seeds", "game_state", "health_book", "limiter_storage", "make_forum", "make_keystore",
-    "master_accounts", "optional_store_client", "read_models", "store_client", "store_writes_refused", "table",
-    "webhook_intake",
+    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "accounts_for", "broker_options",
+    "build_services", "client_of", "copy_seeds", "forum_health_for", "game_state", "health_book", "health_sender",
+    "heartbeat_check_for", "keystore_for", "limiter_storage", "make_forum", "make_keystore", "master_accounts",
+    "optional_store_client", "politeness_backend", "read_models", "roll_records_for", "store_client",
+    "store_writes_refused", "table", "table_for", "webhook_intake",
 ]
 
 #: Any failure of the shared store (Redis): what a command or a page catches.
@@ -159,6 +166,66 @@ def public_keystore(settings: Settings, state: GameState) -> KeystorePort:
     """The web app's keystore: :func:`make_keystore` without secrets, on the store under
     ``state`` when ``keystore = "redis"`` (keys, commitments and revealed seeds only)."""
     return make_keystore(settings, client_of(state) if settings.keystore == "redis" else None, with_secrets=False)
+
+# --------------------------------------------------------------------------- the CLI's objects
+# Each takes the settings (a Redis URL set: the CLI says what to do without one) and returns the
+# object a command needs, never the client under it (``tests/unit/test_layers.py``).
+
+
+def table_for(settings: Settings) -> Table:
+    """The masters' table (sheets, scenes, reveals) on the configured store."""
+    return Table(store_client(settings.redis_url))
+
+
+def accounts_for(settings: Settings) -> MasterAccounts:
+    """The masters' accounts on the configured store."""
+    return MasterAccounts(store_client(settings.redis_url))
+
+
+def keystore_for(settings: Settings, *, with_secrets: bool = True) -> KeystorePort:
+    """The configured keystore (:func:`make_keystore`), on the configured store when
+    ``keystore = "redis"`` (``KeystoreError`` without a Redis URL, as there)."""
+    wants_store = settings.keystore == "redis" and bool(settings.redis_url)
+    return make_keystore(settings, store_client(settings.redis_url) if wants_store else None,
+                         with_secrets=with_secrets)
+
+
+def roll_records_for(settings: Settings) -> RollRecords:
+    """The roll records on the configured store, as the archive reads and restores them
+    (``narrador records export|import|archive``)."""
+    return RedisRollRecords(store_client(settings.redis_url))
+
+
+def forum_health_for(settings: Settings) -> ForumHealthRead:
+    """Every forum's health as the workers record it (``narrador status``)."""
+    return RedisHealthBook(store_client(settings.redis_url))
+
+
+def heartbeat_check_for(settings: Settings) -> Callable[..., HealthResult]:
+    """:func:`worker.app.heartbeat.check` on the configured store: call it with ``role``,
+    ``node``, ``max_age`` (``narrador health worker|beat``); raises ``StoreError``."""
+    from worker.app import heartbeat  # celery's bootsteps: not for the web app's import
+
+    return functools.partial(heartbeat.check, store_client(settings.redis_url))
+
+
+def health_sender(svc: Services) -> Callable[[HealthChange], int]:
+    """Deliver a forum's change of health at once (:func:`worker.service.notify.send_health`)
+    on the store of ``svc`` (built by :func:`build_services`): ``narrador poll`` has no worker."""
+    from worker.service.notify import send_health
+
+    client = client_of(svc.store)
+    return lambda change: send_health(svc.settings, client, change)
+
+
+def politeness_backend(settings: Settings) -> PoliteBackend:
+    """Where a one-process tool keeps a forum's politeness (``narrador forums check``): the
+    shared store's when it is configured and answers (shared with the workers), else in memory."""
+    from worker.forums.politestate import MemoryBackend, RedisBackend
+
+    client = optional_store_client(settings.redis_url)  # a Sentinel URL too, like every other command
+    return RedisBackend(client) if client is not None else MemoryBackend()
+
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
 
