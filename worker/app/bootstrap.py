@@ -18,10 +18,12 @@ import redis
 
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.memory.health import MemoryHealthBook
 from worker.adapters.memory.intake import MemoryIntake
 from worker.adapters.memory.queries import MemoryQueries
 from worker.adapters.redis.archive import RedisRollRecords
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.health import RedisHealthBook
 from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
@@ -32,12 +34,12 @@ from worker.config.forums import ForumSettings
 from worker.config.settings import ConfigError, Settings
 from worker.forums.base import ForumPort
 from worker.ports.gamestate import GameState
+from worker.ports.health import HealthChange
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.ports.queries import ForumHealthRead, GameQueries
 from worker.ports.records import RollRecords
 from worker.service import Services, utc_now
-from worker.service.health import HealthChange, MemoryHealthBook, RedisHealthBook
 from worker.service.table import Table
 
 if TYPE_CHECKING:

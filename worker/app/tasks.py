@@ -328,7 +328,7 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
     e-mail, webhook; rate-limited); a channel failing for now is retried with backoff.
     Returns how many notifications were sent."""
     from worker.adapters.redis.gamestate import RedisGameState
-    from worker.service.health import HealthChange
+    from worker.ports.health import HealthChange
     from worker.service.notify import NotifyError, deliver, health_notifications
 
     svc = services()

@@ -385,7 +385,7 @@ class Watch:
       (:class:`worker.devtools.supervisor.RestartPolicy`: 1 s, doubling to 30 s, counted anew
       once it ran a minute), with a line saying so and when; a start that fails waits the
       next, longer delay. It is never given up on (nothing works without it);
-    - the forums' health (``worker.service.health``), every ``every`` seconds: a line on the console
+    - the forums' health (``worker.ports.health``), every ``every`` seconds: a line on the console
       when a forum starts failing (why) or works again, and at start for a forum already
       failing.
 
@@ -395,7 +395,7 @@ class Watch:
     def __init__(self, health_client: Any, forums: list[str], embedded: EmbeddedRedis | None = None, *,
                  every: float = 5.0, clock: Callable[[], float] = time.monotonic,
                  say: Callable[[str], None] | None = None, policy: RestartPolicy | None = None) -> None:
-        from worker.service.health import RedisHealthBook
+        from worker.adapters.redis.health import RedisHealthBook
 
         self.book = RedisHealthBook(health_client)
         self.forums = forums

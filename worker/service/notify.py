@@ -5,7 +5,7 @@ is a problem the masters must fix, and the forum is the one place the bot cannot
 (issue 25). Every game with ``notify_email`` or ``notify_webhook`` set is told, by kind
 (``Notification.event``):
 
-- ``forum_failing`` / ``forum_ok``: a forum it is played on changes state (``worker.service.health``:
+- ``forum_failing`` / ``forum_ok``: a forum it is played on changes state (``worker.ports.health``:
   failing, or working again; :func:`health_notifications`);
 - ``reply_failed``: Narrador gave up replying to posts after about a day of tries
   (``worker.service.replies.stranded_replies``; :func:`reply_failed_notifications`): the
@@ -58,7 +58,7 @@ from core.i18n import tr, trn
 from core.messages import duration_words
 from worker.config.games import GameSettings
 from worker.config.settings import Settings
-from worker.service.health import HealthChange
+from worker.ports.health import HealthChange
 
 __all__ = ["RATE_LIMIT", "Notification", "NotifyError", "clear_told", "deliver", "health_notifications",
            "reply_failed_notifications", "reveal_waits", "send", "send_health"]

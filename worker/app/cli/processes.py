@@ -103,7 +103,7 @@ def beat(config: str | None) -> None:
 @main.command()
 @config_option
 def status(config: str | None) -> None:
-    """Can Narrador read every forum and post to it? One line a forum (worker.service.health: the
+    """Can Narrador read every forum and post to it? One line a forum (worker.ports.health: the
     last good read and reply, what fails and since when): exit 0 when none is failing, 1 when
     one is or Redis does not answer, 2 for a bad configuration."""
     from worker.app.bootstrap import StoreError, forum_health_for
