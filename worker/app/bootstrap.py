@@ -24,6 +24,7 @@ from worker.adapters.memory.queries import MemoryQueries
 from worker.adapters.redis.archive import RedisRollRecords
 from worker.adapters.redis.gamestate import RedisGameState
 from worker.adapters.redis.health import RedisHealthBook
+from worker.adapters.redis.heartbeat import RedisHeartbeats
 from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
@@ -35,6 +36,7 @@ from worker.config.settings import ConfigError, Settings
 from worker.forums.base import ForumPort
 from worker.ports.gamestate import GameState
 from worker.ports.health import HealthChange
+from worker.ports.heartbeat import HeartbeatBook
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
 from worker.ports.queries import ForumHealthRead, GameQueries
@@ -52,9 +54,9 @@ log = logging.getLogger(__name__)
 __all__ = [
     "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "accounts_for", "accounts_of", "broker_options",
     "build_services", "copy_seeds", "forum_health_for", "game_state_at", "health_book", "health_sender",
-    "heartbeat_check_for", "keystore_for", "limiter_storage", "make_forum", "make_keystore", "politeness_backend",
-    "public_keystore", "read_models", "roll_records_for", "store_writes_refused", "table_for", "table_of",
-    "webhook_intake",
+    "heartbeat_book", "heartbeat_check_for", "keystore_for", "limiter_storage", "make_forum", "make_keystore",
+    "politeness_backend", "public_keystore", "read_models", "roll_records_for", "store_writes_refused", "table_for",
+    "table_of", "webhook_intake",
 ]
 
 #: Any failure of the shared store (Redis): what a command or a page catches.
@@ -186,12 +188,18 @@ def forum_health_for(settings: Settings) -> ForumHealthRead:
     return RedisHealthBook(_store_client(settings.redis_url))
 
 
+def heartbeat_book(url: str) -> HeartbeatBook:
+    """Where the heartbeats are on the store at ``url`` (2-second timeouts: a worker's or beat's
+    loop writes them, a health check reads them)."""
+    return RedisHeartbeats(redis_client(url, timeout=2.0))
+
+
 def heartbeat_check_for(settings: Settings) -> Callable[..., HealthResult]:
-    """:func:`worker.app.heartbeat.check` on the configured store: call it with ``role``,
-    ``node``, ``max_age`` (``narrador health worker|beat``); raises ``StoreError``."""
+    """:func:`worker.app.heartbeat.check` on the configured store's heartbeats: call it with
+    ``role``, ``node``, ``max_age`` (``narrador health worker|beat``); raises ``StoreError``."""
     from worker.app import heartbeat  # celery's bootsteps: not for the web app's import
 
-    return functools.partial(heartbeat.check, _store_client(settings.redis_url))
+    return functools.partial(heartbeat.check, RedisHeartbeats(_store_client(settings.redis_url)))
 
 
 def health_sender(svc: Services) -> Callable[[HealthChange], int]:
