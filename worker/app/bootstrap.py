@@ -28,6 +28,7 @@ from worker.adapters.redis.heartbeat import RedisHeartbeats
 from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
+from worker.adapters.redis.notify import RedisNotificationMarks
 from worker.adapters.redis.queries import RedisQueries
 from worker.adapters.redis.text import TextRedis
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
@@ -39,6 +40,7 @@ from worker.ports.health import HealthChange
 from worker.ports.heartbeat import HeartbeatBook
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
+from worker.ports.notify import NotificationMarks
 from worker.ports.queries import ForumHealthRead, GameQueries
 from worker.ports.records import RollRecords
 from worker.service import Services, utc_now
@@ -52,11 +54,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "accounts_for", "accounts_of", "broker_options",
-    "build_services", "copy_seeds", "forum_health_for", "game_state_at", "health_book", "health_sender",
-    "heartbeat_book", "heartbeat_check_for", "keystore_for", "limiter_storage", "make_forum", "make_keystore",
-    "politeness_backend", "public_keystore", "read_models", "roll_records_for", "store_writes_refused", "table_for",
-    "table_of", "webhook_intake",
+    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "accounts_for", "accounts_of",
+    "broker_options", "build_services", "copy_seeds", "forum_health_for", "game_state_at", "health_book",
+    "health_sender", "heartbeat_book", "heartbeat_check_for", "keystore_for", "limiter_storage", "make_forum",
+    "make_keystore", "notification_marks", "politeness_backend", "public_keystore", "read_models", "roll_records_for",
+    "store_writes_refused", "table_for", "table_of", "webhook_intake",
 ]
 
 #: Any failure of the shared store (Redis): what a command or a page catches.
@@ -202,13 +204,18 @@ def heartbeat_check_for(settings: Settings) -> Callable[..., HealthResult]:
     return functools.partial(heartbeat.check, RedisHeartbeats(_store_client(settings.redis_url)))
 
 
+def notification_marks(state: GameState) -> NotificationMarks:
+    """The notifications' rate limit (``worker.ports.notify``) on the store under ``state``."""
+    return RedisNotificationMarks(_client_of(state))
+
+
 def health_sender(svc: Services) -> Callable[[HealthChange], int]:
     """Deliver a forum's change of health at once (:func:`worker.service.notify.send_health`)
     on the store of ``svc`` (built by :func:`build_services`): ``narrador poll`` has no worker."""
     from worker.service.notify import send_health
 
-    client = _client_of(svc.store)
-    return lambda change: send_health(svc.settings, client, change)
+    marks = notification_marks(svc.store)
+    return lambda change: send_health(svc.settings, marks, change)
 
 
 def politeness_backend(settings: Settings) -> PoliteBackend:
