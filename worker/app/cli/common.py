@@ -1,5 +1,6 @@
 """What every ``narrador`` command shares: the ``main`` group, exit codes, the one-line failure
-messages, the configuration option, and the settings and Redis a command reads."""
+messages, the configuration option, and the settings a command reads (the objects on its Redis
+come from :mod:`worker.app.bootstrap`)."""
 
 from __future__ import annotations
 
