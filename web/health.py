@@ -43,7 +43,7 @@ def broker_ok() -> bool:
 
 def forum_problems() -> dict[str, str]:
     """``{forum: problem}`` of every configured forum whose health is ``failing``
-    (``worker.service.health``); empty when Redis cannot be read."""
+    (``worker.ports.health``); empty when Redis cannot be read."""
     try:
         book = deps.health()
         return {name: h.problem for name in deps.settings().forums if (h := book.get(name)).failing}
@@ -57,7 +57,7 @@ def healthz():
 
     - 200 ``{"status": "ok", "redis": true, "broker": true, "forums": {}}``: all is well;
     - 200 ``{"status": "degraded", ..., "forums": {"<name>": "<problem>"}, "redis_writes":
-      "<why>"}``: running, but a forum is failing (``worker.service.health``: a refused login, replies
+      "<why>"}``: running, but a forum is failing (``worker.ports.health``: a refused login, replies
       that cannot be posted, a forum down) or Redis refuses writes (``maxmemory``): a master
       must act, a restart would not help (so not 503);
     - 503 ``{"status": "unavailable", ...}``: Redis or the broker does not answer.

@@ -3,7 +3,7 @@
 Exposes the metrics of :mod:`worker.service.metrics` (this process's, or every process's in
 multiprocess mode: see that module) plus ``narrador_rolls_stored{game}`` and the forum health gauges
 (``narrador_forum_failing{forum}``, ``narrador_forum_failures{forum,direction}``: see
-``worker.service.health``), read from Redis at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
+``worker.ports.health``), read from Redis at scrape time.  Secret rolls are counted with the outcome ``secret`` only.
 
 Access (settings ``[narrador]``): a request with ``Authorization: Bearer <metrics_token>``
 from anywhere, or without it from a client address in ``metrics_allow`` (default the
@@ -46,7 +46,7 @@ class _StoredRolls:
 
 class _ForumHealth:
     """Collector of ``narrador_forum_failing{forum}`` (1 while the forum is failing,
-    ``worker.service.health``) and ``narrador_forum_failures{forum,direction}`` (failures in a row)."""
+    ``worker.ports.health``) and ``narrador_forum_failures{forum,direction}`` (failures in a row)."""
 
     def __init__(self, health: list[ForumHealth]) -> None:
         self.health = health

@@ -1,4 +1,4 @@
-"""Forum health (``worker.service.health``): one contract on both books, memory and Redis (issue 25).
+"""Forum health (``worker.ports.health``): one contract on both books, memory and Redis (issue 25).
 
 A wrong bot password used to leave the forum "fine" everywhere a master looks; the book is
 what the state page, ``/healthz``, ``narrador status`` and the metrics now read.
@@ -13,9 +13,10 @@ from datetime import timedelta
 import pytest
 
 from tests.conftest import FIXED_NOW
+from worker.adapters.memory.health import MemoryHealthBook
+from worker.adapters.redis.health import RedisHealthBook
 from worker.forums.base import ForumError
 from worker.ports.health import TRANSIENT_LIMIT
-from worker.service.health import MemoryHealthBook, RedisHealthBook
 
 
 @pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])

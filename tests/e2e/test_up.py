@@ -160,12 +160,13 @@ def test_up_with_a_dead_redis_fails_at_once_with_one_line(tmp_path, run_stack):
 
 
 def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
+    from worker.adapters.redis.heartbeat import RedisHeartbeats
     from worker.adapters.redis.url import redis_client
     from worker.app import heartbeat
 
     client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
     try:
-        beats = heartbeat.heartbeats(client)
+        beats = heartbeat.heartbeats(RedisHeartbeats(client))
     finally:
         client.close()
     assert len(beats) == 1, beats
@@ -173,12 +174,13 @@ def _heartbeat(instance: Path):  # type: ignore[no-untyped-def]
 
 
 def _beat_heartbeat(instance: Path, pid: int):  # type: ignore[no-untyped-def]
+    from worker.adapters.redis.heartbeat import RedisHeartbeats
     from worker.adapters.redis.url import redis_client
     from worker.app import heartbeat
 
     client = redis_client(f"unix://{instance / 'redis' / 'redis.sock'}")
     try:
-        beats = [b for b in heartbeat.heartbeats(client, role="beat") if b.pid == pid]
+        beats = [b for b in heartbeat.heartbeats(RedisHeartbeats(client), role="beat") if b.pid == pid]
     finally:
         client.close()
     assert beats, f"no heartbeat from beat {pid}"

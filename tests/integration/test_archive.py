@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from tests.conftest import FIXED_NOW, redis_url
 from tests.integration.test_web_helpers import app_config, login, resign, seed_game, web_settings
 from web import create_app
+from worker.adapters.redis.archive import RedisRollRecords
 from worker.adapters.redis.store import game_rolls_key, roll_key_name
 from worker.app.cli import main
 from worker.service import archive, archive_import, archive_targets
@@ -149,7 +150,7 @@ def test_a_reveal_that_narrador_did_not_seal_is_not_taken(world, redis_client):
 def test_export_since_a_day(world, redis_client):
     game = world["ids"]["game"]
     old_day = (FIXED_NOW - timedelta(days=2)).date().isoformat()
-    lines = list(archive.export_lines(redis_client, game, since=FIXED_NOW.date()))
+    lines = list(archive.export_lines(RedisRollRecords(redis_client), game, since=FIXED_NOW.date()))
     assert len(lines) == 4
     assert all(json.loads(x)["envelope"]["record"]["game_day"] != old_day for x in lines)
     bad = CliRunner().invoke(main, ["records", "export", game, "--since", "ayer", "-c", world["config"]])
@@ -159,7 +160,7 @@ def test_export_since_a_day(world, redis_client):
 def test_a_tampered_line_is_refused_and_nothing_is_imported(world, redis_client):
     game = world["ids"]["game"]
     roll_ids = _ids(redis_client, game)
-    lines = list(archive.export_lines(redis_client, game))
+    lines = list(archive.export_lines(RedisRollRecords(redis_client), game))
     data = json.loads(lines[2])
     data["envelope"]["record"]["successes"] += 3  # a better result than the dice gave
     lines[2] = json.dumps(data, ensure_ascii=False)
@@ -183,7 +184,7 @@ def test_a_line_of_json_nested_too_deeply_is_refused_in_one_line_through_the_com
     it, nothing imported, no traceback."""
     game = world["ids"]["game"]
     roll_ids = _ids(redis_client, game)
-    good = next(archive.export_lines(redis_client, game))
+    good = next(archive.export_lines(RedisRollRecords(redis_client), game))
     path = world["tmp"] / "deep.jsonl"
     path.write_text(good + "\n" + "[" * 100_000 + "\n", encoding="utf-8")
     _wipe_records(redis_client, game, roll_ids)
@@ -204,7 +205,7 @@ def test_a_record_under_a_key_that_was_never_published_is_refused(world, redis_c
     from worker.adapters.files.keystore import Keystore
 
     game = world["ids"]["game"]
-    line = json.loads(next(archive.export_lines(redis_client, game)))
+    line = json.loads(next(archive.export_lines(RedisRollRecords(redis_client), game)))
     forger = Keystore(tmp_path / "forger")
     forger.init_keys()
     kid, key = forger.active_signing_key()
@@ -224,13 +225,13 @@ def test_the_archive_job_writes_closed_days_once_and_again_when_a_record_changes
     today, old = FIXED_NOW.date(), (FIXED_NOW - timedelta(days=2)).date()
 
     # the evening of FIXED_NOW's day: only the older day is closed
-    written = archive.archive_tick(redis_client, settings, target, FIXED_NOW + timedelta(hours=1), sealer=seal)
+    written = archive.archive_tick(RedisRollRecords(redis_client), settings, target, FIXED_NOW + timedelta(hours=1), sealer=seal)
     assert written == {game: [old]}
     # the next day, after midnight plus the hour of grace: the day of the other four closes
     later = FIXED_NOW + timedelta(days=1)
-    assert archive.archive_tick(redis_client, settings, target, later, sealer=seal) == {
+    assert archive.archive_tick(RedisRollRecords(redis_client), settings, target, later, sealer=seal) == {
         game: [today], world["ids"]["other"]: [today]}
-    assert archive.archive_tick(redis_client, settings, target, later, sealer=seal) == {}  # nothing changed
+    assert archive.archive_tick(RedisRollRecords(redis_client), settings, target, later, sealer=seal) == {}  # nothing changed
     day_file = target.root / game / f"{today.isoformat()}.jsonl"
     assert stat.S_IMODE(day_file.stat().st_mode) == 0o600
     assert stat.S_IMODE((target.root / game).stat().st_mode) == 0o700
@@ -239,19 +240,19 @@ def test_the_archive_job_writes_closed_days_once_and_again_when_a_record_changes
     # an edit flag re-signs a record of a closed day: that day is written again
     resign(world["store"], world["keystore"], world["ids"]["plain"], flags={"edited_after_roll": True})
     world["store"].replace_roll(world["store"].get_roll(world["ids"]["plain"]))
-    assert archive.archive_tick(redis_client, settings, target, later, sealer=seal) == {game: [today]}
+    assert archive.archive_tick(RedisRollRecords(redis_client), settings, target, later, sealer=seal) == {game: [today]}
     lines = [json.loads(x) for x in day_file.read_text().splitlines()]
     plain = next(x for x in lines if x["envelope"]["record"]["roll_id"] == world["ids"]["plain"])
     assert plain["envelope"]["record"]["flags"]["edited_after_roll"] is True
 
     # Redis loses the records: the archive keeps them (it only grows), and restores them
     _wipe_records(redis_client, game, roll_ids)
-    assert archive.archive_tick(redis_client, settings, target, later + timedelta(days=1), sealer=seal) == {}
+    assert archive.archive_tick(RedisRollRecords(redis_client), settings, target, later + timedelta(days=1), sealer=seal) == {}
     assert len(day_file.read_text().splitlines()) == 4
     keystore = world["keystore"]
     entries = archive_import.read_archive([target.root], public_keys=keystore.public_keys(),
                                    vrf_keys=keystore.vrf_public_keys(), keystore=keystore)
-    report = archive_import.import_entries(redis_client, entries)
+    report = archive_import.import_entries(RedisRollRecords(redis_client), entries)
     assert (report.added, report.reveals) == (5, 1)
     assert sorted(_ids(redis_client, game)) == sorted(roll_ids)
     assert world["store"].get_roll(world["ids"]["plain"])["record"]["flags"]["edited_after_roll"] is True
@@ -270,7 +271,7 @@ def test_the_archive_job_in_an_s3_compatible_bucket(world, redis_client, tmp_pat
         client.create_bucket(Bucket="narrador-archive")
         target = archive_targets.S3Archive("narrador-archive", prefix="cronicas/", client=client)
         game = world["ids"]["game"]
-        written = archive.archive_tick(redis_client, world["settings"], target, FIXED_NOW + timedelta(days=1))
+        written = archive.archive_tick(RedisRollRecords(redis_client), world["settings"], target, FIXED_NOW + timedelta(days=1))
         assert written[game] == [(FIXED_NOW - timedelta(days=2)).date(), FIXED_NOW.date()]
         names = sorted(o["Key"] for o in client.list_objects_v2(Bucket="narrador-archive", Prefix=f"cronicas/{game}/")["Contents"])
         assert names == [f"cronicas/{game}/{d}.jsonl" for d in

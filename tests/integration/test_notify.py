@@ -16,6 +16,7 @@ from tests.conftest import FIXED_NOW
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.redis.notify import RedisNotificationMarks
 from worker.config.settings import settings_from_mapping
 from worker.forums.base import ForumError
 from worker.forums.fake import FakeForum
@@ -70,7 +71,7 @@ def test_a_wrong_password_is_one_email_and_one_chat_message_and_so_is_the_fix(
     keystore.init_keys()
     svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: FIXED_NOW), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=lambda: FIXED_NOW)
-    svc.on_health_change = lambda change: send_health(settings, redis_client, change)
+    svc.on_health_change = lambda change: send_health(settings, RedisNotificationMarks(redis_client), change)
     thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
     for post in service.poll_thread(svc, forum_name, thread_id):
         service.process_post(svc, post)
@@ -148,7 +149,7 @@ def test_a_reply_given_up_is_one_message_in_the_games_language_naming_the_post_n
     now = [FIXED_NOW]
     svc = service.Services(settings=settings, store=MemoryGameState(clock=lambda: now[0]), keystore=keystore,
                            forum_factory=lambda fs: forum, clock=lambda: now[0])
-    svc.on_notification = lambda note: send(settings, redis_client, note)
+    svc.on_notification = lambda note: send(settings, RedisNotificationMarks(redis_client), note)
     thread_id, post_id = forum.add_thread("1", "Escena", "[tirada]5 dif 6[/tirada]")
     for post in service.poll_thread(svc, forum_name, thread_id):
         service.process_post(svc, post)

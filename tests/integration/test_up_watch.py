@@ -15,11 +15,11 @@ import signal
 import pytest
 
 from tests.conftest import FIXED_NOW
+from worker.adapters.redis.health import RedisHealthBook
 from worker.adapters.redis.url import redis_client
 from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.up import Watch
 from worker.forums.base import ForumError
-from worker.service.health import RedisHealthBook
 
 pytestmark = pytest.mark.integration
 

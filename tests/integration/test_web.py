@@ -64,11 +64,11 @@ def test_healthz_is_503_when_the_broker_is_down(world):
 
 
 def _wrong_password(redis_client, forum: str) -> None:
-    """What the worker records when the bot's reply meets a refused login (worker.service.health)."""
+    """What the worker records when the bot's reply meets a refused login (worker.ports.health)."""
     from datetime import UTC, datetime
 
+    from worker.adapters.redis.health import RedisHealthBook
     from worker.forums.base import ForumError
-    from worker.service.health import RedisHealthBook
 
     book = RedisHealthBook(redis_client)
     book.succeeded(forum, "read", datetime(2026, 12, 4, 9, 0, tzinfo=UTC))
@@ -86,7 +86,7 @@ def test_healthz_is_degraded_naming_a_forum_whose_replies_fail(world, redis_clie
         forum: "reply: login refused: narrador: invalid username or password (1×)"}}
     from datetime import UTC, datetime
 
-    from worker.service.health import RedisHealthBook
+    from worker.adapters.redis.health import RedisHealthBook
 
     RedisHealthBook(redis_client).succeeded(forum, "reply", datetime(2026, 12, 4, 9, 5, tzinfo=UTC))
     assert world["client"].get("/healthz").get_json()["status"] == "ok"
@@ -604,7 +604,7 @@ def test_the_audit_page_header_shows_the_forums_health(world, ana, redis_client)
     import re
     from datetime import UTC, datetime
 
-    from worker.service.health import RedisHealthBook
+    from worker.adapters.redis.health import RedisHealthBook
 
     u, game = world["u"], world["ids"]["game"]
     forum = f"f-{u}"

@@ -87,21 +87,34 @@ def test_the_web_app_reaches_the_game_state_only_through_services_and_ports():
     assert offending("web", _no_redis) == {}
 
 
+def _client_names_used(folder: str, client_names: frozenset[str]) -> dict[str, list[str]]:
+    """Per module under ``folder``: the ``client_names`` it uses as a name, an attribute or an import."""
+    reached = {}
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = sorted({n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
+                        if (isinstance(n, ast.Name) and n.id in client_names)
+                        or (isinstance(n, ast.Attribute) and n.attr in client_names)})
+        names += sorted({a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                         for a in n.names if a.name in client_names})
+        if names:
+            reached[str(path.relative_to(ROOT))] = names
+    return reached
+
+
 def test_no_module_of_the_web_app_holds_a_store_client():
     """Issue 28: web/ calls worker.service and worker.ports only (the webhooks' marks and
     intake through web.deps.intake()); not even web.deps holds a store client: the composition
     root builds the game state, the table, the keystore and the accounts from settings."""
-    reached = {}
-    for path in sorted((ROOT / "web").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        names = sorted({n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
-                        if (isinstance(n, ast.Name) and n.id in _CLIENT_NAMES)
-                        or (isinstance(n, ast.Attribute) and n.attr in _CLIENT_NAMES)})
-        names += sorted({a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                         for a in n.names if a.name in _CLIENT_NAMES})
-        if names:
-            reached[str(path.relative_to(ROOT))] = names
-    assert reached == {}
+    assert _client_names_used("web", _CLIENT_NAMES) == {}
+
+
+def test_no_module_of_the_cli_holds_a_store_client():
+    """Issue 28: worker/app/cli asks the composition root for the object a command needs (the
+    table, the accounts, the keystore, the forum health, the heartbeat check, the roll records,
+    the health sender, the politeness backend), never for a store client (``_redis_for`` handed
+    one to every command before)."""
+    assert _client_names_used("worker/app/cli", _CLIENT_NAMES | {"_redis_for"}) == {}
 
 
 #: What hands out or builds a store client (worker.app.bootstrap, web.deps before issue 28).

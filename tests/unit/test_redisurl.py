@@ -107,12 +107,15 @@ def test_forums_check_shares_politeness_through_a_sentinel_url_too(monkeypatch):
     import redis
     from redis.sentinel import SentinelConnectionPool
 
-    from worker.app.cli.forums import _optional_redis
+    from worker.app.bootstrap import politeness_backend
+    from worker.forums.politestate import RedisBackend
 
     monkeypatch.setattr(redis.Redis, "ping", lambda self: True)
     from types import SimpleNamespace
 
-    client = _optional_redis(SimpleNamespace(redis_url="redis+sentinel://127.0.0.1:1/narrador"))
+    backend = politeness_backend(SimpleNamespace(redis_url="redis+sentinel://127.0.0.1:1/narrador"))
+    assert isinstance(backend, RedisBackend)
+    client = backend.r
     assert isinstance(client.connection_pool, SentinelConnectionPool)
     assert client.connection_pool.service_name == "narrador"
 

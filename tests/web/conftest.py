@@ -15,9 +15,9 @@ import pytest
 from web import create_app
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.memory.health import MemoryHealthBook
 from worker.config.settings import settings_from_mapping
 from worker.ports.masters import Master, MasterError, normalise_login
-from worker.service.health import MemoryHealthBook
 
 GAME = "noches"
 FORUM = "foro"

@@ -1,26 +1,34 @@
 """Build the service objects from settings: one place, used by tasks, the CLI and the web app.
 
 The composition root (issue 28): the one module of ``worker.app`` that names the adapters.
-The CLI and the web app get their clients, game state, table, accounts and the pages' read
-port (:func:`read_models`, :func:`health_book`) here, and catch
-the store's failures by the names below, so neither imports ``redis`` nor a Redis adapter
-(``tests/unit/test_layers.py``)."""
+The CLI and the web app get their game state, table, accounts, keystore and the pages' read
+port (:func:`read_models`, :func:`health_book`) here -- the web's built on a game state
+(``*_of``, ``*_at``), the CLI's from the settings (``*_for``) -- and catch the store's failures
+by the names below, so neither imports ``redis`` nor a Redis adapter nor holds a store client:
+the clients stay in this module (``tests/unit/test_layers.py``)."""
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis
 
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.memory.gamestate import MemoryGameState
+from worker.adapters.memory.health import MemoryHealthBook
 from worker.adapters.memory.intake import MemoryIntake
 from worker.adapters.memory.queries import MemoryQueries
+from worker.adapters.redis.archive import RedisRollRecords
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.health import RedisHealthBook
+from worker.adapters.redis.heartbeat import RedisHeartbeats
 from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
+from worker.adapters.redis.notify import RedisNotificationMarks
 from worker.adapters.redis.queries import RedisQueries
 from worker.adapters.redis.text import TextRedis
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
@@ -28,23 +36,29 @@ from worker.config.forums import ForumSettings
 from worker.config.settings import ConfigError, Settings
 from worker.forums.base import ForumPort
 from worker.ports.gamestate import GameState
+from worker.ports.health import HealthChange
+from worker.ports.heartbeat import HeartbeatBook
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
+from worker.ports.notify import NotificationMarks
 from worker.ports.queries import ForumHealthRead, GameQueries
+from worker.ports.records import RollRecords
 from worker.service import Services, utc_now
-from worker.service.health import MemoryHealthBook, RedisHealthBook
 from worker.service.table import Table
 
 if TYPE_CHECKING:
+    from worker.app.heartbeat import HealthResult
     from worker.forums.polite import Politeness
+    from worker.forums.politestate import PoliteBackend
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "broker_options", "build_services",
-    "client_of", "copy_seeds", "game_state", "health_book", "limiter_storage", "make_forum", "make_keystore",
-    "master_accounts", "optional_store_client", "read_models", "store_client", "store_writes_refused", "table",
-    "webhook_intake",
+    "RedisUrlError", "StoreError", "StoreRefused", "StoreUnreachable", "accounts_for", "accounts_of",
+    "broker_options", "build_services", "copy_seeds", "forum_health_for", "game_state_at", "health_book",
+    "health_sender", "heartbeat_book", "heartbeat_check_for", "keystore_for", "limiter_storage", "make_forum",
+    "make_keystore", "notification_marks", "politeness_backend", "public_keystore", "read_models", "roll_records_for",
+    "store_writes_refused", "table_for", "table_of", "webhook_intake",
 ]
 
 #: Any failure of the shared store (Redis): what a command or a page catches.
@@ -55,12 +69,12 @@ StoreRefused = (redis.AuthenticationError, redis.exceptions.AuthorizationError)
 StoreUnreachable = (redis.ConnectionError, redis.TimeoutError)
 
 
-def store_client(url: str) -> TextRedis:
+def _store_client(url: str) -> TextRedis:
     """Narrador's client of the shared store at ``url`` (plain or Sentinel)."""
     return redis_client(url)
 
 
-def optional_store_client(url: str) -> TextRedis | None:
+def _optional_store_client(url: str) -> TextRedis | None:
     """The shared store when ``url`` is set and it answers, else None (tools that work
     without it: ``narrador forums check`` shares politeness with the workers when it can)."""
     if not url:
@@ -87,15 +101,9 @@ def store_writes_refused(state: GameState) -> str:
         return ""  # not reachable: the ping says so
     return ""
 
-
-def game_state(client: TextRedis) -> RedisGameState:
-    """The game-state port on the shared store."""
-    return RedisGameState(client)
-
-
 def game_state_at(url: str) -> RedisGameState:
     """The game-state port on the shared store at ``url`` (the web app's: it holds no client)."""
-    return RedisGameState(store_client(url))
+    return RedisGameState(_store_client(url))
 
 
 def read_models(state: GameState) -> GameQueries:
@@ -126,39 +134,98 @@ def webhook_intake(state: GameState) -> WebhookIntake:
     under ``state`` (built without a round trip); in memory beside a :class:`MemoryGameState`."""
     if isinstance(state, MemoryGameState):
         return MemoryIntake()
-    return RedisIntake(client_of(state))
+    return RedisIntake(_client_of(state))
 
 
-def client_of(state: object) -> TextRedis:
+def _client_of(state: object) -> TextRedis:
     """The store client under a game state built here (notifications read the masters' accounts)."""
     assert isinstance(state, RedisGameState), state
     return state.r
-
-
-def table(client: TextRedis) -> Table:
-    """The masters' table (sheets, scenes, reveals) on the shared store."""
-    return Table(client)
-
-
-def master_accounts(client: TextRedis) -> MasterAccounts:
-    """The masters' accounts on the shared store."""
-    return MasterAccounts(client)
-
-
 def table_of(state: GameState) -> Table:
     """The masters' table on the store under ``state`` (the web app's: it holds no client)."""
-    return Table(client_of(state))
+    return Table(_client_of(state))
 
 
 def accounts_of(state: GameState) -> MasterAccounts:
     """The masters' accounts on the store under ``state`` (the web app's)."""
-    return MasterAccounts(client_of(state))
+    return MasterAccounts(_client_of(state))
 
 
 def public_keystore(settings: Settings, state: GameState) -> KeystorePort:
     """The web app's keystore: :func:`make_keystore` without secrets, on the store under
     ``state`` when ``keystore = "redis"`` (keys, commitments and revealed seeds only)."""
-    return make_keystore(settings, client_of(state) if settings.keystore == "redis" else None, with_secrets=False)
+    return make_keystore(settings, _client_of(state) if settings.keystore == "redis" else None, with_secrets=False)
+
+# --------------------------------------------------------------------------- the CLI's objects
+# Each takes the settings (a Redis URL set: the CLI says what to do without one) and returns the
+# object a command needs, never the client under it (``tests/unit/test_layers.py``).
+
+
+def table_for(settings: Settings) -> Table:
+    """The masters' table (sheets, scenes, reveals) on the configured store."""
+    return Table(_store_client(settings.redis_url))
+
+
+def accounts_for(settings: Settings) -> MasterAccounts:
+    """The masters' accounts on the configured store."""
+    return MasterAccounts(_store_client(settings.redis_url))
+
+
+def keystore_for(settings: Settings, *, with_secrets: bool = True) -> KeystorePort:
+    """The configured keystore (:func:`make_keystore`), on the configured store when
+    ``keystore = "redis"`` (``KeystoreError`` without a Redis URL, as there)."""
+    wants_store = settings.keystore == "redis" and bool(settings.redis_url)
+    return make_keystore(settings, _store_client(settings.redis_url) if wants_store else None,
+                         with_secrets=with_secrets)
+
+
+def roll_records_for(settings: Settings) -> RollRecords:
+    """The roll records on the configured store, as the archive reads and restores them
+    (``narrador records export|import|archive``)."""
+    return RedisRollRecords(_store_client(settings.redis_url))
+
+
+def forum_health_for(settings: Settings) -> ForumHealthRead:
+    """Every forum's health as the workers record it (``narrador status``)."""
+    return RedisHealthBook(_store_client(settings.redis_url))
+
+
+def heartbeat_book(url: str) -> HeartbeatBook:
+    """Where the heartbeats are on the store at ``url`` (2-second timeouts: a worker's or beat's
+    loop writes them, a health check reads them)."""
+    return RedisHeartbeats(redis_client(url, timeout=2.0))
+
+
+def heartbeat_check_for(settings: Settings) -> Callable[..., HealthResult]:
+    """:func:`worker.app.heartbeat.check` on the configured store's heartbeats: call it with
+    ``role``, ``node``, ``max_age`` (``narrador health worker|beat``); raises ``StoreError``."""
+    from worker.app import heartbeat  # celery's bootsteps: not for the web app's import
+
+    return functools.partial(heartbeat.check, RedisHeartbeats(_store_client(settings.redis_url)))
+
+
+def notification_marks(state: GameState) -> NotificationMarks:
+    """The notifications' rate limit (``worker.ports.notify``) on the store under ``state``."""
+    return RedisNotificationMarks(_client_of(state))
+
+
+def health_sender(svc: Services) -> Callable[[HealthChange], int]:
+    """Deliver a forum's change of health at once (:func:`worker.service.notify.send_health`)
+    on the store of ``svc`` (built by :func:`build_services`): ``narrador poll`` has no worker."""
+    from worker.service.notify import send_health
+
+    marks = notification_marks(svc.store)
+    return lambda change: send_health(svc.settings, marks, change)
+
+
+def politeness_backend(settings: Settings) -> PoliteBackend:
+    """Where a one-process tool keeps a forum's politeness (``narrador forums check``): the
+    shared store's when it is configured and answers (shared with the workers), else in memory."""
+    from worker.forums.politestate import MemoryBackend, RedisBackend
+
+    client = _optional_store_client(settings.redis_url)  # a Sentinel URL too, like every other command
+    return RedisBackend(client) if client is not None else MemoryBackend()
+
 
 USER_AGENT = "Narrador/0.1 (+{contact})"
 

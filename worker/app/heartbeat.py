@@ -1,13 +1,14 @@
 """Heartbeats: proof in Redis that a worker's consumer loop, and beat's scheduler loop, are alive.
 
-Each Celery worker writes ``nr:heartbeat:worker:<node name>`` (:func:`heartbeat_key`) every
+Each Celery worker writes its heartbeat (``nr:heartbeat:worker:<node name>`` in Redis:
+:mod:`worker.adapters.redis.heartbeat`, behind the port :mod:`worker.ports.heartbeat`) every
 ``worker_heartbeat_interval`` seconds (setting, default :data:`INTERVAL_SECONDS`) from a timer
 of its consumer's event loop (:class:`HeartbeatStep`), the loop that receives tasks and
 acknowledges them.  A worker whose main process hangs (the
 fault of issue 14, item 1: the main process stuck on its pool child, consuming nothing) or
 that cannot reach Redis any more stops writing it, which a restart-on-exit policy cannot
-see.  The value is JSON ``{"node": ..., "pid": ..., "at": <Unix seconds>}``; the key expires
-after :data:`KEY_TTL_SECONDS` so that the node names of replaced machines do not pile up.
+see.  A heartbeat is the node, its pid and when; it expires after
+:data:`worker.ports.heartbeat.KEY_TTL_SECONDS` so that the node names of replaced machines do not pile up.
 
 Celery beat writes ``nr:heartbeat:beat:beat-<pid>@<host>`` the same way, from its scheduler's
 loop (:class:`HeartbeatScheduler`, the app's ``beat_scheduler``), at the same interval: a beat
@@ -24,20 +25,18 @@ locks) and the threshold is well above a restart's few seconds.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from celery import bootsteps
 from celery.beat import PersistentScheduler
 
-if TYPE_CHECKING:
-    from worker.adapters.redis.text import TextRedis
+from worker.ports.heartbeat import KEY_TTL_SECONDS, Beat, HeartbeatBook, Role
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +45,6 @@ INTERVAL_SECONDS = 10.0
 #: A heartbeat older than this (seconds) means the worker is hung or cut off from Redis (the
 #: default of ``worker_heartbeat_max_age``).
 MAX_AGE_SECONDS = 60.0
-#: Seconds a heartbeat key lives without being written again.
-KEY_TTL_SECONDS = 600
-_PREFIX = "nr:heartbeat:"
-#: Heartbeat keys :func:`check` reads at most (a bound on SCAN).
-MAX_NODES = 1000
-#: The processes that write a heartbeat.
-Role = Literal["worker", "beat"]
-
-
-def heartbeat_key(node: str, role: Role = "worker") -> str:
-    """The Redis key of ``node``'s heartbeat (``node``: Celery's node name, ``name@host``, for a
-    worker; :func:`beat_node` for beat)."""
-    return f"{_PREFIX}{role}:{node}"
 
 
 def beat_node(pid: int | None = None, hostname: str | None = None) -> str:
@@ -66,16 +52,15 @@ def beat_node(pid: int | None = None, hostname: str | None = None) -> str:
     return f"beat-{os.getpid() if pid is None else pid}@{hostname or socket.gethostname()}"
 
 
-def write(client: TextRedis, node: str, *, role: Role = "worker", now: float | None = None,
+def write(book: HeartbeatBook, node: str, *, role: Role = "worker", now: float | None = None,
           pid: int | None = None) -> None:
-    """Write ``node``'s heartbeat (``now``: Unix seconds, default the wall clock).
+    """Write ``node``'s heartbeat in ``book`` (``now``: Unix seconds, default the wall clock).
 
     Raises:
         redis.RedisError: Redis did not take it.
     """
     at = time.time() if now is None else now
-    value = json.dumps({"node": node, "pid": os.getpid() if pid is None else pid, "at": at})
-    client.set(heartbeat_key(node, role), value, ex=KEY_TTL_SECONDS)
+    book.put(role, Beat(node, os.getpid() if pid is None else pid, at))
 
 
 @dataclass(frozen=True)
@@ -87,27 +72,15 @@ class Heartbeat:
     age: float
 
 
-def heartbeats(client: TextRedis, *, role: Role = "worker", now: float | None = None) -> list[Heartbeat]:
-    """Every heartbeat of ``role`` in Redis (at most :data:`MAX_NODES`), newest first.
+def heartbeats(book: HeartbeatBook, *, role: Role = "worker", now: float | None = None) -> list[Heartbeat]:
+    """Every heartbeat of ``role`` in ``book`` (at most :data:`worker.ports.heartbeat.MAX_NODES`),
+    newest first.
 
     Raises:
         redis.RedisError: Redis did not answer.
     """
     at = time.time() if now is None else now
-    found: list[Heartbeat] = []
-    keys = []
-    for key in client.scan_iter(match=f"{_PREFIX}{role}:*", count=200):
-        keys.append(key)
-        if len(keys) >= MAX_NODES:
-            break
-    for key, raw in zip(keys, client.mget(keys) if keys else [], strict=True):
-        if raw is None:
-            continue
-        try:
-            data = json.loads(raw)
-            found.append(Heartbeat(str(data["node"]), int(data["pid"]), max(0.0, at - float(data["at"]))))
-        except (ValueError, KeyError, TypeError):
-            log.warning("unreadable %s heartbeat %s", role, key)
+    found = [Heartbeat(b.node, b.pid, max(0.0, at - b.at)) for b in book.beats(role)]
     return sorted(found, key=lambda h: h.age)
 
 
@@ -126,7 +99,7 @@ class HealthResult:
     heartbeat: Heartbeat | None = None
 
 
-def check(client: TextRedis, *, role: Role = "worker", node: str = "", max_age: float = MAX_AGE_SECONDS,
+def check(book: HeartbeatBook, *, role: Role = "worker", node: str = "", max_age: float = MAX_AGE_SECONDS,
           now: float | None = None, hostname: str | None = None) -> HealthResult:
     """Is a worker (or beat, ``role``) alive? ``node``: that node exactly; empty: the freshest
     of this machine (``hostname``, default this one's: a container's or a pod's own).
@@ -134,7 +107,7 @@ def check(client: TextRedis, *, role: Role = "worker", node: str = "", max_age: 
     Raises:
         redis.RedisError: Redis did not answer.
     """
-    beats = heartbeats(client, role=role, now=now)
+    beats = heartbeats(book, role=role, now=now)
     if node:
         beats = [b for b in beats if b.node == node]
         who = f"{role} {node}"
@@ -156,14 +129,14 @@ class _Writer:
     """Writes one process's heartbeat; a Redis that does not take it is logged once until it
     does again (the worker's bootstep and beat's scheduler share it)."""
 
-    def __init__(self, client: TextRedis, role: Role) -> None:
-        self.client, self.role, self.failing = client, role, False
+    def __init__(self, book: HeartbeatBook, role: Role) -> None:
+        self.book, self.role, self.failing = book, role, False
 
     def write(self, node: str) -> None:
         import redis
 
         try:
-            write(self.client, node, role=self.role)
+            write(self.book, node, role=self.role)
         except redis.RedisError as exc:
             if not self.failing:
                 log.warning("%s heartbeat not written: %s", self.role, exc)
@@ -182,17 +155,17 @@ class HeartbeatStep(bootsteps.StartStopStep):
     def __init__(self, parent: Any, **kwargs: Any) -> None:
         super().__init__(parent, **kwargs)
         self.tref: Any = None
-        self.client: Any = None
+        self.book: HeartbeatBook | None = None
         self._writer: _Writer | None = None
 
     def start(self, parent: Any) -> None:
-        from worker.adapters.redis.url import redis_client
+        from worker.app.bootstrap import heartbeat_book
         from worker.config.settings import get_settings
 
         settings = get_settings()
-        if self.client is None:
-            self.client = redis_client(settings.redis_url, timeout=2.0)
-            self._writer = _Writer(self.client, "worker")
+        if self.book is None:
+            self.book = heartbeat_book(settings.redis_url)
+            self._writer = _Writer(self.book, "worker")
         self.beat(parent)
         self.tref = parent.timer.call_repeatedly(settings.narrador.worker_heartbeat_interval, self.beat,
                                                  (parent,), priority=10)
@@ -209,9 +182,9 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
     def shutdown(self, parent: Any) -> None:
         self.stop(parent)
-        if self.client is not None:
-            self.client.close()
-            self.client = None
+        if self.book is not None:
+            self.book.close()
+            self.book = None
 
 
 class HeartbeatScheduler(PersistentScheduler):
@@ -221,14 +194,14 @@ class HeartbeatScheduler(PersistentScheduler):
     not take it is logged once until it does again; beat goes on scheduling meanwhile."""
 
     def setup_schedule(self) -> None:
-        from worker.adapters.redis.url import redis_client
+        from worker.app.bootstrap import heartbeat_book
         from worker.config.settings import get_settings
 
         super().setup_schedule()
         settings = get_settings()
         self._hb_interval = settings.narrador.worker_heartbeat_interval
-        self._hb_client: Any = redis_client(settings.redis_url, timeout=2.0)
-        self._hb_writer = _Writer(self._hb_client, "beat")
+        self._hb_book: HeartbeatBook | None = heartbeat_book(settings.redis_url)
+        self._hb_writer = _Writer(self._hb_book, "beat")
         self._hb_due = 0.0
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
@@ -241,11 +214,10 @@ class HeartbeatScheduler(PersistentScheduler):
 
     def close(self) -> None:
         super().close()
-        client, self._hb_client = getattr(self, "_hb_client", None), None
-        if client is not None:
-            client.close()
+        book, self._hb_book = getattr(self, "_hb_book", None), None
+        if book is not None:
+            book.close()
 
 
-__all__ = ["INTERVAL_SECONDS", "KEY_TTL_SECONDS", "MAX_AGE_SECONDS", "HealthResult", "Heartbeat",
-           "HeartbeatScheduler", "HeartbeatStep", "Role", "beat_node", "check", "heartbeat_key", "heartbeats",
-           "local_node_filter", "write"]
+__all__ = ["INTERVAL_SECONDS", "MAX_AGE_SECONDS", "HealthResult", "Heartbeat", "HeartbeatScheduler",
+           "HeartbeatStep", "beat_node", "check", "heartbeats", "local_node_filter", "write"]

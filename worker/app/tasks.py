@@ -328,15 +328,17 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
     e-mail, webhook; rate-limited); a channel failing for now is retried with backoff.
     Returns how many notifications were sent."""
     from worker.adapters.redis.gamestate import RedisGameState
-    from worker.service.health import HealthChange
+    from worker.app.bootstrap import notification_marks
+    from worker.ports.health import HealthChange
     from worker.service.notify import NotifyError, deliver, health_notifications
 
     svc = services()
     assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.app.bootstrap)
+    marks = notification_marks(svc.store)
     sent = 0
     for note in health_notifications(svc.settings, HealthChange(forum, old, new, direction, error)):
         try:
-            sent += deliver(svc.settings, svc.store.r, note)
+            sent += deliver(svc.settings, marks, note)
         except NotifyError as exc:
             if exc.transient:
                 wait = _backoff(self.request.retries, base=10.0)
@@ -350,12 +352,13 @@ def notify(self, game: str, event: str, forum: str, subject: str, text: str) -> 
     """Deliver one notification the service layer made (``worker.service.notify``: e-mail, webhook;
     rate-limited); a channel failing for now is retried with backoff. True when sent."""
     from worker.adapters.redis.gamestate import RedisGameState
+    from worker.app.bootstrap import notification_marks
     from worker.service.notify import Notification, NotifyError, deliver
 
     svc = services()
     assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.app.bootstrap)
     try:
-        return deliver(svc.settings, svc.store.r, Notification(game, event, forum, subject, text))
+        return deliver(svc.settings, notification_marks(svc.store), Notification(game, event, forum, subject, text))
     except NotifyError as exc:
         if exc.transient:
             raise self.retry(exc=RuntimeError(str(exc)), countdown=_backoff(self.request.retries, base=10.0)) from None
@@ -369,15 +372,17 @@ def notify_tick() -> int:
     game's ``notify_secret_after_hours`` (``worker.service.notify.reveal_waits``). A notification that
     is rate-limited or fails keeps its rolls for the next tick. Returns how many were sent."""
     from worker.adapters.redis.gamestate import RedisGameState
+    from worker.app.bootstrap import notification_marks
     from worker.service.notify import NotifyError, clear_told, deliver, reveal_waits
 
     svc = services()
     assert isinstance(svc.store, RedisGameState)
     r = svc.store.r
+    marks = notification_marks(svc.store)
     sent = 0
     for note, roll_ids in reveal_waits(svc.settings, r, svc.clock()):
         try:
-            if deliver(svc.settings, r, note):
+            if deliver(svc.settings, marks, note):
                 clear_told(r, note.game, roll_ids)
                 sent += 1
         except NotifyError as exc:

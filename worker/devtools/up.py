@@ -29,7 +29,7 @@ from worker.devtools.redisproc import EmbeddedRedis
 from worker.devtools.supervisor import Child, ProcessGroup, RestartPolicy, narrador_commands, worker_node_name
 
 if TYPE_CHECKING:
-    from worker.app.heartbeat import Role
+    from worker.ports.heartbeat import Role
 
 #: Seconds ``up`` waits for the worker's first heartbeat and the web app's ``/healthz``.
 STARTUP_SECONDS = 90.0
@@ -68,7 +68,10 @@ class HeartbeatHealth:
                  startup: float = STARTUP_SECONDS) -> None:
         if role == "worker" and not node:
             raise ValueError("a worker's health check needs its Celery node name")
-        self.client, self.node, self.role, self.max_age, self.startup = client, node, role, max_age, startup
+        from worker.adapters.redis.heartbeat import RedisHeartbeats
+
+        self.beats = RedisHeartbeats(client)
+        self.node, self.role, self.max_age, self.startup = node, role, max_age, startup
 
     def __call__(self, child: Child) -> str | None:
         import redis
@@ -77,7 +80,7 @@ class HeartbeatHealth:
 
         node = self.node or heartbeat.beat_node(child.process.pid)
         try:
-            beat = next((b for b in heartbeat.heartbeats(self.client, role=self.role) if b.node == node), None)
+            beat = next((b for b in heartbeat.heartbeats(self.beats, role=self.role) if b.node == node), None)
         except redis.RedisError:
             return None  # Redis is down: the child cannot be judged (and waits for it)
         since_start = time.monotonic() - child.started
@@ -261,6 +264,7 @@ def wait_until_up(running: Running, settings: Settings, *, timeout: float = STAR
     Raises:
         StartupError: a child exited, or either did not come in ``timeout`` seconds.
     """
+    from worker.adapters.redis.heartbeat import RedisHeartbeats
     from worker.adapters.redis.url import redis_client
     from worker.app import heartbeat
 
@@ -276,7 +280,7 @@ def wait_until_up(running: Running, settings: Settings, *, timeout: float = STAR
                     raise StartupError(f"{child.name} exited with code {code} while starting; see {child.log_path}")
             if not worker_ok:
                 with _ignored():
-                    result = heartbeat.check(client, node=running.worker_node,
+                    result = heartbeat.check(RedisHeartbeats(client), node=running.worker_node,
                                              max_age=settings.narrador.worker_heartbeat_max_age)
                     worker_ok = result.ok and result.heartbeat is not None \
                         and result.heartbeat.pid == worker.process.pid
@@ -385,7 +389,7 @@ class Watch:
       (:class:`worker.devtools.supervisor.RestartPolicy`: 1 s, doubling to 30 s, counted anew
       once it ran a minute), with a line saying so and when; a start that fails waits the
       next, longer delay. It is never given up on (nothing works without it);
-    - the forums' health (``worker.service.health``), every ``every`` seconds: a line on the console
+    - the forums' health (``worker.ports.health``), every ``every`` seconds: a line on the console
       when a forum starts failing (why) or works again, and at start for a forum already
       failing.
 
@@ -395,7 +399,7 @@ class Watch:
     def __init__(self, health_client: Any, forums: list[str], embedded: EmbeddedRedis | None = None, *,
                  every: float = 5.0, clock: Callable[[], float] = time.monotonic,
                  say: Callable[[str], None] | None = None, policy: RestartPolicy | None = None) -> None:
-        from worker.service.health import RedisHealthBook
+        from worker.adapters.redis.health import RedisHealthBook
 
         self.book = RedisHealthBook(health_client)
         self.forums = forums

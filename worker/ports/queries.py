@@ -14,7 +14,7 @@ and :mod:`worker.service.queries` rely on these protocols only; the implementati
   forum's alerts;
 - the sheets page: :class:`CharactersRead` (a game's characters);
 - forum health: :class:`ForumHealthRead` (``get(forum)``), which both health books of
-  :mod:`worker.service.health` are.
+  :mod:`worker.ports.health` are.
 
 Newest first means by processing time, then by roll id, both descending (Redis's
 ``ZREVRANGEBYSCORE`` order).
@@ -243,7 +243,7 @@ class GameQueries(RollIndex, RunningRead, CharactersRead, Protocol):
 
 
 class ForumHealthRead(Protocol):
-    """Where the pages read a forum's health (``worker.service.health``'s books are this)."""
+    """Where the pages read a forum's health (the health books of ``worker.ports.health`` are this)."""
 
     def get(self, forum: str) -> ForumHealth:
         """The forum's health (``unknown`` when nothing was recorded)."""

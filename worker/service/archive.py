@@ -29,6 +29,8 @@ history: nothing in it has to be trusted, everything is checked again on the way
   differs from the count archived (a late record); a day whose file exists and did not
   change is never rewritten.
 
+The store is read and written through the port :class:`worker.ports.records.RollRecords`
+(on Redis :class:`worker.adapters.redis.archive.RedisRollRecords`).
 Redis keys (beside the store's schema in :mod:`worker.adapters.redis.store`): ``nr:game:{<game>}:archive``
 (hash: ``through`` the last closed day swept, ``<day>`` the number of records archived for
 it) and ``nr:game:{<game>}:archive:dirty`` (set of days to write again).
@@ -53,19 +55,11 @@ from typing import TYPE_CHECKING, Any
 from core import calendar
 from core import record as records
 from core.errors import NarradorError
-from worker.adapters.redis.masters import reveal_key
-from worker.adapters.redis.store import (
-    archive_dirty_key,
-    archive_state_key,
-    decode_envelope,
-    game_rolls_key,
-    roll_key_name,
-)
+from worker.ports.records import RollRecords, Scored, scored_pages
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from worker.adapters.redis.text import TextRedis
     from worker.config.games import GameSettings
     from worker.config.settings import Settings
     from worker.service.archive_targets import ArchiveTarget
@@ -128,40 +122,34 @@ def archive_line(envelope: Mapping[str, Any], stored_ms: int, revealed: Mapping[
                       ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def _lines_for(r: Any, scored: list[tuple[str, float]], sealer: Sealer | None = None) -> list[str]:
+def _lines_for(store: RollRecords, scored: list[Scored], sealer: Sealer | None = None) -> list[str]:
     """Archive lines of ``(roll id, score)`` pairs, in that order (records gone are skipped)."""
     out: list[str] = []
     for start in range(0, len(scored), CHUNK):
         chunk = scored[start:start + CHUNK]
-        raws = r.mget([roll_key_name(rid) for rid, _ in chunk])
-        envelopes = [decode_envelope(raw) if raw else None for raw in raws]
+        envelopes = store.records([rid for rid, _ in chunk])
         secret = [rid for (rid, _), env in zip(chunk, envelopes, strict=True)
                   if env and (env["record"].get("flags") or {}).get("secret")]
         reveals: dict[str, dict[str, str]] = {}
         if secret:
-            with r.pipeline(transaction=False) as pipe:
-                for rid in secret:
-                    pipe.hgetall(reveal_key(rid))
-                reveals = dict(zip(secret, pipe.execute(), strict=True))
+            reveals = dict(zip(secret, store.reveals(secret), strict=True))
         for (rid, score), env in zip(chunk, envelopes, strict=True):
             if env is not None:
                 out.append(archive_line(env, int(score), reveals.get(rid) or None, sealer))
     return out
 
 
-def export_lines(r: Any, game: str, *, since: date | None = None, sealer: Sealer | None = None) -> Iterator[str]:
+def export_lines(store: RollRecords, game: str, *, since: date | None = None,
+                 sealer: Sealer | None = None) -> Iterator[str]:
     """Every record of ``game`` as archive lines, in the order of its roll index (oldest
     first); with ``since``, only records of game days from ``since`` on.
 
     Args:
-        r: the store's ``redis.Redis`` (``decode_responses=True``).
+        store: the roll records (``worker.app.bootstrap.roll_records_for``).
         sealer: the active signing key, to seal reveals (see :func:`archive_line`).
     """
-    key = game_rolls_key(game)
-    total = int(r.zcard(key))
-    for start in range(0, total, CHUNK):
-        scored = r.zrange(key, start, start + CHUNK - 1, withscores=True)
-        for line in _lines_for(r, scored, sealer):
+    for scored in scored_pages(store, game, CHUNK):
+        for line in _lines_for(store, scored, sealer):
             if since is None or json.loads(line)["envelope"]["record"]["game_day"] >= since.isoformat():
                 yield line
 
@@ -177,16 +165,15 @@ def day_scores(day: date, tz: Any) -> tuple[int, str]:
     return int(start.timestamp() * 1000), f"({int(end.timestamp() * 1000)}"
 
 
-def _day_lines(r: Any, game: str, day: date, tz: Any, sealer: Sealer | None = None) -> list[str]:
+def _day_lines(store: RollRecords, game: str, day: date, tz: Any, sealer: Sealer | None = None) -> list[str]:
     low, high = day_scores(day, tz)
-    key = game_rolls_key(game)
-    scored: list[tuple[str, float]] = []
+    scored: list[Scored] = []
     while True:
-        chunk = r.zrangebyscore(key, low, high, start=len(scored), num=CHUNK, withscores=True)
+        chunk = store.index_between(game, low, high, len(scored), CHUNK)
         scored += chunk
         if len(chunk) < CHUNK:
             break
-    return _lines_for(r, scored, sealer)
+    return _lines_for(store, scored, sealer)
 
 
 def _merged(current: list[str], archived: bytes | None) -> list[str]:
@@ -218,19 +205,16 @@ def last_closed_day(now_utc: datetime, tz: Any, grace_seconds: int) -> date:
     return day
 
 
-def _first_day(r: Any, game: str) -> date | None:
-    first = r.zrange(game_rolls_key(game), 0, 0)
-    if not first:
-        return None
-    raw = r.get(roll_key_name(first[0]))
+def _first_day(store: RollRecords, game: str) -> date | None:
     try:
-        return date.fromisoformat(decode_envelope(raw)["record"]["game_day"]) if raw else None
+        first = store.first_record(game)
+        return date.fromisoformat(first["record"]["game_day"]) if first else None
     except (ValueError, KeyError, TypeError):
         return None
 
 
-def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_utc: datetime, *, grace_seconds: int,
-                 max_days: int = MAX_DAYS_PER_RUN, sealer: Sealer | None = None) -> list[date]:
+def archive_game(store: RollRecords, target: ArchiveTarget, game: GameSettings, now_utc: datetime, *,
+                 grace_seconds: int, max_days: int = MAX_DAYS_PER_RUN, sealer: Sealer | None = None) -> list[date]:
     """Archive the closed days of one game that need it (see the module); the days written.
 
     Args:
@@ -242,13 +226,10 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
     """
     gid = game.id
     closed = last_closed_day(now_utc, game.timezone, grace_seconds)
-    state_key, dirty_key = archive_state_key(gid), archive_dirty_key(gid)
-    with r.pipeline(transaction=False) as pipe:
-        pipe.hgetall(state_key)
-        pipe.smembers(dirty_key)
-        state, dirty = pipe.execute()
+    book = store.archive_book(gid)
+    state, dirty = book.counts, book.dirty
     through = date.fromisoformat(state["through"]) if _DAY.fullmatch(state.get("through", "")) else None
-    start = through + timedelta(days=1) if through else _first_day(r, gid)
+    start = through + timedelta(days=1) if through else _first_day(store, gid)
     sweep = []
     if start is not None:
         sweep = [start + timedelta(days=i) for i in range(min(max_days, (closed - start).days + 1))]
@@ -256,49 +237,43 @@ def archive_game(r: TextRedis, target: ArchiveTarget, game: GameSettings, now_ut
                if not sweep or closed - timedelta(days=i) < sweep[0]]
     again = {date.fromisoformat(d) for d in dirty if _DAY.fullmatch(d) and date.fromisoformat(d) <= closed}
     candidates = sorted(set(sweep) | set(recheck) | again)
-    with r.pipeline(transaction=False) as pipe:
-        for day in candidates:
-            pipe.zcount(game_rolls_key(gid), *day_scores(day, game.timezone))
-        counts = dict(zip(candidates, (int(c) for c in pipe.execute()), strict=True))
+    counts = dict(zip(candidates, store.count_between(gid, [day_scores(day, game.timezone) for day in candidates]),
+                      strict=True))
     written: list[date] = []
     for day in candidates:
         iso = day.isoformat()
         archived = state.get(iso)
         if day not in again and ((counts[day] == 0 and archived is None) or archived == str(counts[day])):
             continue
-        lines = _merged(_day_lines(r, gid, day, game.timezone, sealer), target.read(gid, day))
+        lines = _merged(_day_lines(store, gid, day, game.timezone, sealer), target.read(gid, day))
         data = "".join(line + "\n" for line in lines).encode("utf-8")
         if target.read(gid, day) != data:
             target.write(gid, day, data)
             written.append(day)
-        with r.pipeline(transaction=True) as pipe:
-            pipe.hset(state_key, iso, str(len(lines)))
-            pipe.srem(dirty_key, iso)
-            pipe.execute()
+        store.mark_archived(gid, iso, len(lines))
     if sweep:
-        r.hset(state_key, "through", sweep[-1].isoformat())
+        store.mark_swept(gid, sweep[-1].isoformat())
     return written
 
 
-def archive_tick(r: TextRedis, settings: Settings, target: ArchiveTarget | None, now_utc: datetime,
+def archive_tick(store: RollRecords, settings: Settings, target: ArchiveTarget | None, now_utc: datetime,
                  *, lock: Callable[..., Any] | None = None, sealer: Sealer | None = None) -> dict[str, list[date]]:
     """The beat job: archive every game's closed days (under the ``archive`` scheduler lock);
     ``{game: days written}``, or ``{}`` when the archive is off or another process holds the lock.
-    ``sealer``: the active signing key, sealing the reveals (:func:`archive_line`).
+    ``sealer``: the active signing key, sealing the reveals (:func:`archive_line`); ``lock``:
+    instead of the store's scheduler lock (:meth:`RollRecords.job_lock`), called the same way.
 
     A game whose target fails is logged and left for the next run; the others go on.
     """
-    from worker.adapters.redis.calendar import beat_lock
-
     if target is None:
         return {}
     written: dict[str, list[date]] = {}
-    with (lock or beat_lock)(r, "archive", ttl_ms=600_000) as token:
+    with (lock or store.job_lock)("archive", ttl_ms=600_000) as token:
         if token is None:
             return {}
         for gid, game in sorted(settings.games.items()):
             try:
-                days = archive_game(r, target, game, now_utc, grace_seconds=int(settings.seed_reveal_grace),
+                days = archive_game(store, target, game, now_utc, grace_seconds=int(settings.seed_reveal_grace),
                                     sealer=sealer)
             except ArchiveError as exc:
                 log.error("archive of %s failed: %s", gid, exc)

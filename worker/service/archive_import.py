@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import record as records
 from core.errors import NarradorError
-from worker.adapters.redis.masters import reveal_key
-from worker.adapters.redis.store import decode_envelope, encode_envelope, roll_index_keys, roll_key_name
+from worker.ports.records import RestoredRecord, RollRecords
 from worker.service.archive import _DAY, _REVEAL_FIELDS, CHUNK, MAX_LINE, MAX_LINES, ArchiveError
 
 if TYPE_CHECKING:
@@ -211,8 +210,9 @@ class ImportReport:
     roll_ids: list[str] = field(default_factory=list)
 
 
-def import_entries(r: Any, entries: Iterable[ArchiveEntry]) -> ImportReport:
-    """Write verified entries back into Redis: idempotent, never overwriting (see the module).
+def import_entries(store: RollRecords, entries: Iterable[ArchiveEntry]) -> ImportReport:
+    """Write verified entries back into the store (``worker.app.bootstrap.roll_records_for``):
+    idempotent, never overwriting (see the module).
 
     For one roll listed several times the last entry is the one imported.
     """
@@ -224,26 +224,19 @@ def import_entries(r: Any, entries: Iterable[ArchiveEntry]) -> ImportReport:
     todo = list(latest.values())
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start:start + CHUNK]
-        with r.pipeline(transaction=False) as pipe:
-            pipe.mget([roll_key_name(e.roll_id) for e in chunk])
-            for e in chunk:
-                pipe.exists(reveal_key(e.roll_id))
-            existing, *revealed = pipe.execute()
-        with r.pipeline(transaction=True) as pipe:
-            for entry, raw, has_reveal in zip(chunk, existing, revealed, strict=True):
-                if raw is None:
-                    pipe.set(roll_key_name(entry.roll_id), encode_envelope(entry.envelope), nx=True)
-                    for key in roll_index_keys(entry.envelope["record"]):
-                        pipe.zadd(key, {entry.roll_id: entry.stored_ms}, nx=True)
-                    report.added += 1
-                    report.roll_ids.append(entry.roll_id)
-                elif decode_envelope(raw) == entry.envelope:
-                    report.same += 1
-                else:
-                    report.kept += 1
-                if entry.revealed and not has_reveal:
-                    pipe.hset(reveal_key(entry.roll_id), mapping=entry.revealed)
-                    report.reveals += 1
-            pipe.execute()
+        restored: list[RestoredRecord] = []
+        for entry, (held, has_reveal) in zip(chunk, store.existing([e.roll_id for e in chunk]), strict=True):
+            if held is None:
+                report.added += 1
+                report.roll_ids.append(entry.roll_id)
+            elif held == entry.envelope:
+                report.same += 1
+            else:
+                report.kept += 1
+            reveal = entry.revealed if entry.revealed and not has_reveal else None
+            if reveal:
+                report.reveals += 1
+            restored.append(RestoredRecord(entry.roll_id, entry.envelope, entry.stored_ms, held is None, reveal))
+        store.restore(restored)
     return report
 

@@ -53,7 +53,9 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
 
     if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
         return {}
-    return archive.archive_tick(svc.store.r, svc.settings, archive_target(svc.settings), svc.clock(),
+    from worker.adapters.redis.archive import RedisRollRecords
+
+    return archive.archive_tick(RedisRollRecords(svc.store.r), svc.settings, archive_target(svc.settings), svc.clock(),
                                 sealer=svc.keystore.active_signing_key())
 
 

@@ -5,7 +5,7 @@ is a problem the masters must fix, and the forum is the one place the bot cannot
 (issue 25). Every game with ``notify_email`` or ``notify_webhook`` set is told, by kind
 (``Notification.event``):
 
-- ``forum_failing`` / ``forum_ok``: a forum it is played on changes state (``worker.service.health``:
+- ``forum_failing`` / ``forum_ok``: a forum it is played on changes state (``worker.ports.health``:
   failing, or working again; :func:`health_notifications`);
 - ``reply_failed``: Narrador gave up replying to posts after about a day of tries
   (``worker.service.replies.stranded_replies``; :func:`reply_failed_notifications`): the
@@ -31,7 +31,8 @@ forum and kind per :data:`RATE_LIMIT` seconds (a Redis ``SET NX`` with that expi
 every worker), so a forum that flaps sends a few a hour, not one a poll; what a rate-limited
 ``secret_waiting`` would have said is kept and said by the next one.
 
-Redis keys (besides the rate-limit marks ``nr:notify:{<game>}:<forum>:<event>``):
+Redis keys (besides the rate-limit marks ``nr:notify:{<game>}:<forum>:<event>``, through the port
+:mod:`worker.ports.notify`):
 
 =======================================  ======  ============================================
 ``nr:notify:{<game>}:reveal:through``    string  epoch ms up to which the game's rolls were
@@ -58,7 +59,8 @@ from core.i18n import tr, trn
 from core.messages import duration_words
 from worker.config.games import GameSettings
 from worker.config.settings import Settings
-from worker.service.health import HealthChange
+from worker.ports.health import HealthChange
+from worker.ports.notify import NotificationMarks
 
 __all__ = ["RATE_LIMIT", "Notification", "NotifyError", "clear_told", "deliver", "health_notifications",
            "reply_failed_notifications", "reveal_waits", "send", "send_health"]
@@ -281,10 +283,6 @@ def clear_told(redis: Any, game: str, roll_ids: Iterable[str]) -> None:
         redis.zrem(_reveal_due_key(game), *ids)
 
 
-def _rate_key(note: Notification) -> str:
-    return f"nr:notify:{{{note.game}}}:{note.forum}:{note.event}"
-
-
 def _email(settings: Settings, game: GameSettings, note: Notification) -> None:
     ns = settings.narrador
     if not ns.smtp_host:
@@ -318,15 +316,16 @@ def _webhook(game: GameSettings, note: Notification) -> None:
                           or resp.status_code == 429)
 
 
-def deliver(settings: Settings, redis: Any, note: Notification) -> bool:
+def deliver(settings: Settings, marks: NotificationMarks, note: Notification) -> bool:
     """Send ``note`` by every channel of its game, unless one of the same kind went out less
-    than :data:`RATE_LIMIT` seconds ago. True when sent, False when rate-limited.
+    than :data:`RATE_LIMIT` seconds ago (``marks``: ``worker.app.bootstrap.notification_marks``).
+    True when sent, False when rate-limited.
 
     Raises:
         NotifyError: a channel failed (the rate-limit mark is dropped so a retry can send).
     """
     game = settings.games[note.game]
-    if not redis.set(_rate_key(note), "1", nx=True, ex=RATE_LIMIT):
+    if not marks.claim(note.game, note.forum, note.event, RATE_LIMIT):
         return False
     try:
         if game.notify_email:
@@ -334,22 +333,22 @@ def deliver(settings: Settings, redis: Any, note: Notification) -> bool:
         if game.notify_webhook:
             _webhook(game, note)
     except NotifyError:
-        redis.delete(_rate_key(note))
+        marks.release(note.game, note.forum, note.event)
         raise
     log.info("notification sent", extra={"game": note.game, "forum": note.forum, "event": note.event})
     return True
 
 
-def send(settings: Settings, redis: Any, note: Notification) -> bool:
+def send(settings: Settings, marks: NotificationMarks, note: Notification) -> bool:
     """Deliver ``note`` now (no queue: ``narrador poll``, the tests); a failure is logged,
     never raised. True when sent."""
     try:
-        return deliver(settings, redis, note)
+        return deliver(settings, marks, note)
     except NotifyError as exc:
         log.error("notification to game %s not sent: %s", note.game, exc)
         return False
 
 
-def send_health(settings: Settings, redis: Any, change: HealthChange) -> int:
+def send_health(settings: Settings, marks: NotificationMarks, change: HealthChange) -> int:
     """Deliver now the notifications of a change (:func:`send`). Returns how many were sent."""
-    return sum(send(settings, redis, note) for note in health_notifications(settings, change))
+    return sum(send(settings, marks, note) for note in health_notifications(settings, change))

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from worker.adapters.memory.health import MemoryHealthBook
 from worker.config.forums import ForumSettings
 from worker.config.settings import Settings
 from worker.forums.base import ForumError, ForumPort
-from worker.ports.health import Direction
+from worker.ports.health import Direction, HealthBook, HealthChange
 from worker.ports.keystore import KeystorePort
 from worker.ports.pollstate import GameStore
-from worker.service.health import HealthBook, HealthChange, MemoryHealthBook
 
 if TYPE_CHECKING:
     from worker.service.notify import Notification
@@ -44,7 +44,7 @@ class Services:
         keystore: signing keys and day seeds (instance folder or Redis: ``KeystorePort``).
         forum_factory: builds the adapter of a configured forum.
         clock: returns the current time, aware UTC.
-        health: where each forum's reads and replies are recorded (``worker.service.health``:
+        health: where each forum's reads and replies are recorded (``worker.ports.health``:
             Redis in production, memory by default).
         on_health_change: called with each change of a forum's state (the worker queues the
             notifications, ``narrador poll`` sends them).

@@ -1,5 +1,6 @@
 """What every ``narrador`` command shares: the ``main`` group, exit codes, the one-line failure
-messages, the configuration option, and the settings and Redis a command reads."""
+messages, the configuration option, and the settings a command reads (the objects on its Redis
+come from :mod:`worker.app.bootstrap`)."""
 
 from __future__ import annotations
 
@@ -172,13 +173,12 @@ def main(debug: bool) -> None:
 
 
 
-def _redis_for(settings):
-    """A Redis client for the CLI's game-state commands (exit 2 without a Redis URL)."""
-    from worker.app.bootstrap import store_client
-
+def _with_store(settings):
+    """``settings``, when they name a Redis for the CLI's game-state commands (exit 2 without
+    a Redis URL); the objects on it come from :mod:`worker.app.bootstrap`."""
     if not settings.redis_url:
         raise BadInput(no_redis_message(settings))
-    return store_client(settings.redis_url)
+    return settings
 
 
 def _game_of(settings, game: str) -> str:
@@ -188,7 +188,7 @@ def _game_of(settings, game: str) -> str:
 
 
 def _table(settings):
-    """The masters' table (sheets, scenes, reveals) of the configured Redis (``_redis_for``)."""
-    from worker.app.bootstrap import table
+    """The masters' table (sheets, scenes, reveals) of the configured Redis (``_with_store``)."""
+    from worker.app.bootstrap import table_for
 
-    return table(_redis_for(settings))
+    return table_for(_with_store(settings))

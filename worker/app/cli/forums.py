@@ -46,6 +46,7 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
     Exit code 0 when every part parsed; 2 when any did not (each problem names the profile
     key at fault) or on bad input; 1 when the forum is down (no answer, a timeout, a 5xx).
     """
+    from worker.app.bootstrap import politeness_backend
     from worker.app.forumcheck.files import check_files
     from worker.app.forumcheck.live import check_live
     from worker.forums.base import ForumError
@@ -67,7 +68,7 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
             report = check_files(settings, forum_name, list(files), thread_id=thread_id)
         else:
             report = check_live(settings, forum_name, thread_id=thread_id, board=board, post=post,
-                                redis=_optional_redis(settings))
+                                politeness=politeness_backend(settings))
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except ForumError as exc:
@@ -84,14 +85,6 @@ def forums_check(config: str | None, forum_name: str, files: tuple[str, ...], th
     keys = sorted({p.key for p in report.problems if p.key})
     click.echo(f"{len(report.problems)} problem(s)" + (f"; keys at fault: {', '.join(keys)}" if keys else ""))
     sys.exit(EXIT_BAD_INPUT)
-
-
-def _optional_redis(settings):
-    """The shared Redis when one is configured and answers (politeness shared with the
-    workers), else None."""
-    from worker.app.bootstrap import optional_store_client
-
-    return optional_store_client(settings.redis_url)  # a Sentinel URL too, like every other command
 
 
 @main.group()

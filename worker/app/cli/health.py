@@ -8,8 +8,8 @@ import click
 
 from worker.app.cli.common import (
     ServiceDown,
-    _redis_for,
     _settings,
+    _with_store,
     config_option,
     main,
     redis_down_message,
@@ -34,13 +34,12 @@ def health_worker(config: str | None, node: str, max_age: float | None) -> None:
     """Is a worker alive? Reads the heartbeat every worker writes to Redis from its consumer
     loop (worker.app.heartbeat): exit 0 when it is fresh, 1 when it is stale or missing (hung,
     stopped or cut off from Redis) or Redis does not answer."""
-    from worker.app import heartbeat
-    from worker.app.bootstrap import StoreError
+    from worker.app.bootstrap import StoreError, heartbeat_check_for
 
     settings = _settings(config)
-    client = _redis_for(settings)
+    check = heartbeat_check_for(_with_store(settings))
     try:
-        result = heartbeat.check(client, node=node, max_age=max_age or settings.narrador.worker_heartbeat_max_age)
+        result = check(node=node, max_age=max_age or settings.narrador.worker_heartbeat_max_age)
     except StoreError as exc:
         raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
     if not result.ok:
@@ -56,13 +55,12 @@ def health_beat(config: str | None, max_age: float | None) -> None:
     """Is Celery beat alive? Reads the heartbeat beat writes to Redis from its scheduler loop
     (worker.app.heartbeat), the freshest of this machine: exit 0 when it is fresh, 1 when it is
     stale or missing (hung, stopped or cut off from Redis) or Redis does not answer."""
-    from worker.app import heartbeat
-    from worker.app.bootstrap import StoreError
+    from worker.app.bootstrap import StoreError, heartbeat_check_for
 
     settings = _settings(config)
-    client = _redis_for(settings)
+    check = heartbeat_check_for(_with_store(settings))
     try:
-        result = heartbeat.check(client, role="beat", max_age=max_age or settings.narrador.worker_heartbeat_max_age)
+        result = check(role="beat", max_age=max_age or settings.narrador.worker_heartbeat_max_age)
     except StoreError as exc:
         raise ServiceDown(redis_down_message(settings.redis_url, exc)) from None
     if not result.ok:

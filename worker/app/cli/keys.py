@@ -8,8 +8,8 @@ import click
 
 from worker.app.cli.common import (
     BadInput,
-    _redis_for,
     _settings,
+    _with_store,
     config_option,
     main,
 )
@@ -25,13 +25,14 @@ def keys() -> None:
 
 def _keystore(config: str | None):
     """The configured keystore with its secrets (exit 2 when it cannot be built)."""
-    from worker.app.bootstrap import make_keystore
+    from worker.app.bootstrap import keystore_for
     from worker.ports.keystore import KeystoreError
 
     settings = _settings(config)
-    client = _redis_for(settings) if settings.keystore == "redis" else None
+    if settings.keystore == "redis":
+        _with_store(settings)
     try:
-        return make_keystore(settings, client)
+        return keystore_for(settings)
     except KeystoreError as exc:
         raise BadInput(str(exc)) from None
 

@@ -9,8 +9,8 @@ import click
 
 from worker.app.cli.common import (
     BadInput,
-    _redis_for,
     _settings,
+    _with_store,
     config_option,
     main,
 )
@@ -28,12 +28,12 @@ def masters() -> None:
 def _master_accounts(config: str | None, game: str):
     """The settings' MasterAccounts, after checking that ``game`` is configured."""
 
-    from worker.app.bootstrap import master_accounts
+    from worker.app.bootstrap import accounts_for
 
     settings = _settings(config)
     if game not in settings.games:
         raise BadInput(f"unknown game {game!r} (configured: {', '.join(sorted(settings.games)) or 'none'})")
-    return master_accounts(_redis_for(settings))
+    return accounts_for(_with_store(settings))
 
 
 @masters.command("add")

@@ -15,8 +15,8 @@ import click
 from worker.app.cli.common import (
     BadInput,
     ServiceDown,
-    _redis_for,
     _settings,
+    _with_store,
     config_option,
     forum_failure,
     main,
@@ -103,14 +103,13 @@ def beat(config: str | None) -> None:
 @main.command()
 @config_option
 def status(config: str | None) -> None:
-    """Can Narrador read every forum and post to it? One line a forum (worker.service.health: the
+    """Can Narrador read every forum and post to it? One line a forum (worker.ports.health: the
     last good read and reply, what fails and since when): exit 0 when none is failing, 1 when
     one is or Redis does not answer, 2 for a bad configuration."""
-    from worker.app.bootstrap import StoreError
-    from worker.service.health import RedisHealthBook
+    from worker.app.bootstrap import StoreError, forum_health_for
 
     settings = _settings(config)
-    book = RedisHealthBook(_redis_for(settings))
+    book = forum_health_for(_with_store(settings))
     try:
         report = [book.get(name) for name in settings.forums]
     except StoreError as exc:
@@ -149,11 +148,9 @@ def poll(config: str | None) -> None:
     from worker.forums.base import ForumError
 
     svc = build_services(settings)
-    from worker.app.bootstrap import client_of
-    from worker.service.notify import send_health
+    from worker.app.bootstrap import health_sender
 
-    client = client_of(svc.store)  # build_services' store
-    svc.on_health_change = lambda change: send_health(settings, client, change)  # no worker here: at once
+    svc.on_health_change = health_sender(svc)  # no worker here: at once
     replies = 0
     failed: list[tuple[str, int]] = []
     for name in settings.forums:

@@ -10,8 +10,8 @@ import click
 from worker.app.cli.common import (
     BadInput,
     _game_of,
-    _redis_for,
     _settings,
+    _with_store,
     config_option,
     main,
 )
@@ -41,23 +41,25 @@ def records_export(config: str | None, game: str, since: str | None) -> None:
         day = date.fromisoformat(since) if since else None
     except ValueError:
         raise BadInput(f"--since must be a date YYYY-MM-DD, got {since!r}") from None
-    r = _redis_for(settings)
-    sealer = _sealer(settings, r)
+    from worker.app.bootstrap import roll_records_for
+
+    store = roll_records_for(_with_store(settings))
+    sealer = _sealer(settings)
     count = 0
-    for line in export_lines(r, game, since=day, sealer=sealer):
+    for line in export_lines(store, game, since=day, sealer=sealer):
         click.echo(line)
         count += 1
     click.echo(f"{count} records exported", err=True)
 
 
-def _sealer(settings: Settings, r: Any) -> Any:
+def _sealer(settings: Settings) -> Any:
     """The active signing key, to seal the reveals written to an export or the archive
     (``core.record.reveal``); None, with a line saying what it means, when it is not here."""
-    from worker.app.bootstrap import make_keystore
+    from worker.app.bootstrap import keystore_for
     from worker.ports.keystore import KeystoreError
 
     try:
-        return make_keystore(settings, r).active_signing_key()
+        return keystore_for(settings).active_signing_key()
     except KeystoreError as exc:
         click.echo(f"note: reveals are written without their seal ({exc}): an import will leave those "
                    "rolls secret", err=True)
@@ -78,12 +80,13 @@ def records_import(config: str | None, files: tuple[str, ...], public_key: str |
     from worker.service.archive_import import import_entries, read_archive
 
     settings = _settings(config)
-    r = _redis_for(settings)
-    from worker.app.bootstrap import make_keystore
+    from worker.app.bootstrap import keystore_for, roll_records_for
     from worker.ports.keystore import KeystoreError
 
+    store = roll_records_for(_with_store(settings))
+
     try:
-        keystore = make_keystore(settings, r, with_secrets=False)
+        keystore = keystore_for(settings, with_secrets=False)
         if public_key:
             keys, vrf_keys = load_public_keys(public_key)
         else:
@@ -98,7 +101,7 @@ def records_import(config: str | None, files: tuple[str, ...], public_key: str |
         for problem in exc.problems:
             click.echo(problem, err=True)
         raise BadInput(str(exc)) from None
-    report = import_entries(r, entries)
+    report = import_entries(store, entries)
     for where in report.unproved[:20]:
         click.echo(f"{where}: its reveal is not sealed by a published key (edited, or written before "
                    "reveals were sealed): not taken, the roll stays secret", err=True)
@@ -123,8 +126,10 @@ def records_archive(config: str | None) -> None:
         raise BadInput(str(exc)) from None
     if target is None:
         raise BadInput("the archive is off (archive = false)")
-    r = _redis_for(settings)
-    written = archive_tick(r, settings, target, datetime.now(UTC), sealer=_sealer(settings, r))
+    from worker.app.bootstrap import roll_records_for
+
+    store = roll_records_for(_with_store(settings))
+    written = archive_tick(store, settings, target, datetime.now(UTC), sealer=_sealer(settings))
     for game, days in written.items():
         click.echo(f"{game}: {', '.join(d.isoformat() for d in days)}")
     click.echo(f"{sum(len(d) for d in written.values())} day files written to {target.describe()}")

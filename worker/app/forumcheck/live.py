@@ -25,6 +25,7 @@ from worker.forums.base import BoardListing, ForumError
 if TYPE_CHECKING:
     from worker.config.forums import ForumSettings
     from worker.config.settings import Settings
+    from worker.forums.politestate import PoliteBackend
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class _Live:
 
 
 def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", board: str = "", post: bool = False,
-               redis: Any = None, now: Callable[[], datetime] | None = None) -> CheckReport:
+               politeness: PoliteBackend | None = None, now: Callable[[], datetime] | None = None) -> CheckReport:
     """Check a configured forum live: log in, read a board listing, the first and the last
     page of a topic, the reply form; with ``post``, post a test reply and find it again.
 
@@ -49,7 +50,8 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
         thread_id: the topic to read (default: the first topic of the board, else the first
             of ``watch_threads``).
         board: the board to list (default: the first of ``watch_forums``).
-        redis: a Redis client for the shared politeness state (None: in memory).
+        politeness: where the forum's politeness state lives (``worker.app.bootstrap.politeness_backend``:
+            the shared store's when it answers; None: in this process's memory).
         now: the clock (relative dates).
 
     Raises:
@@ -63,8 +65,8 @@ def check_live(settings: Settings, forum_name: str, *, thread_id: str = "", boar
     fs = settings.forum(forum_name)
     reader = reader_for(fs)
     flavour, ruleset = game_of(settings, fs)
-    client = make_forum(fs, contact_url=settings.contact_url, redis=redis,
-                        backend=None if redis is not None else MemoryBackend())
+    client = make_forum(fs, contact_url=settings.contact_url,
+                        backend=politeness if politeness is not None else MemoryBackend())
     if not isinstance(client, HttpClient):  # reader_for refused the JSON engines already
         raise ValueError(f"forums check reads HTML forums; {fs.name}'s client does not fetch pages")
     report = CheckReport()
