@@ -12,6 +12,7 @@ import json
 import re
 import stat
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -285,3 +286,23 @@ def test_the_archive_job_in_an_s3_compatible_bucket(world, redis_client, tmp_pat
         assert target.read(game, date(2000, 1, 1)) is None
     finally:
         server.stop()
+
+
+def test_the_beat_job_archives_through_the_services_records_port(world, redis_client):
+    """Issue 28: the calendar's archive job gets the roll records from the services (the
+    store's, built by the composition root), not by reaching under the game state for its
+    client; without a records port (the in-memory game state) there is nothing to archive."""
+    from dataclasses import replace
+
+    from worker.service import Services
+    from worker.service.calendar import archive_tick
+
+    game = world["ids"]["game"]
+    svc = Services(settings=world["settings"], store=world["store"], keystore=world["keystore"],
+                   forum_factory=lambda fs: None, clock=lambda: FIXED_NOW + timedelta(days=1),
+                   records=RedisRollRecords(redis_client))
+    assert archive_tick(svc)[game] == [(FIXED_NOW - timedelta(days=2)).date(), FIXED_NOW.date()]
+    folder = Path(world["settings"].instance_dir) / "archive" / game
+    assert sorted(p.name for p in folder.glob("*.jsonl")) == [
+        f"{(FIXED_NOW - timedelta(days=2)).date()}.jsonl", f"{FIXED_NOW.date()}.jsonl"]
+    assert archive_tick(replace(svc, records=None)) == {}

@@ -353,6 +353,7 @@ def build_services(settings: Settings, *, redis_outage_seconds: float = 0.0) -> 
         store=store,
         keystore=keystore,
         health=RedisHealthBook(store.r),
+        records=RedisRollRecords(store.r),
         forum_factory=lambda fs: make_forum(fs, contact_url=settings.contact_url, redis=store.r),
         clock=utc_now,
     )

@@ -47,15 +47,12 @@ def archive_tick(svc: Services) -> dict[str, list[Any]]:
     """The archive's beat job: every game's closed days written to the configured archive
     (``worker.service.archive``); ``{game: days written}``.  Source: issue 18, "An archive that
     outlives Redis"."""
-    from worker.adapters.redis.gamestate import RedisGameState
     from worker.service import archive
     from worker.service.archive_targets import archive_target
 
-    if not isinstance(svc.store, RedisGameState):  # the archive reads Redis's keys: nothing to archive otherwise
+    if svc.records is None:  # no store of records (the in-memory game state): nothing to archive
         return {}
-    from worker.adapters.redis.archive import RedisRollRecords
-
-    return archive.archive_tick(RedisRollRecords(svc.store.r), svc.settings, archive_target(svc.settings), svc.clock(),
+    return archive.archive_tick(svc.records, svc.settings, archive_target(svc.settings), svc.clock(),
                                 sealer=svc.keystore.active_signing_key())
 
 

@@ -20,6 +20,7 @@ from worker.forums.base import ForumError, ForumPort
 from worker.ports.health import Direction, HealthBook, HealthChange
 from worker.ports.keystore import KeystorePort
 from worker.ports.pollstate import GameStore
+from worker.ports.records import RollRecords
 
 if TYPE_CHECKING:
     from worker.service.notify import Notification
@@ -50,6 +51,8 @@ class Services:
             notifications, ``narrador poll`` sends them).
         on_notification: called with each other notification for the Storytellers the
             service layer makes (``worker.service.notify``: replies given up); the worker queues it.
+        records: the roll records as the archive reads them (``worker.ports.records``: the
+            store's in production); None: nothing to archive (the in-memory game state).
     """
 
     settings: Settings
@@ -60,6 +63,7 @@ class Services:
     health: HealthBook = field(default_factory=MemoryHealthBook)
     on_health_change: Callable[[HealthChange], object] | None = None
     on_notification: Callable[[Notification], object] | None = None
+    records: RollRecords | None = None
     _forums: dict[str, ForumPort] = field(default_factory=dict)
 
     def forum_outcome(self, name: str, direction: Direction, exc: ForumError | None = None) -> HealthChange | None:
