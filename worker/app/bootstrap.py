@@ -28,7 +28,7 @@ from worker.adapters.redis.heartbeat import RedisHeartbeats
 from worker.adapters.redis.intake import RedisIntake
 from worker.adapters.redis.keystore import copy_seeds
 from worker.adapters.redis.masters import MasterAccounts
-from worker.adapters.redis.notify import RedisNotificationMarks
+from worker.adapters.redis.notify import RedisNotificationMarks, RedisRevealWatch
 from worker.adapters.redis.queries import RedisQueries
 from worker.adapters.redis.text import TextRedis
 from worker.adapters.redis.url import RedisUrlError, broker_options, limiter_storage, redis_client
@@ -40,7 +40,7 @@ from worker.ports.health import HealthChange
 from worker.ports.heartbeat import HeartbeatBook
 from worker.ports.intake import WebhookIntake
 from worker.ports.keystore import KeystoreError, KeystorePort
-from worker.ports.notify import NotificationMarks
+from worker.ports.notify import NotificationMarks, RevealWatch
 from worker.ports.queries import ForumHealthRead, GameQueries
 from worker.ports.records import RollRecords
 from worker.service import Services, utc_now
@@ -207,6 +207,11 @@ def heartbeat_check_for(settings: Settings) -> Callable[..., HealthResult]:
 def notification_marks(state: GameState) -> NotificationMarks:
     """The notifications' rate limit (``worker.ports.notify``) on the store under ``state``."""
     return RedisNotificationMarks(_client_of(state))
+
+
+def reveal_watch(state: GameState) -> RevealWatch:
+    """The secret rolls waiting for a reveal (``worker.ports.notify``) on the store under ``state``."""
+    return RedisRevealWatch(_client_of(state))
 
 
 def health_sender(svc: Services) -> Callable[[HealthChange], int]:

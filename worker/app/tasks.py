@@ -371,19 +371,16 @@ def notify_tick() -> int:
     """Tell each game's Storytellers of the secret rolls waiting for a reveal longer than the
     game's ``notify_secret_after_hours`` (``worker.service.notify.reveal_waits``). A notification that
     is rate-limited or fails keeps its rolls for the next tick. Returns how many were sent."""
-    from worker.adapters.redis.gamestate import RedisGameState
-    from worker.app.bootstrap import notification_marks
+    from worker.app.bootstrap import notification_marks, reveal_watch
     from worker.service.notify import NotifyError, clear_told, deliver, reveal_waits
 
     svc = services()
-    assert isinstance(svc.store, RedisGameState)
-    r = svc.store.r
-    marks = notification_marks(svc.store)
+    marks, watch = notification_marks(svc.store), reveal_watch(svc.store)
     sent = 0
-    for note, roll_ids in reveal_waits(svc.settings, r, svc.clock()):
+    for note, roll_ids in reveal_waits(svc.settings, watch, svc.clock()):
         try:
             if deliver(svc.settings, marks, note):
-                clear_told(r, note.game, roll_ids)
+                clear_told(watch, note.game, roll_ids)
                 sent += 1
         except NotifyError as exc:
             log.warning("notification to game %s not sent (tried again at the next tick): %s", note.game, exc)

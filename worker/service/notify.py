@@ -51,7 +51,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
-from typing import Any
 
 import requests
 
@@ -60,7 +59,7 @@ from core.messages import duration_words
 from worker.config.games import GameSettings
 from worker.config.settings import Settings
 from worker.ports.health import HealthChange
-from worker.ports.notify import NotificationMarks
+from worker.ports.notify import NotificationMarks, RevealWatch
 
 __all__ = ["RATE_LIMIT", "Notification", "NotifyError", "clear_told", "deliver", "health_notifications",
            "reply_failed_notifications", "reveal_waits", "send", "send_health"]
@@ -174,64 +173,17 @@ REVEAL_LOOKBACK_MS = 7 * 24 * 3600 * 1000
 REVEAL_SCAN_LIMIT = 2000
 
 
-def _reveal_through_key(game: str) -> str:
-    return f"nr:notify:{{{game}}}:reveal:through"
-
-
-def _reveal_due_key(game: str) -> str:
-    return f"nr:notify:{{{game}}}:reveal:due"
-
-
-def _scan_waiting(redis: Any, game: str, through: int, line: int) -> int:
-    """File into the game's due set the secret, unrevealed rolls stored after ``through``
-    and up to ``line`` (epoch ms), at most :data:`REVEAL_SCAN_LIMIT`; the new ``through``."""
-    from worker.adapters.redis.masters import reveal_key
-    from worker.adapters.redis.store import decode_envelope, game_rolls_key, roll_key_name
-
-    rows = redis.zrangebyscore(game_rolls_key(game), f"({through}", line, start=0, num=REVEAL_SCAN_LIMIT,
-                               withscores=True)
-    if not rows:
-        return line
-    if len(rows) == REVEAL_SCAN_LIMIT:  # cut: the last instant's rolls all go next time
-        last = int(rows[-1][1])
-        kept = [(rid, score) for rid, score in rows if int(score) < last]
-        rows, new_through = (kept, last - 1) if kept else (rows, last)
-    else:
-        new_through = line
-    ids = [rid for rid, _ in rows]
-    raws = redis.mget([roll_key_name(rid) for rid in ids])
-    with redis.pipeline(transaction=False) as pipe:
-        for rid in ids:
-            pipe.exists(reveal_key(rid))
-        revealed = pipe.execute()
-    due: dict[str, float] = {}
-    for (rid, score), raw, shown in zip(rows, raws, revealed, strict=True):
-        if not raw or shown:
-            continue
-        try:
-            secret = bool(((decode_envelope(raw).get("record") or {}).get("flags") or {}).get("secret"))
-        except (ValueError, AttributeError):
-            continue
-        if secret:
-            due[rid] = score
-    if due:
-        redis.zadd(_reveal_due_key(game), due)
-    return new_through
-
-
-def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[Notification, list[str]]]:
+def reveal_waits(settings: Settings, watch: RevealWatch, now: datetime) -> list[tuple[Notification, list[str]]]:
     """The ``secret_waiting`` notifications due now, each with the roll ids it tells of
     (:func:`clear_told` them once it was delivered).
 
     For each game with a channel and ``notify_secret_after_hours`` N > 0: the rolls stored
-    since the last call that are now more than N hours old are examined once (the game's
-    roll index from ``nr:notify:{<game>}:reveal:through``; the first call looks back
-    :data:`REVEAL_LOOKBACK_MS`); the secret ones not revealed join the game's due set; a
-    notification names the posts of the due rolls still not revealed (those revealed since
-    leave the set). Never the rolls' dice, results or tags.
+    since the last call that are now more than N hours old are examined once
+    (:meth:`~worker.ports.notify.RevealWatch.look`, at most :data:`REVEAL_SCAN_LIMIT` a call;
+    the first call looks back :data:`REVEAL_LOOKBACK_MS`); the secret ones not revealed are
+    noted as waiting; a notification names the posts of the waiting rolls still not revealed
+    (those revealed since stop waiting). Never the rolls' dice, results or tags.
     """
-    from worker.adapters.redis.store import decode_envelope, roll_key_name
-
     out = []
     now_ms = int(now.timestamp() * 1000)
     for game in settings.games.values():
@@ -239,30 +191,15 @@ def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[No
         if not hours or not (game.notify_email or game.notify_webhook):
             continue
         line = now_ms - hours * 3600 * 1000
-        raw_through = redis.get(_reveal_through_key(game.id))
-        through = int(raw_through) if raw_through and str(raw_through).lstrip("-").isdigit() \
-            else line - REVEAL_LOOKBACK_MS
+        through = watch.looked_through(game.id)
+        if through is None:
+            through = line - REVEAL_LOOKBACK_MS
         if through < line:
-            redis.set(_reveal_through_key(game.id), _scan_waiting(redis, game.id, through, line))
-        due = redis.zrange(_reveal_due_key(game.id), 0, -1)
-        if not due:
-            continue
-        from worker.adapters.redis.masters import reveal_key
-
-        with redis.pipeline(transaction=False) as pipe:
-            for rid in due:
-                pipe.exists(reveal_key(rid))
-            revealed = pipe.execute()
-        gone = [rid for rid, shown in zip(due, revealed, strict=True) if shown]
-        if gone:
-            redis.zrem(_reveal_due_key(game.id), *gone)
-        waiting = [rid for rid, shown in zip(due, revealed, strict=True) if not shown]
+            watch.look(game.id, through, line, REVEAL_SCAN_LIMIT)
+        waiting = watch.waiting(game.id)
         if not waiting:
             continue
-        posts = []
-        for raw in redis.mget([roll_key_name(rid) for rid in waiting]):
-            record = (decode_envelope(raw).get("record") or {}) if raw else {}
-            posts.append((str(record.get("author", "")), str(record.get("post_url", ""))))
+        posts = [(author, url) for _rid, author, url in waiting]
         lang, n = game.language, len(waiting)
         subject = trn(lang, "Una tirada secreta espera que la reveles en la partida {title}",
                       "{n} tiradas secretas esperan que las reveles en la partida {title}", n).format(
@@ -272,15 +209,13 @@ def reveal_waits(settings: Settings, redis: Any, now: datetime) -> list[tuple[No
                    "Partida «{title}»: {n} tiradas secretas esperan desde hace más de {hours} que un máster "
                    "las revele: {posts}. Se revelan en la página de auditoría de la partida.", n).format(
             title=game.title, n=n, hours=duration_words(hours * 3600, lang), posts=_named_posts(lang, posts))
-        out.append((Notification(game.id, "secret_waiting", "", subject, text), waiting))
+        out.append((Notification(game.id, "secret_waiting", "", subject, text), [rid for rid, _a, _u in waiting]))
     return out
 
 
-def clear_told(redis: Any, game: str, roll_ids: Iterable[str]) -> None:
-    """The secret rolls a delivered ``secret_waiting`` told of leave the game's due set."""
-    ids = list(roll_ids)
-    if ids:
-        redis.zrem(_reveal_due_key(game), *ids)
+def clear_told(watch: RevealWatch, game: str, roll_ids: Iterable[str]) -> None:
+    """The secret rolls a delivered ``secret_waiting`` told of stop waiting."""
+    watch.told(game, list(roll_ids))
 
 
 def _email(settings: Settings, game: GameSettings, note: Notification) -> None:
