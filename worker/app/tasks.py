@@ -327,13 +327,11 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
     """Tell the Storytellers of the forum's games that it changed state (``worker.service.notify``:
     e-mail, webhook; rate-limited); a channel failing for now is retried with backoff.
     Returns how many notifications were sent."""
-    from worker.adapters.redis.gamestate import RedisGameState
     from worker.app.bootstrap import notification_marks
     from worker.ports.health import HealthChange
     from worker.service.notify import NotifyError, deliver, health_notifications
 
     svc = services()
-    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.app.bootstrap)
     marks = notification_marks(svc.store)
     sent = 0
     for note in health_notifications(svc.settings, HealthChange(forum, old, new, direction, error)):
@@ -351,12 +349,10 @@ def notify_health(self, forum: str, old: str, new: str, direction: str, error: s
 def notify(self, game: str, event: str, forum: str, subject: str, text: str) -> bool:
     """Deliver one notification the service layer made (``worker.service.notify``: e-mail, webhook;
     rate-limited); a channel failing for now is retried with backoff. True when sent."""
-    from worker.adapters.redis.gamestate import RedisGameState
     from worker.app.bootstrap import notification_marks
     from worker.service.notify import Notification, NotifyError, deliver
 
     svc = services()
-    assert isinstance(svc.store, RedisGameState)  # the worker's store (worker.app.bootstrap)
     try:
         return deliver(svc.settings, notification_marks(svc.store), Notification(game, event, forum, subject, text))
     except NotifyError as exc:
