@@ -163,7 +163,9 @@ def _floor_batch(n: int, seed: bytes, key: bytes, private, message: bytes, rolls
 
 
 def stage_profile(bench: Bench, n: int = 300, body: str = ONE_TAG_HTML) -> list[tuple[str, float]]:
-    """Share of ``process_post``'s time spent in each function it calls directly (cProfile)."""
+    """Share of ``process_post``'s time in each step of the pipeline (cProfile): the functions
+    ``process_posts`` and its round (``_round``) and decision (``_decide``) call directly, each
+    as a share of the whole, the three wrappers themselves left out."""
     from worker import service
 
     posts = [bench.post(body) for _ in range(n)]
@@ -174,12 +176,20 @@ def stage_profile(bench: Bench, n: int = 300, body: str = ONE_TAG_HTML) -> list[
     prof.disable()
     st = pstats.Stats(prof)
     st.calc_callees()
-    target = next(k for k in st.stats if k[2] == "process_post" and k[0].endswith("posts.py"))
-    total = st.stats[target][3]
+
+    def key(name: str) -> tuple[str, int, str]:
+        return next(k for k in st.stats if k[2] == name and k[0].endswith("posts.py"))
+
+    total = st.stats[key("process_post")][3]
+    steps = {key(name) for name in ("process_posts", "_round", "_decide")}
     shares: list[tuple[str, float]] = []
-    for (path, _line, name), (_cc, _nc, _tt, ct) in st.all_callees[target].items():
-        where = path.rsplit("/", 2)[-2:] if "/" in path else [path]
-        shares.append((f"{'/'.join(where)}:{name}", ct / total))
+    for step in steps:
+        for callee, (_cc, _nc, _tt, ct) in st.all_callees[step].items():
+            if callee in steps:
+                continue
+            path, _line, name = callee
+            where = path.rsplit("/", 2)[-2:] if "/" in path else [path]
+            shares.append((f"{'/'.join(where)}:{name}", ct / total))
     shares.sort(key=lambda x: -x[1])
     return shares
 
