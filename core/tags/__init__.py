@@ -18,6 +18,7 @@ Player-facing texts: ``core.tags.messages`` (``error_message``, ``cheat_sheet``)
 """
 
 from core.tags.find import MAX_TAGS, extract_rolls, find_tags
+from core.tags.lexicon import MAX_DICE, MAX_TAG_CHARS, corrected_tag
 from core.tags.model import (
     ExtendedSpec,
     ParsedTag,
@@ -27,7 +28,7 @@ from core.tags.model import (
     error_to_dict,
     normalize_trait,
 )
-from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, corrected_tag, parse_tag, willpower_as_flag
+from core.tags.parser import parse_tag, willpower_as_flag
 
 __all__ = [
     "MAX_DICE",

@@ -12,12 +12,12 @@ import re
 
 from core.errors import TagError
 from core.i18n import LANGS, N_, NC_, Words, tr, trp
+from core.tags.lexicon import MAX_DICE, MAX_TAG_CHARS, ruleset_family
 from core.tags.model import RollSpec
-from core.tags.parser import MAX_DICE, MAX_TAG_CHARS, ruleset_family
 
 __all__ = ["LANGS", "cheat_sheet", "describe_spec", "error_message", "with_suggestion"]
 
-# The descriptions of TagError.expected (core/tags/parser.py, _EXPECTED: English, for logs) as
+# The descriptions of TagError.expected (core/tags/lexicon.py, _EXPECTED: English, for logs) as
 # the reply shows them; the others are shown as written (a keyword such as "esp").  Context
 # "expected": "el final de la etiqueta" is also the place of a syntax error ("at_end").
 _EXPECTED = {
@@ -225,7 +225,7 @@ Ausencia: [ausencia hasta=2026-12-24]motivo[/ausencia], o sin fecha [ausencia]mo
 Ejemplos: [tirada]Destreza+Atletismo dif 7 fv[/tirada] · [tirada]5 dif 6 # salto[/tirada] · [tirada]8 acciones 3[/tirada] · [tirada]Inteligencia+Ciencia ext 10 "muro" cada 4h[/tirada]
 Límites: {max_dice} dados, {max_chars} caracteres por etiqueta.""")  # noqa: E501 (one line per topic)
 
-# the cheat sheet's difficulty line by ruleset family (core.tags.parser.ruleset_family)
+# the cheat sheet's difficulty line by ruleset family (core.tags.lexicon.ruleset_family)
 _DIFFICULTY = {
     "storyteller": N_("Dificultad: dif 7 (por defecto 6). Éxitos necesarios: éxitos 3 (por defecto 1)."),
     "exaltado": N_("Éxitos necesarios: df 3 (o éxitos 3, dif 3); por defecto 1, sin máximo."),

@@ -21,7 +21,7 @@ import re
 from hypothesis import strategies as st
 
 from core.tags import ExtendedSpec, RollSpec, VersusSpec
-from core.tags.parser import fold
+from core.tags.lexicon import fold
 
 TRAITS = ["Destreza", "Atletismo", "Armas de Fuego", "Percepción", "Pelea", "Sigilo", "Astucia",
           "Fuerza de Voluntad", "Strength", "Brawl", "Investigación", "Supervivencia", "Alerta"]

@@ -76,7 +76,7 @@ def test_core_tags_imports_no_web_or_markup_libraries() -> None:
 
 
 def test_grammar_is_loaded_once() -> None:
-    from core.tags.parser import _parser
+    from core.tags.syntax import _parser
 
     assert _parser() is _parser()
 
