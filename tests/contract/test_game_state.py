@@ -461,3 +461,16 @@ def test_both_game_states_play_every_role_of_the_port(game_state):
 
     for role in (GameState, PostPipeline, PostLog, RollRecords, Notices, CalendarState, SheetsAndScenes, CombatState):
         assert isinstance(game_state, role), role.__name__
+
+
+def test_marking_a_post_that_is_not_stored_creates_nothing(world):
+    """Found by the Sentinel failover test under CI load: a failover lost a batch's commit while
+    one of its replies was being posted, and marking the reply sent then created a post hash
+    holding only ``status`` -- no records, yet "processed", so the re-read after the failover
+    skipped the post and its rolls were never stored again. Marking a post that is not stored
+    writes nothing; the post is processed again when its thread is read again."""
+    thread, post_id = world.post("[tirada]5 dif 6[/tirada]")
+    world.state.update_post(world.forum_name, post_id, status="replied", reply_post_id="77")
+    assert world.state.get_post(world.forum_name, post_id) is None
+    outcome = service.process_post(world.svc, world.forum.post(post_id))
+    assert outcome.new and world.state.get_post(world.forum_name, post_id).roll_ids == list(outcome.roll_ids)

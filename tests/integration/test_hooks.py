@@ -16,6 +16,7 @@ from web import create_app
 from worker import service
 from worker.adapters.files.keystore import Keystore
 from worker.adapters.redis.gamestate import RedisGameState
+from worker.adapters.redis.store import post_key
 from worker.app.tasks import post_from_message
 from worker.config.settings import settings_from_mapping
 from worker.forums.fake import FakeForum
@@ -118,7 +119,7 @@ def test_post_recovered_queues_the_unflagging_of_a_known_post(hooks):
     client, queued, u, _, store = hooks
     recovered: list[tuple[str, str]] = []
     client.application.config["NARRADOR_ENQUEUE_RECOVERED"] = lambda forum, post_id: recovered.append((forum, post_id))
-    store.update_post(f"d-{u}", "345", status="no_tags", deleted="1")
+    store.r.hset(post_key(f"d-{u}", "345"), mapping={"status": "no_tags", "deleted": "1"})  # processed, deleted
     resp = discourse_post(client, f"d-{u}", created_body(), event="post_recovered")
     assert resp.status_code == 202 and resp.get_json()["status"] == "recovered"
     assert recovered == [(f"d-{u}", "345")] and queued == []
@@ -130,7 +131,7 @@ def test_post_destroyed_queues_the_deletion_of_a_known_post(hooks):
     client.application.config["NARRADOR_ENQUEUE_DELETED"] = lambda forum, post_id: deleted.append((forum, post_id))
     resp = discourse_post(client, f"d-{u}", created_body(), event="post_destroyed")
     assert resp.status_code == 202 and deleted == []  # never processed: nothing to flag
-    store.update_post(f"d-{u}", "345", status="no_tags")
+    store.r.hset(post_key(f"d-{u}", "345"), mapping={"status": "no_tags"})  # processed before
     body = created_body().replace(b'"version": 1', b'"version": 2')  # a new delivery, not a duplicate
     resp = discourse_post(client, f"d-{u}", body, event="post_destroyed")
     assert resp.status_code == 202 and queued == []

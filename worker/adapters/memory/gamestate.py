@@ -99,10 +99,12 @@ class MemoryGameState(MemoryPipeline, MemoryCalendar, MemoryTable, PollStateMixi
             return True
 
     def update_post(self, forum: str, post_id: str, *, release_lock: str | None = None, **fields: str) -> None:
-        """Set fields of a processed post (``replied`` / ``reply_failed`` leave the pending set)."""
+        """Set fields of a processed post (``replied`` / ``reply_failed`` leave the pending set);
+        a post never committed (or lost) is not created, as on Redis."""
         with self._lock:
             if fields:
-                self._posts.setdefault((forum, post_id), {}).update({k: str(v) for k, v in fields.items()})
+                if (forum, post_id) in self._posts:
+                    self._posts[(forum, post_id)].update({k: str(v) for k, v in fields.items()})
                 if fields.get("status") in (PostStatus.REPLIED, PostStatus.REPLY_FAILED):
                     self._pending.get(forum, {}).pop(post_id, None)
                 if fields.get("status") == PostStatus.REPLY_FAILED:

@@ -70,6 +70,13 @@ from worker.adapters.redis.pollstate import RedisPollState
 from worker.adapters.redis.text import TextRedis
 from worker.ports.postlog import PostState
 
+#: HSET on a hash that exists (KEYS[1]; ARGV: field, value...): 1 if written, 0 if absent.
+_HSET_IF_EXISTS = """
+if redis.call('exists', KEYS[1]) == 0 then return 0 end
+redis.call('hset', KEYS[1], unpack(ARGV))
+return 1
+"""
+
 _RELEASE_LOCK = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
@@ -326,11 +333,16 @@ class Store(RedisPollState):
         """Set fields of an existing post hash (e.g. ``status``, ``reply_post_id``); a post
         marked ``replied`` leaves the pending set.  With ``release_lock`` (a token of
         :meth:`lock_post_for_reply`) the reply lock is released in the same round trip,
-        after the fields are written."""
+        after the fields are written.  A post hash that does not exist is not created: a
+        failover that lost the post's commit while its reply was being posted leaves no
+        half-written post (``status`` without records) that would keep the post from being
+        processed again when its thread is read again (the marker search then finds the
+        reply already posted)."""
         if fields or release_lock:
             with self.r.pipeline() as pipe:
                 if fields:
-                    pipe.hset(post_key(forum, post_id), mapping=fields)
+                    flat: list[Any] = [x for item in fields.items() for x in item]
+                    pipe.eval(_HSET_IF_EXISTS, 1, post_key(forum, post_id), *flat)
                     if fields.get("status") in (PostStatus.REPLIED, PostStatus.REPLY_FAILED):
                         pipe.zrem(pending_key(forum), post_id)
                     if fields.get("status") == PostStatus.REPLY_FAILED:
